@@ -1,0 +1,135 @@
+# rsswatch: plain GNU make with pkg-config.
+#   make            build build/rsswatch and the client library
+#   make check      install missing Debian packages, build, run every test suite
+#   make check SANITIZE=1   the same under AddressSanitizer and UBSan (in build-san/)
+#   make demo       record the bundled example workload and show the result
+#   make install PREFIX=/usr/local DESTDIR=
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+BUILD   ?= build
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wformat=2 -Wno-format-nonliteral
+ifeq ($(SANITIZE),1)
+BUILD := build-san
+SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+
+PKGS      := sqlite3
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+VERSION   := 0.1.0
+CPPFLAGS  += -Isrc -Iinclude -D_GNU_SOURCE -DRSSWATCH_VERSION=\"$(VERSION)\"
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN) $(PKG_CFLAGS)
+LDLIBS    = $(PKG_LIBS) -ldl -lm
+
+CORE_SRC := $(sort $(wildcard src/base/*.c src/source/*.c src/record/*.c src/store/*.c \
+	src/render/*.c src/export/*.c))
+CLI_SRC  := $(sort $(wildcard src/cli/*.c))
+LIB_SRC  := $(sort $(wildcard lib/*.c))
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+TBIN_SRC := $(sort $(wildcard tests/bin/*.c))
+EX_SRC   := $(sort $(wildcard examples/*.c))
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+
+CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TBIN     := $(TBIN_SRC:tests/bin/%.c=$(BUILD)/tests/bin/%)
+EX_BIN   := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+RSSWATCH := $(BUILD)/rsswatch
+LIBSO    := $(BUILD)/librsswatch.so
+LIBA     := $(BUILD)/librsswatch.a
+CORE_A   := $(BUILD)/libcore.a
+
+.PHONY: all check unit shell demo deps deps-build install clean fuzz bench
+all: $(RSSWATCH) $(LIBSO) $(LIBA)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=c89 -pedantic $(WARN) $(CFLAGS) $(SAN) -fPIC -fvisibility=hidden \
+		-MMD -MP -c -o $@ $<
+
+$(CORE_A): $(CORE_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(RSSWATCH): $(CLI_OBJ) $(CORE_A)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(CORE_A) $(LDLIBS)
+
+$(LIBSO): $(LIB_OBJ)
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -shared -Wl,-soname,librsswatch.so.1 -o $@ $^ -lpthread
+
+$(LIBA): $(LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+CMOCKA_CFLAGS = $(shell pkg-config --cflags cmocka 2>/dev/null)
+CMOCKA_LIBS   = $(shell pkg-config --libs cmocka 2>/dev/null)
+
+$(BUILD)/tests/%: tests/unit/%.c $(CORE_A) $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_A) $(LIBA) \
+		$(CMOCKA_LIBS) $(LDLIBS) -lpthread
+
+$(BUILD)/tests/bin/%: tests/bin/%.c $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) -lpthread -ldl
+
+$(BUILD)/examples/%: examples/%.c $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) -lpthread
+
+$(BUILD)/bench/%: bench/%.c $(CORE_A) $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_A) $(LIBA) $(LDLIBS) -lpthread
+
+# Extra build steps that test suites need (fake shared libraries, ...) hook in here.
+TEST_EXTRA :=
+-include tests/extra.mk
+
+deps:
+	@scripts/deps.sh test
+deps-build:
+	@scripts/deps.sh build
+
+# The dependency check runs in a sub-make first, so that pkg-config flags are read
+# after any missing package has been installed.
+check: deps
+	@$(MAKE) --no-print-directory tests-built
+	@BUILD=$(BUILD) tests/run.sh
+
+.PHONY: tests-built
+tests-built: all $(UNIT_BIN) $(TBIN) $(EX_BIN) $(TEST_EXTRA)
+
+bench: all $(BENCH_BIN) $(TBIN)
+
+demo: deps-build
+	@$(MAKE) --no-print-directory all $(EX_BIN) $(TBIN)
+	@BUILD=$(BUILD) examples/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(RSSWATCH) $(DESTDIR)$(PREFIX)/bin/rsswatch
+	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/librsswatch.so.1
+	ln -sf librsswatch.so.1 $(DESTDIR)$(PREFIX)/lib/librsswatch.so
+	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/librsswatch.a
+	install -m 644 include/rsswatch.h $(DESTDIR)$(PREFIX)/include/rsswatch.h
+	install -m 644 man/rsswatch.1 $(DESTDIR)$(PREFIX)/share/man/man1/rsswatch.1
+	sed -e 's|@PREFIX@|$(PREFIX)|g' rsswatch.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/rsswatch.pc
+
+clean:
+	rm -rf build build-san build-fuzz
+
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(LIB_OBJ:.o=.d)

@@ -1,0 +1,32 @@
+#!/bin/sh
+# Installs the Debian packages the build (and, with "test", the test suite) needs,
+# only when one is missing. Safe to run again; does nothing when all are present.
+set -eu
+want=test
+[ "${1:-}" = build ] && want=build
+
+missing=""
+need_pkg() {	# need_pkg DEBIAN-PACKAGE CHECK-COMMAND...
+	pkg=$1; shift
+	"$@" >/dev/null 2>&1 || missing="$missing $pkg"
+}
+need_pkg gcc command -v cc
+need_pkg make command -v make
+need_pkg pkg-config command -v pkg-config
+need_pkg libsqlite3-dev pkg-config --exists sqlite3
+need_pkg libmicrohttpd-dev pkg-config --exists libmicrohttpd
+if [ "$want" = test ]; then
+	need_pkg libcmocka-dev pkg-config --exists cmocka
+	need_pkg sqlite3 command -v sqlite3
+fi
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+	echo "rsswatch: missing build dependencies:$missing (install them with apt-get as root)" >&2
+	exit 1
+fi
+echo "installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null || apt-get update
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,10 @@
+/* Clocks. Deadlines use CLOCK_MONOTONIC; stored timestamps use CLOCK_REALTIME. */
+#ifndef RSW_BASE_CLOCK_H
+#define RSW_BASE_CLOCK_H
+
+#include <stdint.h>
+
+int64_t mono_ns(void);
+int64_t real_ns(void);
+
+#endif

@@ -1,0 +1,101 @@
+#include "base/fmt.h"
+
+#include <stdio.h>
+#include <time.h>
+
+static const char *const unit_names[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+
+enum unit unit_for(uint64_t bytes)
+{
+	enum unit u = UNIT_B;
+	while (u < UNIT_TIB && bytes >= (1ULL << (10 * (u + 1))))
+		u++;
+	return u;
+}
+
+const char *unit_name(enum unit u)
+{
+	return unit_names[u];
+}
+
+double in_unit(uint64_t bytes, enum unit u)
+{
+	return (double)bytes / (double)(1ULL << (10 * u));
+}
+
+char *fmt_bytes(char *buf, size_t n, uint64_t bytes)
+{
+	enum unit u = unit_for(bytes);
+	if (u == UNIT_B)
+		snprintf(buf, n, "%llu B", (unsigned long long)bytes);
+	else
+		snprintf(buf, n, "%.1f %s", in_unit(bytes, u), unit_names[u]);
+	return buf;
+}
+
+char *fmt_in_unit(char *buf, size_t n, uint64_t bytes, enum unit u)
+{
+	snprintf(buf, n, "%.1f", in_unit(bytes, u));
+	return buf;
+}
+
+char *fmt_duration(char *buf, size_t n, int64_t ns)
+{
+	if (ns < 0)
+		ns = 0;
+	int64_t ms = ns / 1000000;
+	int64_t s = ns / 1000000000;
+	if (ms < 1000)
+		snprintf(buf, n, "%lldms", (long long)ms);
+	else if (s < 60)
+		snprintf(buf, n, "%.1fs", (double)ms / 1000.0);
+	else if (s < 3600)
+		snprintf(buf, n, "%lldm%02llds", (long long)(s / 60), (long long)(s % 60));
+	else if (s < 86400)
+		snprintf(buf, n, "%lldh%02lldm%02llds", (long long)(s / 3600),
+			 (long long)(s / 60 % 60), (long long)(s % 60));
+	else
+		snprintf(buf, n, "%lldd%02lldh", (long long)(s / 86400), (long long)(s / 3600 % 24));
+	return buf;
+}
+
+static void split(int64_t ns, time_t *sec, int *ms)
+{
+	*sec = (time_t)(ns / 1000000000);
+	*ms = (int)(ns % 1000000000 / 1000000);
+	if (*ms < 0) {
+		*ms += 1000;
+		(*sec)--;
+	}
+}
+
+char *fmt_iso8601(char *buf, size_t n, int64_t realtime_ns)
+{
+	time_t sec;
+	int ms;
+	struct tm tm;
+	split(realtime_ns, &sec, &ms);
+	gmtime_r(&sec, &tm);
+	snprintf(buf, n, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+	return buf;
+}
+
+char *fmt_hms(char *buf, size_t n, int64_t realtime_ns)
+{
+	time_t sec = (time_t)(realtime_ns / 1000000000);
+	struct tm tm;
+	localtime_r(&sec, &tm);
+	snprintf(buf, n, "%02d:%02d:%02d", tm.tm_hour, tm.tm_min, tm.tm_sec);
+	return buf;
+}
+
+char *fmt_datetime(char *buf, size_t n, int64_t realtime_ns)
+{
+	time_t sec = (time_t)(realtime_ns / 1000000000);
+	struct tm tm;
+	localtime_r(&sec, &tm);
+	snprintf(buf, n, "%04d-%02d-%02d %02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min);
+	return buf;
+}

@@ -1,0 +1,33 @@
+#include "base/sysroot.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *sysroot(void)
+{
+	static const char *root;
+	if (!root) {
+		const char *env = getenv("RSSWATCH_SYSROOT");
+		root = env ? env : "";
+	}
+	return root;
+}
+
+int sysroot_path(char *out, size_t n, const char *fmt, ...)
+{
+	const char *root = sysroot();
+	size_t rl = strlen(root);
+	if (rl >= n)
+		return -ENAMETOOLONG;
+	memcpy(out, root, rl);
+	va_list ap;
+	va_start(ap, fmt);
+	int w = vsnprintf(out + rl, n - rl, fmt, ap);
+	va_end(ap);
+	if (w < 0 || (size_t)w >= n - rl)
+		return -ENAMETOOLONG;
+	return 0;
+}

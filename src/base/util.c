@@ -1,0 +1,75 @@
+#include "base/util.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void oom(size_t n)
+{
+	static const char msg[] = "rsswatch: out of memory\n";
+	(void)n;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+		/* nothing more can be said */
+	}
+	abort();
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+void *xcalloc(size_t nmemb, size_t size)
+{
+	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+	if (!p)
+		oom(nmemb * size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		oom(n);
+	return q;
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+const char *errstr(int err)
+{
+	static __thread char buf[128];
+	if (err < 0)
+		err = -err;
+	strlcpy_rsw(buf, strerror(err), sizeof(buf));
+	buf[0] = (char)tolower((unsigned char)buf[0]);
+	return buf;
+}
+
+size_t strlcpy_rsw(char *dst, const char *src, size_t n)
+{
+	size_t len = strlen(src);
+	if (n) {
+		size_t c = len < n - 1 ? len : n - 1;
+		memcpy(dst, src, c);
+		dst[c] = '\0';
+	}
+	return len;
+}

@@ -1,0 +1,42 @@
+/* The command-line layer: the only place that prints errors and chooses exit codes.
+ * Each verb lives in its own cmd_*.c and is listed in the table in main.c. */
+#ifndef RSW_CLI_CLI_H
+#define RSW_CLI_CLI_H
+
+#include <stdint.h>
+
+/* Exit codes (DESIGN.md). A launched command's own status is passed through; 125, 126
+ * and 127 are used when rsswatch failed, the command could not run, or was not found. */
+enum {
+	EXIT_OK = 0,
+	EXIT_FAIL = 1,
+	EXIT_USAGE = 2,
+	EXIT_CANCELED = 125,
+	EXIT_CANNOT_INVOKE = 126,
+	EXIT_ENOENT = 127,
+};
+
+struct verb {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+/* All verbs, in the order `rsswatch --help` lists them; NULL-terminated. */
+extern const struct verb verbs[];
+
+/* "rsswatch: <message>\n" on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "rsswatch VERB: <message>" and a hint to --help; returns EXIT_USAGE. */
+int cli_usage(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The database path: --db if given, else $RSSWATCH_DB, else
+ * $XDG_STATE_HOME/rsswatch/rsswatch.db, else ~/.local/state/rsswatch/rsswatch.db.
+ * Returns a malloc'ed string. */
+char *cli_db_path(const char *opt);
+
+/* Long options every verb accepts; pass to getopt_long via these macros. */
+#define CLI_OPT_DB 0x100
+#define CLI_OPT_HELP 'h'
+
+#endif

@@ -1,0 +1,98 @@
+/* rsswatch: records how much memory a process uses over time. The verb table. */
+#include "cli/cli.h"
+#include "base/util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cmd_record(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+
+const struct verb verbs[] = {
+	{ "record", cmd_record, "record the memory of a process over time" },
+	{ "ls", cmd_ls, "list recorded runs, newest first" },
+	{ "show", cmd_show, "summary and chart of one run" },
+	{ "export", cmd_export, "write a run's samples as CSV or JSON lines" },
+	{ "rm", cmd_rm, "delete runs" },
+	{ NULL, NULL, NULL },
+};
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("rsswatch: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cli_usage(const char *verb, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "rsswatch %s: ", verb);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see 'rsswatch %s --help')\n", verb);
+	return EXIT_USAGE;
+}
+
+char *cli_db_path(const char *opt)
+{
+	const char *env;
+	char *p;
+	if (opt && *opt)
+		return xstrdup(opt);
+	if ((env = getenv("RSSWATCH_DB")) && *env)
+		return xstrdup(env);
+	const char *xdg = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	const char *base = xdg && *xdg ? xdg : NULL;
+	const char *suffix = "/rsswatch/rsswatch.db";
+	if (!base) {
+		base = home && *home ? home : ".";
+		suffix = "/.local/state/rsswatch/rsswatch.db";
+	}
+	size_t n = strlen(base) + strlen(suffix) + 1;
+	p = xmalloc(n);
+	snprintf(p, n, "%s%s", base, suffix);
+	return p;
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: rsswatch VERB [OPTIONS] ...\n\n"
+	      "Records how much memory a process uses over time, keeps every run,\n"
+	      "and shows, exports and compares them.\n\nverbs:\n", f);
+	for (const struct verb *v = verbs; v->name; v++)
+		fprintf(f, "  %-10s %s\n", v->name, v->summary);
+	fputs("\n'rsswatch VERB --help' describes each verb; 'man rsswatch' all of them.\n", f);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		puts("rsswatch " RSSWATCH_VERSION);
+		return EXIT_OK;
+	}
+	for (const struct verb *v = verbs; v->name; v++)
+		if (strcmp(argv[1], v->name) == 0)
+			return v->run(argc - 1, argv + 1);
+	cli_error("unknown verb '%s' (see 'rsswatch --help')", argv[1]);
+	return EXIT_USAGE;
+}

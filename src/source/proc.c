@@ -1,0 +1,257 @@
+#include "source/proc.h"
+#include "base/parse.h"
+#include "base/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	ST_NAME = 1 << 0, ST_PPID = 1 << 1, ST_RSS = 1 << 2, ST_HWM = 1 << 3,
+	ST_ANON = 1 << 4, ST_FILE = 1 << 5, ST_SHMEM = 1 << 6, ST_SWAP = 1 << 7,
+	ST_THREADS = 1 << 8,
+	ST_MEM = ST_RSS | ST_HWM | ST_ANON | ST_FILE | ST_SHMEM | ST_SWAP,
+};
+
+int proc_status_parse(const char *buf, size_t len, struct proc_status *out)
+{
+	/* One pass over the lines; each wanted key is matched by its full "Key:" prefix. */
+	static const struct { const char *key; unsigned bit; size_t off; } keys[] = {
+		{ "VmHWM:", ST_HWM, offsetof(struct proc_status, hwm) },
+		{ "VmRSS:", ST_RSS, offsetof(struct proc_status, rss) },
+		{ "RssAnon:", ST_ANON, offsetof(struct proc_status, anon) },
+		{ "RssFile:", ST_FILE, offsetof(struct proc_status, file) },
+		{ "RssShmem:", ST_SHMEM, offsetof(struct proc_status, shmem) },
+		{ "VmSwap:", ST_SWAP, offsetof(struct proc_status, swap) },
+	};
+	struct proc_status st;
+	unsigned have = 0;
+	memset(&st, 0, sizeof(st));
+	const char *p = buf, *end = buf + len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		const char *colon = memchr(p, ':', (size_t)(le - p));
+		if (!colon)
+			goto next;
+		size_t klen = (size_t)(colon - p) + 1;
+		if (klen == 5 && memcmp(p, "Name:", 5) == 0) {
+			const char *v = colon + 1;
+			while (v < le && *v == '\t')
+				v++;
+			size_t n = (size_t)(le - v);
+			if (n >= sizeof(st.name))
+				n = sizeof(st.name) - 1;
+			memcpy(st.name, v, n);
+			st.name[n] = '\0';
+			have |= ST_NAME;
+		} else if (klen == 5 && memcmp(p, "PPid:", 5) == 0) {
+			uint64_t v;
+			if (kv_value_u64(colon + 1, le, &v) < 0 || v > INT32_MAX)
+				return -EINVAL;
+			st.ppid = (pid_t)v;
+			have |= ST_PPID;
+		} else if (klen == 8 && memcmp(p, "Threads:", 8) == 0) {
+			uint64_t v;
+			if (kv_value_u64(colon + 1, le, &v) < 0 || v > UINT32_MAX)
+				return -EINVAL;
+			st.threads = (uint32_t)v;
+			have |= ST_THREADS;
+		} else if (p[0] == 'V' || p[0] == 'R') {
+			for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+				if (strlen(keys[i].key) != klen || memcmp(p, keys[i].key, klen) != 0)
+					continue;
+				if (kv_value_u64(colon + 1, le, (uint64_t *)((char *)&st + keys[i].off)) < 0)
+					return -EINVAL;
+				have |= keys[i].bit;
+				break;
+			}
+		}
+next:
+		p = le + 1;
+	}
+	if (!(have & ST_NAME) || !(have & ST_PPID) || !(have & ST_THREADS))
+		return -EINVAL;
+	if (!(have & ST_MEM))
+		return -ENODATA;
+	/* VmSwap is absent on kernels without swap support; everything else must be there. */
+	if ((have & (ST_MEM & ~ST_SWAP)) != (ST_MEM & ~ST_SWAP))
+		return -EINVAL;
+	*out = st;
+	return 0;
+}
+
+int proc_stat_parse(const char *buf, size_t len, struct proc_stat *out)
+{
+	const char *open = memchr(buf, '(', len);
+	const char *close = NULL;
+	for (const char *q = buf + len; q > buf; q--) {
+		if (q[-1] == ')') {
+			close = q - 1;
+			break;
+		}
+	}
+	if (!open || !close || close < open)
+		return -EINVAL;
+	struct proc_stat st;
+	memset(&st, 0, sizeof(st));
+	size_t n = (size_t)(close - open - 1);
+	if (n >= sizeof(st.comm))
+		n = sizeof(st.comm) - 1;
+	memcpy(st.comm, open + 1, n);
+	st.comm[n] = '\0';
+
+	/* Fields after the comm, counted from 3 (state) as proc(5) numbers them. */
+	const char *p = close + 1, *end = buf + len;
+	int field = 2;
+	int got = 0;
+	while (p < end && field < 22) {
+		while (p < end && *p == ' ')
+			p++;
+		const char *f = p;
+		while (p < end && *p != ' ' && *p != '\n')
+			p++;
+		if (f == p)
+			break;
+		field++;
+		uint64_t v;
+		switch (field) {
+		case 3:
+			st.state = *f;
+			got++;
+			break;
+		case 4:
+			if (parse_u64_n(f, (size_t)(p - f), &v) < 0 || v > INT32_MAX)
+				return -EINVAL;
+			st.ppid = (pid_t)v;
+			got++;
+			break;
+		case 22:
+			if (parse_u64_n(f, (size_t)(p - f), &v) < 0)
+				return -EINVAL;
+			st.starttime = v;
+			got++;
+			break;
+		default:
+			break;
+		}
+	}
+	if (got != 3)
+		return -EINVAL;
+	*out = st;
+	return 0;
+}
+
+int proc_cmdline_join(const char *buf, size_t len, char *out, size_t n)
+{
+	size_t o = 0;
+	int args = 0;
+	if (n == 0)
+		return 0;
+	while (len > 0 && buf[len - 1] == '\0')
+		len--;
+	if (len > 0)
+		args = 1;
+	for (size_t i = 0; i < len && o + 1 < n; i++) {
+		unsigned char c = (unsigned char)buf[i];
+		if (c == '\0') {
+			out[o++] = ' ';
+			args++;
+		} else if (c < 0x20 || c == 0x7f) {
+			out[o++] = '?';
+		} else {
+			out[o++] = (char)c;
+		}
+	}
+	out[o] = '\0';
+	return args;
+}
+
+int meminfo_parse(const char *buf, size_t len, struct meminfo *out)
+{
+	struct meminfo m;
+	unsigned have = 0;
+	const char *p = buf, *end = buf + len;
+	while (p < end && have != 3) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		if (le - p > 9 && memcmp(p, "MemTotal:", 9) == 0) {
+			if (kv_value_u64(p + 9, le, &m.total) < 0)
+				return -EINVAL;
+			have |= 1;
+		} else if (le - p > 13 && memcmp(p, "MemAvailable:", 13) == 0) {
+			if (kv_value_u64(p + 13, le, &m.available) < 0)
+				return -EINVAL;
+			have |= 2;
+		}
+		p = le + 1;
+	}
+	if (have != 3)
+		return -EINVAL;
+	*out = m;
+	return 0;
+}
+
+int proc_reader_open(struct proc_reader *r, pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	r->pid = pid;
+	r->status = (struct rfile)RFILE_INIT;
+	return rfile_open(&r->status, path);
+}
+
+int proc_reader_read(struct proc_reader *r, struct proc_status *out)
+{
+	int e = rfile_read(&r->status);
+	if (e < 0)
+		return e == -ENOENT ? -ESRCH : e;
+	e = proc_status_parse(r->status.buf, r->status.len, out);
+	return e == -ENODATA ? -ESRCH : e;
+}
+
+void proc_reader_close(struct proc_reader *r)
+{
+	rfile_close(&r->status);
+}
+
+int proc_read_stat(pid_t pid, struct proc_stat *out)
+{
+	char path[64], *buf;
+	size_t len;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int e = read_file(path, &buf, &len);
+	if (e < 0)
+		return e;
+	e = proc_stat_parse(buf, len, out);
+	free(buf);
+	return e;
+}
+
+int proc_read_cmdline(pid_t pid, char *out, size_t n)
+{
+	char path[64], *buf;
+	size_t len;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	int e = read_file(path, &buf, &len);
+	if (e < 0)
+		return e;
+	proc_cmdline_join(buf, len, out, n);
+	free(buf);
+	return 0;
+}
+
+int proc_read_boot_id(char *out, size_t n)
+{
+	char *buf;
+	size_t len;
+	int e = read_file("/proc/sys/kernel/random/boot_id", &buf, &len);
+	if (e < 0)
+		return e;
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+		buf[--len] = '\0';
+	strlcpy_rsw(out, buf, n);
+	free(buf);
+	return 0;
+}

@@ -1,0 +1,49 @@
+#!/bin/sh
+# Runs every test suite and ends with one line "N passed, N failed" over all of them.
+# Unit tests (cmocka) and shell tests both speak TAP: each "ok" or "not ok" line is one
+# test. A suite that dies without reporting counts as one failed test.
+# Run a subset with: tests/run.sh PATTERN (matched against the suite's file name).
+set -u
+BUILD=${BUILD:-build}
+export BUILD
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 2
+pattern=${1:-}
+log=$(mktemp -d "${TMPDIR:-/tmp}/rsswatch-tests.XXXXXX")
+passed=0
+failed=0
+
+run_suite() {	# run_suite NAME COMMAND...
+	name=$1; shift
+	case "$name" in *"$pattern"*) ;; *) return ;; esac
+	out="$log/$(basename "$name").tap"
+	CMOCKA_MESSAGE_OUTPUT=TAP "$@" >"$out" 2>"$out.err"
+	rc=$?
+	p=$(grep -c '^ok ' "$out")
+	f=$(grep -c '^not ok ' "$out")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+		echo "not ok - $name exited with status $rc" >>"$out"
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+	if [ "$f" -eq 0 ]; then
+		printf '%-40s %4d passed\n' "$name" "$p"
+	else
+		printf '%-40s %4d passed, %d FAILED\n' "$name" "$p" "$f"
+		grep -E '^(not ok|#)' "$out" | sed 's/^/    /' | head -40
+		sed 's/^/    stderr: /' "$out.err" | tail -20
+	fi
+}
+
+for t in "$BUILD"/tests/test_*; do
+	[ -x "$t" ] || continue
+	run_suite "unit/$(basename "$t")" "$t"
+done
+for t in tests/t/t[0-9]*.sh; do
+	[ -f "$t" ] || continue
+	run_suite "shell/$(basename "$t")" sh "$t"
+done
+rm -rf "$log"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
