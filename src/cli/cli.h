@@ -22,6 +22,12 @@ struct verb {
 	const char *summary;
 };
 
+int cmd_record(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+
 /* All verbs, in the order `rsswatch --help` lists them; NULL-terminated. */
 extern const struct verb verbs[];
 
@@ -34,6 +40,15 @@ int cli_usage(const char *verb, const char *fmt, ...) __attribute__((format(prin
  * $XDG_STATE_HOME/rsswatch/rsswatch.db, else ~/.local/state/rsswatch/rsswatch.db.
  * Returns a malloc'ed string. */
 char *cli_db_path(const char *opt);
+
+struct store;
+
+/* Opens the run database for a reading verb; prints the error. Returns 0, EXIT_FAIL, or
+ * -ENOENT (printed nothing) when there is no database yet and quiet_missing is set. */
+int cli_open_store(const char *db_opt, struct store **st, int quiet_missing);
+/* Resolves a RUN argument ("last" or an id); prints the error and returns EXIT_USAGE or
+ * EXIT_FAIL, else 0. */
+int cli_resolve_run(struct store *st, const char *ref, int64_t *id);
 
 /* Long options every verb accepts; pass to getopt_long via these macros. */
 #define CLI_OPT_DB 0x100

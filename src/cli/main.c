@@ -7,12 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cmd_record(int argc, char **argv);
-int cmd_ls(int argc, char **argv);
-int cmd_show(int argc, char **argv);
-int cmd_export(int argc, char **argv);
-int cmd_rm(int argc, char **argv);
-
 const struct verb verbs[] = {
 	{ "record", cmd_record, "record the memory of a process over time" },
 	{ "ls", cmd_ls, "list recorded runs, newest first" },

@@ -1,0 +1,170 @@
+/* rsswatch export: a run's samples as CSV or JSON lines, one row per sample. */
+#include "base/buf.h"
+#include "base/fmt.h"
+#include "base/util.h"
+#include "cli/cli.h"
+#include "store/store.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+	"usage: rsswatch export [RUN] --format csv|jsonl [-o FILE] [--db PATH]\n"
+	"\n"
+	"Writes one row per sample of RUN (default: the last): time (ISO 8601 UTC),\n"
+	"elapsed_s, rss_bytes, hwm_bytes, anon_bytes, file_bytes, shmem_bytes, swap_bytes,\n"
+	"threads, mem_available_bytes, and pss_bytes, uss_bytes, cgroup_bytes, gpu_bytes\n"
+	"where they were sampled.\n"
+	"\n"
+	"  -f, --format F   csv or jsonl\n"
+	"  -o, --output F   write to file F instead of standard output\n"
+	"      --db PATH    the run database\n";
+
+struct exporter {
+	FILE *out;
+	int jsonl;
+	int64_t started_at;
+	unsigned have;		/* optional columns present in this run */
+	struct buf line;
+};
+
+static const struct {
+	unsigned flag;
+	const char *name;
+	size_t off;
+} optional_cols[] = {
+	{ SAMPLE_PSS, "pss_bytes", offsetof(struct sample, pss) },
+	{ SAMPLE_PSS, "uss_bytes", offsetof(struct sample, uss) },
+	{ SAMPLE_CGROUP, "cgroup_bytes", offsetof(struct sample, cgroup) },
+	{ SAMPLE_GPU, "gpu_bytes", offsetof(struct sample, gpu) },
+};
+
+static int scan_have(void *ctx, const struct sample *s)
+{
+	*(unsigned *)ctx |= s->have;
+	return 0;
+}
+
+static void put_field(struct exporter *ex, const char *name, const char *value, int first)
+{
+	if (ex->jsonl)
+		buf_printf(&ex->line, "%s\"%s\":%s", first ? "{" : ",", name, value);
+	else
+		buf_printf(&ex->line, "%s%s", first ? "" : ",", value);
+}
+
+static int write_row(void *ctx, const struct sample *s)
+{
+	struct exporter *ex = ctx;
+	char t[40], v[48];
+	buf_reset(&ex->line);
+	fmt_iso8601(t, sizeof(t), ex->started_at + s->elapsed_ns);
+	if (ex->jsonl)
+		snprintf(v, sizeof(v), "\"%s\"", t);
+	put_field(ex, "time", ex->jsonl ? v : t, 1);
+	snprintf(v, sizeof(v), "%.3f", (double)s->elapsed_ns / 1e9);
+	put_field(ex, "elapsed_s", v, 0);
+	const struct { const char *name; uint64_t v; } cols[] = {
+		{ "rss_bytes", s->rss }, { "hwm_bytes", s->hwm }, { "anon_bytes", s->anon },
+		{ "file_bytes", s->file }, { "shmem_bytes", s->shmem }, { "swap_bytes", s->swap },
+		{ "threads", s->threads }, { "mem_available_bytes", s->mem_available },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cols); i++) {
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)cols[i].v);
+		put_field(ex, cols[i].name, v, 0);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(optional_cols); i++) {
+		if (!(ex->have & optional_cols[i].flag))
+			continue;
+		if (s->have & optional_cols[i].flag)
+			snprintf(v, sizeof(v), "%llu", (unsigned long long)
+				 *(const uint64_t *)((const char *)s + optional_cols[i].off));
+		else
+			strlcpy_rsw(v, ex->jsonl ? "null" : "", sizeof(v));
+		put_field(ex, optional_cols[i].name, v, 0);
+	}
+	buf_puts(&ex->line, ex->jsonl ? "}\n" : "\n");
+	return fputs(buf_str(&ex->line), ex->out) < 0 ? -EIO : 0;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "db", required_argument, NULL, CLI_OPT_DB },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	const char *db = NULL, *format = NULL, *output = NULL;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":f:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f': format = optarg; break;
+		case 'o': output = optarg; break;
+		case CLI_OPT_DB: db = optarg; break;
+		case 'h': fputs(usage_text, stdout); return EXIT_OK;
+		case ':': return cli_usage("export", "option '%s' needs a value", argv[optind - 1]);
+		default: return cli_usage("export", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (!format)
+		return cli_usage("export", "give --format csv or --format jsonl");
+	if (strcmp(format, "csv") != 0 && strcmp(format, "jsonl") != 0)
+		return cli_usage("export", "unknown format '%s': give csv or jsonl", format);
+	if (argc - optind > 1)
+		return cli_usage("export", "give one RUN");
+	const char *ref = optind < argc ? argv[optind] : "last";
+
+	struct store *st;
+	int ret = cli_open_store(db, &st, 0);
+	if (ret)
+		return ret;
+	int64_t id;
+	struct run r;
+	memset(&r, 0, sizeof(r));
+	struct exporter ex;
+	memset(&ex, 0, sizeof(ex));
+	ex.jsonl = format[0] == 'j';
+	if ((ret = cli_resolve_run(st, ref, &id)) != 0)
+		goto out;
+	if (store_get_run(st, id, &r) < 0 || store_each_sample(st, id, scan_have, &ex.have) < 0) {
+		cli_error("cannot read run %lld: %s", (long long)id, store_errmsg(st));
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	ex.started_at = r.started_at;
+	ex.out = output ? fopen(output, "w") : stdout;
+	if (!ex.out) {
+		cli_error("cannot write %s: %s", output, errstr(errno));
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	if (!ex.jsonl) {
+		fputs("time,elapsed_s,rss_bytes,hwm_bytes,anon_bytes,file_bytes,shmem_bytes,"
+		      "swap_bytes,threads,mem_available_bytes", ex.out);
+		for (size_t i = 0; i < ARRAY_SIZE(optional_cols); i++)
+			if (ex.have & optional_cols[i].flag)
+				fprintf(ex.out, ",%s", optional_cols[i].name);
+		fputc('\n', ex.out);
+	}
+	int e = store_each_sample(st, id, write_row, &ex);
+	if (fflush(ex.out) != 0 || ferror(ex.out))
+		e = -EIO;
+	if (output && fclose(ex.out) != 0)
+		e = -EIO;
+	if (e < 0) {
+		cli_error("cannot write %s: %s", output ? output : "standard output",
+			  e == -EIO ? "write error" : store_errmsg(st));
+		ret = EXIT_FAIL;
+	}
+out:
+	buf_release(&ex.line);
+	run_release(&r);
+	store_close(st);
+	return ret;
+}

@@ -1,0 +1,122 @@
+/* rsswatch ls: every recorded run, newest first. */
+#include "base/buf.h"
+#include "base/fmt.h"
+#include "base/parse.h"
+#include "base/util.h"
+#include "cli/cli.h"
+#include "render/json.h"
+#include "render/live.h"
+#include "store/store.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+	"usage: rsswatch ls [--json] [-n N] [--db PATH]\n"
+	"\n"
+	"Lists recorded runs, newest first: id, start, label, target, duration, peak RSS\n"
+	"and outcome.\n"
+	"\n"
+	"  -n, --last N   only the N newest runs\n"
+	"      --json     a JSON array of run objects\n"
+	"      --db PATH  the run database\n";
+
+/* Copies s into out, cut to width display columns with "..." (bytes of UTF-8 text are
+ * treated as one column each: good enough for labels and command lines). */
+static void cut(char *out, size_t n, const char *s, size_t width)
+{
+	size_t len = strlen(s);
+	if (len <= width) {
+		strlcpy_rsw(out, s, n);
+		return;
+	}
+	size_t keep = width > 3 ? width - 3 : 0;
+	if (keep >= n)
+		keep = n - 4;
+	memcpy(out, s, keep);
+	memcpy(out + keep, "...", 4);
+}
+
+int cmd_ls(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "last", required_argument, NULL, 'n' },
+		{ "db", required_argument, NULL, CLI_OPT_DB },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, json = 0;
+	uint64_t limit = 0;
+	const char *db = NULL;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = 1; break;
+		case 'n':
+			if (parse_u64(optarg, &limit) < 0 || limit == 0)
+				return cli_usage("ls", "invalid count '%s'", optarg);
+			break;
+		case CLI_OPT_DB: db = optarg; break;
+		case 'h': fputs(usage_text, stdout); return EXIT_OK;
+		case ':': return cli_usage("ls", "option '%s' needs a value", argv[optind - 1]);
+		default: return cli_usage("ls", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cli_usage("ls", "unexpected argument '%s'", argv[optind]);
+
+	struct store *st;
+	int e = cli_open_store(db, &st, 1);
+	if (e == -ENOENT) {	/* nothing recorded yet: an empty list */
+		if (json)
+			puts("[]");
+		return EXIT_OK;
+	}
+	if (e)
+		return e;
+	struct run *runs;
+	size_t n;
+	if (store_list_runs(st, limit, &runs, &n) < 0) {
+		cli_error("cannot list runs: %s", store_errmsg(st));
+		store_close(st);
+		return EXIT_FAIL;
+	}
+	struct buf b = { 0 };
+	if (json) {
+		buf_putc(&b, '[');
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				buf_putc(&b, ',');
+			buf_puts(&b, "\n  ");
+			json_run(&b, &runs[i]);
+		}
+		buf_puts(&b, n ? "\n]\n" : "]\n");
+	} else if (n) {
+		buf_printf(&b, "%5s  %-16s  %-20s  %-30s  %9s  %10s  %s\n", "ID", "STARTED", "LABEL",
+			   "TARGET", "DURATION", "PEAK", "OUTCOME");
+		for (size_t i = 0; i < n; i++) {
+			const struct run *r = &runs[i];
+			char when[32], label[32], target[40], dur[32], peak[32];
+			int64_t end = r->ended_at ? r->ended_at : r->last_at ? r->last_at : r->started_at;
+			struct buf out = { 0 };
+			outcome_words(&out, r);
+			cut(label, sizeof(label), r->label, 20);
+			cut(target, sizeof(target), r->target, 30);
+			buf_printf(&b, "%5lld  %-16s  %-20s  %-30s  %9s  %10s  %s\n", (long long)r->id,
+				   fmt_datetime(when, sizeof(when), r->started_at), label, target,
+				   fmt_duration(dur, sizeof(dur), end - r->started_at),
+				   r->samples ? fmt_bytes(peak, sizeof(peak), r->peak_rss) : "-",
+				   buf_str(&out));
+			buf_release(&out);
+		}
+	}
+	fputs(buf_str(&b), stdout);
+	buf_release(&b);
+	store_free_runs(runs, n);
+	store_close(st);
+	return EXIT_OK;
+}

@@ -1,0 +1,44 @@
+/* The recording loop: one thread polling a timerfd (absolute, drift-free deadlines on
+ * CLOCK_MONOTONIC), the target's pidfd (its exit is seen at once, not at the next
+ * sample) and a signalfd (SIGINT, SIGTERM, SIGHUP end the recording cleanly, or are
+ * passed on to a launched command).
+ *
+ * Each tick assembles one sample from kept-open files, folds it into the run's running
+ * totals and appends it to the store's batch; the batch is committed at least once a
+ * second, so a recorder killed with SIGKILL loses at most about a second. */
+#ifndef RSW_RECORD_RECORDER_H
+#define RSW_RECORD_RECORDER_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "store/store.h"
+
+struct record_opts {
+	int64_t interval_ns;
+	int64_t duration_ns;	/* 0: until the target ends or a signal */
+	unsigned every;		/* a live line every N samples; 0: about one a second */
+	int quiet;		/* no live lines */
+	FILE *live;		/* where live lines go (stderr) */
+};
+
+/* The signals the recorder takes through its signalfd. Block them (and remember the
+ * previous mask for a launched command) before starting anything. */
+void recorder_signals(sigset_t *set);
+
+struct record_target {
+	pid_t pid;
+	int pidfd;
+	int is_child;		/* launched by us: we reap it and pass signals on */
+};
+
+/* Records target into run (already begun in st) until it ends, the duration passes or a
+ * signal stops it. On return run holds the final outcome and totals, already written
+ * to the store. sigfd is a signalfd for recorder_signals(). Returns 0, or -errno when
+ * the recording could not be carried out (what was recorded is still stored). */
+int record(const struct record_opts *opts, const struct record_target *target, int sigfd,
+	   struct store *st, struct run *run);
+
+#endif

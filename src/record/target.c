@@ -1,0 +1,147 @@
+#include "record/target.h"
+#include "base/sysroot.h"
+#include "base/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int by_start(const void *a, const void *b)
+{
+	const struct proc_match *x = a, *y = b;
+	if (x->starttime != y->starttime)
+		return x->starttime < y->starttime ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+int find_matches(const regex_t *re, struct proc_match **out, size_t *n)
+{
+	char path[PATH_MAX];
+	if (sysroot_path(path, sizeof(path), "/proc") < 0)
+		return -ENAMETOOLONG;
+	DIR *d = opendir(path);
+	if (!d)
+		return -errno;
+	struct proc_match *m = NULL;
+	size_t cnt = 0, cap = 0;
+	pid_t self = getpid();
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char *end;
+		long v = strtol(de->d_name, &end, 10);
+		if (*end || v <= 0 || v > INT32_MAX || (pid_t)v == self)
+			continue;
+		struct proc_match pm;
+		struct proc_stat ps;
+		memset(&pm, 0, sizeof(pm));
+		pm.pid = (pid_t)v;
+		/* The process may vanish at any step: then it simply does not match. */
+		if (proc_read_stat(pm.pid, &ps) < 0 || ps.state == 'Z')
+			continue;
+		if (proc_read_cmdline(pm.pid, pm.cmdline, sizeof(pm.cmdline)) < 0 || !pm.cmdline[0])
+			continue;
+		strlcpy_rsw(pm.name, ps.comm, sizeof(pm.name));
+		pm.starttime = ps.starttime;
+		if (regexec(re, pm.name, 0, NULL, 0) != 0 && regexec(re, pm.cmdline, 0, NULL, 0) != 0)
+			continue;
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 8;
+			m = xrealloc(m, cap * sizeof(*m));
+		}
+		m[cnt++] = pm;
+	}
+	closedir(d);
+	if (cnt)
+		qsort(m, cnt, sizeof(*m), by_start);
+	*out = m;
+	*n = cnt;
+	return 0;
+}
+
+pid_t launch_command(char *const argv[], const sigset_t *orig_mask)
+{
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = -errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		return e;
+	}
+	if (pid == 0) {
+		static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGPIPE };
+		for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+			signal(sigs[i], SIG_DFL);
+		sigprocmask(SIG_SETMASK, orig_mask, NULL);
+		close(pfd[0]);
+		execvp(argv[0], argv);
+		int e = errno;
+		if (write(pfd[1], &e, sizeof(e)) < 0) {
+			/* the parent will see a closed pipe and an exit status of 127 */
+		}
+		_exit(127);
+	}
+	close(pfd[1]);
+	int e = 0;
+	ssize_t n;
+	do
+		n = read(pfd[0], &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(pfd[0]);
+	if (n == (ssize_t)sizeof(e)) {
+		waitpid(pid, NULL, 0);
+		return -e;
+	}
+	return pid;
+}
+
+int pidfd_open_rsw(pid_t pid)
+{
+	long fd = syscall(SYS_pidfd_open, pid, 0);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* PIDFD_GET_INFO (Linux 6.15+), declared here because older headers lack it. The first
+ * 64 bytes of the structure (its version 0) hold everything used here. */
+struct rsw_pidfd_info {
+	uint64_t mask;
+	uint64_t cgroupid;
+	uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+	int32_t exit_code;
+};
+#define RSW_PIDFD_INFO_EXIT (1ULL << 3)
+#define RSW_PIDFD_GET_INFO _IOWR(0xFF, 11, struct rsw_pidfd_info)
+
+int pidfd_exit_status(int pidfd, int is_child, int *wstatus)
+{
+	if (is_child) {
+		siginfo_t si;
+		memset(&si, 0, sizeof(si));
+		if (waitid((idtype_t)3 /* P_PIDFD */, (id_t)pidfd, &si, WEXITED) < 0)
+			return -errno;
+		*wstatus = si.si_code == CLD_EXITED ? W_EXITCODE(si.si_status, 0)
+						    : (si.si_status & 0x7f);
+		return 0;
+	}
+	struct rsw_pidfd_info info;
+	memset(&info, 0, sizeof(info));
+	info.mask = RSW_PIDFD_INFO_EXIT;
+	if (ioctl(pidfd, RSW_PIDFD_GET_INFO, &info) < 0) {
+		/* ESRCH: reaped, but the kernel predates exit information in pidfd info. */
+		return errno == ENOTTY || errno == EINVAL || errno == ESRCH ? -EOPNOTSUPP : -errno;
+	}
+	if (!(info.mask & RSW_PIDFD_INFO_EXIT))
+		return -EAGAIN;
+	*wstatus = info.exit_code;
+	return 0;
+}

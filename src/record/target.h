@@ -1,0 +1,41 @@
+/* Finding the process to record: by pid, by a pattern over names and command lines, or
+ * by launching a command. Also the pidfd helpers that tell when and how it ended. */
+#ifndef RSW_RECORD_TARGET_H
+#define RSW_RECORD_TARGET_H
+
+#include <regex.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "source/proc.h"
+
+struct proc_match {
+	pid_t pid;
+	uint64_t starttime;
+	char name[PROC_NAME_MAX];
+	char cmdline[256];
+};
+
+/* All processes whose name or full command line matches re (like pgrep and pgrep -f
+ * together), except rsswatch itself and processes without a command line (kernel
+ * threads, zombies). Sorted by start time, oldest first. */
+int find_matches(const regex_t *re, struct proc_match **out, size_t *n);
+
+/* Starts argv as a child. The child gets orig_mask as its signal mask (the recorder
+ * blocks signals for its signalfd) and default dispositions. Returns the child's pid,
+ * or -errno of the failed exec (-ENOENT: not found; -EACCES, -ENOEXEC: cannot run);
+ * a child whose exec failed has been reaped already. */
+pid_t launch_command(char *const argv[], const sigset_t *orig_mask);
+
+/* pidfd_open(2). Returns the fd or -errno. */
+int pidfd_open_rsw(pid_t pid);
+
+/* The wait status of an exited process through its pidfd: for a child, reaps it with
+ * waitid(P_PIDFD); for another process, asks PIDFD_GET_INFO (Linux 6.15+), which knows
+ * the status only once the process's parent has reaped it. Returns 0 and *wstatus, or
+ * -EAGAIN (not known yet), -EOPNOTSUPP (kernel cannot tell), other -errno. */
+int pidfd_exit_status(int pidfd, int is_child, int *wstatus);
+
+#endif

@@ -1,0 +1,81 @@
+#include "render/json.h"
+#include "base/fmt.h"
+
+#include <string.h>
+
+void json_str(struct buf *b, const char *s)
+{
+	buf_putc(b, '"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': buf_puts(b, "\\\""); break;
+		case '\\': buf_puts(b, "\\\\"); break;
+		case '\n': buf_puts(b, "\\n"); break;
+		case '\r': buf_puts(b, "\\r"); break;
+		case '\t': buf_puts(b, "\\t"); break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				buf_printf(b, "\\u%04x", *p);
+			else
+				buf_putc(b, (char)*p);
+		}
+	}
+	buf_putc(b, '"');
+}
+
+void json_time(struct buf *b, int64_t realtime_ns)
+{
+	char t[40];
+	if (!realtime_ns) {
+		buf_puts(b, "null");
+		return;
+	}
+	json_str(b, fmt_iso8601(t, sizeof(t), realtime_ns));
+}
+
+static void json_opt_int(struct buf *b, long long v, int present)
+{
+	if (present)
+		buf_printf(b, "%lld", v);
+	else
+		buf_puts(b, "null");
+}
+
+void json_run(struct buf *b, const struct run *r)
+{
+	buf_putc(b, '{');
+	json_run_fields(b, r);
+	buf_putc(b, '}');
+}
+
+void json_run_fields(struct buf *b, const struct run *r)
+{
+	buf_printf(b, "\"id\":%lld,\"label\":", (long long)r->id);
+	json_str(b, r->label);
+	buf_puts(b, ",\"host\":");
+	json_str(b, r->host);
+	buf_puts(b, ",\"kernel\":");
+	json_str(b, r->kernel);
+	buf_puts(b, ",\"target\":");
+	json_str(b, r->target);
+	buf_puts(b, ",\"mode\":");
+	json_str(b, r->mode);
+	buf_printf(b, ",\"pid\":%d,\"started_at\":", (int)r->pid);
+	json_time(b, r->started_at);
+	buf_puts(b, ",\"ended_at\":");
+	json_time(b, r->ended_at);
+	buf_printf(b, ",\"duration_s\":%.3f", (double)((r->ended_at ? r->ended_at : r->last_at ? r->last_at : r->started_at) - r->started_at) / 1e9);
+	buf_printf(b, ",\"interval_s\":%.6g,\"samples\":%lld,\"outcome\":",
+		   (double)r->interval_ns / 1e9, (long long)r->samples);
+	json_str(b, r->outcome);
+	buf_puts(b, ",\"exit_code\":");
+	json_opt_int(b, r->exit_code, r->exit_code >= 0);
+	buf_puts(b, ",\"signal\":");
+	json_opt_int(b, r->signal, r->signal > 0);
+	buf_printf(b, ",\"peak_rss_bytes\":%llu,\"peak_rss_at\":", (unsigned long long)r->peak_rss);
+	json_time(b, r->peak_rss_at);
+	buf_printf(b, ",\"mean_rss_bytes\":%.0f,\"last_rss_bytes\":%llu,\"peak_gpu_bytes\":",
+		   run_mean_rss(r), (unsigned long long)r->last_rss);
+	json_opt_int(b, r->peak_gpu, r->peak_gpu >= 0);
+	buf_printf(b, ",\"mem_total_bytes\":%llu", (unsigned long long)r->mem_total);
+}

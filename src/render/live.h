@@ -1,0 +1,20 @@
+/* The live line printed while recording, and the outcome in words. Pure formatting. */
+#ifndef RSW_RENDER_LIVE_H
+#define RSW_RENDER_LIVE_H
+
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "store/model.h"
+
+/* "02:24:19 rss 666.4 GiB (anon 660.1, file 6.3, shmem 0.0) hwm 668.0 GiB avail 80.2 GiB"
+ * (plus swap when any). The figures in parentheses share the unit of rss. */
+void live_line(struct buf *b, int64_t realtime_ns, const struct sample *s);
+
+/* "exited with 3", "killed by SIGKILL", "still running (recording stopped)", ... */
+void outcome_words(struct buf *b, const struct run *r);
+
+/* "SIGKILL" for 9; "signal 77" for an unnamed one. Writes into buf. */
+const char *signal_name(int sig, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,39 @@
+#include "render/summary.h"
+#include "base/fmt.h"
+#include "render/live.h"
+
+void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss)
+{
+	char a[48], c[48], d[48];
+	int64_t end = r->ended_at ? r->ended_at : r->last_at ? r->last_at : r->started_at;
+
+	buf_printf(b, "run       %lld", (long long)r->id);
+	if (r->label[0])
+		buf_printf(b, "  \"%s\"", r->label);
+	buf_putc(b, '\n');
+	buf_printf(b, "target    %s (pid %d", r->target, (int)r->pid);
+	if (r->host[0])
+		buf_printf(b, " on %s", r->host);
+	buf_puts(b, ")\n");
+	buf_printf(b, "started   %s, ran %s, %lld samples every %s\n",
+		   fmt_datetime(a, sizeof(a), r->started_at),
+		   fmt_duration(c, sizeof(c), end - r->started_at), (long long)r->samples,
+		   fmt_duration(d, sizeof(d), r->interval_ns));
+	if (r->samples) {
+		buf_printf(b, "peak      %s at %s (+%s)", fmt_bytes(a, sizeof(a), r->peak_rss),
+			   fmt_hms(c, sizeof(c), r->peak_rss_at),
+			   fmt_duration(d, sizeof(d), r->peak_rss_at - r->started_at));
+		if (max_sampled_rss && r->peak_rss > max_sampled_rss)
+			buf_printf(b, " from VmHWM; the highest sampled RSS was %s",
+				   fmt_bytes(a, sizeof(a), max_sampled_rss));
+		buf_putc(b, '\n');
+		if (r->peak_gpu >= 0)
+			buf_printf(b, "gpu peak  %s\n", fmt_bytes(a, sizeof(a), (uint64_t)r->peak_gpu));
+		buf_printf(b, "mean      %s, last %s\n",
+			   fmt_bytes(a, sizeof(a), (uint64_t)run_mean_rss(r)),
+			   fmt_bytes(c, sizeof(c), r->last_rss));
+	}
+	buf_puts(b, "outcome   ");
+	outcome_words(b, r);
+	buf_putc(b, '\n');
+}

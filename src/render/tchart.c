@@ -1,0 +1,111 @@
+#include "render/tchart.h"
+#include "base/fmt.h"
+#include "base/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+/* U+2581..U+2588: lower one eighth block .. full block. */
+static const char *const eighths[9] = {
+	" ", "\xe2\x96\x81", "\xe2\x96\x82", "\xe2\x96\x83", "\xe2\x96\x84",
+	"\xe2\x96\x85", "\xe2\x96\x86", "\xe2\x96\x87", "\xe2\x96\x88",
+};
+
+int terminal_width(int fd)
+{
+	struct winsize ws;
+	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	const char *c = getenv("COLUMNS");
+	if (c) {
+		long v = strtol(c, NULL, 10);
+		if (v > 0 && v < 10000)
+			return (int)v;
+	}
+	return 80;
+}
+
+void tchart_render(struct buf *b, const struct tchart_point *pts, size_t n, int64_t t_end,
+		   int width, int height)
+{
+	enum { LABEL = 10 };	/* "1023.9 MiB" */
+	int cols = width - LABEL - 2;
+	if (n == 0 || cols < 10 || height < 2)
+		return;
+	if (t_end <= 0)
+		t_end = 1;
+	uint64_t *colmax = xcalloc((size_t)cols, sizeof(*colmax));
+	char *filled = xcalloc((size_t)cols, 1);
+	uint64_t vmax = 0;
+	int peak_col = 0;
+	for (size_t i = 0; i < n; i++) {
+		int c = (int)((double)pts[i].t / (double)t_end * (cols - 1) + 0.5);
+		if (c < 0)
+			c = 0;
+		if (c >= cols)
+			c = cols - 1;
+		if (!filled[c] || pts[i].v > colmax[c])
+			colmax[c] = pts[i].v;
+		filled[c] = 1;
+		if (pts[i].v > vmax) {
+			vmax = pts[i].v;
+			peak_col = c;
+		}
+	}
+	/* Columns between two samples (sparse runs) carry the earlier value forward. */
+	for (int c = 1; c < cols; c++)
+		if (!filled[c] && filled[c - 1]) {
+			colmax[c] = colmax[c - 1];
+			filled[c] = 2;
+		}
+	if (vmax == 0)
+		vmax = 1;
+
+	char lab[32];
+	for (int row = height - 1; row >= 0; row--) {
+		if (row == height - 1)
+			fmt_bytes(lab, sizeof(lab), vmax);
+		else if (row == 0)
+			strlcpy_rsw(lab, "0", sizeof(lab));
+		else
+			lab[0] = '\0';
+		buf_printf(b, "%*s %s", LABEL, lab,
+			   row == height - 1 || row == 0 ? "\xe2\x94\xa4" : "\xe2\x94\x82");
+		for (int c = 0; c < cols; c++) {
+			if (!filled[c]) {
+				buf_putc(b, ' ');
+				continue;
+			}
+			/* Height of this column in eighths of a row, at least one when non-zero. */
+			uint64_t h8 = (uint64_t)((double)colmax[c] / (double)vmax * height * 8 + 0.5);
+			if (h8 == 0 && colmax[c] > 0)
+				h8 = 1;
+			int64_t in_row = (int64_t)h8 - (int64_t)row * 8;
+			buf_puts(b, eighths[in_row <= 0 ? 0 : in_row >= 8 ? 8 : in_row]);
+		}
+		buf_putc(b, '\n');
+	}
+	buf_printf(b, "%*s \xe2\x94\x94", LABEL, "");
+	for (int c = 0; c < cols; c++)
+		buf_puts(b, "\xe2\x94\x80");
+	buf_putc(b, '\n');
+	/* Time axis: start, end, and the peak's column marked with '^'. */
+	char end[32];
+	fmt_duration(end, sizeof(end), t_end);
+	int endlen = (int)strlen(end);
+	char *axis = xmalloc((size_t)cols + 1);
+	memset(axis, ' ', (size_t)cols);
+	axis[cols] = '\0';
+	axis[peak_col] = '^';
+	memcpy(axis, "0s", 2 <= cols ? 2 : 0);
+	if (endlen < cols - 3 && peak_col < cols - endlen - 1)
+		memcpy(axis + cols - endlen, end, (size_t)endlen);
+	if (peak_col < 2)
+		axis[peak_col] = '^';
+	buf_printf(b, "%*s  %s\n", LABEL, "", axis);
+	free(axis);
+	free(colmax);
+	free(filled);
+}

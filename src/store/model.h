@@ -1,0 +1,72 @@
+/* The persisted data model: what a run and a sample are. The recorder fills these and
+ * the store writes them; the readers (ls, show, export, ...) get them back from the
+ * store. Nothing here does I/O. */
+#ifndef RSW_STORE_MODEL_H
+#define RSW_STORE_MODEL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Optional figures of a sample: set in sample.have when measured. */
+enum {
+	SAMPLE_PSS = 1 << 0,	/* pss, uss */
+	SAMPLE_CGROUP = 1 << 1,	/* cgroup */
+	SAMPLE_GPU = 1 << 2,	/* gpu */
+};
+
+/* One observation of the target (or, with a tree or cgroup, the total over its set of
+ * processes). Sizes in bytes. elapsed_ns is on CLOCK_MONOTONIC from the run's start and
+ * strictly increases within a run; the wall-clock time is run.started_at + elapsed_ns. */
+struct sample {
+	int64_t elapsed_ns;
+	uint64_t rss, hwm, anon, file, shmem, swap;
+	uint32_t threads;
+	uint64_t mem_available;
+	unsigned have;
+	uint64_t pss, uss, cgroup, gpu;
+};
+
+/* Outcomes, as stored and as printed by --json (DESIGN.md). */
+#define OUTCOME_RUNNING "running"
+#define OUTCOME_EXITED "exited"
+#define OUTCOME_SIGNALED "signaled"
+#define OUTCOME_OOM_KILLED "oom_killed"
+#define OUTCOME_STOPPED "stopped"
+#define OUTCOME_INTERRUPTED "interrupted"
+
+/* A recording. Strings are owned (run_release frees them) and never NULL once loaded
+ * from the store ("" when absent). Times are CLOCK_REALTIME nanoseconds; 0 = none.
+ * exit_code and signal are -1 when they do not apply. peak_rss is the largest of VmRSS
+ * and VmHWM seen, so a spike unmapped between two samples still counts. */
+struct run {
+	int64_t id;
+	char *label;
+	char *host;
+	char *kernel;
+	char *target;		/* the command line, or the cgroup path */
+	char *mode;		/* "pid", "name", "command" or "cgroup" */
+	pid_t pid;
+	int64_t started_at;
+	int64_t ended_at;
+	int64_t last_at;	/* time of the last sample stored */
+	int64_t interval_ns;
+	int64_t samples;
+	char outcome[16];
+	int exit_code;
+	int signal;
+	uint64_t peak_rss;
+	int64_t peak_rss_at;
+	int64_t peak_gpu;	/* -1 when no GPU was sampled */
+	int64_t peak_gpu_at;
+	double sum_rss;		/* for the mean: sum_rss / samples */
+	uint64_t last_rss;
+	uint64_t mem_total;
+	pid_t recorder_pid;
+	uint64_t recorder_start;	/* its /proc/PID/stat starttime, against PID reuse */
+	char *boot_id;
+};
+
+void run_release(struct run *r);
+double run_mean_rss(const struct run *r);
+
+#endif

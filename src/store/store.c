@@ -1,0 +1,741 @@
+#include "store/store.h"
+#include "base/util.h"
+#include "source/proc.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* 'RSW1' in PRAGMA application_id marks a file as ours. */
+#define APPLICATION_ID 0x52535731
+
+/* Migrations: schema step i brings user_version from i to i + 1. Append, never edit. */
+static const char *const migrations[] = {
+	/* 1: runs, samples, events, marks */
+	"CREATE TABLE run ("
+	"  id INTEGER PRIMARY KEY,"
+	"  label TEXT NOT NULL DEFAULT '',"
+	"  host TEXT NOT NULL DEFAULT '',"
+	"  kernel TEXT NOT NULL DEFAULT '',"
+	"  target TEXT NOT NULL DEFAULT '',"
+	"  mode TEXT NOT NULL DEFAULT '',"
+	"  pid INTEGER NOT NULL DEFAULT 0,"
+	"  started_at INTEGER NOT NULL,"
+	"  ended_at INTEGER,"
+	"  last_at INTEGER,"
+	"  interval_ns INTEGER NOT NULL,"
+	"  samples INTEGER NOT NULL DEFAULT 0,"
+	"  outcome TEXT NOT NULL,"
+	"  exit_code INTEGER,"
+	"  signal INTEGER,"
+	"  peak_rss INTEGER NOT NULL DEFAULT 0,"
+	"  peak_rss_at INTEGER,"
+	"  peak_gpu INTEGER,"
+	"  peak_gpu_at INTEGER,"
+	"  sum_rss REAL NOT NULL DEFAULT 0,"
+	"  last_rss INTEGER NOT NULL DEFAULT 0,"
+	"  mem_total INTEGER NOT NULL DEFAULT 0,"
+	"  recorder_pid INTEGER NOT NULL DEFAULT 0,"
+	"  recorder_start INTEGER NOT NULL DEFAULT 0,"
+	"  boot_id TEXT NOT NULL DEFAULT ''"
+	");"
+	"CREATE TABLE sample ("
+	"  run_id INTEGER NOT NULL,"
+	"  elapsed_ns INTEGER NOT NULL,"
+	"  rss INTEGER NOT NULL, hwm INTEGER NOT NULL, anon INTEGER NOT NULL,"
+	"  file INTEGER NOT NULL, shmem INTEGER NOT NULL, swap INTEGER NOT NULL,"
+	"  threads INTEGER NOT NULL, mem_available INTEGER NOT NULL,"
+	"  pss INTEGER, uss INTEGER, cgroup INTEGER, gpu INTEGER,"
+	"  PRIMARY KEY (run_id, elapsed_ns)"
+	") WITHOUT ROWID;"
+	"CREATE TABLE event ("
+	"  run_id INTEGER NOT NULL, t INTEGER NOT NULL, kind TEXT NOT NULL,"
+	"  pid INTEGER NOT NULL DEFAULT 0, detail TEXT NOT NULL DEFAULT '');"
+	"CREATE INDEX event_run ON event (run_id, t);"
+	"CREATE TABLE mark ("
+	"  run_id INTEGER NOT NULL, t INTEGER NOT NULL, label TEXT NOT NULL);"
+	"CREATE INDEX mark_run ON mark (run_id, t);",
+};
+#define SCHEMA_VERSION ((int)ARRAY_SIZE(migrations))
+
+struct store {
+	sqlite3 *db;
+	sqlite3_stmt *ins_sample;
+	/* Samples wait here until store_flush() writes them in one short transaction, so
+	 * that the write lock is held for milliseconds and never between samples. */
+	struct sample *batch;
+	size_t nbatch, capbatch;
+	int64_t batch_run;
+};
+
+static const char RUN_COLUMNS[] =
+	"id, label, host, kernel, target, mode, pid, started_at, ended_at, last_at,"
+	" interval_ns, samples, outcome, exit_code, signal, peak_rss, peak_rss_at,"
+	" peak_gpu, peak_gpu_at, sum_rss, last_rss, mem_total, recorder_pid,"
+	" recorder_start, boot_id";
+
+static int mkdir_p(const char *dir)
+{
+	char tmp[PATH_MAX];
+	if (strlcpy_rsw(tmp, dir, sizeof(tmp)) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	for (char *p = tmp + 1; ; p++) {
+		if (*p == '/' || *p == '\0') {
+			char c = *p;
+			*p = '\0';
+			if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
+				return -errno;
+			*p = c;
+			if (!c)
+				break;
+		}
+	}
+	struct stat sb;
+	if (stat(tmp, &sb) < 0)
+		return -errno;
+	return S_ISDIR(sb.st_mode) ? 0 : -ENOTDIR;
+}
+
+static int exec_sql(sqlite3 *db, const char *sql)
+{
+	return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+static int pragma_int(sqlite3 *db, const char *sql, int *out)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*out = sqlite3_column_int(st, 0);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int migrate(sqlite3 *db, int from)
+{
+	char sql[96];
+	if (exec_sql(db, "BEGIN IMMEDIATE") < 0)
+		return -EIO;
+	/* Another process may have migrated while we waited for the lock. */
+	int now = from;
+	if (pragma_int(db, "PRAGMA user_version", &now) != SQLITE_OK)
+		goto fail;
+	for (int v = now; v < SCHEMA_VERSION; v++)
+		if (exec_sql(db, migrations[v]) < 0)
+			goto fail;
+	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d", APPLICATION_ID);
+	if (exec_sql(db, sql) < 0)
+		goto fail;
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", SCHEMA_VERSION);
+	if (exec_sql(db, sql) < 0 || exec_sql(db, "COMMIT") < 0)
+		goto fail;
+	return 0;
+fail:
+	exec_sql(db, "ROLLBACK");
+	return -EIO;
+}
+
+/* Checks that db is an rsswatch database of a schema we can use, migrating an older or
+ * empty one when writing. */
+static int check_schema(sqlite3 *db, unsigned flags, char *err, size_t errlen)
+{
+	int version = 0, appid = 0, tables = 0;
+	if (pragma_int(db, "PRAGMA user_version", &version) != SQLITE_OK ||
+	    pragma_int(db, "PRAGMA application_id", &appid) != SQLITE_OK ||
+	    pragma_int(db, "SELECT count(*) FROM sqlite_master", &tables) != SQLITE_OK) {
+		snprintf(err, errlen, "not an rsswatch database (%s)", sqlite3_errmsg(db));
+		return -EILSEQ;
+	}
+	if (tables > 0 && appid != APPLICATION_ID) {
+		snprintf(err, errlen, "not an rsswatch database");
+		return -EILSEQ;
+	}
+	if (version > SCHEMA_VERSION) {
+		snprintf(err, errlen,
+			 "database schema version %d is newer than this rsswatch knows (%d); "
+			 "upgrade rsswatch", version, SCHEMA_VERSION);
+		return -EPROTONOSUPPORT;
+	}
+	if (version < SCHEMA_VERSION) {
+		if (flags & STORE_READONLY) {
+			if (tables == 0) {
+				snprintf(err, errlen, "no runs recorded yet");
+				return -ENOENT;
+			}
+			snprintf(err, errlen, "database needs an upgrade; open it once for writing");
+			return -EPROTONOSUPPORT;
+		}
+		if (migrate(db, version) < 0) {
+			snprintf(err, errlen, "cannot set up the database: %s", sqlite3_errmsg(db));
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+int store_open(const char *path, unsigned flags, struct store **out, char *err, size_t errlen)
+{
+	struct stat sb;
+	int r;
+	if (stat(path, &sb) < 0) {
+		if (errno != ENOENT || !(flags & STORE_CREATE)) {
+			r = -errno;
+			snprintf(err, errlen, r == -ENOENT ? "no runs recorded yet (no database at %s)"
+							  : "cannot open %s: %s", path, errstr(r));
+			return r;
+		}
+		char dir[PATH_MAX];
+		strlcpy_rsw(dir, path, sizeof(dir));
+		if ((r = mkdir_p(dirname(dir))) < 0) {
+			strlcpy_rsw(dir, path, sizeof(dir));
+			snprintf(err, errlen, "cannot create directory %s: %s", dirname(dir), errstr(r));
+			return r;
+		}
+		strlcpy_rsw(dir, path, sizeof(dir));
+		if (access(dirname(dir), W_OK) < 0) {
+			r = -errno;
+			strlcpy_rsw(dir, path, sizeof(dir));
+			snprintf(err, errlen, "cannot create database in %s: %s", dirname(dir), errstr(r));
+			return r;
+		}
+	} else if (S_ISDIR(sb.st_mode)) {
+		snprintf(err, errlen, "%s is a directory, not a database", path);
+		return -EISDIR;
+	}
+
+	sqlite3 *db = NULL;
+	int oflags = (flags & STORE_READONLY) ? SQLITE_OPEN_READONLY
+					      : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+	if (sqlite3_open_v2(path, &db, oflags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "cannot open database %s: %s", path,
+			 db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close(db);
+		return -EIO;
+	}
+	sqlite3_busy_timeout(db, 10000);
+	r = check_schema(db, flags, err, errlen);
+	if (r < 0)
+		goto fail;
+	if (!(flags & STORE_READONLY)) {
+		/* WAL: readers never block the recorder; NORMAL: a commit survives the
+		 * recorder being killed (not a power cut, which costs the last commits). */
+		if (exec_sql(db, "PRAGMA journal_mode = WAL") < 0 ||
+		    exec_sql(db, "PRAGMA synchronous = NORMAL") < 0) {
+			snprintf(err, errlen, "cannot use database %s: %s", path, sqlite3_errmsg(db));
+			r = -EIO;
+			goto fail;
+		}
+	}
+	struct store *st = xcalloc(1, sizeof(*st));
+	st->db = db;
+	*out = st;
+	return 0;
+fail:
+	sqlite3_close(db);
+	return r;
+}
+
+void store_close(struct store *st)
+{
+	if (!st)
+		return;
+	sqlite3_finalize(st->ins_sample);
+	sqlite3_close(st->db);
+	free(st->batch);
+	free(st);
+}
+
+const char *store_errmsg(struct store *st)
+{
+	return sqlite3_errmsg(st->db);
+}
+
+static int prepare(struct store *st, const char *sql, sqlite3_stmt **out)
+{
+	return sqlite3_prepare_v2(st->db, sql, -1, out, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+/* Steps a statement that returns no rows and finalizes it. */
+static int step_done(sqlite3_stmt *s)
+{
+	int rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : (rc == SQLITE_BUSY ? -EBUSY : -EIO);
+}
+
+static void bind_opt_i64(sqlite3_stmt *s, int i, int64_t v, int present)
+{
+	if (present)
+		sqlite3_bind_int64(s, i, v);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+int store_run_begin(struct store *st, struct run *r)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "INSERT INTO run (label, host, kernel, target, mode, pid, started_at,"
+			" interval_ns, outcome, mem_total, recorder_pid, recorder_start, boot_id)"
+			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", &s) < 0)
+		return -EIO;
+	sqlite3_bind_text(s, 1, r->label ? r->label : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, r->host ? r->host : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, r->kernel ? r->kernel : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, r->target ? r->target : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, r->mode ? r->mode : "", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 6, r->pid);
+	sqlite3_bind_int64(s, 7, r->started_at);
+	sqlite3_bind_int64(s, 8, r->interval_ns);
+	sqlite3_bind_text(s, 9, OUTCOME_RUNNING, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 10, (int64_t)r->mem_total);
+	sqlite3_bind_int64(s, 11, r->recorder_pid);
+	sqlite3_bind_int64(s, 12, (int64_t)r->recorder_start);
+	sqlite3_bind_text(s, 13, r->boot_id ? r->boot_id : "", -1, SQLITE_STATIC);
+	int e = step_done(s);
+	if (e == 0)
+		r->id = sqlite3_last_insert_rowid(st->db);
+	return e;
+}
+
+int store_add_sample(struct store *st, int64_t run_id, const struct sample *smp)
+{
+	if (st->nbatch && st->batch_run != run_id)
+		return -EINVAL;
+	if (st->nbatch == st->capbatch) {
+		st->capbatch = st->capbatch ? st->capbatch * 2 : 256;
+		st->batch = xrealloc(st->batch, st->capbatch * sizeof(*st->batch));
+	}
+	st->batch[st->nbatch++] = *smp;
+	st->batch_run = run_id;
+	return 0;
+}
+
+int store_add_event(struct store *st, int64_t run_id, int64_t t, const char *kind, pid_t pid,
+		    const char *detail)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "INSERT INTO event (run_id, t, kind, pid, detail) VALUES (?,?,?,?,?)", &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, t);
+	sqlite3_bind_text(s, 3, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 4, pid);
+	sqlite3_bind_text(s, 5, detail ? detail : "", -1, SQLITE_STATIC);
+	return step_done(s);
+}
+
+int store_add_mark(struct store *st, int64_t run_id, int64_t t, const char *label)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "INSERT INTO mark (run_id, t, label) VALUES (?,?,?)", &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, t);
+	sqlite3_bind_text(s, 3, label, -1, SQLITE_STATIC);
+	return step_done(s);
+}
+
+static int insert_batch(struct store *st)
+{
+	if (!st->ins_sample &&
+	    prepare(st, "INSERT OR REPLACE INTO sample (run_id, elapsed_ns, rss, hwm, anon, file,"
+			" shmem, swap, threads, mem_available, pss, uss, cgroup, gpu)"
+			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &st->ins_sample) < 0)
+		return -EIO;
+	sqlite3_stmt *s = st->ins_sample;
+	for (size_t i = 0; i < st->nbatch; i++) {
+		const struct sample *m = &st->batch[i];
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, st->batch_run);
+		sqlite3_bind_int64(s, 2, m->elapsed_ns);
+		sqlite3_bind_int64(s, 3, (int64_t)m->rss);
+		sqlite3_bind_int64(s, 4, (int64_t)m->hwm);
+		sqlite3_bind_int64(s, 5, (int64_t)m->anon);
+		sqlite3_bind_int64(s, 6, (int64_t)m->file);
+		sqlite3_bind_int64(s, 7, (int64_t)m->shmem);
+		sqlite3_bind_int64(s, 8, (int64_t)m->swap);
+		sqlite3_bind_int64(s, 9, m->threads);
+		sqlite3_bind_int64(s, 10, (int64_t)m->mem_available);
+		bind_opt_i64(s, 11, (int64_t)m->pss, m->have & SAMPLE_PSS);
+		bind_opt_i64(s, 12, (int64_t)m->uss, m->have & SAMPLE_PSS);
+		bind_opt_i64(s, 13, (int64_t)m->cgroup, m->have & SAMPLE_CGROUP);
+		bind_opt_i64(s, 14, (int64_t)m->gpu, m->have & SAMPLE_GPU);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			return -EIO;
+	}
+	return 0;
+}
+
+/* Binds the run's mutable state to parameters 1..13 of an UPDATE ... WHERE id = ?14. */
+static void bind_progress(sqlite3_stmt *s, const struct run *r)
+{
+	sqlite3_bind_int64(s, 1, r->samples);
+	sqlite3_bind_int64(s, 2, (int64_t)r->peak_rss);
+	bind_opt_i64(s, 3, r->peak_rss_at, r->peak_rss_at != 0);
+	bind_opt_i64(s, 4, r->peak_gpu, r->peak_gpu >= 0);
+	bind_opt_i64(s, 5, r->peak_gpu_at, r->peak_gpu >= 0);
+	sqlite3_bind_double(s, 6, r->sum_rss);
+	sqlite3_bind_int64(s, 7, (int64_t)r->last_rss);
+	bind_opt_i64(s, 8, r->last_at, r->last_at != 0);
+	sqlite3_bind_text(s, 9, r->outcome, -1, SQLITE_STATIC);
+	bind_opt_i64(s, 10, r->ended_at, r->ended_at != 0);
+	bind_opt_i64(s, 11, r->exit_code, r->exit_code >= 0);
+	bind_opt_i64(s, 12, r->signal, r->signal > 0);
+	sqlite3_bind_int64(s, 13, r->pid);
+	sqlite3_bind_int64(s, 14, r->id);
+}
+
+static int write_progress(struct store *st, const struct run *r)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "UPDATE run SET samples = ?1, peak_rss = ?2, peak_rss_at = ?3,"
+			" peak_gpu = ?4, peak_gpu_at = ?5, sum_rss = ?6, last_rss = ?7,"
+			" last_at = ?8, outcome = ?9, ended_at = ?10, exit_code = ?11,"
+			" signal = ?12, pid = ?13 WHERE id = ?14", &s) < 0)
+		return -EIO;
+	bind_progress(s, r);
+	return step_done(s);
+}
+
+int store_flush(struct store *st, const struct run *r)
+{
+	int e;
+	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return -EBUSY;	/* the batch stays; the next flush tries again */
+	if ((e = insert_batch(st)) < 0 || (e = write_progress(st, r)) < 0) {
+		exec_sql(st->db, "ROLLBACK");
+		return e;
+	}
+	if (exec_sql(st->db, "COMMIT") < 0) {
+		exec_sql(st->db, "ROLLBACK");
+		return -EIO;
+	}
+	st->nbatch = 0;
+	return 0;
+}
+
+int store_run_finish(struct store *st, const struct run *r)
+{
+	return store_flush(st, r);
+}
+
+/* --- reading --- */
+
+static char *col_text(sqlite3_stmt *s, int i)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+	return xstrdup(t ? (const char *)t : "");
+}
+
+static int64_t col_i64_or(sqlite3_stmt *s, int i, int64_t dflt)
+{
+	return sqlite3_column_type(s, i) == SQLITE_NULL ? dflt : sqlite3_column_int64(s, i);
+}
+
+static void load_run(sqlite3_stmt *s, struct run *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->id = sqlite3_column_int64(s, 0);
+	r->label = col_text(s, 1);
+	r->host = col_text(s, 2);
+	r->kernel = col_text(s, 3);
+	r->target = col_text(s, 4);
+	r->mode = col_text(s, 5);
+	r->pid = (pid_t)sqlite3_column_int64(s, 6);
+	r->started_at = sqlite3_column_int64(s, 7);
+	r->ended_at = col_i64_or(s, 8, 0);
+	r->last_at = col_i64_or(s, 9, 0);
+	r->interval_ns = sqlite3_column_int64(s, 10);
+	r->samples = sqlite3_column_int64(s, 11);
+	const unsigned char *o = sqlite3_column_text(s, 12);
+	strlcpy_rsw(r->outcome, o ? (const char *)o : "", sizeof(r->outcome));
+	r->exit_code = (int)col_i64_or(s, 13, -1);
+	r->signal = (int)col_i64_or(s, 14, -1);
+	r->peak_rss = (uint64_t)sqlite3_column_int64(s, 15);
+	r->peak_rss_at = col_i64_or(s, 16, 0);
+	r->peak_gpu = col_i64_or(s, 17, -1);
+	r->peak_gpu_at = col_i64_or(s, 18, 0);
+	r->sum_rss = sqlite3_column_double(s, 19);
+	r->last_rss = (uint64_t)sqlite3_column_int64(s, 20);
+	r->mem_total = (uint64_t)sqlite3_column_int64(s, 21);
+	r->recorder_pid = (pid_t)sqlite3_column_int64(s, 22);
+	r->recorder_start = (uint64_t)sqlite3_column_int64(s, 23);
+	r->boot_id = col_text(s, 24);
+}
+
+/* Is the recorder of a run marked "running" still alive? It must be this boot, and the
+ * process with its pid must have its start time (pids are reused). */
+static int recorder_alive(const struct run *r)
+{
+	char boot[64];
+	struct proc_stat ps;
+	if (proc_read_boot_id(boot, sizeof(boot)) < 0 || strcmp(boot, r->boot_id) != 0)
+		return 0;
+	if (proc_read_stat(r->recorder_pid, &ps) < 0)
+		return 0;
+	return ps.starttime == r->recorder_start && ps.state != 'Z';
+}
+
+static void settle_outcome(struct run *r)
+{
+	if (strcmp(r->outcome, OUTCOME_RUNNING) != 0 || recorder_alive(r))
+		return;
+	strlcpy_rsw(r->outcome, OUTCOME_INTERRUPTED, sizeof(r->outcome));
+	r->ended_at = r->last_at ? r->last_at : r->started_at;
+}
+
+void run_release(struct run *r)
+{
+	if (!r)
+		return;
+	free(r->label);
+	free(r->host);
+	free(r->kernel);
+	free(r->target);
+	free(r->mode);
+	free(r->boot_id);
+	memset(r, 0, sizeof(*r));
+}
+
+double run_mean_rss(const struct run *r)
+{
+	return r->samples ? r->sum_rss / (double)r->samples : 0.0;
+}
+
+int store_resolve(struct store *st, const char *ref, int64_t *id)
+{
+	sqlite3_stmt *s;
+	int64_t want = 0;
+	int last = strcmp(ref, "last") == 0;
+	if (!last) {
+		uint64_t v = 0;
+		for (const char *p = ref; *p; p++) {
+			if (*p < '0' || *p > '9' || v > INT64_MAX / 10)
+				return -EINVAL;
+			v = v * 10 + (uint64_t)(*p - '0');
+		}
+		if (!*ref || v == 0)
+			return -EINVAL;
+		want = (int64_t)v;
+	}
+	if (prepare(st, last ? "SELECT max(id) FROM run" : "SELECT id FROM run WHERE id = ?", &s) < 0)
+		return -EIO;
+	if (!last)
+		sqlite3_bind_int64(s, 1, want);
+	int rc = sqlite3_step(s);
+	int e = -ENOENT;
+	if (rc == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL) {
+		*id = sqlite3_column_int64(s, 0);
+		e = 0;
+	} else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		e = -EIO;
+	}
+	sqlite3_finalize(s);
+	return e;
+}
+
+int store_get_run(struct store *st, int64_t id, struct run *out)
+{
+	char sql[512];
+	sqlite3_stmt *s;
+	snprintf(sql, sizeof(sql), "SELECT %s FROM run WHERE id = ?", RUN_COLUMNS);
+	if (prepare(st, sql, &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, id);
+	int rc = sqlite3_step(s);
+	int e = rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : -EIO;
+	if (e == 0) {
+		load_run(s, out);
+		settle_outcome(out);
+	}
+	sqlite3_finalize(s);
+	return e;
+}
+
+int store_list_runs(struct store *st, size_t limit, struct run **out, size_t *n)
+{
+	char sql[512];
+	sqlite3_stmt *s;
+	snprintf(sql, sizeof(sql), "SELECT %s FROM run ORDER BY id DESC LIMIT ?", RUN_COLUMNS);
+	if (prepare(st, sql, &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, limit ? (int64_t)limit : -1);
+	struct run *runs = NULL;
+	size_t cnt = 0, cap = 0;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 16;
+			runs = xrealloc(runs, cap * sizeof(*runs));
+		}
+		load_run(s, &runs[cnt]);
+		settle_outcome(&runs[cnt]);
+		cnt++;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		store_free_runs(runs, cnt);
+		return -EIO;
+	}
+	*out = runs;
+	*n = cnt;
+	return 0;
+}
+
+void store_free_runs(struct run *runs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		run_release(&runs[i]);
+	free(runs);
+}
+
+int store_each_sample(struct store *st, int64_t id, store_sample_cb cb, void *ctx)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "SELECT elapsed_ns, rss, hwm, anon, file, shmem, swap, threads,"
+			" mem_available, pss, uss, cgroup, gpu FROM sample WHERE run_id = ?"
+			" ORDER BY elapsed_ns", &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, id);
+	int rc, ret = 0;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct sample m;
+		memset(&m, 0, sizeof(m));
+		m.elapsed_ns = sqlite3_column_int64(s, 0);
+		m.rss = (uint64_t)sqlite3_column_int64(s, 1);
+		m.hwm = (uint64_t)sqlite3_column_int64(s, 2);
+		m.anon = (uint64_t)sqlite3_column_int64(s, 3);
+		m.file = (uint64_t)sqlite3_column_int64(s, 4);
+		m.shmem = (uint64_t)sqlite3_column_int64(s, 5);
+		m.swap = (uint64_t)sqlite3_column_int64(s, 6);
+		m.threads = (uint32_t)sqlite3_column_int64(s, 7);
+		m.mem_available = (uint64_t)sqlite3_column_int64(s, 8);
+		if (sqlite3_column_type(s, 9) != SQLITE_NULL) {
+			m.have |= SAMPLE_PSS;
+			m.pss = (uint64_t)sqlite3_column_int64(s, 9);
+			m.uss = (uint64_t)sqlite3_column_int64(s, 10);
+		}
+		if (sqlite3_column_type(s, 11) != SQLITE_NULL) {
+			m.have |= SAMPLE_CGROUP;
+			m.cgroup = (uint64_t)sqlite3_column_int64(s, 11);
+		}
+		if (sqlite3_column_type(s, 12) != SQLITE_NULL) {
+			m.have |= SAMPLE_GPU;
+			m.gpu = (uint64_t)sqlite3_column_int64(s, 12);
+		}
+		if ((ret = cb(ctx, &m)) != 0)
+			break;
+	}
+	sqlite3_finalize(s);
+	if (ret == 0 && rc != SQLITE_DONE)
+		return -EIO;
+	return ret;
+}
+
+int store_events(struct store *st, int64_t id, struct event **out, size_t *n)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "SELECT t, kind, pid, detail FROM event WHERE run_id = ? ORDER BY t, rowid", &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, id);
+	struct event *ev = NULL;
+	size_t cnt = 0;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		ev = xrealloc(ev, (cnt + 1) * sizeof(*ev));
+		struct event *e = &ev[cnt++];
+		e->t = sqlite3_column_int64(s, 0);
+		const unsigned char *k = sqlite3_column_text(s, 1);
+		strlcpy_rsw(e->kind, k ? (const char *)k : "", sizeof(e->kind));
+		e->pid = (pid_t)sqlite3_column_int64(s, 2);
+		e->detail = col_text(s, 3);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		store_free_events(ev, cnt);
+		return -EIO;
+	}
+	*out = ev;
+	*n = cnt;
+	return 0;
+}
+
+void store_free_events(struct event *ev, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(ev[i].detail);
+	free(ev);
+}
+
+int store_marks(struct store *st, int64_t id, struct mark **out, size_t *n)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "SELECT t, label FROM mark WHERE run_id = ? ORDER BY t, rowid", &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, id);
+	struct mark *m = NULL;
+	size_t cnt = 0;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		m = xrealloc(m, (cnt + 1) * sizeof(*m));
+		m[cnt].t = sqlite3_column_int64(s, 0);
+		m[cnt].label = col_text(s, 1);
+		cnt++;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		store_free_marks(m, cnt);
+		return -EIO;
+	}
+	*out = m;
+	*n = cnt;
+	return 0;
+}
+
+void store_free_marks(struct mark *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(m[i].label);
+	free(m);
+}
+
+int store_delete_run(struct store *st, int64_t id)
+{
+	struct run r;
+	int e = store_get_run(st, id, &r);
+	if (e < 0)
+		return e;
+	int busy = strcmp(r.outcome, OUTCOME_RUNNING) == 0;
+	run_release(&r);
+	if (busy)
+		return -EBUSY;
+	static const char *const tables[] = { "sample", "event", "mark", "run" };
+	if (exec_sql(st->db, "BEGIN IMMEDIATE") < 0)
+		return -EIO;
+	for (size_t i = 0; i < ARRAY_SIZE(tables); i++) {
+		char sql[64];
+		sqlite3_stmt *s;
+		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE %s = ?", tables[i],
+			 strcmp(tables[i], "run") == 0 ? "id" : "run_id");
+		if (prepare(st, sql, &s) < 0)
+			goto fail;
+		sqlite3_bind_int64(s, 1, id);
+		if (step_done(s) < 0)
+			goto fail;
+	}
+	return exec_sql(st->db, "COMMIT");
+fail:
+	exec_sql(st->db, "ROLLBACK");
+	return -EIO;
+}

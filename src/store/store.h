@@ -1,0 +1,84 @@
+/* The run database: one SQLite file holding every recording.
+ *
+ * Writers (one recorder per run) add samples in batches: store_add_sample() only
+ * appends inside an open transaction, store_flush() commits it together with the run's
+ * running totals, so a recorder killed with SIGKILL loses at most the samples since the
+ * last flush and leaves an intact database whose run is later shown as "interrupted".
+ * WAL mode and a busy timeout let several recorders and readers share one file.
+ *
+ * The schema is versioned with PRAGMA user_version; opening an older file migrates it,
+ * opening a newer one or a file that is not an rsswatch database is refused.
+ * All SQL goes through prepared statements with bound parameters. */
+#ifndef RSW_STORE_STORE_H
+#define RSW_STORE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/model.h"
+
+struct store;
+
+enum {
+	STORE_CREATE = 1 << 0,	/* create the file (and its directory) when missing */
+	STORE_READONLY = 1 << 1,
+};
+
+/* Opens the database at path. On failure returns -errno (-ENOENT: no database yet,
+ * when STORE_CREATE is not given) and writes a one-line reason into err. */
+int store_open(const char *path, unsigned flags, struct store **out, char *err, size_t errlen);
+void store_close(struct store *st);
+/* The last SQLite error message, for a failed call below. */
+const char *store_errmsg(struct store *st);
+
+/* --- writing a run --- */
+
+/* Inserts the run with outcome "running" and sets r->id. */
+int store_run_begin(struct store *st, struct run *r);
+/* Appends one sample to the open batch (starting a transaction when none is open). */
+int store_add_sample(struct store *st, int64_t run_id, const struct sample *s);
+int store_add_event(struct store *st, int64_t run_id, int64_t t, const char *kind, pid_t pid,
+		    const char *detail);
+int store_add_mark(struct store *st, int64_t run_id, int64_t t, const char *label);
+/* Writes the run's running totals (samples, peak, mean, last) and commits the batch. */
+int store_flush(struct store *st, const struct run *r);
+/* Writes the final state of the run (outcome, ended_at, ...) and commits. */
+int store_run_finish(struct store *st, const struct run *r);
+
+/* --- reading --- */
+
+/* Resolves "last" or a decimal id to an existing run id: 0, -EINVAL (not a run
+ * reference), -ENOENT (no such run). */
+int store_resolve(struct store *st, const char *ref, int64_t *id);
+/* Loads one run. A run still marked "running" whose recorder is gone (not alive, or
+ * another boot) is returned as "interrupted". */
+int store_get_run(struct store *st, int64_t id, struct run *out);
+/* Loads up to limit runs (0 = all), newest first; *out is an array of *n runs. */
+int store_list_runs(struct store *st, size_t limit, struct run **out, size_t *n);
+void store_free_runs(struct run *runs, size_t n);
+
+typedef int (*store_sample_cb)(void *ctx, const struct sample *s);
+/* Calls cb for each sample of the run in time order; stops early when cb returns
+ * non-zero (that value is returned). */
+int store_each_sample(struct store *st, int64_t id, store_sample_cb cb, void *ctx);
+
+struct event {
+	int64_t t;
+	char kind[24];
+	pid_t pid;		/* 0 when none */
+	char *detail;
+};
+struct mark {
+	int64_t t;
+	char *label;
+};
+int store_events(struct store *st, int64_t id, struct event **out, size_t *n);
+void store_free_events(struct event *ev, size_t n);
+int store_marks(struct store *st, int64_t id, struct mark **out, size_t *n);
+void store_free_marks(struct mark *m, size_t n);
+
+/* Deletes a run with its samples, events and marks. -ENOENT when there is none;
+ * -EBUSY when its recorder is still running. */
+int store_delete_run(struct store *st, int64_t id);
+
+#endif

@@ -1,0 +1,108 @@
+/* A workload whose memory is known: runs a small script of steps given as arguments.
+ *   +SIZE        map SIZE of anonymous memory and touch every page (kept)
+ *   -            unmap the most recent kept block
+ *   spike SIZE   map and touch SIZE, then unmap it at once (a peak no sample may see)
+ *   sleep DUR    sleep (DUR in ms, s)
+ *   touch PATH   create PATH (tells a test that the steps before it are done)
+ *   await PATH   wait until PATH exists (a test tells us to go on)
+ *   exit N       exit with status N
+ *   raise SIG    kill itself with signal number SIG
+ *   fork         the rest of the script runs in a child too (both continue)
+ * Without an exit step it exits 0 at the end. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static size_t parse_size_arg(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+	switch (*end) {
+	case 'K': case 'k': v *= 1024; break;
+	case 'M': case 'm': v *= 1024 * 1024; break;
+	case 'G': case 'g': v *= 1024.0 * 1024 * 1024; break;
+	default: break;
+	}
+	return (size_t)v;
+}
+
+static void sleep_ms(double ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)((ms - (double)(long)(ms / 1000) * 1000) * 1e6) };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static double parse_ms(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+	return strcmp(end, "ms") == 0 ? v : v * 1000;
+}
+
+static void *map_touch(size_t n)
+{
+	char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		perror("memhog: mmap");
+		exit(100);
+	}
+	for (size_t i = 0; i < n; i += 4096)
+		p[i] = 1;
+	return p;
+}
+
+int main(int argc, char **argv)
+{
+	void *blocks[256];
+	size_t sizes[256];
+	int nb = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *arg = i + 1 < argc ? argv[i + 1] : "";
+		if (a[0] == '+' && nb < 256) {
+			sizes[nb] = parse_size_arg(a + 1);
+			blocks[nb] = map_touch(sizes[nb]);
+			nb++;
+		} else if (strcmp(a, "-") == 0 && nb > 0) {
+			nb--;
+			munmap(blocks[nb], sizes[nb]);
+		} else if (strcmp(a, "spike") == 0) {
+			size_t n = parse_size_arg(arg);
+			munmap(map_touch(n), n);
+			i++;
+		} else if (strcmp(a, "sleep") == 0) {
+			sleep_ms(parse_ms(arg));
+			i++;
+		} else if (strcmp(a, "touch") == 0) {
+			int fd = open(arg, O_WRONLY | O_CREAT, 0644);
+			if (fd >= 0)
+				close(fd);
+			i++;
+		} else if (strcmp(a, "await") == 0) {
+			struct stat sb;
+			while (stat(arg, &sb) < 0)
+				sleep_ms(5);
+			i++;
+		} else if (strcmp(a, "exit") == 0) {
+			exit(atoi(arg));
+		} else if (strcmp(a, "raise") == 0) {
+			raise(atoi(arg));
+			i++;
+		} else if (strcmp(a, "fork") == 0) {
+			if (fork() < 0)
+				perror("memhog: fork");
+		} else {
+			fprintf(stderr, "memhog: unknown step '%s'\n", a);
+			return 99;
+		}
+	}
+	return 0;
+}
