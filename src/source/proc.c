@@ -153,16 +153,13 @@ int proc_cmdline_join(const char *buf, size_t len, char *out, size_t n)
 		len--;
 	if (len > 0)
 		args = 1;
-	for (size_t i = 0; i < len && o + 1 < n; i++) {
+	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)buf[i];
-		if (c == '\0') {
-			out[o++] = ' ';
+		if (c == '\0')
 			args++;
-		} else if (c < 0x20 || c == 0x7f) {
-			out[o++] = '?';
-		} else {
-			out[o++] = (char)c;
-		}
+		if (o + 1 >= n)
+			continue;
+		out[o++] = c == '\0' ? ' ' : (c < 0x20 || c == 0x7f) ? '?' : (char)c;
 	}
 	out[o] = '\0';
 	return args;

@@ -1,0 +1,154 @@
+/* Parsers of /proc files, on bytes captured from a real machine (tests/fixtures/proc). */
+#include "testutil.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "source/proc.h"
+
+static void test_status_weird_name(void **state)
+{
+	(void)state;
+	size_t len;
+	char *buf = fixture("tests/fixtures/proc/status-weird-name.txt", &len);
+	struct proc_status st;
+	assert_int_equal(proc_status_parse(buf, len, &st), 0);
+	assert_string_equal(st.name, "my (weird) hog)");
+	assert_int_equal(st.ppid, 6555);
+	/* VmRSS:    22716 kB etc., as captured */
+	assert_true(st.rss > 20 * 1024 * 1024);
+	assert_true(st.hwm >= st.rss);
+	assert_true(st.anon + st.file + st.shmem == st.rss);
+	assert_int_equal(st.threads, 1);
+	free(buf);
+}
+
+static void test_status_exact_values(void **state)
+{
+	(void)state;
+	static const char text[] =
+		"Name:\tx\nUmask:\t0022\nState:\tR (running)\nPPid:\t77\n"
+		"VmPeak:\t    3060 kB\nVmHWM:\t    1704 kB\nVmRSS:\t    1700 kB\n"
+		"RssAnon:\t     112 kB\nRssFile:\t    1588 kB\nRssShmem:\t       0 kB\n"
+		"VmSwap:\t       8 kB\nThreads:\t4\n";
+	struct proc_status st;
+	assert_int_equal(proc_status_parse(text, strlen(text), &st), 0);
+	assert_int_equal(st.hwm, 1704 * 1024);
+	assert_int_equal(st.rss, 1700 * 1024);
+	assert_int_equal(st.anon, 112 * 1024);
+	assert_int_equal(st.file, 1588 * 1024);
+	assert_int_equal(st.shmem, 0);
+	assert_int_equal(st.swap, 8 * 1024);
+	assert_int_equal(st.threads, 4);
+	assert_int_equal(st.ppid, 77);
+}
+
+static void test_status_zombie_and_kthread(void **state)
+{
+	(void)state;
+	size_t len;
+	struct proc_status st;
+	char *buf = fixture("tests/fixtures/proc/status-zombie.txt", &len);
+	assert_int_equal(proc_status_parse(buf, len, &st), -ENODATA);
+	free(buf);
+	buf = fixture("tests/fixtures/proc/status-kthread.txt", &len);
+	assert_int_equal(proc_status_parse(buf, len, &st), -ENODATA);
+	free(buf);
+}
+
+static void test_status_malformed(void **state)
+{
+	(void)state;
+	struct proc_status st;
+	static const char bad_unit[] = "Name:\tx\nPPid:\t1\nThreads:\t1\nVmHWM:\t1 MB\nVmRSS:\t1 kB\n";
+	assert_int_equal(proc_status_parse(bad_unit, strlen(bad_unit), &st), -EINVAL);
+	static const char missing_rss[] = "Name:\tx\nPPid:\t1\nThreads:\t1\nVmHWM:\t1 kB\n"
+					  "RssAnon:\t1 kB\nRssFile:\t0 kB\nRssShmem:\t0 kB\n";
+	assert_int_equal(proc_status_parse(missing_rss, strlen(missing_rss), &st), -EINVAL);
+	static const char overflow[] = "Name:\tx\nPPid:\t1\nThreads:\t1\nVmHWM:\t99999999999999999999 kB\n";
+	assert_int_equal(proc_status_parse(overflow, strlen(overflow), &st), -EINVAL);
+	assert_int_equal(proc_status_parse("", 0, &st), -EINVAL);
+	/* Truncated in the middle of the file: required lines missing. */
+	size_t len;
+	char *buf = fixture("tests/fixtures/proc/status-weird-name.txt", &len);
+	assert_int_equal(proc_status_parse(buf, 40, &st), -EINVAL);
+	free(buf);
+}
+
+static void test_stat_weird_name(void **state)
+{
+	(void)state;
+	size_t len;
+	char *buf = fixture("tests/fixtures/proc/stat-weird-name.txt", &len);
+	struct proc_stat st;
+	assert_int_equal(proc_stat_parse(buf, len, &st), 0);
+	assert_string_equal(st.comm, "my (weird) hog)");
+	assert_int_equal(st.state, 'S');
+	assert_int_equal(st.ppid, 6555);
+	assert_true(st.starttime == 61522);
+	free(buf);
+}
+
+static void test_stat_malformed(void **state)
+{
+	(void)state;
+	struct proc_stat st;
+	static const char noparen[] = "12 x S 1 1 1";
+	assert_int_equal(proc_stat_parse(noparen, strlen(noparen), &st), -EINVAL);
+	static const char shortline[] = "12 (x) S 1 1 1";
+	assert_int_equal(proc_stat_parse(shortline, strlen(shortline), &st), -EINVAL);
+	static const char badppid[] = "12 (x) S z 1 1 0 -1 0 0 0 0 0 0 0 0 0 0 0 0 1 0";
+	assert_int_equal(proc_stat_parse(badppid, strlen(badppid), &st), -EINVAL);
+}
+
+static void test_cmdline(void **state)
+{
+	(void)state;
+	size_t len;
+	char out[256];
+	char *buf = fixture("tests/fixtures/proc/cmdline-weird-name.bin", &len);
+	assert_int_equal(proc_cmdline_join(buf, len, out, sizeof(out)), 4);
+	assert_string_equal(out, "/tmp/my (weird) hog) x +20M sleep 3s");
+	static const char ctl[] = "a\nb\0c";
+	assert_int_equal(proc_cmdline_join(ctl, sizeof(ctl), out, sizeof(out)), 2);
+	assert_string_equal(out, "a?b c");
+	assert_int_equal(proc_cmdline_join("", 0, out, sizeof(out)), 0);
+	assert_string_equal(out, "");
+	/* truncation keeps the buffer terminated */
+	assert_int_equal(proc_cmdline_join(buf, len, out, 8), 4);
+	assert_string_equal(out, "/tmp/my");
+	free(buf);
+}
+
+static void test_meminfo(void **state)
+{
+	(void)state;
+	size_t len;
+	char *buf = fixture("tests/fixtures/proc/meminfo.txt", &len);
+	struct meminfo mi;
+	assert_int_equal(meminfo_parse(buf, len, &mi), 0);
+	assert_true(mi.total > 1024ULL * 1024 * 1024);
+	assert_true(mi.available > 0 && mi.available <= mi.total);
+	free(buf);
+	static const char only_total[] = "MemTotal:       24522232 kB\n";
+	assert_int_equal(meminfo_parse(only_total, strlen(only_total), &mi), -EINVAL);
+	static const char exact[] = "MemTotal: 2048 kB\nMemFree: 1 kB\nMemAvailable: 1024 kB\n";
+	assert_int_equal(meminfo_parse(exact, strlen(exact), &mi), 0);
+	assert_int_equal(mi.total, 2048 * 1024);
+	assert_int_equal(mi.available, 1024 * 1024);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_status_weird_name),
+		cmocka_unit_test(test_status_exact_values),
+		cmocka_unit_test(test_status_zombie_and_kthread),
+		cmocka_unit_test(test_status_malformed),
+		cmocka_unit_test(test_stat_weird_name),
+		cmocka_unit_test(test_stat_malformed),
+		cmocka_unit_test(test_cmdline),
+		cmocka_unit_test(test_meminfo),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,37 @@
+/* Shared by the unit tests: cmocka headers in the order they need, and fixture loading.
+ * Fixtures are read relative to the repository root (tests run from there). */
+#ifndef RSW_TESTUTIL_H
+#define RSW_TESTUTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Reads a whole fixture file; fails the test when it is missing. */
+static inline char *fixture(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		fail_msg("missing fixture %s", path);
+	char *buf = NULL;
+	size_t cap = 0, n = 0, r;
+	do {
+		if (n + 4096 > cap) {
+			cap = cap ? cap * 2 : 8192;
+			buf = realloc(buf, cap + 1);
+		}
+		r = fread(buf + n, 1, cap - n, f);
+		n += r;
+	} while (r > 0);
+	fclose(f);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+#endif
