@@ -3,9 +3,9 @@
 #include "base/clock.h"
 #include "base/parse.h"
 #include "base/util.h"
+#include "record/sampler.h"
 #include "record/target.h"
 #include "render/live.h"
-#include "source/proc.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -26,12 +26,12 @@ struct recorder {
 	struct store *st;
 	struct run *run;
 	int sigfd, timerfd;
-	struct proc_reader proc;
-	struct rfile meminfo;
+	struct sampler sampler;
 	int64_t start_mono;
 	int64_t last_flush;
 	unsigned every, since_live;
 	enum stop_reason stop;
+	int sampler_open;	/* sampler needs closing */
 	int store_error;	/* the last flush error, reported once */
 	struct buf line;
 };
@@ -58,26 +58,12 @@ static void flush(struct recorder *rc)
 /* Takes one sample. Returns 0, or -ESRCH when the target is gone. */
 static int take_sample(struct recorder *rc)
 {
-	struct proc_status ps;
-	struct meminfo mi = { 0, 0 };
+	struct sample s;
 	int64_t now = mono_ns();
-	int e = proc_reader_read(&rc->proc, &ps);
+	int e = sampler_read(&rc->sampler, &s);
 	if (e < 0)
 		return e;
-	if (rfile_read(&rc->meminfo) == 0)
-		meminfo_parse(rc->meminfo.buf, rc->meminfo.len, &mi);
-
-	struct sample s;
-	memset(&s, 0, sizeof(s));
 	s.elapsed_ns = now - rc->start_mono;
-	s.rss = ps.rss;
-	s.hwm = ps.hwm;
-	s.anon = ps.anon;
-	s.file = ps.file;
-	s.shmem = ps.shmem;
-	s.swap = ps.swap;
-	s.threads = ps.threads;
-	s.mem_available = mi.available;
 
 	struct run *r = rc->run;
 	int64_t t = r->started_at + s.elapsed_ns;
@@ -149,12 +135,10 @@ static void handle_signal(struct recorder *rc)
 
 static int setup(struct recorder *rc)
 {
-	int e = proc_reader_open(&rc->proc, rc->target->pid);
+	int e = sampler_open(&rc->sampler, rc->target->pid);
 	if (e < 0)
-		return e == -ENOENT ? -ESRCH : e;
-	rc->meminfo = (struct rfile)RFILE_INIT;
-	if ((e = rfile_open(&rc->meminfo, "/proc/meminfo")) < 0)
 		return e;
+	rc->sampler_open = 1;
 	rc->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (rc->timerfd < 0)
 		return -errno;
@@ -191,7 +175,6 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	rc.run = run;
 	rc.sigfd = sigfd;
 	rc.timerfd = -1;
-	rc.proc.status = (struct rfile)RFILE_INIT;
 	rc.start_mono = mono_ns();
 	rc.last_flush = rc.start_mono;
 	rc.every = opts->every;
@@ -250,8 +233,8 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		e = fe;
 	if (rc.timerfd >= 0)
 		close(rc.timerfd);
-	proc_reader_close(&rc.proc);
-	rfile_close(&rc.meminfo);
+	if (rc.sampler_open)
+		sampler_close(&rc.sampler);
 	buf_release(&rc.line);
 	return e;
 }
