@@ -6,14 +6,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char *cur_root;
+
+void sysroot_set(const char *r)
+{
+	cur_root = r ? r : "";
+}
+
 const char *sysroot(void)
 {
-	static const char *root;
-	if (!root) {
+	if (!cur_root) {
 		const char *env = getenv("RSSWATCH_SYSROOT");
-		root = env ? env : "";
+		cur_root = env ? env : "";
 	}
-	return root;
+	return cur_root;
 }
 
 int sysroot_path(char *out, size_t n, const char *fmt, ...)

@@ -8,6 +8,9 @@
 #include <stddef.h>
 
 const char *sysroot(void);
+/* Replaces the root (NULL means the real machine), for tests that use several fixture
+ * trees in one process. The string must outlive its use; not thread-safe. */
+void sysroot_set(const char *root);
 /* Writes root + the formatted path into out. Returns 0, or -ENAMETOOLONG. */
 int sysroot_path(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
