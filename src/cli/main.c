@@ -12,6 +12,7 @@ int cmd_ls(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
+int cmd_gpus(int argc, char **argv);
 
 const struct verb verbs[] = {
 	{ "record", cmd_record, "record the memory of a process over time" },
@@ -19,6 +20,7 @@ const struct verb verbs[] = {
 	{ "show", cmd_show, "summary and chart of one run" },
 	{ "export", cmd_export, "write a run's samples as CSV or JSON lines" },
 	{ "rm", cmd_rm, "delete runs" },
+	{ "gpus", cmd_gpus, "list GPUs and the processes using their memory" },
 	{ NULL, NULL, NULL },
 };
 
