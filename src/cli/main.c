@@ -13,6 +13,7 @@ const struct verb verbs[] = {
 	{ "show", cmd_show, "summary and chart of one run" },
 	{ "export", cmd_export, "write a run's samples as CSV or JSON lines" },
 	{ "rm", cmd_rm, "delete runs" },
+	{ "gpus", cmd_gpus, "list GPUs and the processes using their memory" },
 	{ NULL, NULL, NULL },
 };
 

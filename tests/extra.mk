@@ -1,0 +1,21 @@
+# Fake NVML libraries (tests/fake/fake_nvml.c), one per driver variant, each named
+# libnvidia-ml.so.1 in its own folder as the real one is. Point RSSWATCH_NVML_LIB at one.
+FAKE_NVML := $(BUILD)/fake/libnvidia-ml.so.1 $(BUILD)/fake/noproc/libnvidia-ml.so.1 \
+	$(BUILD)/fake/old/libnvidia-ml.so.1 $(BUILD)/fake/nomem/libnvidia-ml.so.1
+TEST_EXTRA += $(FAKE_NVML)
+
+fake_nvml_cmd = @mkdir -p $(@D) && echo "  FAKE    $@" && \
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 $(1) -o $@ $<
+
+$(BUILD)/fake/libnvidia-ml.so.1: tests/fake/fake_nvml.c
+	$(call fake_nvml_cmd,)
+$(BUILD)/fake/noproc/libnvidia-ml.so.1: tests/fake/fake_nvml.c
+	$(call fake_nvml_cmd,-DFAKE_NO_PROCESS_QUERY)
+$(BUILD)/fake/old/libnvidia-ml.so.1: tests/fake/fake_nvml.c
+	$(call fake_nvml_cmd,-DFAKE_OLD_DRIVER)
+$(BUILD)/fake/nomem/libnvidia-ml.so.1: tests/fake/fake_nvml.c
+	$(call fake_nvml_cmd,-DFAKE_NO_MEMORY_QUERY)
+
+# The GPU unit test and benchmark load the fakes at run time.
+$(BUILD)/tests/test_nvml: | $(FAKE_NVML)
+$(BUILD)/bench/bench_nvml: | $(FAKE_NVML)
