@@ -125,25 +125,26 @@ static __inline__ int rsw_page_put_mark(struct rsw_page *pg, int64_t realtime_ns
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	__atomic_store_n(&m->realtime_ns, realtime_ns, __ATOMIC_RELAXED);
 	memcpy(m->label, label, len);
-	memset(m->label + len, 0, RSW_PAGE_LABEL_SIZE - len);
+	m->label[len] = '\0';	/* what follows it is never read */
 	__atomic_store_n(&m->seq, mine + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
 /* A counter name: 1..RSW_PAGE_NAME_SIZE-1 bytes of [A-Za-z0-9_.:-], so that it can be
  * a CSV column, a JSON key or part of a Prometheus metric name without escaping.
- * Returns its length, 0 when it is not a valid name, or -1 when it is too long. */
+ * Returns its length, 0 when it is not a valid name, or -1 when it is too long.
+ * On the library's hot path: one table lookup per byte. */
 static __inline__ int rsw_page_name_len(const char *s)
 {
+	/* Bit c of this set: byte c may appear in a name. */
+	static const uint32_t allowed[4] = { 0, 0x07ff6000u, 0x87fffffeu, 0x07fffffeu };
 	int n;
 
 	for (n = 0; s[n]; n++) {
-		char c = s[n];
+		unsigned char c = (unsigned char)s[n];
 		if (n >= RSW_PAGE_NAME_SIZE - 1)
 			return -1;
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-				(c >= '0' && c <= '9') || c == '_' || c == '.' || c == ':' ||
-				c == '-'))
+		if (c >= 128 || !((allowed[c >> 5] >> (c & 31)) & 1))
 			return 0;
 	}
 	return n;
@@ -153,10 +154,8 @@ static __inline__ int rsw_page_name_len(const char *s)
  * back to the start of a UTF-8 sequence so that a truncated label stays valid text. */
 static __inline__ size_t rsw_page_label_len(const char *label)
 {
-	size_t n = 0;
+	size_t n = strnlen(label, RSW_PAGE_LABEL_SIZE - 1);
 
-	while (n < RSW_PAGE_LABEL_SIZE - 1 && label[n])
-		n++;
 	if (n == RSW_PAGE_LABEL_SIZE - 1 && label[n])
 		while (n > 0 && ((unsigned char)label[n] & 0xC0) == 0x80)
 			n--;

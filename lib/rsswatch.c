@@ -194,15 +194,19 @@ int rsw_init(void)
 	return ready();
 }
 
-/* FNV-1a: spreads names over the table so that a lookup usually probes one slot. */
+/* Where the probe for a name of n bytes starts. It looks at the length and at most
+ * eight bytes, so it costs the same for every name: names that collide here are told
+ * apart by the probe's comparisons, and 64 slots need no better spread than this. */
 static unsigned hash_name(const char *s, int n)
 {
-	unsigned h = 2166136261u;
+	unsigned h = (unsigned)n * 0x9e3779b1u;
 	int i;
 
-	for (i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 16777619u;
-	return h;
+	for (i = 0; i < 4 && i < n; i++) {
+		h = (h ^ (unsigned char)s[i]) * 0x01000193u;
+		h = (h ^ (unsigned char)s[n - 1 - i]) * 0x01000193u;
+	}
+	return h ^ (h >> 16);
 }
 
 /* Finds the slot of name, claiming a free one when the name is new. Slots are claimed
