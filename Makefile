@@ -127,7 +127,7 @@ install: all
 	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/librsswatch.a
 	install -m 644 include/rsswatch.h $(DESTDIR)$(PREFIX)/include/rsswatch.h
 	install -m 644 man/rsswatch.1 $(DESTDIR)$(PREFIX)/share/man/man1/rsswatch.1
-	sed -e 's|@PREFIX@|$(PREFIX)|g' rsswatch.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/rsswatch.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' rsswatch.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/rsswatch.pc
 
 clean:
 	rm -rf build build-san build-fuzz
