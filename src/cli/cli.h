@@ -28,6 +28,7 @@ int cmd_show(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
+int cmd_mark(int argc, char **argv);
 
 /* All verbs, in the order `rsswatch --help` lists them; NULL-terminated. */
 extern const struct verb verbs[];

@@ -17,19 +17,112 @@ static const char usage_text[] =
 	"Writes one row per sample of RUN (default: the last): time (ISO 8601 UTC),\n"
 	"elapsed_s, rss_bytes, hwm_bytes, anon_bytes, file_bytes, shmem_bytes, swap_bytes,\n"
 	"threads, mem_available_bytes, and pss_bytes, uss_bytes, cgroup_bytes, gpu_bytes\n"
-	"where they were sampled.\n"
+	"where they were sampled, gpuN_bytes per GPU, and counter.NAME for each counter\n"
+	"the application published through librsswatch (its latest value at that time).\n"
 	"\n"
 	"  -f, --format F   csv or jsonl\n"
 	"  -o, --output F   write to file F instead of standard output\n"
 	"      --db PATH    the run database\n";
+
+/* A stream of (time, column, value) rows read ahead of the samples: counters and per-GPU
+ * figures are stored when read (counters when they change), and each sample row shows
+ * the latest value at or before its time. */
+struct side_row {
+	int64_t t;
+	size_t col;
+	long long v;
+};
+
+struct side {
+	char **names;		/* column names */
+	size_t ncols;
+	struct side_row *rows;
+	size_t n, next;
+	long long *cur;		/* latest value per column */
+	char *seen;		/* column has a value yet */
+};
 
 struct exporter {
 	FILE *out;
 	int jsonl;
 	int64_t started_at;
 	unsigned have;		/* optional columns present in this run */
+	struct side counters, gpus;
 	struct buf line;
 };
+
+static size_t side_col(struct side *sd, const char *name)
+{
+	for (size_t i = 0; i < sd->ncols; i++)
+		if (strcmp(sd->names[i], name) == 0)
+			return i;
+	sd->names = xrealloc(sd->names, (sd->ncols + 1) * sizeof(*sd->names));
+	sd->names[sd->ncols] = xstrdup(name);
+	return sd->ncols++;
+}
+
+static void side_add(struct side *sd, int64_t t, const char *name, long long v)
+{
+	sd->rows = xrealloc(sd->rows, (sd->n + 1) * sizeof(*sd->rows));
+	sd->rows[sd->n].t = t;
+	sd->rows[sd->n].col = side_col(sd, name);
+	sd->rows[sd->n].v = v;
+	sd->n++;
+}
+
+static int counter_row(void *ctx, int64_t t, const char *name, long long v)
+{
+	char col[64];
+	snprintf(col, sizeof(col), "counter.%s", name);
+	side_add(ctx, t, col, v);
+	return 0;
+}
+
+static int gpu_row(void *ctx, int64_t t, const struct gpu_figures *g)
+{
+	char col[32];
+	if (!g->target_known)
+		return 0;
+	snprintf(col, sizeof(col), "gpu%u_bytes", g->device);
+	side_add(ctx, t, col, (long long)g->target_bytes);
+	return 0;
+}
+
+static void side_ready(struct side *sd)
+{
+	sd->cur = xcalloc(sd->ncols, sizeof(*sd->cur));
+	sd->seen = xcalloc(sd->ncols, 1);
+}
+
+static void side_release(struct side *sd)
+{
+	for (size_t i = 0; i < sd->ncols; i++)
+		free(sd->names[i]);
+	free(sd->names);
+	free(sd->rows);
+	free(sd->cur);
+	free(sd->seen);
+}
+
+static void put_field(struct exporter *ex, const char *name, const char *value, int first);
+
+/* Appends the side's columns, as of time t. */
+static void side_fields(struct exporter *ex, struct side *sd, int64_t t)
+{
+	char v[32];
+	while (sd->next < sd->n && sd->rows[sd->next].t <= t) {
+		sd->cur[sd->rows[sd->next].col] = sd->rows[sd->next].v;
+		sd->seen[sd->rows[sd->next].col] = 1;
+		sd->next++;
+	}
+	for (size_t i = 0; i < sd->ncols; i++) {
+		if (sd->seen[i])
+			snprintf(v, sizeof(v), "%lld", sd->cur[i]);
+		else
+			strlcpy_rsw(v, ex->jsonl ? "null" : "", sizeof(v));
+		put_field(ex, sd->names[i], v, 0);
+	}
+}
 
 static const struct {
 	unsigned flag;
@@ -86,6 +179,8 @@ static int write_row(void *ctx, const struct sample *s)
 			strlcpy_rsw(v, ex->jsonl ? "null" : "", sizeof(v));
 		put_field(ex, optional_cols[i].name, v, 0);
 	}
+	side_fields(ex, &ex->gpus, s->elapsed_ns);
+	side_fields(ex, &ex->counters, s->elapsed_ns);
 	buf_puts(&ex->line, ex->jsonl ? "}\n" : "\n");
 	return fputs(buf_str(&ex->line), ex->out) < 0 ? -EIO : 0;
 }
@@ -132,12 +227,16 @@ int cmd_export(int argc, char **argv)
 	ex.jsonl = format[0] == 'j';
 	if ((ret = cli_resolve_run(st, ref, &id)) != 0)
 		goto out;
-	if (store_get_run(st, id, &r) < 0 || store_each_sample(st, id, scan_have, &ex.have) < 0) {
+	if (store_get_run(st, id, &r) < 0 || store_each_sample(st, id, scan_have, &ex.have) < 0 ||
+	    store_each_counter(st, id, counter_row, &ex.counters) < 0 ||
+	    store_each_gpu(st, id, gpu_row, &ex.gpus) < 0) {
 		cli_error("cannot read run %lld: %s", (long long)id, store_errmsg(st));
 		ret = EXIT_FAIL;
 		goto out;
 	}
 	ex.started_at = r.started_at;
+	side_ready(&ex.counters);
+	side_ready(&ex.gpus);
 	ex.out = output ? fopen(output, "w") : stdout;
 	if (!ex.out) {
 		cli_error("cannot write %s: %s", output, errstr(errno));
@@ -150,6 +249,10 @@ int cmd_export(int argc, char **argv)
 		for (size_t i = 0; i < ARRAY_SIZE(optional_cols); i++)
 			if (ex.have & optional_cols[i].flag)
 				fprintf(ex.out, ",%s", optional_cols[i].name);
+		for (size_t i = 0; i < ex.gpus.ncols; i++)
+			fprintf(ex.out, ",%s", ex.gpus.names[i]);
+		for (size_t i = 0; i < ex.counters.ncols; i++)
+			fprintf(ex.out, ",%s", ex.counters.names[i]);
 		fputc('\n', ex.out);
 	}
 	int e = store_each_sample(st, id, write_row, &ex);
@@ -163,6 +266,8 @@ int cmd_export(int argc, char **argv)
 		ret = EXIT_FAIL;
 	}
 out:
+	side_release(&ex.counters);
+	side_release(&ex.gpus);
 	buf_release(&ex.line);
 	run_release(&r);
 	store_close(st);

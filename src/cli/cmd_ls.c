@@ -96,21 +96,29 @@ int cmd_ls(int argc, char **argv)
 		}
 		buf_puts(&b, n ? "\n]\n" : "]\n");
 	} else if (n) {
-		buf_printf(&b, "%5s  %-16s  %-20s  %-30s  %9s  %10s  %s\n", "ID", "STARTED", "LABEL",
-			   "TARGET", "DURATION", "PEAK", "OUTCOME");
+		/* The GPU column only when some run listed has GPU figures. */
+		int gpu = 0;
+		for (size_t i = 0; i < n; i++)
+			gpu |= runs[i].peak_gpu >= 0;
+		buf_printf(&b, "%5s  %-16s  %-20s  %-30s  %9s  %10s  %s%s\n", "ID", "STARTED", "LABEL",
+			   "TARGET", "DURATION", "PEAK", gpu ? "  GPU PEAK  " : "", "OUTCOME");
 		for (size_t i = 0; i < n; i++) {
 			const struct run *r = &runs[i];
-			char when[32], label[32], target[40], dur[32], peak[32];
+			char when[32], label[32], target[40], dur[32], peak[32], gpeak[32];
 			int64_t end = r->ended_at ? r->ended_at : r->last_at ? r->last_at : r->started_at;
 			struct buf out = { 0 };
 			outcome_words(&out, r);
 			cut(label, sizeof(label), r->label, 20);
 			cut(target, sizeof(target), r->target, 30);
-			buf_printf(&b, "%5lld  %-16s  %-20s  %-30s  %9s  %10s  %s\n", (long long)r->id,
+			gpeak[0] = '\0';
+			if (gpu)
+				snprintf(gpeak, sizeof(gpeak), "%10s  ", r->peak_gpu >= 0 ?
+					 fmt_bytes(peak, sizeof(peak), (uint64_t)r->peak_gpu) : "-");
+			buf_printf(&b, "%5lld  %-16s  %-20s  %-30s  %9s  %10s  %s%s\n", (long long)r->id,
 				   fmt_datetime(when, sizeof(when), r->started_at), label, target,
 				   fmt_duration(dur, sizeof(dur), end - r->started_at),
 				   r->samples ? fmt_bytes(peak, sizeof(peak), r->peak_rss) : "-",
-				   buf_str(&out));
+				   gpeak, buf_str(&out));
 			buf_release(&out);
 		}
 	}

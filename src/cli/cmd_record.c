@@ -9,6 +9,7 @@
 #include "record/recorder.h"
 #include "record/target.h"
 #include "render/summary.h"
+#include "source/nvml.h"
 #include "source/proc.h"
 #include "store/store.h"
 
@@ -39,6 +40,10 @@ static const char usage_text[] =
 	"  -d, --duration DUR     stop recording after DUR\n"
 	"  -l, --label TEXT       a label stored with the run\n"
 	"  -q, --quiet            no live lines\n"
+	"  -v, --verbose          say which optional sources (GPU, ...) are not available\n"
+	"      --no-gpu           do not record GPU memory even where NVML is present\n"
+	"      --gpu-interval DUR read GPU figures at most this often (default: the\n"
+	"                         interval, but no faster than every 100ms)\n"
 	"      --every N          a live line every N samples (default: about one a second)\n"
 	"      --db PATH          the run database (default: $RSSWATCH_DB, else\n"
 	"                         $XDG_STATE_HOME/rsswatch/rsswatch.db, else\n"
@@ -62,9 +67,13 @@ struct record_args {
 	const char *label;
 	const char *db;
 	char **command;
+	int verbose;
+	int no_gpu;
+	int64_t gpu_interval_ns;
 };
 
-enum { OPT_DB = CLI_OPT_DB, OPT_NEWEST, OPT_OLDEST, OPT_WAIT, OPT_EVERY };
+enum { OPT_DB = CLI_OPT_DB, OPT_NEWEST, OPT_OLDEST, OPT_WAIT, OPT_EVERY, OPT_NO_GPU,
+       OPT_GPU_INTERVAL };
 
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
@@ -75,6 +84,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "label", required_argument, NULL, 'l' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
+		{ "gpu-interval", required_argument, NULL, OPT_GPU_INTERVAL },
 		{ "every", required_argument, NULL, OPT_EVERY },
 		{ "newest", no_argument, NULL, OPT_NEWEST },
 		{ "oldest", no_argument, NULL, OPT_OLDEST },
@@ -87,7 +99,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	uint64_t u;
 	a->opts.interval_ns = NS_PER_S;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:p:n:i:d:l:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:n:i:d:l:qvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p': a->pid_arg = optarg; break;
 		case 'n': a->pattern = optarg; break;
@@ -102,6 +114,13 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case 'l': a->label = optarg; break;
 		case 'q': a->opts.quiet = 1; break;
+		case 'v': a->verbose = 1; break;
+		case OPT_NO_GPU: a->no_gpu = 1; break;
+		case OPT_GPU_INTERVAL:
+			if (parse_duration_ns(optarg, &a->gpu_interval_ns) < 0 ||
+			    a->gpu_interval_ns < NS_PER_MS || a->gpu_interval_ns > 3600 * NS_PER_S)
+				return cli_usage("record", "invalid GPU interval '%s': give 1ms..1h", optarg);
+			break;
 		case OPT_EVERY:
 			if (parse_u64(optarg, &u) < 0 || u == 0 || u > 1000000000)
 				return cli_usage("record", "invalid --every '%s': give a number of samples >= 1", optarg);
@@ -281,6 +300,29 @@ static void fill_run(struct run *r, const struct record_args *a, const struct re
 	r->boot_id = xstrdup(boot);
 }
 
+/* GPU figures where an NVIDIA driver is present; without one nothing changes (one line
+ * with --verbose). GPU queries are slow next to /proc reads: no faster than 100ms
+ * unless asked. */
+static void open_gpu(struct record_args *a)
+{
+	char why[256];
+	if (a->no_gpu)
+		return;
+	if (nvml_open(&a->opts.nvml, why, sizeof(why)) < 0) {
+		a->opts.nvml = NULL;
+		if (a->verbose)
+			fprintf(stderr, "rsswatch: no GPU figures: %s\n", why);
+		return;
+	}
+	a->opts.gpu_interval_ns = a->gpu_interval_ns;
+	if (!a->opts.gpu_interval_ns)
+		a->opts.gpu_interval_ns = a->opts.interval_ns > 100 * NS_PER_MS ? a->opts.interval_ns
+										   : 100 * NS_PER_MS;
+	if (a->verbose)
+		fprintf(stderr, "rsswatch: GPU figures from %d device(s), every %lldms\n",
+			nvml_device_count(a->opts.nvml), (long long)(a->opts.gpu_interval_ns / NS_PER_MS));
+}
+
 /* The highest sampled RSS of the run, to tell whether the peak came from VmHWM. */
 static int max_rss_cb(void *ctx, const struct sample *s)
 {
@@ -372,6 +414,7 @@ int cmd_record(int argc, char **argv)
 			fmt_duration(iv, sizeof(iv), a.opts.interval_ns), (long long)run.id, dbpath);
 	}
 
+	open_gpu(&a);
 	int e = record(&a.opts, &t, sigfd, st, &run);
 	if (e < 0)
 		cli_error("recording of pid %d ended early: %s", (int)t.pid, errstr(e));
@@ -393,6 +436,7 @@ int cmd_record(int argc, char **argv)
 	}
 out:
 	run_release(&run);
+	nvml_close(a.opts.nvml);
 	if (t.pidfd >= 0)
 		close(t.pidfd);
 	if (sigfd >= 0)

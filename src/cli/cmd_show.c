@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static const char usage_text[] =
@@ -24,9 +25,78 @@ static const char usage_text[] =
 
 struct points {
 	struct tchart_point *p;
+	uint64_t *gpu;		/* per point; meaningful when have_gpu */
 	size_t n, cap;
 	uint64_t max_rss;
+	int have_gpu;
 };
+
+struct counter_stat {
+	char name[48];
+	long long max, last;
+};
+
+struct counters {
+	struct counter_stat *c;
+	size_t n;
+};
+
+static int counter_cb(void *ctx, int64_t elapsed, const char *name, long long value)
+{
+	struct counters *cs = ctx;
+	(void)elapsed;
+	size_t i;
+	for (i = 0; i < cs->n; i++)
+		if (strcmp(cs->c[i].name, name) == 0)
+			break;
+	if (i == cs->n) {
+		cs->c = xrealloc(cs->c, (cs->n + 1) * sizeof(*cs->c));
+		strlcpy_rsw(cs->c[i].name, name, sizeof(cs->c[i].name));
+		cs->c[i].max = value;
+		cs->n++;
+	}
+	if (value > cs->c[i].max)
+		cs->c[i].max = value;
+	cs->c[i].last = value;
+	return 0;
+}
+
+/* The index of the last point at or before elapsed t (0 when none is). */
+static size_t point_at(const struct points *pts, int64_t t)
+{
+	size_t lo = 0, hi = pts->n;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (pts->p[mid].t <= t)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The memory at each stage: RSS (and GPU) at every mark, and the change since the
+ * previous mark (or since the start for the first). */
+static void marks_table(struct buf *b, const struct run *r, const struct mark *m, size_t nm,
+			const struct points *pts)
+{
+	char t[32], v[32], d[32];
+	buf_printf(b, "\nmarks%*s%10s %11s%s\n", 17, "", "RSS", "change", pts->have_gpu ? "        GPU" : "");
+	uint64_t prev = pts->n ? pts->p[0].v : 0;
+	for (size_t i = 0; i < nm; i++) {
+		buf_printf(b, "  +%-9s", fmt_duration(t, sizeof(t), m[i].t - r->started_at));
+		if (pts->n) {
+			size_t k = point_at(pts, m[i].t - r->started_at);
+			uint64_t rss = pts->p[k].v;
+			fmt_bytes(d, sizeof(d), rss > prev ? rss - prev : prev - rss);
+			buf_printf(b, " %10s %s%10s", fmt_bytes(v, sizeof(v), rss), rss >= prev ? "+" : "-", d);
+			if (pts->have_gpu)
+				buf_printf(b, " %10s", fmt_bytes(v, sizeof(v), pts->gpu[k]));
+			prev = rss;
+		}
+		buf_printf(b, "  %s\n", m[i].label);
+	}
+}
 
 static int collect(void *ctx, const struct sample *s)
 {
@@ -34,9 +104,13 @@ static int collect(void *ctx, const struct sample *s)
 	if (pts->n == pts->cap) {
 		pts->cap = pts->cap ? pts->cap * 2 : 1024;
 		pts->p = xrealloc(pts->p, pts->cap * sizeof(*pts->p));
+		pts->gpu = xrealloc(pts->gpu, pts->cap * sizeof(*pts->gpu));
 	}
 	pts->p[pts->n].t = s->elapsed_ns;
 	pts->p[pts->n].v = s->rss;
+	pts->gpu[pts->n] = s->gpu;
+	if (s->have & SAMPLE_GPU)
+		pts->have_gpu = 1;
 	pts->n++;
 	if (s->rss > pts->max_rss)
 		pts->max_rss = s->rss;
@@ -102,12 +176,14 @@ int cmd_show(int argc, char **argv)
 	struct mark *marks = NULL;
 	struct event *events = NULL;
 	size_t nm = 0, ne = 0;
-	struct points pts = { NULL, 0, 0, 0 };
+	struct points pts = { NULL, NULL, 0, 0, 0, 0 };
+	struct counters cs = { NULL, 0 };
 	struct buf b = { 0 };
 	if ((ret = cli_resolve_run(st, ref, &id)) != 0)
 		goto out_store;
 	if (store_get_run(st, id, &r) < 0 || store_marks(st, id, &marks, &nm) < 0 ||
-	    store_events(st, id, &events, &ne) < 0 || store_each_sample(st, id, collect, &pts) < 0) {
+	    store_events(st, id, &events, &ne) < 0 || store_each_sample(st, id, collect, &pts) < 0 ||
+	    store_each_counter(st, id, counter_cb, &cs) < 0) {
 		cli_error("cannot read run %lld: %s", (long long)id, store_errmsg(st));
 		ret = EXIT_FAIL;
 		goto out_store;
@@ -117,11 +193,12 @@ int cmd_show(int argc, char **argv)
 	} else {
 		summary_text(&b, &r, pts.max_rss);
 		char t[32], v[32];
-		if (nm) {
-			buf_puts(&b, "\nmarks\n");
-			for (size_t i = 0; i < nm; i++)
-				buf_printf(&b, "  +%-9s %s\n", fmt_duration(t, sizeof(t), marks[i].t - r.started_at),
-					   marks[i].label);
+		if (nm)
+			marks_table(&b, &r, marks, nm, &pts);
+		if (cs.n) {
+			buf_printf(&b, "\ncounters%*s%14s %14s\n", 24, "", "max", "last");
+			for (size_t i = 0; i < cs.n; i++)
+				buf_printf(&b, "  %-30s %14lld %14lld\n", cs.c[i].name, cs.c[i].max, cs.c[i].last);
 		}
 		if (ne) {
 			buf_puts(&b, "\nevents\n");
@@ -140,6 +217,8 @@ int cmd_show(int argc, char **argv)
 out_store:
 	buf_release(&b);
 	free(pts.p);
+	free(pts.gpu);
+	free(cs.c);
 	store_free_marks(marks, nm);
 	store_free_events(events, ne);
 	store_close(st);

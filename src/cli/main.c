@@ -12,6 +12,7 @@ const struct verb verbs[] = {
 	{ "ls", cmd_ls, "list recorded runs, newest first" },
 	{ "show", cmd_show, "summary and chart of one run" },
 	{ "export", cmd_export, "write a run's samples as CSV or JSON lines" },
+	{ "mark", cmd_mark, "add a stage mark to a running recording" },
 	{ "rm", cmd_rm, "delete runs" },
 	{ "gpus", cmd_gpus, "list GPUs and the processes using their memory" },
 	{ NULL, NULL, NULL },

@@ -2,21 +2,25 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/parse.h"
+#include "base/sysroot.h"
 #include "base/util.h"
 #include "record/sampler.h"
 #include "record/target.h"
 #include "render/live.h"
+#include "source/client.h"
 
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define FLUSH_EVERY_NS NS_PER_S
+#define CLIENT_COUNTERS_MAX 64
 
 enum stop_reason { RUNNING, TARGET_ENDED, SIGNALED, DURATION };
 
@@ -32,6 +36,11 @@ struct recorder {
 	unsigned every, since_live;
 	enum stop_reason stop;
 	int sampler_open;	/* sampler needs closing */
+	uid_t target_uid;
+	struct client_page *page;	/* the application's page, once found */
+	int64_t page_next_try;
+	struct client_counter counters[CLIENT_COUNTERS_MAX];	/* last stored values */
+	size_t ncounters;
 	int store_error;	/* the last flush error, reported once */
 	struct buf line;
 };
@@ -55,12 +64,53 @@ static void flush(struct recorder *rc)
 	rc->last_flush = mono_ns();
 }
 
+static void on_mark(void *ctx, long long realtime_ns, const char *label)
+{
+	struct recorder *rc = ctx;
+	store_add_mark(rc->st, rc->run->id, realtime_ns, label);
+}
+
+/* The application's own marks and counters (librsswatch), when it publishes them.
+ * The page may appear at any time: look for it every 100ms until found. */
+static void poll_client(struct recorder *rc, int64_t elapsed)
+{
+	if (!rc->page) {
+		if (elapsed < rc->page_next_try)
+			return;
+		rc->page_next_try = elapsed + 100 * NS_PER_MS;
+		if (client_page_open(rc->target->pid, rc->target_uid, &rc->page) < 0)
+			return;
+	}
+	int lost = client_page_drain_marks(rc->page, on_mark, rc);
+	if (lost > 0 && rc->opts->live)
+		fprintf(rc->opts->live, "rsswatch: %d marks of pid %d were lost (ring overrun)\n",
+			lost, (int)rc->target->pid);
+	struct client_counter c[CLIENT_COUNTERS_MAX];
+	size_t n = client_page_counters(rc->page, c, CLIENT_COUNTERS_MAX);
+	for (size_t i = 0; i < n; i++) {
+		/* Stored when a value changes; readers carry it forward. */
+		size_t k;
+		for (k = 0; k < rc->ncounters; k++)
+			if (strcmp(rc->counters[k].name, c[i].name) == 0)
+				break;
+		if (k < rc->ncounters && rc->counters[k].value == c[i].value)
+			continue;
+		if (k == rc->ncounters) {
+			if (k == CLIENT_COUNTERS_MAX)
+				continue;
+			rc->ncounters++;
+		}
+		rc->counters[k] = c[i];
+		store_add_counter(rc->st, rc->run->id, elapsed, c[i].name, c[i].value);
+	}
+}
+
 /* Takes one sample. Returns 0, or -ESRCH when the target is gone. */
 static int take_sample(struct recorder *rc)
 {
 	struct sample s;
 	int64_t now = mono_ns();
-	int e = sampler_read(&rc->sampler, &s);
+	int e = sampler_read(&rc->sampler, now, &s);
 	if (e < 0)
 		return e;
 	s.elapsed_ns = now - rc->start_mono;
@@ -72,6 +122,14 @@ static int take_sample(struct recorder *rc)
 		r->peak_rss = peak;
 		r->peak_rss_at = t;
 	}
+	if ((s.have & SAMPLE_GPU) && (int64_t)s.gpu > r->peak_gpu) {
+		r->peak_gpu = (int64_t)s.gpu;
+		r->peak_gpu_at = t;
+	}
+	if (rc->sampler.gpu_fresh)
+		for (size_t i = 0; i < rc->sampler.ngpus; i++)
+			store_add_gpu(rc->st, r->id, s.elapsed_ns, &rc->sampler.gpus[i]);
+	poll_client(rc, s.elapsed_ns);
 	r->samples++;
 	r->sum_rss += (double)s.rss;
 	r->last_rss = s.rss;
@@ -133,12 +191,24 @@ static void handle_signal(struct recorder *rc)
 	}
 }
 
+/* The owner of a process: the owner of its /proc directory (its effective uid). */
+static uid_t target_owner(pid_t pid)
+{
+	char path[64];
+	struct stat sb;
+	if (sysroot_path(path, sizeof(path), "/proc/%d", (int)pid) < 0 || stat(path, &sb) < 0)
+		return (uid_t)-1;
+	return sb.st_uid;
+}
+
 static int setup(struct recorder *rc)
 {
 	int e = sampler_open(&rc->sampler, rc->target->pid);
 	if (e < 0)
 		return e;
 	rc->sampler_open = 1;
+	if (rc->opts->nvml)
+		sampler_use_gpu(&rc->sampler, rc->opts->nvml, rc->opts->gpu_interval_ns);
 	rc->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (rc->timerfd < 0)
 		return -errno;
@@ -178,6 +248,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	rc.start_mono = mono_ns();
 	rc.last_flush = rc.start_mono;
 	rc.every = opts->every;
+	rc.target_uid = target_owner(target->pid);
 	if (!rc.every)
 		rc.every = opts->interval_ns >= NS_PER_S ? 1 : (unsigned)(NS_PER_S / opts->interval_ns);
 	rc.since_live = rc.every - 1;	/* the first sample gets a line */
@@ -222,6 +293,9 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 			rc.stop = DURATION;
 	}
 
+	/* Marks and counters written just before the target ended are still in its page. */
+	if (rc.page)
+		poll_client(&rc, mono_ns() - rc.start_mono);
 	if (rc.stop == SIGNALED || rc.stop == DURATION || (e < 0 && rc.stop == RUNNING)) {
 		strlcpy_rsw(run->outcome, OUTCOME_STOPPED, sizeof(run->outcome));
 		run->ended_at = real_ns();
@@ -235,6 +309,9 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		close(rc.timerfd);
 	if (rc.sampler_open)
 		sampler_close(&rc.sampler);
+	client_page_close(rc.page);
+	if (rc.stop == TARGET_ENDED)
+		client_page_remove_stale(target->pid);
 	buf_release(&rc.line);
 	return e;
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "source/nvml.h"
 #include "store/store.h"
 
 struct record_opts {
@@ -22,6 +23,8 @@ struct record_opts {
 	unsigned every;		/* a live line every N samples; 0: about one a second */
 	int quiet;		/* no live lines */
 	FILE *live;		/* where live lines go (stderr) */
+	struct nvml *nvml;	/* GPU figures from here, or NULL */
+	int64_t gpu_interval_ns;	/* read GPU figures at most this often */
 };
 
 /* The signals the recorder takes through its signalfd. Block them (and remember the

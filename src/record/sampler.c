@@ -5,6 +5,8 @@
 
 int sampler_open(struct sampler *s, pid_t pid)
 {
+	memset(s, 0, sizeof(*s));
+	s->pid = pid;
 	s->meminfo = (struct rfile)RFILE_INIT;
 	int e = proc_reader_open(&s->proc, pid);
 	if (e < 0)
@@ -16,7 +18,39 @@ int sampler_open(struct sampler *s, pid_t pid)
 	return 0;
 }
 
-int sampler_read(struct sampler *s, struct sample *out)
+void sampler_use_gpu(struct sampler *s, struct nvml *n, int64_t every_ns)
+{
+	s->nvml = n;
+	s->gpu_every_ns = every_ns;
+	s->gpu_next_ns = 0;
+}
+
+/* Reads the devices and the target's use of them. A failed read leaves the figures of
+ * the last good one. */
+static void read_gpus(struct sampler *s)
+{
+	struct gpu_device dev[SAMPLER_MAX_GPUS];
+	struct gpu_usage use;
+	int n = nvml_read_devices(s->nvml, dev, SAMPLER_MAX_GPUS);
+	if (n < 0 || nvml_read_usage(s->nvml, &s->pid, 1, &use) < 0)
+		return;
+	s->ngpus = 0;
+	for (int i = 0; i < n; i++) {
+		if (!dev[i].present || dev[i].err)
+			continue;
+		struct gpu_figures *g = &s->gpus[s->ngpus++];
+		g->device = dev[i].index;
+		g->used_bytes = dev[i].used;
+		g->total_bytes = dev[i].total;
+		g->target_known = !(use.unknown_mask & (1ULL << (dev[i].index % 64)));
+		g->target_bytes = dev[i].index < NVML_MAX_DEVICES ? use.per_device[dev[i].index] : 0;
+	}
+	s->gpu_have = use.known;
+	s->gpu_bytes = use.bytes;
+	s->gpu_fresh = 1;
+}
+
+int sampler_read(struct sampler *s, int64_t now, struct sample *out)
 {
 	struct proc_status ps;
 	struct meminfo mi = { 0, 0 };
@@ -34,6 +68,15 @@ int sampler_read(struct sampler *s, struct sample *out)
 	out->swap = ps.swap;
 	out->threads = ps.threads;
 	out->mem_available = mi.available;
+	s->gpu_fresh = 0;
+	if (s->nvml && now >= s->gpu_next_ns) {
+		read_gpus(s);
+		s->gpu_next_ns = now + s->gpu_every_ns;
+	}
+	if (s->gpu_have) {
+		out->have |= SAMPLE_GPU;
+		out->gpu = s->gpu_bytes;
+	}
 	return 0;
 }
 

@@ -8,18 +8,34 @@
 
 #include "base/rfile.h"
 #include "source/proc.h"
+#include "source/nvml.h"
 #include "store/model.h"
 
+#define SAMPLER_MAX_GPUS 16
+
+/* GPU figures are read at their own, slower pace (an NVML process query costs tens of
+ * microseconds per device): at most every gpu_every_ns; samples in between carry the
+ * last value. gpu_fresh says whether this sample read them anew. */
 struct sampler {
+	pid_t pid;
 	struct proc_reader proc;	/* /proc/PID/status */
 	struct rfile meminfo;		/* /proc/meminfo */
+	struct nvml *nvml;		/* NULL: no GPU figures */
+	int64_t gpu_every_ns, gpu_next_ns;
+	int gpu_have;			/* gpu_bytes is known */
+	uint64_t gpu_bytes;
+	struct gpu_figures gpus[SAMPLER_MAX_GPUS];
+	size_t ngpus;
+	int gpu_fresh;
 };
 
 /* Opens the target's files. Returns 0, -ESRCH when the process is gone, or -errno. */
 int sampler_open(struct sampler *s, pid_t pid);
-/* Fills out (all but elapsed_ns). Returns 0, -ESRCH when the target is gone (reaped or a
- * zombie), or another -errno. */
-int sampler_read(struct sampler *s, struct sample *out);
+/* Adds GPU figures from n (owned by the caller), read at most every every_ns. */
+void sampler_use_gpu(struct sampler *s, struct nvml *n, int64_t every_ns);
+/* Fills out (all but elapsed_ns) at monotonic time now. Returns 0, -ESRCH when the
+ * target is gone (reaped or a zombie), or another -errno. */
+int sampler_read(struct sampler *s, int64_t now, struct sample *out);
 void sampler_close(struct sampler *s);
 
 #endif

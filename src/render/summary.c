@@ -28,7 +28,9 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss)
 				   fmt_bytes(a, sizeof(a), max_sampled_rss));
 		buf_putc(b, '\n');
 		if (r->peak_gpu >= 0)
-			buf_printf(b, "gpu peak  %s\n", fmt_bytes(a, sizeof(a), (uint64_t)r->peak_gpu));
+			buf_printf(b, "gpu peak  %s at %s (+%s)\n", fmt_bytes(a, sizeof(a), (uint64_t)r->peak_gpu),
+				   fmt_hms(c, sizeof(c), r->peak_gpu_at),
+				   fmt_duration(d, sizeof(d), r->peak_gpu_at - r->started_at));
 		buf_printf(b, "mean      %s, last %s\n",
 			   fmt_bytes(a, sizeof(a), (uint64_t)run_mean_rss(r)),
 			   fmt_bytes(c, sizeof(c), r->last_rss));

@@ -26,6 +26,16 @@ struct sample {
 	uint64_t pss, uss, cgroup, gpu;
 };
 
+/* One GPU at one sample: the memory the target (or its tree) uses on it, when known,
+ * and the device's used and total memory. */
+struct gpu_figures {
+	unsigned device;
+	int target_known;
+	uint64_t target_bytes;
+	uint64_t used_bytes;
+	uint64_t total_bytes;
+};
+
 /* Outcomes, as stored and as printed by --json (DESIGN.md). */
 #define OUTCOME_RUNNING "running"
 #define OUTCOME_EXITED "exited"

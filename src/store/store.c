@@ -61,6 +61,14 @@ static const char *const migrations[] = {
 	"CREATE TABLE mark ("
 	"  run_id INTEGER NOT NULL, t INTEGER NOT NULL, label TEXT NOT NULL);"
 	"CREATE INDEX mark_run ON mark (run_id, t);",
+	/* 2: application counters (stored when they change) and per-device GPU figures */
+	"CREATE TABLE counter ("
+	"  run_id INTEGER NOT NULL, elapsed_ns INTEGER NOT NULL, name TEXT NOT NULL,"
+	"  value INTEGER NOT NULL, PRIMARY KEY (run_id, name, elapsed_ns)) WITHOUT ROWID;"
+	"CREATE TABLE gpu ("
+	"  run_id INTEGER NOT NULL, elapsed_ns INTEGER NOT NULL, device INTEGER NOT NULL,"
+	"  target_bytes INTEGER, used_bytes INTEGER NOT NULL, total_bytes INTEGER NOT NULL,"
+	"  PRIMARY KEY (run_id, elapsed_ns, device)) WITHOUT ROWID;",
 };
 #define SCHEMA_VERSION ((int)ARRAY_SIZE(migrations))
 
@@ -72,6 +80,23 @@ struct store {
 	struct sample *batch;
 	size_t nbatch, capbatch;
 	int64_t batch_run;
+	struct counter_row *counters;
+	size_t ncounters, capcounters;
+	struct gpu_row *gpus;
+	size_t ngpus, capgpus;
+	sqlite3_stmt *ins_counter, *ins_gpu;
+};
+
+/* Pending rows of the batch, beside the samples. */
+struct counter_row {
+	int64_t elapsed_ns;
+	char name[48];
+	long long value;
+};
+
+struct gpu_row {
+	int64_t elapsed_ns;
+	struct gpu_figures g;
 };
 
 static const char RUN_COLUMNS[] =
@@ -251,8 +276,12 @@ void store_close(struct store *st)
 	if (!st)
 		return;
 	sqlite3_finalize(st->ins_sample);
+	sqlite3_finalize(st->ins_counter);
+	sqlite3_finalize(st->ins_gpu);
 	sqlite3_close(st->db);
 	free(st->batch);
+	free(st->counters);
+	free(st->gpus);
 	free(st);
 }
 
@@ -310,7 +339,7 @@ int store_run_begin(struct store *st, struct run *r)
 
 int store_add_sample(struct store *st, int64_t run_id, const struct sample *smp)
 {
-	if (st->nbatch && st->batch_run != run_id)
+	if ((st->nbatch || st->ncounters || st->ngpus) && st->batch_run != run_id)
 		return -EINVAL;
 	if (st->nbatch == st->capbatch) {
 		st->capbatch = st->capbatch ? st->capbatch * 2 : 256;
@@ -318,6 +347,42 @@ int store_add_sample(struct store *st, int64_t run_id, const struct sample *smp)
 	}
 	st->batch[st->nbatch++] = *smp;
 	st->batch_run = run_id;
+	return 0;
+}
+
+/* Grows an array of rows by one and returns the new slot. */
+static void *grow(void *arr, size_t *n, size_t *cap, size_t size)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 64;
+		arr = xrealloc(arr, *cap * size);
+	}
+	(*n)++;
+	return arr;
+}
+
+int store_add_counter(struct store *st, int64_t run_id, int64_t elapsed_ns, const char *name,
+		      long long value)
+{
+	if ((st->nbatch || st->ncounters || st->ngpus) && st->batch_run != run_id)
+		return -EINVAL;
+	st->batch_run = run_id;
+	st->counters = grow(st->counters, &st->ncounters, &st->capcounters, sizeof(*st->counters));
+	struct counter_row *c = &st->counters[st->ncounters - 1];
+	c->elapsed_ns = elapsed_ns;
+	strlcpy_rsw(c->name, name, sizeof(c->name));
+	c->value = value;
+	return 0;
+}
+
+int store_add_gpu(struct store *st, int64_t run_id, int64_t elapsed_ns, const struct gpu_figures *g)
+{
+	if ((st->nbatch || st->ncounters || st->ngpus) && st->batch_run != run_id)
+		return -EINVAL;
+	st->batch_run = run_id;
+	st->gpus = grow(st->gpus, &st->ngpus, &st->capgpus, sizeof(*st->gpus));
+	st->gpus[st->ngpus - 1].elapsed_ns = elapsed_ns;
+	st->gpus[st->ngpus - 1].g = *g;
 	return 0;
 }
 
@@ -374,6 +439,37 @@ static int insert_batch(struct store *st)
 		if (sqlite3_step(s) != SQLITE_DONE)
 			return -EIO;
 	}
+	if (st->ncounters && !st->ins_counter &&
+	    prepare(st, "INSERT OR REPLACE INTO counter (run_id, elapsed_ns, name, value)"
+			" VALUES (?,?,?,?)", &st->ins_counter) < 0)
+		return -EIO;
+	for (size_t i = 0; i < st->ncounters; i++) {
+		s = st->ins_counter;
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, st->batch_run);
+		sqlite3_bind_int64(s, 2, st->counters[i].elapsed_ns);
+		sqlite3_bind_text(s, 3, st->counters[i].name, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 4, st->counters[i].value);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			return -EIO;
+	}
+	if (st->ngpus && !st->ins_gpu &&
+	    prepare(st, "INSERT OR REPLACE INTO gpu (run_id, elapsed_ns, device, target_bytes,"
+			" used_bytes, total_bytes) VALUES (?,?,?,?,?,?)", &st->ins_gpu) < 0)
+		return -EIO;
+	for (size_t i = 0; i < st->ngpus; i++) {
+		const struct gpu_row *g = &st->gpus[i];
+		s = st->ins_gpu;
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, st->batch_run);
+		sqlite3_bind_int64(s, 2, g->elapsed_ns);
+		sqlite3_bind_int64(s, 3, g->g.device);
+		bind_opt_i64(s, 4, (int64_t)g->g.target_bytes, g->g.target_known);
+		sqlite3_bind_int64(s, 5, (int64_t)g->g.used_bytes);
+		sqlite3_bind_int64(s, 6, (int64_t)g->g.total_bytes);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			return -EIO;
+	}
 	return 0;
 }
 
@@ -421,7 +517,7 @@ int store_flush(struct store *st, const struct run *r)
 		exec_sql(st->db, "ROLLBACK");
 		return -EIO;
 	}
-	st->nbatch = 0;
+	st->nbatch = st->ncounters = st->ngpus = 0;
 	return 0;
 }
 
@@ -643,6 +739,80 @@ int store_each_sample(struct store *st, int64_t id, store_sample_cb cb, void *ct
 	return ret;
 }
 
+int store_each_counter(struct store *st, int64_t id, store_counter_cb cb, void *ctx)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "SELECT elapsed_ns, name, value FROM counter WHERE run_id = ?"
+			" ORDER BY elapsed_ns, name", &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, id);
+	int rc, ret = 0;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const unsigned char *name = sqlite3_column_text(s, 1);
+		if ((ret = cb(ctx, sqlite3_column_int64(s, 0), name ? (const char *)name : "",
+			      sqlite3_column_int64(s, 2))) != 0)
+			break;
+	}
+	sqlite3_finalize(s);
+	if (ret == 0 && rc != SQLITE_DONE)
+		return -EIO;
+	return ret;
+}
+
+int store_each_gpu(struct store *st, int64_t id, store_gpu_cb cb, void *ctx)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "SELECT elapsed_ns, device, target_bytes, used_bytes, total_bytes FROM gpu"
+			" WHERE run_id = ? ORDER BY elapsed_ns, device", &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, id);
+	int rc, ret = 0;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct gpu_figures g;
+		g.device = (unsigned)sqlite3_column_int64(s, 1);
+		g.target_known = sqlite3_column_type(s, 2) != SQLITE_NULL;
+		g.target_bytes = (uint64_t)sqlite3_column_int64(s, 2);
+		g.used_bytes = (uint64_t)sqlite3_column_int64(s, 3);
+		g.total_bytes = (uint64_t)sqlite3_column_int64(s, 4);
+		if ((ret = cb(ctx, sqlite3_column_int64(s, 0), &g)) != 0)
+			break;
+	}
+	sqlite3_finalize(s);
+	if (ret == 0 && rc != SQLITE_DONE)
+		return -EIO;
+	return ret;
+}
+
+int store_counter_names(struct store *st, int64_t id, char ***out, size_t *n)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "SELECT DISTINCT name FROM counter WHERE run_id = ? ORDER BY name", &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, id);
+	char **names = NULL;
+	size_t cnt = 0;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		names = xrealloc(names, (cnt + 1) * sizeof(*names));
+		names[cnt++] = col_text(s, 0);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		store_free_names(names, cnt);
+		return -EIO;
+	}
+	*out = names;
+	*n = cnt;
+	return 0;
+}
+
+void store_free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
 int store_events(struct store *st, int64_t id, struct event **out, size_t *n)
 {
 	sqlite3_stmt *s;
@@ -720,7 +890,7 @@ int store_delete_run(struct store *st, int64_t id)
 	run_release(&r);
 	if (busy)
 		return -EBUSY;
-	static const char *const tables[] = { "sample", "event", "mark", "run" };
+	static const char *const tables[] = { "sample", "event", "mark", "counter", "gpu", "run" };
 	if (exec_sql(st->db, "BEGIN IMMEDIATE") < 0)
 		return -EIO;
 	for (size_t i = 0; i < ARRAY_SIZE(tables); i++) {

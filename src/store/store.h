@@ -37,6 +37,11 @@ const char *store_errmsg(struct store *st);
 int store_run_begin(struct store *st, struct run *r);
 /* Appends one sample to the open batch (starting a transaction when none is open). */
 int store_add_sample(struct store *st, int64_t run_id, const struct sample *s);
+/* An application counter's value at a sample (stored when it changes). */
+int store_add_counter(struct store *st, int64_t run_id, int64_t elapsed_ns, const char *name,
+		      long long value);
+/* One GPU's figures at a sample. */
+int store_add_gpu(struct store *st, int64_t run_id, int64_t elapsed_ns, const struct gpu_figures *g);
 int store_add_event(struct store *st, int64_t run_id, int64_t t, const char *kind, pid_t pid,
 		    const char *detail);
 int store_add_mark(struct store *st, int64_t run_id, int64_t t, const char *label);
@@ -61,6 +66,17 @@ typedef int (*store_sample_cb)(void *ctx, const struct sample *s);
 /* Calls cb for each sample of the run in time order; stops early when cb returns
  * non-zero (that value is returned). */
 int store_each_sample(struct store *st, int64_t id, store_sample_cb cb, void *ctx);
+
+typedef int (*store_counter_cb)(void *ctx, int64_t elapsed_ns, const char *name, long long value);
+/* Calls cb for each stored counter value in time order (values are stored when they
+ * change: a counter keeps its value until its next row). */
+int store_each_counter(struct store *st, int64_t id, store_counter_cb cb, void *ctx);
+typedef int (*store_gpu_cb)(void *ctx, int64_t elapsed_ns, const struct gpu_figures *g);
+/* Calls cb for each stored GPU row (one per device per GPU reading), in time order. */
+int store_each_gpu(struct store *st, int64_t id, store_gpu_cb cb, void *ctx);
+/* The names of the run's counters, sorted. */
+int store_counter_names(struct store *st, int64_t id, char ***out, size_t *n);
+void store_free_names(char **names, size_t n);
 
 struct event {
 	int64_t t;
