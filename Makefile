@@ -133,3 +133,18 @@ clean:
 	rm -rf build build-san build-fuzz
 
 -include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(LIB_OBJ:.o=.d)
+
+# libFuzzer targets (clang): every parser, FUZZ_SECONDS each (default 20).
+FUZZ_SECONDS ?= 20
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
+FUZZ_CORE := $(filter src/base/% src/source/%,$(CORE_SRC))
+build-fuzz/%: tests/fuzz/%.c $(FUZZ_CORE)
+	@mkdir -p $(@D)
+	clang $(CPPFLAGS) -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< \
+		$(FUZZ_CORE) -ldl -lm
+fuzz: $(FUZZ_BIN)
+	@for f in $(FUZZ_BIN); do mkdir -p build-fuzz/corpus-$${f##*/}; \
+		echo "fuzzing $$f for $(FUZZ_SECONDS)s"; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=4096 build-fuzz/corpus-$${f##*/} \
+			tests/fixtures/proc 2>&1 | tail -n 3 || exit 1; done

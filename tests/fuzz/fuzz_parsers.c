@@ -1,0 +1,75 @@
+/* libFuzzer target over every parser of bytes from the kernel or the user. The first
+ * byte picks the parser; the rest is its input. Parsers must never read out of bounds,
+ * crash or hang, whatever the bytes (ASan and UBSan watch). Build and run: make fuzz. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/parse.h"
+#include "source/cgroup.h"
+#include "source/kmsg.h"
+#include "source/nvml.h"
+#include "source/proc.h"
+#include "source/psi.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	unsigned which = data[0];
+	const char *buf = (const char *)data + 1;
+	size_t len = size - 1;
+	/* A terminated copy for the parsers that take strings. */
+	char *str = malloc(len + 1);
+	if (!str)
+		return 0;
+	memcpy(str, buf, len);
+	str[len] = '\0';
+
+	union {
+		struct proc_status st;
+		struct proc_stat ps;
+		struct meminfo mi;
+		struct cg_mount mnt;
+		struct cg_events ev;
+		struct cg_oom_control oc;
+		struct cg_stat cs;
+		struct psi psi;
+		char line[256];
+		uint64_t u;
+		int64_t i;
+		pid_t pids[64];
+	} out;
+	size_t n;
+	struct kmsg_record *rec = malloc(sizeof(*rec));
+	struct kmsg_oom *oom = malloc(sizeof(*oom));
+
+	switch (which % 16) {
+	case 0: proc_status_parse(buf, len, &out.st); break;
+	case 1: proc_stat_parse(buf, len, &out.ps); break;
+	case 2: meminfo_parse(buf, len, &out.mi); break;
+	case 3: proc_cmdline_join(buf, len, out.line, sizeof(out.line)); break;
+	case 4: parse_duration_ns(str, &out.i); break;
+	case 5: parse_size(str, &out.u); break;
+	case 6: kv_find_u64(buf, len, "VmRSS:", &out.u); break;
+	case 7: cg_mountinfo_parse(buf, len, &out.mnt); break;
+	case 8: cg_proc_path_parse(buf, len, 1 + (len & 1), out.line, sizeof(out.line)); break;
+	case 9: cg_events_parse(buf, len, &out.ev); break;
+	case 10: cg_oom_control_parse(buf, len, &out.oc); break;
+	case 11: cg_stat_parse(buf, len, &out.cs); break;
+	case 12: cg_procs_parse(buf, len, out.pids, 64, &n); break;
+	case 13: psi_parse(buf, len, &out.psi); break;
+	case 14:
+		if (rec && kmsg_record_parse(buf, len, rec) == 0 && oom)
+			kmsg_oom_parse(rec->text, rec->text_len, oom);
+		break;
+	case 15: nspid_parse(buf, len, out.pids, 64); cg_limit_parse(buf, len, &out.u); break;
+	}
+	free(rec);
+	free(oom);
+	free(str);
+	return 0;
+}
