@@ -13,6 +13,9 @@ const struct verb verbs[] = {
 	{ "show", cmd_show, "summary and chart of one run" },
 	{ "export", cmd_export, "write a run's samples as CSV or JSON lines" },
 	{ "rm", cmd_rm, "delete runs" },
+	{ "plot", cmd_plot, "draw runs as an SVG chart" },
+	{ "report", cmd_report, "write one run as a self-contained HTML page" },
+	{ "compare", cmd_compare, "compare runs or groups of runs side by side" },
 	{ NULL, NULL, NULL },
 };
 
