@@ -43,6 +43,22 @@ static int collect(void *ctx, const struct sample *s)
 	return 0;
 }
 
+/* RSS at elapsed time e: the last sample at or before it. */
+static uint64_t rss_at(const struct points *pts, int64_t e)
+{
+	size_t lo = 0, hi = pts->n;
+	if (!pts->n)
+		return 0;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (pts->p[mid].t <= e)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return pts->p[lo].v;
+}
+
 static void show_json(struct buf *b, const struct run *r, const struct mark *m, size_t nm,
 		      const struct event *ev, size_t ne)
 {
@@ -120,7 +136,9 @@ int cmd_show(int argc, char **argv)
 		if (nm) {
 			buf_puts(&b, "\nmarks\n");
 			for (size_t i = 0; i < nm; i++)
-				buf_printf(&b, "  +%-9s %s\n", fmt_duration(t, sizeof(t), marks[i].t - r.started_at),
+				buf_printf(&b, "  %c +%-9s %10s  %s\n", tchart_mark_letter(i),
+					   fmt_duration(t, sizeof(t), marks[i].t - r.started_at),
+					   fmt_bytes(v, sizeof(v), rss_at(&pts, marks[i].t - r.started_at)),
 					   marks[i].label);
 		}
 		if (ne) {
@@ -130,9 +148,14 @@ int cmd_show(int argc, char **argv)
 					   events[i].kind, events[i].detail);
 		}
 		if (pts.n > 1) {
-			buf_printf(&b, "\nRSS over time (peak %s marked ^)\n", fmt_bytes(v, sizeof(v), pts.max_rss));
+			buf_printf(&b, "\nRSS over time (peak %s marked ^%s)\n", fmt_bytes(v, sizeof(v), pts.max_rss),
+				   nm ? ", marks by their letter" : "");
 			int64_t end = pts.p[pts.n - 1].t;
-			tchart_render(&b, pts.p, pts.n, end, terminal_width(STDOUT_FILENO), 8);
+			int64_t *mt = xcalloc(nm ? nm : 1, sizeof(*mt));
+			for (size_t i = 0; i < nm; i++)
+				mt[i] = marks[i].t - r.started_at;
+			tchart_render_marks(&b, pts.p, pts.n, end, terminal_width(STDOUT_FILENO), 8, mt, nm);
+			free(mt);
 		}
 	}
 	fputs(buf_str(&b), stdout);
