@@ -591,7 +591,10 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 		localtime_r(&sec, &tm);
 		off = (int64_t)tm.tm_gmtoff * NS;
 	}
+	/* the first multiple of the step at or after the start, also for negative times */
 	int64_t first = (c.t0 + off) / step_ns * step_ns;
+	if (first > c.t0 + off)
+		first -= step_ns;
 	if (first < c.t0 + off)
 		first += step_ns;
 	buf_puts(b, "<g class=\"axis-x\" text-anchor=\"middle\">\n");
