@@ -18,6 +18,7 @@ need_pkg libmicrohttpd-dev pkg-config --exists libmicrohttpd
 if [ "$want" = test ]; then
 	need_pkg libcmocka-dev pkg-config --exists cmocka
 	need_pkg sqlite3 command -v sqlite3
+	need_pkg chromium command -v chromium
 fi
 [ -z "$missing" ] && exit 0
 

@@ -29,6 +29,9 @@ int cmd_export(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
 int cmd_mark(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 /* All verbs, in the order `rsswatch --help` lists them; NULL-terminated. */
 extern const struct verb verbs[];

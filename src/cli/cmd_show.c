@@ -81,10 +81,10 @@ static void marks_table(struct buf *b, const struct run *r, const struct mark *m
 			const struct points *pts)
 {
 	char t[32], v[32], d[32];
-	buf_printf(b, "\nmarks%*s%10s %11s%s\n", 17, "", "RSS", "change", pts->have_gpu ? "        GPU" : "");
+	buf_printf(b, "\nmarks%*s%10s %11s%s\n", 19, "", "RSS", "change", pts->have_gpu ? "        GPU" : "");
 	uint64_t prev = pts->n ? pts->p[0].v : 0;
 	for (size_t i = 0; i < nm; i++) {
-		buf_printf(b, "  +%-9s", fmt_duration(t, sizeof(t), m[i].t - r->started_at));
+		buf_printf(b, "  %c +%-9s", tchart_mark_letter(i), fmt_duration(t, sizeof(t), m[i].t - r->started_at));
 		if (pts->n) {
 			size_t k = point_at(pts, m[i].t - r->started_at);
 			uint64_t rss = pts->p[k].v;
@@ -207,9 +207,14 @@ int cmd_show(int argc, char **argv)
 					   events[i].kind, events[i].detail);
 		}
 		if (pts.n > 1) {
-			buf_printf(&b, "\nRSS over time (peak %s marked ^)\n", fmt_bytes(v, sizeof(v), pts.max_rss));
+			buf_printf(&b, "\nRSS over time (peak %s marked ^%s)\n", fmt_bytes(v, sizeof(v), pts.max_rss),
+				   nm ? ", marks by their letter" : "");
 			int64_t end = pts.p[pts.n - 1].t;
-			tchart_render(&b, pts.p, pts.n, end, terminal_width(STDOUT_FILENO), 8);
+			int64_t *mt = xcalloc(nm ? nm : 1, sizeof(*mt));
+			for (size_t i = 0; i < nm; i++)
+				mt[i] = marks[i].t - r.started_at;
+			tchart_render_marks(&b, pts.p, pts.n, end, terminal_width(STDOUT_FILENO), 8, mt, nm);
+			free(mt);
 		}
 	}
 	fputs(buf_str(&b), stdout);

@@ -15,6 +15,9 @@ const struct verb verbs[] = {
 	{ "mark", cmd_mark, "add a stage mark to a running recording" },
 	{ "rm", cmd_rm, "delete runs" },
 	{ "gpus", cmd_gpus, "list GPUs and the processes using their memory" },
+	{ "plot", cmd_plot, "draw runs as an SVG chart" },
+	{ "report", cmd_report, "write one run as a self-contained HTML page" },
+	{ "compare", cmd_compare, "compare runs or groups of runs side by side" },
 	{ NULL, NULL, NULL },
 };
 

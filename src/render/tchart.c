@@ -27,8 +27,23 @@ int terminal_width(int fd)
 	return 80;
 }
 
+char tchart_mark_letter(size_t i)
+{
+	if (i < 26)
+		return (char)('A' + i);
+	if (i < 52)
+		return (char)('a' + (i - 26));
+	return '*';
+}
+
 void tchart_render(struct buf *b, const struct tchart_point *pts, size_t n, int64_t t_end,
 		   int width, int height)
+{
+	tchart_render_marks(b, pts, n, t_end, width, height, NULL, 0);
+}
+
+void tchart_render_marks(struct buf *b, const struct tchart_point *pts, size_t n, int64_t t_end,
+			 int width, int height, const int64_t *mark_t, size_t nmarks)
 {
 	enum { LABEL = 10 };	/* "1023.9 MiB" */
 	int cols = width - LABEL - 2;
@@ -105,6 +120,29 @@ void tchart_render(struct buf *b, const struct tchart_point *pts, size_t n, int6
 	if (peak_col < 2)
 		axis[peak_col] = '^';
 	buf_printf(b, "%*s  %s\n", LABEL, "", axis);
+	if (nmarks) {
+		/* One letter per mark at its column, or the nearest free one. */
+		memset(axis, ' ', (size_t)cols);
+		for (size_t i = 0; i < nmarks; i++) {
+			int64_t t = mark_t[i] < 0 ? 0 : mark_t[i] > t_end ? t_end : mark_t[i];
+			int mc = (int)((double)t / (double)t_end * (cols - 1) + 0.5);
+			for (int d = 0; d < cols; d++) {
+				if (mc + d < cols && axis[mc + d] == ' ') {
+					axis[mc + d] = tchart_mark_letter(i);
+					break;
+				}
+				if (mc - d >= 0 && axis[mc - d] == ' ') {
+					axis[mc - d] = tchart_mark_letter(i);
+					break;
+				}
+			}
+		}
+		int last = cols;
+		while (last > 0 && axis[last - 1] == ' ')
+			last--;
+		axis[last] = '\0';
+		buf_printf(b, "%*s  %s\n", LABEL, "marks", axis);
+	}
 	free(axis);
 	free(colmax);
 	free(filled);

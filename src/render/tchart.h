@@ -20,6 +20,15 @@ struct tchart_point {
 void tchart_render(struct buf *b, const struct tchart_point *pts, size_t n, int64_t t_end,
 		   int width, int height);
 
+/* The same with marks: a row under the time axis shows the letter of each mark
+ * (tchart_mark_letter) at its column (marks at times mark_t, nanoseconds from the
+ * start); a mark whose column is taken moves to the nearest free one. */
+void tchart_render_marks(struct buf *b, const struct tchart_point *pts, size_t n, int64_t t_end,
+			 int width, int height, const int64_t *mark_t, size_t nmarks);
+
+/* The letter of the i-th mark: A..Z, then a..z, then '*'. */
+char tchart_mark_letter(size_t i);
+
 /* The width of the terminal on fd, else $COLUMNS, else 80. */
 int terminal_width(int fd);
 

@@ -162,6 +162,33 @@ static void test_tchart_golden(void **state)
 	assert_int_equal(b.len, 0);
 }
 
+/* The same ramp with three marks, two of them close together: each letter lands in its
+ * column or the nearest free one, in a row under the time axis. */
+static void test_tchart_marks_golden(void **state)
+{
+	(void)state;
+	struct tchart_point pts[50];
+	for (int i = 0; i < 50; i++) {
+		pts[i].t = (int64_t)i * 1000000000LL;
+		pts[i].v = (uint64_t)(i <= 30 ? i : 60 - i) * 64 * MIB;
+	}
+	int64_t marks[] = { 0, 10 * 1000000000LL, 10 * 1000000000LL + 1, 49 * 1000000000LL };
+	struct buf b = { 0 };
+	tchart_render_marks(&b, pts, 50, 49 * 1000000000LL, 52, 4, marks, 4);
+	assert_golden("tests/fixtures/golden/tchart-marks.txt", buf_str(&b));
+	/* without marks: exactly the chart of tchart_render */
+	struct buf plain = { 0 };
+	buf_reset(&b);
+	tchart_render_marks(&b, pts, 50, 49 * 1000000000LL, 52, 4, NULL, 0);
+	tchart_render(&plain, pts, 50, 49 * 1000000000LL, 52, 4);
+	assert_string_equal(buf_str(&b), buf_str(&plain));
+	assert_int_equal(tchart_mark_letter(0), 'A');
+	assert_int_equal(tchart_mark_letter(26), 'a');
+	assert_int_equal(tchart_mark_letter(60), '*');
+	buf_release(&b);
+	buf_release(&plain);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -175,6 +202,7 @@ int main(void)
 		cmocka_unit_test(test_json_escape),
 		cmocka_unit_test(test_json_run),
 		cmocka_unit_test(test_tchart_golden),
+		cmocka_unit_test(test_tchart_marks_golden),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,4 +34,23 @@ static inline char *fixture(const char *path, size_t *len)
 	return buf;
 }
 
+/* Compares text against a golden file. With RSW_UPDATE_GOLDEN=1 in the environment the
+ * file is rewritten instead (review the diff before committing it). */
+static inline void assert_golden(const char *path, const char *text)
+{
+	const char *up = getenv("RSW_UPDATE_GOLDEN");
+	if (up && up[0] == '1') {
+		FILE *f = fopen(path, "wb");
+		if (!f)
+			fail_msg("cannot write %s", path);
+		fputs(text, f);
+		fclose(f);
+		return;
+	}
+	size_t len;
+	char *golden = fixture(path, &len);
+	assert_string_equal(text, golden);
+	free(golden);
+}
+
 #endif

@@ -1,0 +1,134 @@
+/* rsswatch compare: did memory change between runs, or between groups of repeated runs? */
+#include "base/buf.h"
+#include "base/util.h"
+#include "cli/cli.h"
+#include "cli/runload.h"
+#include "render/compare.h"
+#include "render/svg.h"
+#include "store/store.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+	"usage: rsswatch compare RUN RUN... [OPTIONS]\n"
+	"       rsswatch compare RUN,RUN,... RUN,RUN,... [OPTIONS]\n"
+	"\n"
+	"Compares runs side by side: peak, time to peak, mean, last, growth (the\n"
+	"least-squares slope of RSS) and RSS at each mark the runs share, with the\n"
+	"difference against the first. Arguments with commas are groups of repeated runs:\n"
+	"each group's mean and spread are shown, and a sentence says whether the difference\n"
+	"between the groups is larger than the spread within them.\n"
+	"\n"
+	"      --json          one JSON object for scripts\n"
+	"  -o, --output FILE   also draw the RSS of every run, overlaid, as an SVG file\n"
+	"      --align MARK    in that drawing, align the runs at the mark MARK\n"
+	"      --db PATH       the run database\n";
+
+int cmd_compare(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "align", required_argument, NULL, 'a' },
+		{ "db", required_argument, NULL, CLI_OPT_DB },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, json = 0;
+	const char *db = NULL, *out = NULL, *align = NULL;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = 1; break;
+		case 'o': out = optarg; break;
+		case 'a': align = optarg; break;
+		case CLI_OPT_DB: db = optarg; break;
+		case 'h': fputs(usage_text, stdout); return EXIT_OK;
+		case ':': return cli_usage("compare", "option '%s' needs a value", argv[optind - 1]);
+		default: return cli_usage("compare", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	size_t ng = (size_t)(argc - optind);
+	if (ng < 2)
+		return cli_usage("compare", "give at least two runs (or two groups of runs)");
+	if (align && !out)
+		return cli_usage("compare", "--align only applies to the drawing: add -o FILE.svg");
+	int grouped = 0;
+	size_t total = 0;
+	for (int i = optind; i < argc; i++) {
+		if (strchr(argv[i], ','))
+			grouped = 1;
+		total++;
+		for (const char *p = argv[i]; *p; p++)
+			if (*p == ',')
+				total++;
+	}
+
+	struct store *st;
+	int ret = cli_open_store(db, &st, 0);
+	if (ret)
+		return ret;
+	struct loaded_run *lr = xcalloc(total, sizeof(*lr));
+	struct cmp_run *cr = xcalloc(total, sizeof(*cr));
+	struct cmp_group *g = xcalloc(ng, sizeof(*g));
+	struct chart_run *chart = NULL;
+	struct buf b = { 0 };
+	size_t loaded = 0;
+	for (size_t i = 0; i < ng; i++) {
+		char *arg = xstrdup(argv[optind + (int)i]);
+		g[i].runs = &cr[loaded];
+		char *save = NULL;
+		for (char *ref = strtok_r(arg, ",", &save); ref; ref = strtok_r(NULL, ",", &save)) {
+			if ((ret = loaded_run_load(st, ref, &lr[loaded])) != 0) {
+				free(arg);
+				goto out;
+			}
+			cr[loaded].run = &lr[loaded].run;
+			cr[loaded].s = lr[loaded].s;
+			cr[loaded].n = lr[loaded].n;
+			cr[loaded].marks = lr[loaded].marks;
+			cr[loaded].nmarks = lr[loaded].nmarks;
+			loaded++;
+			g[i].n++;
+		}
+		free(arg);
+		if (g[i].n == 0) {
+			ret = cli_usage("compare", "empty group '%s'", argv[optind + (int)i]);
+			goto out;
+		}
+	}
+	if (out) {
+		chart = xcalloc(loaded, sizeof(*chart));
+		if ((ret = plot_prepare(lr, loaded, align, chart)) != 0)
+			goto out;
+		struct chart_opts o;
+		char xt[256];
+		memset(&o, 0, sizeof(o));
+		if (align) {
+			snprintf(xt, sizeof(xt), "time since mark \"%s\"", align);
+			o.x_title = xt;
+		}
+		svg_chart(&b, chart, loaded, &o, NULL);
+		if ((ret = write_output(out, &b)) != 0)
+			goto out;
+		buf_reset(&b);
+	}
+	if (json)
+		compare_json(&b, g, ng, grouped);
+	else
+		compare_text(&b, g, ng, grouped);
+	fputs(buf_str(&b), stdout);
+out:
+	for (size_t i = 0; i < loaded; i++)
+		loaded_run_release(&lr[i]);
+	free(lr);
+	free(cr);
+	free(g);
+	free(chart);
+	buf_release(&b);
+	store_close(st);
+	return ret;
+}

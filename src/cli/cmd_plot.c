@@ -1,0 +1,145 @@
+/* rsswatch plot: memory over time of one or more runs as an SVG file. */
+#include "base/buf.h"
+#include "base/parse.h"
+#include "base/util.h"
+#include "cli/cli.h"
+#include "cli/runload.h"
+#include "render/svg.h"
+#include "store/store.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+	"usage: rsswatch plot RUN... -o FILE.svg [OPTIONS]\n"
+	"\n"
+	"Draws memory over time as an SVG image. One run: RSS over its anon, file and\n"
+	"shmem parts, the high-water mark, PSS, cgroup and GPU memory when sampled, the\n"
+	"peak, marks and events. Several runs: one RSS line each, overlaid.\n"
+	"RUN is a run id or 'last' (the default).\n"
+	"\n"
+	"  -o, --output FILE    the SVG file to write ('-' for standard output)\n"
+	"      --align MARK     overlay runs aligned at the mark MARK (default: at their start)\n"
+	"      --time KIND      x axis: 'elapsed' (default) or 'wall' (local clock time)\n"
+	"      --title TEXT     a title above the chart\n"
+	"      --width PX       image width (default 960)\n"
+	"      --height PX      image height (default 440)\n"
+	"      --db PATH        the run database\n";
+
+int plot_prepare(struct loaded_run *lr, size_t n, const char *align, struct chart_run *cr)
+{
+	memset(cr, 0, n * sizeof(*cr));
+	for (size_t i = 0; i < n; i++) {
+		cr[i].run = &lr[i].run;
+		cr[i].s = lr[i].s;
+		cr[i].n = lr[i].n;
+		cr[i].marks = lr[i].marks;
+		cr[i].nmarks = lr[i].nmarks;
+		cr[i].events = lr[i].events;
+		cr[i].nevents = lr[i].nevents;
+		if (align) {
+			int64_t t = loaded_run_mark(&lr[i], align);
+			if (!t) {
+				cli_error("run %lld has no mark '%s'", (long long)lr[i].run.id, align);
+				return EXIT_FAIL;
+			}
+			cr[i].shift_ns = t - lr[i].run.started_at;
+		}
+	}
+	return 0;
+}
+
+static int parse_px(const char *s, int *out)
+{
+	uint64_t v;
+	if (parse_u64(s, &v) < 0 || v < 200 || v > 10000)
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
+}
+
+int cmd_plot(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "align", required_argument, NULL, 'a' },
+		{ "time", required_argument, NULL, 't' },
+		{ "title", required_argument, NULL, 'T' },
+		{ "width", required_argument, NULL, 'W' },
+		{ "height", required_argument, NULL, 'H' },
+		{ "db", required_argument, NULL, CLI_OPT_DB },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	const char *db = NULL, *out = NULL, *align = NULL;
+	struct chart_opts o;
+	memset(&o, 0, sizeof(o));
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'a': align = optarg; break;
+		case 'T': o.title = optarg; break;
+		case 't':
+			if (strcmp(optarg, "elapsed") == 0)
+				o.time = CHART_ELAPSED;
+			else if (strcmp(optarg, "wall") == 0)
+				o.time = CHART_WALL;
+			else
+				return cli_usage("plot", "--time takes 'elapsed' or 'wall', not '%s'", optarg);
+			break;
+		case 'W':
+			if (parse_px(optarg, &o.width) < 0)
+				return cli_usage("plot", "invalid width '%s' (200..10000)", optarg);
+			break;
+		case 'H':
+			if (parse_px(optarg, &o.height) < 0)
+				return cli_usage("plot", "invalid height '%s' (200..10000)", optarg);
+			break;
+		case CLI_OPT_DB: db = optarg; break;
+		case 'h': fputs(usage_text, stdout); return EXIT_OK;
+		case ':': return cli_usage("plot", "option '%s' needs a value", argv[optind - 1]);
+		default: return cli_usage("plot", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (!out)
+		return cli_usage("plot", "give the output file with -o FILE.svg");
+	if (align && o.time == CHART_WALL)
+		return cli_usage("plot", "--align and --time wall do not go together");
+	static char *last[] = { "last" };
+	char **refs = optind < argc ? argv + optind : last;
+	size_t n = optind < argc ? (size_t)(argc - optind) : 1;
+
+	struct store *st;
+	int ret = cli_open_store(db, &st, 0);
+	if (ret)
+		return ret;
+	struct loaded_run *lr = xcalloc(n, sizeof(*lr));
+	struct chart_run *cr = xcalloc(n, sizeof(*cr));
+	struct buf b = { 0 };
+	char xt[256];
+	size_t loaded = 0;
+	for (; loaded < n; loaded++)
+		if ((ret = loaded_run_load(st, refs[loaded], &lr[loaded])) != 0)
+			goto out;
+	if ((ret = plot_prepare(lr, n, align, cr)) != 0)
+		goto out;
+	if (align) {
+		snprintf(xt, sizeof(xt), "time since mark \"%s\"", align);
+		o.x_title = xt;
+	}
+	svg_chart(&b, cr, n, &o, NULL);
+	ret = write_output(out, &b);
+out:
+	for (size_t i = 0; i < loaded; i++)
+		loaded_run_release(&lr[i]);
+	free(lr);
+	free(cr);
+	buf_release(&b);
+	store_close(st);
+	return ret;
+}

@@ -1,0 +1,82 @@
+/* rsswatch report: one run as a self-contained HTML page. */
+#include "base/buf.h"
+#include "base/util.h"
+#include "cli/cli.h"
+#include "cli/runload.h"
+#include "render/html.h"
+#include "store/store.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+	"usage: rsswatch report [RUN] -o FILE.html [OPTIONS]\n"
+	"\n"
+	"Writes one run (default: the last) as a single HTML file to open in any browser\n"
+	"or attach to a ticket: the summary, a chart of memory over time (hover it to read\n"
+	"values), the marks with RSS at each and the change since the previous mark, the\n"
+	"events and the run's details. The file needs no network: styles, chart and script\n"
+	"are inline. RUN is a run id or 'last'.\n"
+	"\n"
+	"  -o, --output FILE  the HTML file to write ('-' for standard output)\n"
+	"      --time KIND    chart x axis: 'elapsed' (default) or 'wall' (local clock time)\n"
+	"      --db PATH      the run database\n";
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "time", required_argument, NULL, 't' },
+		{ "db", required_argument, NULL, CLI_OPT_DB },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	const char *db = NULL, *out = NULL;
+	struct chart_opts o;
+	memset(&o, 0, sizeof(o));
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 't':
+			if (strcmp(optarg, "elapsed") == 0)
+				o.time = CHART_ELAPSED;
+			else if (strcmp(optarg, "wall") == 0)
+				o.time = CHART_WALL;
+			else
+				return cli_usage("report", "--time takes 'elapsed' or 'wall', not '%s'", optarg);
+			break;
+		case CLI_OPT_DB: db = optarg; break;
+		case 'h': fputs(usage_text, stdout); return EXIT_OK;
+		case ':': return cli_usage("report", "option '%s' needs a value", argv[optind - 1]);
+		default: return cli_usage("report", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (!out)
+		return cli_usage("report", "give the output file with -o FILE.html");
+	if (argc - optind > 1)
+		return cli_usage("report", "give one RUN");
+	const char *ref = optind < argc ? argv[optind] : "last";
+
+	struct store *st;
+	int ret = cli_open_store(db, &st, 0);
+	if (ret)
+		return ret;
+	struct loaded_run lr;
+	struct chart_run cr;
+	struct buf b = { 0 };
+	if ((ret = loaded_run_load(st, ref, &lr)) != 0)
+		goto out_store;
+	if ((ret = plot_prepare(&lr, 1, NULL, &cr)) == 0) {
+		html_report(&b, &cr, &o, "rsswatch " RSSWATCH_VERSION);
+		ret = write_output(out, &b);
+	}
+	loaded_run_release(&lr);
+out_store:
+	buf_release(&b);
+	store_close(st);
+	return ret;
+}

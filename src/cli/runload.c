@@ -1,0 +1,85 @@
+#include "cli/runload.h"
+#include "base/buf.h"
+#include "base/util.h"
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int collect(void *ctx, const struct sample *s)
+{
+	struct loaded_run *lr = ctx;
+	if (lr->n == lr->cap) {
+		lr->cap = lr->cap ? lr->cap * 2 : 1024;
+		lr->s = xrealloc(lr->s, lr->cap * sizeof(*lr->s));
+	}
+	lr->s[lr->n++] = *s;
+	return 0;
+}
+
+int loaded_run_load(struct store *st, const char *ref, struct loaded_run *lr)
+{
+	int64_t id;
+	int ret = cli_resolve_run(st, ref, &id);
+	memset(lr, 0, sizeof(*lr));
+	if (ret)
+		return ret;
+	if (store_get_run(st, id, &lr->run) < 0) {
+		cli_error("cannot read run %lld: %s", (long long)id, store_errmsg(st));
+		return EXIT_FAIL;
+	}
+	if (store_each_sample(st, id, collect, lr) < 0 ||
+	    store_marks(st, id, &lr->marks, &lr->nmarks) < 0 ||
+	    store_events(st, id, &lr->events, &lr->nevents) < 0) {
+		cli_error("cannot read run %lld: %s", (long long)id, store_errmsg(st));
+		loaded_run_release(lr);
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+void loaded_run_release(struct loaded_run *lr)
+{
+	if (!lr)
+		return;
+	run_release(&lr->run);
+	free(lr->s);
+	store_free_marks(lr->marks, lr->nmarks);
+	store_free_events(lr->events, lr->nevents);
+	memset(lr, 0, sizeof(*lr));
+}
+
+int64_t loaded_run_mark(const struct loaded_run *lr, const char *label)
+{
+	for (size_t i = 0; i < lr->nmarks; i++)
+		if (strcmp(lr->marks[i].label, label) == 0)
+			return lr->marks[i].t;
+	return 0;
+}
+
+int write_output(const char *path, const struct buf *b)
+{
+	if (strcmp(path, "-") == 0) {
+		if (fwrite(buf_str(b), 1, b->len, stdout) != b->len || fflush(stdout) != 0) {
+			cli_error("cannot write to standard output: %s", errstr(errno));
+			return EXIT_FAIL;
+		}
+		return 0;
+	}
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		cli_error("cannot create %s: %s", path, errstr(errno));
+		return EXIT_FAIL;
+	}
+	size_t w = fwrite(buf_str(b), 1, b->len, f);
+	int e = ferror(f) ? errno : 0;
+	if (fclose(f) != 0 && !e)
+		e = errno;
+	if (w != b->len || e) {
+		cli_error("cannot write %s: %s", path, errstr(e ? e : EIO));
+		return EXIT_FAIL;
+	}
+	return 0;
+}

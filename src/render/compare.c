@@ -1,0 +1,559 @@
+#include "render/compare.h"
+#include "base/fmt.h"
+#include "base/util.h"
+#include "render/json.h"
+#include "render/xml.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIB (1024.0 * 1024.0)
+
+double cmp_slope(const struct sample *s, size_t n)
+{
+	if (n < 2)
+		return 0;
+	/* Centred sums keep the precision for long runs with large values. */
+	double mt = 0, mv = 0;
+	for (size_t i = 0; i < n; i++) {
+		mt += (double)s[i].elapsed_ns / 1e9;
+		mv += (double)s[i].rss;
+	}
+	mt /= (double)n;
+	mv /= (double)n;
+	double sxy = 0, sxx = 0;
+	for (size_t i = 0; i < n; i++) {
+		double dt = (double)s[i].elapsed_ns / 1e9 - mt;
+		sxy += dt * ((double)s[i].rss - mv);
+		sxx += dt * dt;
+	}
+	return sxx > 0 ? sxy / sxx : 0;
+}
+
+uint64_t cmp_rss_at(const struct sample *s, size_t n, int64_t e)
+{
+	if (n == 0)
+		return 0;
+	size_t lo = 0, hi = n;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (s[mid].elapsed_ns <= e)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return s[lo].rss;
+}
+
+enum cmp_verdict cmp_classify(double diff_pct, double spread_pct)
+{
+	double d = fabs(diff_pct);
+	if (spread_pct < 0)
+		return CMP_UNKNOWN_SPREAD;
+	if (d <= spread_pct || d < 0.1)
+		return CMP_NO_EVIDENCE;
+	if (d > 2 * spread_pct && d >= 1.0)
+		return CMP_CLEAR;
+	return CMP_UNCLEAR;
+}
+
+/* --- the figures --- */
+
+enum { M_PEAK, M_TTP, M_MEAN, M_LAST, M_SLOPE, M_FIXED };
+enum kind { K_BYTES, K_SECONDS, K_RATE };
+
+static const char *const m_names[M_FIXED] = { "peak", "time to peak", "mean", "last", "growth" };
+static const char *const m_keys[M_FIXED] = {
+	"peak_rss_bytes", "time_to_peak_s", "mean_rss_bytes", "last_rss_bytes", "growth_mib_per_s",
+};
+
+struct stat {
+	double mean, min, max, sd;
+};
+
+/* All figures of all runs: vals[run * nm + metric], runs in group order. */
+struct table {
+	size_t nm, nruns;
+	const char **shared;	/* mark labels every run has, in the first run's order */
+	size_t nshared;
+	double *vals;
+	struct stat *gstat;	/* [group * nm + metric] */
+};
+
+static enum kind m_kind(size_t m)
+{
+	return m == M_TTP ? K_SECONDS : m == M_SLOPE ? K_RATE : K_BYTES;
+}
+
+static const struct mark *find_mark(const struct cmp_run *r, const char *label)
+{
+	for (size_t i = 0; i < r->nmarks; i++)
+		if (strcmp(r->marks[i].label, label) == 0)
+			return &r->marks[i];
+	return NULL;
+}
+
+static const struct cmp_run *nth_run(const struct cmp_group *g, size_t ng, size_t k)
+{
+	for (size_t i = 0; i < ng; i++) {
+		if (k < g[i].n)
+			return &g[i].runs[k];
+		k -= g[i].n;
+	}
+	return NULL;
+}
+
+static void table_build(struct table *t, const struct cmp_group *g, size_t ng)
+{
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; i < ng; i++)
+		t->nruns += g[i].n;
+	const struct cmp_run *first = nth_run(g, ng, 0);
+	t->shared = xcalloc(first && first->nmarks ? first->nmarks : 1, sizeof(*t->shared));
+	for (size_t i = 0; first && i < first->nmarks; i++) {
+		const char *l = first->marks[i].label;
+		int ok = find_mark(first, l) == &first->marks[i];	/* first occurrence only */
+		for (size_t k = 1; ok && k < t->nruns; k++)
+			ok = find_mark(nth_run(g, ng, k), l) != NULL;
+		if (ok)
+			t->shared[t->nshared++] = l;
+	}
+	t->nm = M_FIXED + t->nshared;
+	t->vals = xcalloc(t->nruns * t->nm, sizeof(*t->vals));
+	for (size_t k = 0; k < t->nruns; k++) {
+		const struct cmp_run *r = nth_run(g, ng, k);
+		double *v = &t->vals[k * t->nm];
+		v[M_PEAK] = (double)r->run->peak_rss;
+		v[M_TTP] = r->run->peak_rss_at ? (double)(r->run->peak_rss_at - r->run->started_at) / 1e9 : 0;
+		double sum = 0;
+		for (size_t i = 0; i < r->n; i++)
+			sum += (double)r->s[i].rss;
+		v[M_MEAN] = r->n ? sum / (double)r->n : run_mean_rss(r->run);
+		v[M_LAST] = r->n ? (double)r->s[r->n - 1].rss : (double)r->run->last_rss;
+		v[M_SLOPE] = cmp_slope(r->s, r->n) / MIB;
+		for (size_t j = 0; j < t->nshared; j++) {
+			const struct mark *mk = find_mark(r, t->shared[j]);
+			v[M_FIXED + j] = (double)cmp_rss_at(r->s, r->n, mk->t - r->run->started_at);
+		}
+	}
+	t->gstat = xcalloc(ng * t->nm, sizeof(*t->gstat));
+	size_t k0 = 0;
+	for (size_t i = 0; i < ng; i++) {
+		for (size_t m = 0; m < t->nm; m++) {
+			struct stat *s = &t->gstat[i * t->nm + m];
+			double sum = 0;
+			for (size_t k = 0; k < g[i].n; k++) {
+				double x = t->vals[(k0 + k) * t->nm + m];
+				sum += x;
+				if (k == 0 || x < s->min)
+					s->min = x;
+				if (k == 0 || x > s->max)
+					s->max = x;
+			}
+			s->mean = g[i].n ? sum / (double)g[i].n : 0;
+			double ss = 0;
+			for (size_t k = 0; k < g[i].n; k++) {
+				double d = t->vals[(k0 + k) * t->nm + m] - s->mean;
+				ss += d * d;
+			}
+			s->sd = g[i].n > 1 ? sqrt(ss / (double)(g[i].n - 1)) : 0;
+		}
+		k0 += g[i].n;
+	}
+}
+
+static void table_free(struct table *t)
+{
+	free(t->shared);
+	free(t->vals);
+	free(t->gstat);
+}
+
+/* Half the range of a group as a percentage of its mean. */
+static double spread_pct(const struct stat *s)
+{
+	return s->mean != 0 ? (s->max - s->min) / 2 / fabs(s->mean) * 100 : 0;
+}
+
+static void fmt_rate(char *out, size_t n, double mib_s, int sign)
+{
+	double a = fabs(mib_s);
+	const char *sg = mib_s < 0 ? "-" : sign ? "+" : "";
+	if (a >= 10)
+		snprintf(out, n, "%s%.1f MiB/s", sg, a);
+	else if (a >= 0.1 || a == 0)
+		snprintf(out, n, "%s%.2f MiB/s", sg, a);
+	else
+		snprintf(out, n, "%s%.2g MiB/s", sg, a);
+}
+
+static void fmt_value(char *out, size_t n, size_t m, double v)
+{
+	char tmp[48];
+	switch (m_kind(m)) {
+	case K_SECONDS:
+		fmt_duration(out, n, (int64_t)(v * 1e9));
+		break;
+	case K_RATE:
+		fmt_rate(out, n, v, 0);
+		break;
+	default:
+		fmt_bytes(tmp, sizeof(tmp), v > 0 ? (uint64_t)llround(v) : 0);
+		strlcpy_rsw(out, tmp, n);
+	}
+}
+
+static void fmt_diff(char *out, size_t n, size_t m, double d, double base)
+{
+	char a[48];
+	const char *sg = d < 0 ? "-" : "+";
+	switch (m_kind(m)) {
+	case K_SECONDS:
+		fmt_duration(a, sizeof(a), (int64_t)(fabs(d) * 1e9));
+		break;
+	case K_RATE:
+		fmt_rate(a, sizeof(a), fabs(d), 0);
+		break;
+	default:
+		fmt_bytes(a, sizeof(a), (uint64_t)llround(fabs(d)));
+	}
+	if (m_kind(m) != K_RATE && base != 0)
+		snprintf(out, n, "%s%s (%+.1f%%)", sg, a, d / fabs(base) * 100);
+	else
+		snprintf(out, n, "%s%s", sg, a);
+}
+
+/* --- text --- */
+
+struct grid {
+	size_t rows, cols;
+	char **cell;	/* rows * cols, malloc'ed or NULL */
+};
+
+static void grid_set(struct grid *gr, size_t r, size_t c, const char *s)
+{
+	free(gr->cell[r * gr->cols + c]);
+	gr->cell[r * gr->cols + c] = xstrdup(s);
+}
+
+static void grid_print(struct buf *b, struct grid *gr)
+{
+	size_t *w = xcalloc(gr->cols, sizeof(*w));
+	for (size_t r = 0; r < gr->rows; r++)
+		for (size_t c = 0; c < gr->cols; c++) {
+			const char *s = gr->cell[r * gr->cols + c];
+			if (s && utf8_chars(s) > w[c])
+				w[c] = utf8_chars(s);
+		}
+	for (size_t r = 0; r < gr->rows; r++) {
+		struct buf line = { 0 };
+		for (size_t c = 0; c < gr->cols; c++) {
+			const char *s = gr->cell[r * gr->cols + c];
+			if (!s)
+				s = "";
+			buf_puts(&line, s);
+			if (c + 1 < gr->cols)
+				for (size_t k = utf8_chars(s); k < w[c] + 3; k++)
+					buf_putc(&line, ' ');
+		}
+		while (line.len && line.p[line.len - 1] == ' ')
+			line.p[--line.len] = '\0';
+		buf_puts(b, buf_str(&line));
+		buf_putc(b, '\n');
+		buf_release(&line);
+	}
+	for (size_t i = 0; i < gr->rows * gr->cols; i++)
+		free(gr->cell[i]);
+	free(gr->cell);
+	free(w);
+}
+
+/* A label for a column header: at most 22 characters (an ellipsis ends a longer one),
+ * control bytes dropped, never cut inside a UTF-8 sequence. */
+static void short_label(char *out, size_t n, const char *label)
+{
+	size_t k = 0, chars = 0;
+	const unsigned char *p = (const unsigned char *)label;
+	while (*p) {
+		size_t len = 1;
+		while ((p[len] & 0xc0) == 0x80 && len < 4)
+			len++;
+		if (*p < 0x20 || *p == 0x7f) {
+			p += len;
+			continue;
+		}
+		if (++chars > 22 || k + len + 4 > n) {
+			memcpy(out + k, "\xe2\x80\xa6", 3);
+			k += 3;
+			break;
+		}
+		memcpy(out + k, p, len);
+		k += len;
+		p += len;
+	}
+	out[k] = '\0';
+}
+
+static void side_name(char *out, size_t n, const struct cmp_group *g, size_t i, int grouped)
+{
+	if (grouped)
+		snprintf(out, n, "%c", (char)('A' + (i % 26)));
+	else
+		snprintf(out, n, "run %lld", (long long)g[i].runs[0].run->id);
+}
+
+/* The verdict sentence on the peak of side i against side 0. */
+static void verdict(struct buf *b, const struct table *t, const struct cmp_group *g, size_t i, int grouped)
+{
+	char a[32], z[32];
+	side_name(z, sizeof(z), g, 0, grouped);
+	side_name(a, sizeof(a), g, i, grouped);
+	const struct stat *s0 = &t->gstat[0 * t->nm + M_PEAK], *si = &t->gstat[i * t->nm + M_PEAK];
+	double d = s0->mean != 0 ? (si->mean - s0->mean) / s0->mean * 100 : 0;
+	double spread = -1;
+	if (grouped && g[0].n > 1 && g[i].n > 1) {
+		spread = spread_pct(s0);
+		if (spread_pct(si) > spread)
+			spread = spread_pct(si);
+	}
+	enum cmp_verdict v = cmp_classify(d, spread);
+	const char *dir = d >= 0 ? "higher" : "lower";
+	switch (v) {
+	case CMP_UNKNOWN_SPREAD:
+		if (fabs(d) < 0.1)
+			buf_printf(b, "%s's peak is the same as %s's (within 0.1%%)", a, z);
+		else
+			buf_printf(b, "%s's peak is %.1f%% %s than %s's", a, fabs(d), dir, z);
+		buf_puts(b, grouped ? "; a group of one run does not show the spread of repeated runs"
+				    : "; with one run each, the spread of repeated runs is unknown "
+				      "(compare groups of repeated runs: A1,A2,A3 B1,B2,B3)");
+		break;
+	case CMP_NO_EVIDENCE:
+		buf_printf(b, "the difference in peak between %s and %s (%.1f%%) is within the spread of "
+			      "repeated runs (\xc2\xb1%.1f%%): no evidence of a change", a, z, fabs(d), spread);
+		break;
+	case CMP_UNCLEAR:
+		buf_printf(b, "%s's peak is %.1f%% %s than %s's, outside the spread within each group "
+			      "(\xc2\xb1%.1f%%) but not by much: more runs would tell", a, fabs(d), dir, z, spread);
+		break;
+	case CMP_CLEAR:
+		buf_printf(b, "%s's peak is %.1f%% %s than %s's, well outside the spread within each group "
+			      "(\xc2\xb1%.1f%%)", a, fabs(d), dir, z, spread);
+		break;
+	}
+}
+
+void compare_text(struct buf *b, const struct cmp_group *g, size_t ng, int grouped)
+{
+	struct table t;
+	char v[64], d[96], h[64];
+	if (ng == 0)
+		return;
+	table_build(&t, g, ng);
+	struct grid gr;
+	gr.rows = 2 + t.nm;
+	gr.cols = 1 + 2 * ng - 1;
+	gr.cell = xcalloc(gr.rows * gr.cols, sizeof(*gr.cell));
+	for (size_t i = 0; i < ng; i++) {
+		size_t col = i == 0 ? 1 : 2 * i;
+		side_name(h, sizeof(h), g, i, grouped);
+		if (grouped) {
+			char n[96];
+			snprintf(n, sizeof(n), "%s (%zu run%s)", h, g[i].n, g[i].n == 1 ? "" : "s");
+			grid_set(&gr, 0, col, n);
+			grid_set(&gr, 1, col, "mean \xc2\xb1 spread");
+		} else {
+			grid_set(&gr, 0, col, h);
+			if (g[i].runs[0].run->label[0]) {
+				short_label(v, sizeof(v), g[i].runs[0].run->label);
+				snprintf(d, sizeof(d), "\"%s\"", v);
+				grid_set(&gr, 1, col, d);
+			}
+		}
+		if (i > 0) {
+			side_name(v, sizeof(v), g, 0, grouped);
+			snprintf(d, sizeof(d), "vs %s", v);
+			grid_set(&gr, 0, col + 1, d);
+		}
+	}
+	for (size_t m = 0; m < t.nm; m++) {
+		size_t row = 2 + m;
+		if (m < M_FIXED) {
+			grid_set(&gr, row, 0, m_names[m]);
+		} else {
+			short_label(v, sizeof(v), t.shared[m - M_FIXED]);
+			snprintf(d, sizeof(d), "at \"%s\"", v);
+			grid_set(&gr, row, 0, d);
+		}
+		for (size_t i = 0; i < ng; i++) {
+			size_t col = i == 0 ? 1 : 2 * i;
+			const struct stat *s = &t.gstat[i * t.nm + m];
+			fmt_value(v, sizeof(v), m, s->mean);
+			if (grouped && g[i].n > 1) {
+				snprintf(d, sizeof(d), "%s \xc2\xb1%.1f%%", v, spread_pct(s));
+				grid_set(&gr, row, col, d);
+			} else {
+				if (m == M_SLOPE)
+					fmt_rate(v, sizeof(v), s->mean, 1);
+				grid_set(&gr, row, col, v);
+			}
+			if (i > 0) {
+				const struct stat *s0 = &t.gstat[m];
+				fmt_diff(d, sizeof(d), m, s->mean - s0->mean, s0->mean);
+				grid_set(&gr, row, col + 1, d);
+			}
+		}
+	}
+	grid_print(b, &gr);
+	if (grouped) {
+		buf_putc(b, '\n');
+		for (size_t i = 0; i < ng; i++) {
+			side_name(h, sizeof(h), g, i, grouped);
+			buf_printf(b, "%s: run%s", h, g[i].n == 1 ? "" : "s");
+			for (size_t k = 0; k < g[i].n; k++)
+				buf_printf(b, "%s %lld", k ? "," : "", (long long)g[i].runs[k].run->id);
+			const struct stat *s = &t.gstat[i * t.nm + M_PEAK];
+			char lo[32], hi[32], sd[32];
+			fmt_bytes(lo, sizeof(lo), (uint64_t)s->min);
+			fmt_bytes(hi, sizeof(hi), (uint64_t)s->max);
+			fmt_bytes(sd, sizeof(sd), (uint64_t)s->sd);
+			if (g[i].n > 1)
+				buf_printf(b, "; peak %s..%s, stddev %s", lo, hi, sd);
+			buf_putc(b, '\n');
+		}
+	}
+	buf_putc(b, '\n');
+	for (size_t i = 1; i < ng; i++) {
+		verdict(b, &t, g, i, grouped);
+		buf_puts(b, ".\n");
+	}
+	table_free(&t);
+}
+
+/* --- JSON --- */
+
+static void json_num(struct buf *b, double v)
+{
+	if (!isfinite(v))
+		buf_puts(b, "null");
+	else if ((v == floor(v) || fabs(v) >= 1e6) && fabs(v) < 9e15)
+		buf_printf(b, "%.0f", v);	/* byte counts: whole bytes */
+	else
+		buf_printf(b, "%.6g", v);
+}
+
+static void json_key(struct buf *b, const struct table *t, size_t m)
+{
+	if (m < M_FIXED) {
+		json_str(b, m_keys[m]);
+	} else {
+		struct buf k = { 0 };
+		buf_puts(&k, "rss_bytes_at:");
+		buf_puts(&k, t->shared[m - M_FIXED]);
+		json_str(b, buf_str(&k));
+		buf_release(&k);
+	}
+}
+
+void compare_json(struct buf *b, const struct cmp_group *g, size_t ng, int grouped)
+{
+	struct table t;
+	char h[32];
+	table_build(&t, g, ng);
+	buf_puts(b, "{\"runs\":[");
+	size_t k = 0;
+	for (size_t i = 0; i < ng; i++)
+		for (size_t j = 0; j < g[i].n; j++, k++) {
+			const struct run *r = g[i].runs[j].run;
+			buf_printf(b, "%s{\"id\":%lld,\"label\":", k ? "," : "", (long long)r->id);
+			json_str(b, r->label);
+			if (grouped) {
+				side_name(h, sizeof(h), g, i, grouped);
+				buf_puts(b, ",\"group\":");
+				json_str(b, h);
+			}
+			for (size_t m = 0; m < M_FIXED; m++) {
+				buf_putc(b, ',');
+				json_key(b, &t, m);
+				buf_putc(b, ':');
+				json_num(b, t.vals[k * t.nm + m]);
+			}
+			buf_puts(b, ",\"rss_bytes_at_marks\":{");
+			for (size_t m = M_FIXED; m < t.nm; m++) {
+				if (m > M_FIXED)
+					buf_putc(b, ',');
+				json_str(b, t.shared[m - M_FIXED]);
+				buf_putc(b, ':');
+				json_num(b, t.vals[k * t.nm + m]);
+			}
+			buf_puts(b, "}}");
+		}
+	buf_putc(b, ']');
+	if (grouped) {
+		buf_puts(b, ",\"groups\":[");
+		for (size_t i = 0; i < ng; i++) {
+			side_name(h, sizeof(h), g, i, grouped);
+			buf_printf(b, "%s{\"name\":", i ? "," : "");
+			json_str(b, h);
+			buf_puts(b, ",\"runs\":[");
+			for (size_t j = 0; j < g[i].n; j++)
+				buf_printf(b, "%s%lld", j ? "," : "", (long long)g[i].runs[j].run->id);
+			buf_putc(b, ']');
+			for (size_t m = 0; m < t.nm; m++) {
+				const struct stat *s = &t.gstat[i * t.nm + m];
+				buf_putc(b, ',');
+				json_key(b, &t, m);
+				buf_puts(b, ":{\"mean\":");
+				json_num(b, s->mean);
+				buf_puts(b, ",\"min\":");
+				json_num(b, s->min);
+				buf_puts(b, ",\"max\":");
+				json_num(b, s->max);
+				buf_puts(b, ",\"stddev\":");
+				json_num(b, s->sd);
+				buf_puts(b, ",\"spread_pct\":");
+				json_num(b, spread_pct(s));
+				buf_putc(b, '}');
+			}
+			buf_putc(b, '}');
+		}
+		buf_putc(b, ']');
+	}
+	buf_puts(b, ",\"differences\":[");
+	for (size_t i = 1; i < ng; i++) {
+		char a[32];
+		side_name(h, sizeof(h), g, i, grouped);
+		side_name(a, sizeof(a), g, 0, grouped);
+		buf_printf(b, "%s{\"name\":", i > 1 ? "," : "");
+		json_str(b, h);
+		buf_puts(b, ",\"against\":");
+		json_str(b, a);
+		for (size_t m = 0; m < t.nm; m++) {
+			double base = t.gstat[m].mean, d = t.gstat[i * t.nm + m].mean - base;
+			buf_putc(b, ',');
+			json_key(b, &t, m);
+			buf_puts(b, ":{\"diff\":");
+			json_num(b, d);
+			buf_puts(b, ",\"pct\":");
+			if (base != 0)
+				json_num(b, d / fabs(base) * 100);
+			else
+				buf_puts(b, "null");
+			buf_putc(b, '}');
+		}
+		buf_putc(b, '}');
+	}
+	buf_puts(b, "],\"verdicts\":[");
+	for (size_t i = 1; i < ng; i++) {
+		struct buf s = { 0 };
+		verdict(&s, &t, g, i, grouped);
+		if (i > 1)
+			buf_putc(b, ',');
+		json_str(b, buf_str(&s));
+		buf_release(&s);
+	}
+	buf_puts(b, "]}\n");
+	table_free(&t);
+}

@@ -1,0 +1,286 @@
+#include "render/html.h"
+#include "base/fmt.h"
+#include "base/util.h"
+#include "render/live.h"
+#include "render/xml.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char css[] =
+	":root{--fg:#1f2328;--muted:#656d76;--line:#d8dee4;--soft:#f6f8fa;--accent:#1d4e89;--bad:#b00020}"
+	"*{box-sizing:border-box}"
+	"body{margin:0;font:14px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif;"
+	"color:var(--fg);background:#fff}"
+	"main{max-width:1040px;margin:0 auto;padding:28px 24px 40px}"
+	"h1{font-size:22px;margin:0 0 4px;font-weight:600}"
+	"h2{font-size:16px;margin:32px 0 10px;font-weight:600}"
+	".sub{color:var(--muted);margin:0 0 20px;overflow-wrap:anywhere}"
+	"code{font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--soft);"
+	"padding:1px 5px;border-radius:4px;overflow-wrap:anywhere}"
+	".cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:10px}"
+	".card{border:1px solid var(--line);border-radius:8px;padding:10px 14px}"
+	".card .k{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.04em}"
+	".card .v{font-size:20px;font-weight:600;font-variant-numeric:tabular-nums}"
+	".card .n{color:var(--muted);font-size:12px}"
+	".bad .v{color:var(--bad)}"
+	"figure{margin:20px 0 0;position:relative;border:1px solid var(--line);border-radius:8px;padding:6px;overflow:hidden}"
+	"figure svg{display:block;width:100%;height:auto}"
+	"#tip{position:absolute;pointer-events:none;background:rgba(31,35,40,.92);color:#fff;font-size:12px;"
+	"padding:4px 8px;border-radius:4px;white-space:nowrap;display:none;font-variant-numeric:tabular-nums}"
+	"table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}"
+	"th,td{text-align:left;padding:6px 10px;border-bottom:1px solid var(--line);vertical-align:top}"
+	"th{font-size:12px;color:var(--muted);font-weight:600;text-transform:uppercase;letter-spacing:.04em}"
+	"td.r,th.r{text-align:right}"
+	"td.l{overflow-wrap:anywhere}"
+	".up{color:var(--bad)}.down{color:#2a7a3b}"
+	"dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 18px;margin:0}"
+	"dt{color:var(--muted)}dd{margin:0;overflow-wrap:anywhere}"
+	".none{color:var(--muted)}"
+	"footer{margin-top:36px;color:var(--muted);font-size:12px}";
+
+/* Hover read-out: maps the pointer to time through the plot geometry and shows the
+ * nearest sample of the data block. Works offline; the page is complete without it. */
+static const char script[] =
+	"(function(){"
+	"var el=document.getElementById('rsw-data');if(!el)return;var d=JSON.parse(el.textContent);"
+	"var fig=document.getElementById('chart'),svg=fig.querySelector('svg'),tip=document.getElementById('tip');"
+	"var NS='http://www.w3.org/2000/svg',g=d.g;"
+	"var ln=document.createElementNS(NS,'path');ln.setAttribute('stroke','#888');ln.setAttribute('stroke-width','1');"
+	"var dot=document.createElementNS(NS,'circle');dot.setAttribute('r','4');dot.setAttribute('fill','#1d4e89');"
+	"dot.setAttribute('stroke','#fff');dot.setAttribute('stroke-width','1.5');"
+	"ln.style.display=dot.style.display='none';svg.appendChild(ln);svg.appendChild(dot);"
+	"function B(v){var u=['B','KiB','MiB','GiB','TiB'],i=0;while(v>=1024&&i<4){v/=1024;i++;}"
+	"return i?v.toFixed(1)+' '+u[i]:v+' B';}"
+	"function T(ms){var s=ms/1000;if(s<60)return s.toFixed(s<10?2:1)+'s';var m=Math.floor(s/60);"
+	"if(m<60)return m+'m'+('0'+Math.floor(s%60)).slice(-2)+'s';var h=Math.floor(m/60);"
+	"return h+'h'+('0'+m%60).slice(-2)+'m'+('0'+Math.floor(s%60)).slice(-2)+'s';}"
+	"function hide(){tip.style.display=ln.style.display=dot.style.display='none';}"
+	"svg.addEventListener('mouseleave',hide);"
+	"svg.addEventListener('mousemove',function(e){var p=svg.createSVGPoint();p.x=e.clientX;p.y=e.clientY;"
+	"var q=p.matrixTransform(svg.getScreenCTM().inverse());"
+	"if(q.x<g.x0||q.x>g.x1||!d.t.length){hide();return;}"
+	"var t=g.t0+(q.x-g.x0)/(g.x1-g.x0)*(g.t1-g.t0),lo=0,hi=d.t.length-1;"
+	"while(hi-lo>1){var m=(lo+hi)>>1;if(d.t[m]<=t)lo=m;else hi=m;}"
+	"var i=Math.abs(d.t[hi]-t)<Math.abs(d.t[lo]-t)?hi:lo;"
+	"var x=g.x0+(d.t[i]-g.t0)/(g.t1-g.t0)*(g.x1-g.x0),y=g.y1-d.v[i]/g.vmax*(g.y1-g.y0);"
+	"ln.setAttribute('d','M'+x+' '+g.y0+'V'+g.y1);dot.setAttribute('cx',x);dot.setAttribute('cy',y);"
+	"ln.style.display=dot.style.display='';"
+	"tip.textContent='+'+T(d.t[i])+'  RSS '+B(d.v[i])+(d.h?'  HWM '+B(d.h[i]):'');"
+	"tip.style.display='block';var r=fig.getBoundingClientRect(),s=svg.getBoundingClientRect(),k=s.width/g.w;"
+	"var left=s.left-r.left+x*k+12;if(left+tip.offsetWidth>r.width-4)left=s.left-r.left+x*k-tip.offsetWidth-12;"
+	"tip.style.left=left+'px';tip.style.top=(s.top-r.top+y*k-34)+'px';});"
+	"})();";
+
+static void card(struct buf *b, const char *k, const char *v, const char *note, int bad)
+{
+	buf_printf(b, "<div class=\"card%s\"><div class=\"k\">%s</div><div class=\"v\">", bad ? " bad" : "", k);
+	xml_text(b, v);
+	buf_puts(b, "</div>");
+	if (note && note[0]) {
+		buf_puts(b, "<div class=\"n\">");
+		xml_text(b, note);
+		buf_puts(b, "</div>");
+	}
+	buf_puts(b, "</div>\n");
+}
+
+static uint64_t rss_at(const struct chart_run *r, int64_t e)
+{
+	if (!r->n)
+		return 0;
+	size_t lo = 0, hi = r->n;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (r->s[mid].elapsed_ns <= e)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return r->s[lo].rss;
+}
+
+static void signed_bytes(struct buf *b, int64_t d)
+{
+	char v[32];
+	if (d == 0) {
+		buf_puts(b, "<span class=\"none\">0</span>");
+		return;
+	}
+	fmt_bytes(v, sizeof(v), (uint64_t)(d < 0 ? -d : d));
+	buf_printf(b, "<span class=\"%s\">%s%s</span>", d > 0 ? "up" : "down", d > 0 ? "+" : "\xe2\x88\x92", v);
+}
+
+static void dl_item(struct buf *b, const char *k, const char *v, int code)
+{
+	buf_printf(b, "<dt>%s</dt><dd>%s", k, code ? "<code>" : "");
+	if (v && v[0])
+		xml_text(b, v);
+	else
+		buf_puts(b, "<span class=\"none\">\xe2\x80\x94</span>");
+	buf_printf(b, "%s</dd>\n", code ? "</code>" : "");
+}
+
+void html_report(struct buf *b, const struct chart_run *r, const struct chart_opts *o,
+		 const char *generator)
+{
+	const struct run *run = r->run;
+	char v[64], w[64], x[64];
+	struct buf t = { 0 };
+	int64_t end = run->ended_at ? run->ended_at : run->last_at ? run->last_at : run->started_at;
+	uint64_t max_sampled = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->s[i].rss > max_sampled)
+			max_sampled = r->s[i].rss;
+
+	buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+		    "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n");
+	buf_printf(b, "<title>rsswatch run %lld", (long long)run->id);
+	if (run->label[0]) {
+		buf_puts(b, " \xe2\x80\x94 ");
+		xml_text(b, run->label);
+	}
+	buf_printf(b, "</title>\n<style>%s</style>\n</head>\n<body>\n<main>\n", css);
+
+	buf_printf(b, "<h1>Run %lld", (long long)run->id);
+	if (run->label[0]) {
+		buf_puts(b, " \xc2\xb7 ");
+		xml_text(b, run->label);
+	}
+	buf_puts(b, "</h1>\n<p class=\"sub\"><code>");
+	xml_text(b, run->target);
+	buf_puts(b, "</code>");
+	if (run->host[0]) {
+		buf_puts(b, " on ");
+		xml_text(b, run->host);
+	}
+	buf_printf(b, ", started %s</p>\n", fmt_datetime(v, sizeof(v), run->started_at));
+
+	/* Summary cards. */
+	buf_puts(b, "<section class=\"cards\">\n");
+	if (run->samples || r->n) {
+		fmt_bytes(v, sizeof(v), run->peak_rss);
+		buf_reset(&t);
+		buf_printf(&t, "at +%s", fmt_duration(w, sizeof(w), run->peak_rss_at - run->started_at));
+		if (max_sampled && run->peak_rss > max_sampled)
+			buf_printf(&t, " (VmHWM; highest sample %s)", fmt_bytes(x, sizeof(x), max_sampled));
+		card(b, "Peak RSS", v, buf_str(&t), 0);
+		card(b, "Mean", fmt_bytes(v, sizeof(v), (uint64_t)run_mean_rss(run)), NULL, 0);
+		card(b, "Last", fmt_bytes(v, sizeof(v), run->last_rss), NULL, 0);
+		if (run->peak_gpu >= 0)
+			card(b, "GPU peak", fmt_bytes(v, sizeof(v), (uint64_t)run->peak_gpu), NULL, 0);
+	}
+	buf_reset(&t);
+	buf_printf(&t, "%lld samples every %s", (long long)run->samples, fmt_duration(w, sizeof(w), run->interval_ns));
+	card(b, "Duration", fmt_duration(v, sizeof(v), end - run->started_at), buf_str(&t), 0);
+	buf_reset(&t);
+	outcome_words(&t, run);
+	int bad = strcmp(run->outcome, OUTCOME_OOM_KILLED) == 0 || strcmp(run->outcome, OUTCOME_SIGNALED) == 0 ||
+		  strcmp(run->outcome, OUTCOME_INTERRUPTED) == 0 ||
+		  (strcmp(run->outcome, OUTCOME_EXITED) == 0 && run->exit_code != 0);
+	card(b, "Outcome", buf_str(&t), NULL, bad);
+	buf_puts(b, "</section>\n");
+
+	/* The chart, and the data its hover read-out uses. */
+	struct chart_opts co = *o;
+	struct chart_geom g;
+	co.title = NULL;
+	buf_puts(b, "<figure id=\"chart\">\n");
+	svg_chart(b, r, 1, &co, &g);
+	buf_puts(b, "<div id=\"tip\"></div>\n</figure>\n");
+	if (r->n) {
+		size_t cols = (size_t)(g.x1 - g.x0);
+		size_t *idx = xmalloc((2 * cols + 2) * sizeof(*idx));
+		int64_t t0 = co.time == CHART_WALL ? g.t0 - run->started_at : g.t0 + r->shift_ns;
+		size_t k = chart_downsample(r->s, r->n, t0, t0 + (g.t1 - g.t0), cols, sample_rss, idx);
+		int64_t base = co.time == CHART_WALL ? run->started_at : 0;
+		/* Times in milliseconds on the axis, relative to t0 so they stay small. */
+		buf_printf(b, "<script type=\"application/json\" id=\"rsw-data\">{\"g\":{\"x0\":%.1f,\"x1\":%.1f,"
+			      "\"y0\":%.1f,\"y1\":%.1f,\"t0\":0,\"t1\":%.3f,\"vmax\":%.0f,\"w\":%d},\"t\":[",
+			   g.x0, g.x1, g.y0, g.y1, (double)(g.t1 - g.t0) / 1e6, g.vmax, g.width);
+		for (size_t i = 0; i < k; i++)
+			buf_printf(b, "%s%.0f", i ? "," : "",
+				   (double)(base + r->s[idx[i]].elapsed_ns - r->shift_ns - g.t0) / 1e6);
+		buf_puts(b, "],\"v\":[");
+		for (size_t i = 0; i < k; i++)
+			buf_printf(b, "%s%llu", i ? "," : "", (unsigned long long)r->s[idx[i]].rss);
+		buf_puts(b, "]}</script>\n");
+		free(idx);
+	}
+
+	/* Marks with RSS at each and the change since the previous one (the first: since
+	 * the first sample). */
+	buf_puts(b, "<h2>Marks</h2>\n");
+	if (r->nmarks) {
+		buf_puts(b, "<table>\n<thead><tr><th>Time</th><th>Mark</th><th class=\"r\">RSS</th>"
+			    "<th class=\"r\">Change</th></tr></thead>\n<tbody>\n");
+		uint64_t prev = r->n ? r->s[0].rss : 0;
+		for (size_t i = 0; i < r->nmarks; i++) {
+			int64_t e = r->marks[i].t - run->started_at;
+			uint64_t at = rss_at(r, e);
+			buf_printf(b, "<tr><td>+%s</td><td class=\"l\">", fmt_duration(v, sizeof(v), e));
+			xml_text(b, r->marks[i].label);
+			buf_printf(b, "</td><td class=\"r\">%s</td><td class=\"r\">", fmt_bytes(w, sizeof(w), at));
+			signed_bytes(b, (int64_t)at - (int64_t)prev);
+			buf_puts(b, "</td></tr>\n");
+			prev = at;
+		}
+		buf_puts(b, "</tbody>\n</table>\n");
+	} else {
+		buf_puts(b, "<p class=\"none\">No marks. Add them with <code>rsswatch mark</code> or "
+			    "<code>rsw_mark()</code> from the application.</p>\n");
+	}
+
+	buf_puts(b, "<h2>Events</h2>\n");
+	if (r->nevents) {
+		buf_puts(b, "<table>\n<thead><tr><th>Time</th><th>Event</th><th>PID</th><th>Detail</th></tr></thead>\n<tbody>\n");
+		for (size_t i = 0; i < r->nevents; i++) {
+			const struct event *e = &r->events[i];
+			buf_printf(b, "<tr><td>+%s</td><td>", fmt_duration(v, sizeof(v), e->t - run->started_at));
+			xml_text(b, e->kind);
+			buf_puts(b, "</td><td>");
+			if (e->pid > 0)
+				buf_printf(b, "%d", (int)e->pid);
+			buf_puts(b, "</td><td class=\"l\">");
+			xml_text(b, e->detail);
+			buf_puts(b, "</td></tr>\n");
+		}
+		buf_puts(b, "</tbody>\n</table>\n");
+	} else {
+		buf_puts(b, "<p class=\"none\">No events.</p>\n");
+	}
+
+	buf_puts(b, "<h2>Run</h2>\n<dl>\n");
+	snprintf(v, sizeof(v), "%lld", (long long)run->id);
+	dl_item(b, "id", v, 0);
+	dl_item(b, "label", run->label, 0);
+	dl_item(b, "command", run->target, 1);
+	snprintf(v, sizeof(v), "%d", (int)run->pid);
+	dl_item(b, "pid", v, 0);
+	dl_item(b, "attached by", run->mode, 0);
+	dl_item(b, "host", run->host, 0);
+	dl_item(b, "kernel", run->kernel, 0);
+	if (run->mem_total)
+		dl_item(b, "memory", fmt_bytes(v, sizeof(v), run->mem_total), 0);
+	dl_item(b, "started", fmt_iso8601(v, sizeof(v), run->started_at), 0);
+	dl_item(b, "ended", run->ended_at ? fmt_iso8601(v, sizeof(v), run->ended_at) : "", 0);
+	dl_item(b, "interval", fmt_duration(v, sizeof(v), run->interval_ns), 0);
+	snprintf(v, sizeof(v), "%lld", (long long)run->samples);
+	dl_item(b, "samples", v, 0);
+	buf_reset(&t);
+	outcome_words(&t, run);
+	dl_item(b, "outcome", buf_str(&t), 0);
+	buf_puts(b, "</dl>\n");
+	buf_puts(b, "<footer>");
+	if (generator) {
+		buf_puts(b, "Recorded and drawn by ");
+		xml_text(b, generator);
+		buf_puts(b, ". ");
+	}
+	buf_puts(b, "Hover over the chart to read RSS at a point in time.</footer>\n</main>\n");
+	if (r->n)
+		buf_printf(b, "<script>%s</script>\n", script);
+	buf_puts(b, "</body>\n</html>\n");
+	buf_release(&t);
+}

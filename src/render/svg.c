@@ -1,0 +1,705 @@
+#include "render/svg.h"
+#include "base/fmt.h"
+#include "base/util.h"
+#include "render/xml.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NS 1000000000LL
+#define CHAR_W 6.4	/* average advance of an 11px system sans-serif character */
+#define FONT "system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif"
+
+static const char *const palette[] = {
+	"#1d4e89", "#d1495b", "#2a9d8f", "#e09f3e", "#6d597a", "#4f772d", "#8d6e63", "#3d5a80",
+};
+
+#define C_RSS "#1d4e89"
+#define C_ANON "#a9c9e8"
+#define C_FILE "#bfe0b5"
+#define C_SHMEM "#f3d3a3"
+#define C_HWM "#c0392b"
+#define C_PSS "#555555"
+#define C_CGROUP "#0f8b8d"
+#define C_GPU "#8e44ad"
+#define C_MARK "#666666"
+
+uint64_t sample_rss(const struct sample *s) { return s->rss; }
+static uint64_t get_hwm(const struct sample *s) { return s->hwm; }
+static uint64_t get_pss(const struct sample *s) { return s->have & SAMPLE_PSS ? s->pss : 0; }
+static uint64_t get_cgroup(const struct sample *s) { return s->have & SAMPLE_CGROUP ? s->cgroup : 0; }
+static uint64_t get_gpu(const struct sample *s) { return s->have & SAMPLE_GPU ? s->gpu : 0; }
+
+size_t chart_downsample(const struct sample *s, size_t n, int64_t t0, int64_t t1, size_t cols,
+			sample_get get, size_t *idx)
+{
+	size_t k = 0;
+	if (n == 0)
+		return 0;
+	if (cols == 0)
+		cols = 1;
+	double span = t1 > t0 ? (double)(t1 - t0) : 1.0;
+	idx[k++] = 0;
+	size_t cur = SIZE_MAX, lo = 0, hi = 0;
+	for (size_t i = 0; i <= n; i++) {
+		size_t c = SIZE_MAX;
+		if (i < n) {
+			double f = (double)(s[i].elapsed_ns - t0) / span * (double)cols;
+			c = f < 0 ? 0 : f >= (double)cols ? cols - 1 : (size_t)f;
+		}
+		if (c != cur && cur != SIZE_MAX) {
+			size_t a = lo < hi ? lo : hi, z = lo < hi ? hi : lo;
+			if (a > idx[k - 1])
+				idx[k++] = a;
+			if (z > idx[k - 1])
+				idx[k++] = z;
+		}
+		if (i == n)
+			break;
+		if (c != cur) {
+			cur = c;
+			lo = hi = i;
+		} else {
+			if (get(&s[i]) < get(&s[lo]))
+				lo = i;
+			if (get(&s[i]) > get(&s[hi]))
+				hi = i;
+		}
+	}
+	if (n - 1 > idx[k - 1])
+		idx[k++] = n - 1;
+	return k;
+}
+
+double nice_step(double span, int target)
+{
+	if (span <= 0 || target < 1)
+		return 1;
+	double raw = span / target;
+	double p = pow(10, floor(log10(raw)));
+	static const double m[] = { 1, 2, 2.5, 5, 10 };
+	for (size_t i = 0; i < ARRAY_SIZE(m); i++)
+		if (m[i] * p >= raw)
+			return m[i] * p;
+	return 10 * p;
+}
+
+/* Time steps people read easily, in seconds. */
+static const double time_steps[] = {
+	0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300,
+	600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 432000, 864000,
+};
+
+static double time_step(double span_s, int target)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(time_steps); i++)
+		if (span_s / time_steps[i] <= target)
+			return time_steps[i];
+	return nice_step(span_s / 86400, target) * 86400;
+}
+
+/* An elapsed time at a tick: "0", "250ms", "1.5s", "45s", "1m30s", "2h", "1d6h". */
+static void fmt_tick_elapsed(char *out, size_t n, double t, double step)
+{
+	const char *sign = t < 0 ? "-" : "";
+	t = fabs(t);
+	if (t < 1e-9) {
+		strlcpy_rsw(out, "0", n);
+		return;
+	}
+	if (step < 1) {
+		int dec = step >= 0.1 ? 1 : step >= 0.01 ? 2 : 3;
+		if (t < 1 && step < 0.1)
+			snprintf(out, n, "%s%.0fms", sign, t * 1000);
+		else
+			snprintf(out, n, "%s%.*fs", sign, dec, t);
+		return;
+	}
+	long long s = llround(t);
+	long long d = s / 86400, h = s / 3600 % 24, m = s / 60 % 60, sec = s % 60;
+	char tmp[48];
+	size_t k = 0;
+	tmp[0] = '\0';
+	if (d)
+		k += (size_t)snprintf(tmp + k, sizeof(tmp) - k, "%lldd", d);
+	if (h)
+		k += (size_t)snprintf(tmp + k, sizeof(tmp) - k, "%lldh", h);
+	if (m)
+		k += (size_t)snprintf(tmp + k, sizeof(tmp) - k, "%lldm", m);
+	if (sec)
+		snprintf(tmp + k, sizeof(tmp) - k, "%llds", sec);
+	snprintf(out, n, "%s%s", sign, tmp);
+}
+
+static void fmt_tick_wall(char *out, size_t n, int64_t t_ns, double step)
+{
+	time_t sec = (time_t)(t_ns / NS);
+	struct tm tm;
+	localtime_r(&sec, &tm);
+	if (step >= 86400)
+		snprintf(out, n, "%02d-%02d", tm.tm_mon + 1, tm.tm_mday);
+	else if (step >= 60)
+		snprintf(out, n, "%02d:%02d", tm.tm_hour, tm.tm_min);
+	else
+		snprintf(out, n, "%02d:%02d:%02d", tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+/* A size at a tick, in the axis's unit with as many decimals as the step needs. */
+static void fmt_tick_bytes(char *out, size_t n, double v, enum unit u, double step)
+{
+	if (v < 0.5) {
+		strlcpy_rsw(out, "0", n);
+		return;
+	}
+	double su = step / (double)(1ULL << (10 * u));
+	int dec = su >= 1 ? 0 : su >= 0.1 ? 1 : 2;
+	if (dec == 0 && fabs(su - floor(su)) > 1e-9)
+		dec = 1;
+	snprintf(out, n, "%.*f %s", dec, v / (double)(1ULL << (10 * u)), unit_name(u));
+}
+
+struct ctx {
+	struct buf *b;
+	const struct chart_run *runs;
+	size_t nruns;
+	const struct chart_opts *o;
+	int wall;
+	int64_t t0, t1;		/* axis domain */
+	double vmax;
+	double x0, x1, y0, y1;
+	size_t cols;
+};
+
+/* Axis time of an elapsed time of run r. */
+static int64_t axis_t(const struct ctx *c, const struct chart_run *r, int64_t elapsed)
+{
+	return (c->wall ? r->run->started_at : 0) + elapsed - r->shift_ns;
+}
+
+static double px(const struct ctx *c, int64_t t)
+{
+	double span = c->t1 > c->t0 ? (double)(c->t1 - c->t0) : 1.0;
+	return c->x0 + (double)(t - c->t0) / span * (c->x1 - c->x0);
+}
+
+static double py(const struct ctx *c, double v)
+{
+	return c->y1 - v / c->vmax * (c->y1 - c->y0);
+}
+
+static const char *run_color(const struct ctx *c, size_t i)
+{
+	return c->nruns == 1 ? C_RSS : palette[i % ARRAY_SIZE(palette)];
+}
+
+static void run_name(struct buf *b, const struct chart_run *r)
+{
+	if (r->name)
+		xml_text_trunc(b, r->name, 48);
+	else if (r->run->label[0])
+		xml_text_trunc(b, r->run->label, 48);
+	else
+		buf_printf(b, "run %lld", (long long)r->run->id);
+}
+
+/* One polyline path of a series through the downsampled samples. With need set, samples
+ * without that figure break the line. */
+static void series_path(struct ctx *c, const struct chart_run *r, sample_get get, unsigned need,
+			const char *stroke, const char *extra)
+{
+	size_t *idx = xmalloc((2 * c->cols + 2) * sizeof(*idx));
+	int64_t t0 = c->wall ? c->t0 - r->run->started_at + r->shift_ns : c->t0 + r->shift_ns;
+	int64_t t1 = t0 + (c->t1 - c->t0);
+	size_t k = chart_downsample(r->s, r->n, t0, t1, c->cols, get, idx);
+	buf_printf(c->b, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\" stroke-linejoin=\"round\"%s d=\"",
+		   stroke, extra ? extra : "");
+	int pen = 0;
+	for (size_t j = 0; j < k; j++) {
+		const struct sample *s = &r->s[idx[j]];
+		if (need && !(s->have & need)) {
+			pen = 0;
+			continue;
+		}
+		buf_printf(c->b, "%s%.1f %.1f", pen ? " L" : "M", px(c, axis_t(c, r, s->elapsed_ns)),
+			   py(c, (double)get(s)));
+		pen = 1;
+	}
+	buf_puts(c->b, "\"/>\n");
+	free(idx);
+}
+
+/* anon, file and shmem stacked from the bottom, drawn from RSS's downsampled samples. */
+static void stacked_areas(struct ctx *c, const struct chart_run *r)
+{
+	size_t *idx = xmalloc((2 * c->cols + 2) * sizeof(*idx));
+	int64_t t0 = c->wall ? c->t0 - r->run->started_at : c->t0 + r->shift_ns;
+	size_t k = chart_downsample(r->s, r->n, t0, t0 + (c->t1 - c->t0), c->cols, sample_rss, idx);
+	static const char *const fill[3] = { C_ANON, C_FILE, C_SHMEM };
+	for (int band = 0; band < 3; band++) {
+		buf_printf(c->b, "<path fill=\"%s\" stroke=\"none\" d=\"", fill[band]);
+		for (size_t j = 0; j < k; j++) {
+			const struct sample *s = &r->s[idx[j]];
+			double top = (double)s->anon + (band >= 1 ? (double)s->file : 0) +
+				     (band >= 2 ? (double)s->shmem : 0);
+			buf_printf(c->b, "%s%.1f %.1f", j ? " L" : "M", px(c, axis_t(c, r, s->elapsed_ns)),
+				   py(c, top));
+		}
+		for (size_t j = k; j-- > 0;) {
+			const struct sample *s = &r->s[idx[j]];
+			double bot = band == 0 ? 0 : (double)s->anon + (band == 2 ? (double)s->file : 0);
+			buf_printf(c->b, " L%.1f %.1f", px(c, axis_t(c, r, s->elapsed_ns)), py(c, bot));
+		}
+		buf_puts(c->b, " Z\"/>\n");
+	}
+	free(idx);
+}
+
+/* The RSS of run r at elapsed time e: the last sample at or before it. */
+static uint64_t rss_at(const struct chart_run *r, int64_t e)
+{
+	size_t lo = 0, hi = r->n;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (r->s[mid].elapsed_ns <= e)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return r->n ? r->s[lo].rss : 0;
+}
+
+struct legend_item {
+	const char *color;
+	int kind;	/* 0 line, 1 dashed line, 2 area, 3 dotted, 4.. event symbol */
+	struct buf text;	/* escaped */
+};
+
+enum { SYM_EXIT = 4, SYM_OOM, SYM_WARN, SYM_OTHER };
+
+static int event_sym(const char *kind)
+{
+	if (strcmp(kind, "exit") == 0)
+		return SYM_EXIT;
+	if (strcmp(kind, "oom_kill") == 0)
+		return SYM_OOM;
+	if (strcmp(kind, "warn") == 0)
+		return SYM_WARN;
+	return SYM_OTHER;
+}
+
+static void symbol(struct buf *b, int sym, double x, double y)
+{
+	switch (sym) {
+	case SYM_EXIT:
+		buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"#fff\" stroke=\"#222\" stroke-width=\"2\"/>", x, y);
+		break;
+	case SYM_OOM:
+		buf_printf(b, "<path d=\"M%.1f %.1fl10 10m0 -10l-10 10\" stroke=\"#b00020\" stroke-width=\"3\" stroke-linecap=\"round\"/>",
+			   x - 5, y - 5);
+		break;
+	case SYM_WARN:
+		buf_printf(b, "<path d=\"M%.1f %.1fl5.5 9.5h-11z\" fill=\"#e09f3e\" stroke=\"#8a5a00\"/>", x, y - 6);
+		break;
+	default:
+		buf_printf(b, "<path d=\"M%.1f %.1fl5 5l-5 5l-5 -5z\" fill=\"#777\"/>", x, y - 5);
+	}
+}
+
+static void legend_swatch(struct buf *b, const struct legend_item *it, double x, double y)
+{
+	switch (it->kind) {
+	case 2:
+		buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"10\" fill=\"%s\"/>", x, y - 5, it->color);
+		break;
+	case 0: case 1: case 3:
+		buf_printf(b, "<path d=\"M%.1f %.1fh16\" stroke=\"%s\" stroke-width=\"2\"%s/>", x - 1, y,
+			   it->color, it->kind == 1 ? " stroke-dasharray=\"5 3\"" : it->kind == 3 ? " stroke-dasharray=\"2 2\"" : "");
+		break;
+	default:
+		symbol(b, it->kind, x + 7, y);
+	}
+}
+
+struct mark_label {
+	double x;
+	const char *text;
+	const char *color;
+	int row;
+	int right;	/* anchored at its end, left of the line */
+};
+
+static int cmp_ml(const void *a, const void *b)
+{
+	const struct mark_label *p = a, *q = b;
+	return p->x < q->x ? -1 : p->x > q->x;
+}
+
+#define MARK_CHARS 30
+#define MAX_ROWS 6
+
+void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
+	       const struct chart_opts *o, struct chart_geom *g)
+{
+	struct ctx c;
+	memset(&c, 0, sizeof(c));
+	c.b = b;
+	c.runs = runs;
+	c.nruns = nruns;
+	c.o = o;
+	c.wall = o->time == CHART_WALL;
+	int W = o->width > 0 ? o->width : 960, H = o->height > 0 ? o->height : 440;
+	int max_points = o->max_points > 0 ? o->max_points : 1500;
+	int single = nruns == 1;
+
+	/* The domain: every sample, mark and event of every run. */
+	int have_t = 0;
+	uint64_t vmax = 0;
+	unsigned have = 0;
+	uint64_t any_parts = 0, any_hwm = 0, any_file = 0, any_shmem = 0;
+	for (size_t i = 0; i < nruns; i++) {
+		const struct chart_run *r = &runs[i];
+		for (size_t j = 0; j < r->n; j++) {
+			const struct sample *s = &r->s[j];
+			int64_t t = axis_t(&c, r, s->elapsed_ns);
+			if (!have_t || t < c.t0)
+				c.t0 = t;
+			if (!have_t || t > c.t1)
+				c.t1 = t;
+			have_t = 1;
+			uint64_t v = s->rss;
+			if (single) {
+				have |= s->have;
+				any_parts |= s->anon | s->file | s->shmem;
+				any_file |= s->file;
+				any_shmem |= s->shmem;
+				any_hwm |= s->hwm;
+				if (s->hwm > v)
+					v = s->hwm;
+				if (s->anon + s->file + s->shmem > v)
+					v = s->anon + s->file + s->shmem;
+				if (get_pss(s) > v)
+					v = get_pss(s);
+				if (get_cgroup(s) > v)
+					v = get_cgroup(s);
+				if (get_gpu(s) > v)
+					v = get_gpu(s);
+			}
+			if (v > vmax)
+				vmax = v;
+		}
+		if (single && r->run->peak_rss > vmax && r->n)
+			vmax = r->run->peak_rss;
+		for (size_t j = 0; j < r->nmarks; j++) {
+			int64_t t = axis_t(&c, r, r->marks[j].t - r->run->started_at);
+			if (have_t && t < c.t0)
+				c.t0 = t;
+			if (have_t && t > c.t1)
+				c.t1 = t;
+		}
+	}
+	if (!c.wall && c.t0 > 0)
+		c.t0 = 0;
+	if (c.t1 <= c.t0)
+		c.t1 = c.t0 + NS;
+	if (vmax == 0)
+		vmax = 1024 * 1024;
+
+	/* Y ticks: the unit of the largest value, a nice step, the top rounded up to it. */
+	enum unit yu = unit_for(vmax);
+	double ubytes = (double)(1ULL << (10 * yu));
+	double ystep = nice_step(in_unit(vmax, yu), 5) * ubytes;
+	if (ystep < 1)
+		ystep = 1;
+	double ytop = ceil((double)vmax / ystep) * ystep;
+	if (ytop < (double)vmax * 1.04)
+		ytop += ystep;
+	c.vmax = ytop;
+	char lab[64];
+	size_t ylab_w = 1;
+	for (double v = 0; v <= ytop + ystep / 2; v += ystep) {
+		fmt_tick_bytes(lab, sizeof(lab), v, yu, ystep);
+		if (strlen(lab) > ylab_w)
+			ylab_w = strlen(lab);
+	}
+
+	/* Legend items. */
+	struct legend_item items[64];
+	size_t nitems = 0;
+#define ADD_ITEM(col, k, txt) do { if (nitems < ARRAY_SIZE(items)) { \
+		items[nitems].color = (col); items[nitems].kind = (k); \
+		memset(&items[nitems].text, 0, sizeof(struct buf)); \
+		buf_puts(&items[nitems].text, (txt)); nitems++; } } while (0)
+	if (single) {
+		ADD_ITEM(C_RSS, 0, "RSS");
+		if (any_parts) {
+			ADD_ITEM(C_ANON, 2, "anon");
+			if (any_file)
+				ADD_ITEM(C_FILE, 2, "file");
+			if (any_shmem)
+				ADD_ITEM(C_SHMEM, 2, "shmem");
+		}
+		if (any_hwm)
+			ADD_ITEM(C_HWM, 1, "HWM (peak so far)");
+		if (have & SAMPLE_PSS)
+			ADD_ITEM(C_PSS, 3, "PSS");
+		if (have & SAMPLE_CGROUP)
+			ADD_ITEM(C_CGROUP, 0, "cgroup");
+		if (have & SAMPLE_GPU)
+			ADD_ITEM(C_GPU, 0, "GPU");
+	} else {
+		for (size_t i = 0; i < nruns && nitems < ARRAY_SIZE(items); i++) {
+			items[nitems].color = run_color(&c, i);
+			items[nitems].kind = 0;
+			memset(&items[nitems].text, 0, sizeof(struct buf));
+			run_name(&items[nitems].text, &runs[i]);
+			nitems++;
+		}
+	}
+	unsigned syms = 0;
+	for (size_t i = 0; i < nruns; i++)
+		for (size_t j = 0; j < runs[i].nevents; j++)
+			syms |= 1u << event_sym(runs[i].events[j].kind);
+	static const char *const sym_names[] = { [SYM_EXIT] = "exit", [SYM_OOM] = "OOM kill",
+						 [SYM_WARN] = "warning", [SYM_OTHER] = "event" };
+	for (int k = SYM_EXIT; k <= SYM_OTHER; k++)
+		if (syms & (1u << k))
+			ADD_ITEM("", k, sym_names[k]);
+
+	/* Legend rows: items flow left to right, wrapping at the width. */
+	double lx[64], ly[64];
+	double top = 10;
+	if (o->title)
+		top += 22;
+	double x = 16;
+	int lrow = 0;
+	for (size_t i = 0; i < nitems; i++) {
+		double w = 22 + CHAR_W * (double)utf8_chars(buf_str(&items[i].text)) + 16;
+		if (x + w > W - 10 && x > 16) {
+			x = 16;
+			lrow++;
+		}
+		lx[i] = x;
+		ly[i] = top + 8 + lrow * 18;
+		x += w;
+	}
+	top += (nitems ? (lrow + 1) * 18 : 0) + 6;
+
+	c.x0 = 14 + CHAR_W * (double)ylab_w + 8;
+	c.x1 = W - 20;
+
+	/* Mark labels: each in the first row above the plot where it does not collide with
+	 * the label before it, so close marks stack instead of overlapping. */
+	size_t nml = 0;
+	for (size_t i = 0; i < nruns; i++)
+		nml += runs[i].nmarks;
+	struct mark_label *ml = xcalloc(nml ? nml : 1, sizeof(*ml));
+	nml = 0;
+	for (size_t i = 0; i < nruns; i++)
+		for (size_t j = 0; j < runs[i].nmarks; j++) {
+			const struct chart_run *r = &runs[i];
+			double mx = px(&c, axis_t(&c, r, r->marks[j].t - r->run->started_at));
+			/* the same label at the same place (runs aligned at it) is drawn once */
+			int dup = 0;
+			for (size_t k = 0; k < nml; k++)
+				if (fabs(ml[k].x - mx) < 1 && strcmp(ml[k].text, r->marks[j].label) == 0)
+					dup = 1;
+			if (dup)
+				continue;
+			ml[nml].x = mx;
+			ml[nml].text = r->marks[j].label;
+			ml[nml].color = single ? C_MARK : run_color(&c, i);
+			nml++;
+		}
+	qsort(ml, nml, sizeof(*ml), cmp_ml);
+	double row_end[MAX_ROWS];
+	int rows = 0;
+	for (int r = 0; r < MAX_ROWS; r++)
+		row_end[r] = -1e9;
+	for (size_t i = 0; i < nml; i++) {
+		size_t chars = utf8_chars(ml[i].text);
+		double w = CHAR_W * (double)(chars > MARK_CHARS ? MARK_CHARS : chars);
+		ml[i].right = ml[i].x + 4 + w > c.x1 + 10;
+		double start = ml[i].right ? ml[i].x - 4 - w : ml[i].x - 1;
+		double end = ml[i].right ? ml[i].x + 1 : ml[i].x + 4 + w;
+		int best = 0;
+		for (int r = 0; r < MAX_ROWS; r++) {
+			if (row_end[r] + 6 <= start) {
+				best = r;
+				break;
+			}
+			if (row_end[r] < row_end[best])
+				best = r;
+		}
+		ml[i].row = best;
+		row_end[best] = end;
+		if (best + 1 > rows)
+			rows = best + 1;
+	}
+	double mark_band = rows * 14;
+	c.y0 = top + mark_band + 8;
+	c.y1 = H - 46;
+	if (c.y1 - c.y0 < 60)
+		c.y1 = c.y0 + 60;
+	H = (int)(c.y1 + 46);
+	double plot_w = c.x1 - c.x0;
+	c.cols = (size_t)(plot_w < max_points / 2 ? plot_w : max_points / 2);
+	if (c.cols < 2)
+		c.cols = 2;
+
+	buf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"rsw-chart\" width=\"%d\" height=\"%d\" "
+		   "viewBox=\"0 0 %d %d\" font-family=\"" FONT "\" font-size=\"11\" fill=\"#333\">\n",
+		   W, H, W, H);
+	buf_printf(b, "<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", W, H);
+	if (o->title) {
+		buf_puts(b, "<text x=\"16\" y=\"22\" font-size=\"14\" font-weight=\"600\" fill=\"#222\">");
+		xml_text_trunc(b, o->title, (size_t)((W - 32) / 7.5));
+		buf_puts(b, "</text>\n");
+	}
+	for (size_t i = 0; i < nitems; i++) {
+		legend_swatch(b, &items[i], lx[i], ly[i]);
+		buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", lx[i] + 20, ly[i] + 4,
+			   buf_str(&items[i].text));
+		buf_release(&items[i].text);
+	}
+
+	/* Grid and y axis. */
+	buf_puts(b, "<g class=\"axis-y\" text-anchor=\"end\">\n");
+	for (double v = 0; v <= ytop + ystep / 2; v += ystep) {
+		double y = py(&c, v);
+		fmt_tick_bytes(lab, sizeof(lab), v, yu, ystep);
+		buf_printf(b, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+			   c.x0, y, c.x1, v == 0 ? "#999" : "#e6e6e6", c.x0 - 6, y + 4, lab);
+	}
+	buf_puts(b, "</g>\n");
+
+	/* X axis: ticks at multiples of a readable step. */
+	double span_s = (double)(c.t1 - c.t0) / 1e9;
+	int target = (int)(plot_w / 90);
+	if (target < 2)
+		target = 2;
+	double step = time_step(span_s, target);
+	int64_t step_ns = (int64_t)llround(step * 1e9);
+	if (step_ns < 1)
+		step_ns = 1;
+	int64_t off = 0;
+	if (c.wall) {
+		time_t sec = (time_t)(c.t0 / NS);
+		struct tm tm;
+		localtime_r(&sec, &tm);
+		off = (int64_t)tm.tm_gmtoff * NS;
+	}
+	/* the first multiple of the step at or after the start, also for negative times */
+	int64_t first = (c.t0 + off) / step_ns * step_ns;
+	if (first > c.t0 + off)
+		first -= step_ns;
+	if (first < c.t0 + off)
+		first += step_ns;
+	buf_puts(b, "<g class=\"axis-x\" text-anchor=\"middle\">\n");
+	buf_printf(b, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"#999\"/>\n", c.x0, c.y1, c.x1);
+	for (int64_t t = first; t - off <= c.t1; t += step_ns) {
+		double tx = px(&c, t - off);
+		if (c.wall)
+			fmt_tick_wall(lab, sizeof(lab), t - off, step);
+		else
+			fmt_tick_elapsed(lab, sizeof(lab), (double)t / 1e9, step);
+		buf_printf(b, "<path d=\"M%.1f %.1fv5\" stroke=\"#999\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+			   tx, c.y1, tx, c.y1 + 17, lab);
+	}
+	buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#666\">", (c.x0 + c.x1) / 2, c.y1 + 36);
+	if (o->x_title)
+		xml_text(b, o->x_title);
+	else
+		buf_puts(b, c.wall ? "local time" : "elapsed time");
+	buf_puts(b, "</text>\n</g>\n");
+
+	if (!have_t)
+		buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#888\">no samples</text>\n",
+			   (c.x0 + c.x1) / 2, (c.y0 + c.y1) / 2);
+
+	/* Series. */
+	buf_puts(b, "<g class=\"series\">\n");
+	if (single && runs[0].n) {
+		const struct chart_run *r = &runs[0];
+		if (any_parts)
+			stacked_areas(&c, r);
+		if (have & SAMPLE_CGROUP)
+			series_path(&c, r, get_cgroup, SAMPLE_CGROUP, C_CGROUP, NULL);
+		if (have & SAMPLE_PSS)
+			series_path(&c, r, get_pss, SAMPLE_PSS, C_PSS, " stroke-dasharray=\"2 2\"");
+		if (have & SAMPLE_GPU)
+			series_path(&c, r, get_gpu, SAMPLE_GPU, C_GPU, NULL);
+		if (any_hwm)
+			series_path(&c, r, get_hwm, 0, C_HWM, " stroke-dasharray=\"5 3\"");
+		series_path(&c, r, sample_rss, 0, C_RSS, NULL);
+	} else {
+		for (size_t i = nruns; i-- > 0;)
+			if (runs[i].n)
+				series_path(&c, &runs[i], sample_rss, 0, run_color(&c, i), NULL);
+	}
+	buf_puts(b, "</g>\n");
+
+	/* Marks: a dashed line through the plot and its label in the band above. */
+	buf_puts(b, "<g class=\"marks\">\n");
+	for (size_t i = 0; i < nml; i++) {
+		double ty = top + 10 + ml[i].row * 14;
+		buf_printf(b, "<path d=\"M%.1f %.1fV%.1f\" stroke=\"%s\" stroke-dasharray=\"3 3\"/>",
+			   ml[i].x, ty - 9, c.y1, ml[i].color);
+		buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\"%s>", ml[i].right ? ml[i].x - 4 : ml[i].x + 4,
+			   ty, ml[i].color, ml[i].right ? " text-anchor=\"end\"" : "");
+		xml_text_trunc(b, ml[i].text, MARK_CHARS);
+		buf_puts(b, "<title>");
+		xml_text(b, ml[i].text);
+		buf_puts(b, "</title></text>\n");
+	}
+	buf_puts(b, "</g>\n");
+	free(ml);
+
+	/* The peak of a single run, then events on the RSS line. */
+	if (single && runs[0].n && runs[0].run->peak_rss) {
+		const struct chart_run *r = &runs[0];
+		int64_t pe = r->run->peak_rss_at ? r->run->peak_rss_at - r->run->started_at : 0;
+		double ppx = px(&c, axis_t(&c, r, pe)), ppy = py(&c, (double)r->run->peak_rss);
+		char v[32];
+		fmt_bytes(v, sizeof(v), r->run->peak_rss);
+		double tw = CHAR_W * (double)(strlen(v) + 5);
+		int left = ppx + 8 + tw > c.x1;
+		buf_printf(b, "<g class=\"peak\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"" C_RSS "\"/>"
+			   "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"600\" fill=\"" C_RSS "\"%s>peak %s</text></g>\n",
+			   ppx, ppy, left ? ppx - 7 : ppx + 7, ppy - 6 < c.y0 + 10 ? c.y0 + 10 : ppy - 6,
+			   left ? " text-anchor=\"end\"" : "", v);
+	}
+	buf_puts(b, "<g class=\"events\">\n");
+	for (size_t i = 0; i < nruns; i++) {
+		const struct chart_run *r = &runs[i];
+		for (size_t j = 0; j < r->nevents; j++) {
+			const struct event *e = &r->events[j];
+			int64_t el = e->t - r->run->started_at;
+			double ex = px(&c, axis_t(&c, r, el)), ey = py(&c, (double)rss_at(r, el));
+			buf_puts(b, "<g>");
+			symbol(b, event_sym(e->kind), ex, ey);
+			buf_puts(b, "<title>");
+			xml_text(b, e->kind);
+			if (e->detail && e->detail[0]) {
+				buf_puts(b, ": ");
+				xml_text(b, e->detail);
+			}
+			buf_puts(b, "</title></g>\n");
+		}
+	}
+	buf_puts(b, "</g>\n</svg>\n");
+
+	if (g) {
+		g->x0 = c.x0;
+		g->x1 = c.x1;
+		g->y0 = c.y0;
+		g->y1 = c.y1;
+		g->t0 = c.t0;
+		g->t1 = c.t1;
+		g->vmax = c.vmax;
+		g->width = W;
+		g->height = H;
+	}
+}

@@ -1,0 +1,73 @@
+/* Memory over time as an SVG document. Pure: runs and samples in, text into a buffer.
+ *
+ * One run: RSS as a line over its anon/file/shmem parts stacked as areas, VmHWM as a
+ * dashed line, PSS, cgroup and GPU usage as lines when the samples have them, the peak
+ * marked, marks as labelled vertical lines and events (exit, oom_kill, warn) as
+ * symbols. Several runs: one RSS line per run, each in its own colour with its name in
+ * the legend, placed on a common time axis (each run shifted by its shift_ns).
+ *
+ * Long runs are reduced per pixel column to the samples with the smallest and largest
+ * value (chart_downsample), so a peak is never averaged away and a day at 1 s still
+ * makes a small document. */
+#ifndef RSW_RENDER_SVG_H
+#define RSW_RENDER_SVG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "store/model.h"
+#include "store/store.h"
+
+/* One run to draw. The arrays are borrowed; samples in time order. */
+struct chart_run {
+	const struct run *run;
+	const struct sample *s;
+	size_t n;
+	const struct mark *marks;
+	size_t nmarks;
+	const struct event *events;
+	size_t nevents;
+	int64_t shift_ns;	/* subtracted from every elapsed time (alignment at a mark) */
+	const char *name;	/* legend text for overlays; NULL: the label, else "run N" */
+};
+
+enum chart_time { CHART_ELAPSED, CHART_WALL };
+
+struct chart_opts {
+	int width, height;	/* pixels; 0 takes 960 x 440 */
+	enum chart_time time;	/* elapsed time (default) or local wall-clock time */
+	const char *title;	/* drawn above the chart; NULL for none (escaped here) */
+	const char *x_title;	/* axis title; NULL: "elapsed time" or "local time" */
+	int max_points;		/* per series at most about this many points; 0: 1500 */
+};
+
+/* Where the plot area ended up, for callers that add interaction (the HTML report):
+ * x pixel = x0 + (t - t0) * (x1 - x0) / (t1 - t0); t in the axis's own nanoseconds
+ * (elapsed minus shift, or realtime in wall mode). y pixel = y1 - v * (y1 - y0) / vmax. */
+struct chart_geom {
+	double x0, x1, y0, y1;	/* y0 top, y1 bottom */
+	int64_t t0, t1;
+	double vmax;
+	int width, height;
+};
+
+/* Draws the chart as a complete <svg> element. Draws an empty frame with a note when
+ * there are no samples. g may be NULL. */
+void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
+	       const struct chart_opts *o, struct chart_geom *g);
+
+typedef uint64_t (*sample_get)(const struct sample *s);
+uint64_t sample_rss(const struct sample *s);
+
+/* Picks the samples to draw for one series: per column of [t0, t1) (cols columns, by
+ * elapsed_ns) the one with the smallest and the one with the largest get() value, plus
+ * the first and the last sample, in time order. Writes indices into idx (room for
+ * 2 * cols + 2) and returns their count. */
+size_t chart_downsample(const struct sample *s, size_t n, int64_t t0, int64_t t1, size_t cols,
+			sample_get get, size_t *idx);
+
+/* A nice step for about target ticks over [0, span]: 1, 2, 2.5 or 5 times a power of 10. */
+double nice_step(double span, int target);
+
+#endif

@@ -1,0 +1,448 @@
+/* Seeing and comparing runs: escaping, the SVG chart (against a golden file), its
+ * downsampling, the HTML report, and comparisons of synthetic runs with known
+ * differences, including none. */
+#include "testutil.h"
+
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/util.h"
+#include "render/compare.h"
+#include "render/html.h"
+#include "render/svg.h"
+#include "render/xml.h"
+
+#define MIB (1024ULL * 1024)
+#define NS 1000000000LL
+#define T0 (1795919059LL * NS)
+
+static void test_xml_escape(void **state)
+{
+	(void)state;
+	struct buf b = { 0 };
+	xml_text(&b, "<script>alert(1)</script>");
+	assert_string_equal(buf_str(&b), "&lt;script&gt;alert(1)&lt;/script&gt;");
+	buf_reset(&b);
+	xml_text(&b, "a & b \"c\" 'd'");
+	assert_string_equal(buf_str(&b), "a &amp; b &quot;c&quot; &#39;d&#39;");
+	buf_reset(&b);
+	/* control bytes and invalid UTF-8 become U+FFFD; valid UTF-8, tab and newline stay */
+	xml_text(&b, "x\x01y\xff\xc0\xafz \xc3\xa9\xe2\x82\xac\t\n");
+	assert_string_equal(buf_str(&b), "x\xef\xbf\xbdy\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdz \xc3\xa9\xe2\x82\xac\t\n");
+	buf_reset(&b);
+	xml_text(&b, NULL);
+	assert_int_equal(b.len, 0);
+	/* truncation counts characters and cuts at a boundary, ellipsis included */
+	xml_text_trunc(&b, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9<>", 4);
+	assert_string_equal(buf_str(&b), "\xc3\xa9\xc3\xa9\xc3\xa9\xe2\x80\xa6");
+	buf_reset(&b);
+	xml_text_trunc(&b, "a<b", 3);
+	assert_string_equal(buf_str(&b), "a&lt;b");
+	assert_int_equal(utf8_chars("\xc3\xa9t\xe2\x82\xac\xff"), 4);
+	buf_release(&b);
+}
+
+/* A synthetic run: a ramp to 600 MiB at 60 s, a spike, a fall, GPU and cgroup figures,
+ * two marks (one label trying to inject a script) and two events. */
+struct synth {
+	struct run run;
+	struct sample s[241];
+	struct mark marks[3];
+	struct event events[2];
+};
+
+static void synth_init(struct synth *y, int64_t id, const char *label, double scale)
+{
+	memset(y, 0, sizeof(*y));
+	y->run.id = id;
+	y->run.label = (char *)label;
+	y->run.host = "host<1>";
+	y->run.kernel = "6.18";
+	y->run.target = "./bench --pw 12 \"<b>\"";
+	y->run.mode = "command";
+	y->run.pid = 4242;
+	y->run.started_at = T0;
+	y->run.ended_at = T0 + 120 * NS;
+	y->run.interval_ns = NS / 2;
+	y->run.samples = 241;
+	strlcpy_rsw(y->run.outcome, OUTCOME_OOM_KILLED, sizeof(y->run.outcome));
+	y->run.exit_code = -1;
+	y->run.signal = 9;
+	y->run.peak_gpu = -1;
+	uint64_t peak = 0;
+	double sum = 0;
+	for (int i = 0; i <= 240; i++) {
+		struct sample *s = &y->s[i];
+		s->elapsed_ns = (int64_t)i * NS / 2;
+		double mib = i <= 120 ? 5.0 * i : 600 - 2.0 * (i - 120);
+		if (i == 150)
+			mib = 900;	/* a one-sample spike */
+		s->rss = (uint64_t)(mib * scale * MIB);
+		s->anon = s->rss / 10 * 8;
+		s->file = s->rss / 10 * 1;
+		s->shmem = s->rss - s->anon - s->file;
+		s->hwm = s->rss > peak ? s->rss : peak;
+		s->have = SAMPLE_GPU | SAMPLE_CGROUP;
+		s->gpu = (uint64_t)i * 2 * MIB;
+		s->cgroup = s->rss + 40 * MIB;
+		if (s->rss > peak) {
+			peak = s->rss;
+			y->run.peak_rss_at = T0 + s->elapsed_ns;
+		}
+		sum += (double)s->rss;
+	}
+	y->run.peak_rss = peak;
+	y->run.sum_rss = sum;
+	y->run.last_rss = y->s[240].rss;
+	y->run.peak_gpu = 480 * (int64_t)MIB;
+	y->marks[0].t = T0 + 20 * NS;
+	y->marks[0].label = "synthesis done";
+	y->marks[1].t = T0 + 21 * NS;
+	y->marks[1].label = "<script>alert(1)</script>";
+	y->marks[2].t = T0 + 100 * NS;
+	y->marks[2].label = "proving done";
+	strlcpy_rsw(y->events[0].kind, "warn", sizeof(y->events[0].kind));
+	y->events[0].t = T0 + 50 * NS;
+	y->events[0].detail = "rss over 250M & rising";
+	strlcpy_rsw(y->events[1].kind, "oom_kill", sizeof(y->events[1].kind));
+	y->events[1].t = T0 + 120 * NS;
+	y->events[1].pid = 4242;
+	y->events[1].detail = "Killed process 4242 (bench)";
+}
+
+static struct chart_run chart_of(struct synth *y)
+{
+	struct chart_run c;
+	memset(&c, 0, sizeof(c));
+	c.run = &y->run;
+	c.s = y->s;
+	c.n = 241;
+	c.marks = y->marks;
+	c.nmarks = 3;
+	c.events = y->events;
+	c.nevents = 2;
+	return c;
+}
+
+static void test_svg_golden(void **state)
+{
+	(void)state;
+	struct synth *y = xmalloc(sizeof(*y));
+	synth_init(y, 42, "pw=12 <after fix>", 1.0);
+	struct chart_run c = chart_of(y);
+	struct chart_opts o;
+	memset(&o, 0, sizeof(o));
+	o.title = "run 42 \"pw=12\" <after fix>";
+	struct buf b = { 0 };
+	struct chart_geom g;
+	svg_chart(&b, &c, 1, &o, &g);
+	const char *svg = buf_str(&b);
+	assert_golden("tests/fixtures/golden/svg-run.svg", svg);
+	/* user strings only escaped */
+	assert_null(strstr(svg, "<script"));
+	assert_null(strstr(svg, "<after"));
+	assert_non_null(strstr(svg, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+	/* the parts a reader needs */
+	assert_non_null(strstr(svg, ">peak 900.0 MiB<"));
+	assert_non_null(strstr(svg, ">GPU<"));
+	assert_non_null(strstr(svg, ">cgroup<"));
+	assert_non_null(strstr(svg, ">OOM kill<"));
+	assert_non_null(strstr(svg, ">1m<"));
+	assert_non_null(strstr(svg, ">800 MiB<"));
+	assert_true(g.x0 > 0 && g.x1 > g.x0 && g.y1 > g.y0 && g.vmax >= 900.0 * MIB);
+	buf_release(&b);
+	free(y);
+}
+
+static void test_svg_overlay(void **state)
+{
+	(void)state;
+	struct synth *a = xmalloc(sizeof(*a)), *z = xmalloc(sizeof(*z));
+	synth_init(a, 1, "", 1.0);
+	synth_init(z, 2, "bigger", 1.5);
+	struct chart_run c[2] = { chart_of(a), chart_of(z) };
+	c[1].shift_ns = 10 * NS;	/* aligned 10 s earlier */
+	struct chart_opts o;
+	memset(&o, 0, sizeof(o));
+	struct buf b = { 0 };
+	struct chart_geom g;
+	svg_chart(&b, c, 2, &o, &g);
+	const char *svg = buf_str(&b);
+	assert_non_null(strstr(svg, ">run 1<"));
+	assert_non_null(strstr(svg, ">bigger<"));
+	assert_non_null(strstr(svg, "stroke=\"#1d4e89\""));
+	assert_non_null(strstr(svg, "stroke=\"#d1495b\""));
+	assert_null(strstr(svg, ">anon<"));	/* overlays draw RSS only */
+	assert_int_equal(g.t0, -10 * NS);	/* the shifted run starts before zero */
+	assert_int_equal(g.t1, 120 * NS);
+	buf_release(&b);
+	/* no samples at all: a frame with a note, no crash */
+	struct chart_run e = c[0];
+	e.n = 0;
+	e.nmarks = 0;
+	e.nevents = 0;
+	svg_chart(&b, &e, 1, &o, NULL);
+	assert_non_null(strstr(buf_str(&b), "no samples"));
+	buf_release(&b);
+	free(a);
+	free(z);
+}
+
+static void test_downsample(void **state)
+{
+	(void)state;
+	size_t n = 86400;
+	struct sample *s = xcalloc(n, sizeof(*s));
+	for (size_t i = 0; i < n; i++) {
+		s[i].elapsed_ns = (int64_t)i * NS;
+		s[i].rss = 100 * MIB + (i % 7) * MIB;
+	}
+	s[43210].rss = 5000 * MIB;	/* one sample, one second in a day */
+	s[50000].rss = 1 * MIB;
+	size_t cols = 750;
+	size_t *idx = xmalloc((2 * cols + 2) * sizeof(*idx));
+	size_t k = chart_downsample(s, n, 0, (int64_t)(n - 1) * NS, cols, sample_rss, idx);
+	assert_true(k <= 2 * cols + 2);
+	assert_true(k > cols);
+	int spike = 0, dip = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (i)
+			assert_true(idx[i] > idx[i - 1]);
+		spike |= idx[i] == 43210;
+		dip |= idx[i] == 50000;
+	}
+	assert_true(spike && dip);
+	assert_int_equal(idx[0], 0);
+	assert_int_equal(idx[k - 1], n - 1);
+	/* fewer samples than columns: all of them */
+	k = chart_downsample(s, 10, 0, 9 * NS, cols, sample_rss, idx);
+	assert_int_equal(k, 10);
+	free(idx);
+	free(s);
+	assert_true(fabs(nice_step(1000, 5) - 200) < 1e-9);
+	assert_true(fabs(nice_step(11, 5) - 2.5) < 1e-9);
+	assert_true(fabs(nice_step(0.9, 5) - 0.2) < 1e-9);
+}
+
+static void test_html_report(void **state)
+{
+	(void)state;
+	struct synth *y = xmalloc(sizeof(*y));
+	synth_init(y, 42, "<script>alert(1)</script>", 1.0);
+	struct chart_run c = chart_of(y);
+	struct chart_opts o;
+	memset(&o, 0, sizeof(o));
+	struct buf b = { 0 };
+	html_report(&b, &c, &o, "rsswatch test");
+	const char *h = buf_str(&b);
+	assert_true(strncmp(h, "<!DOCTYPE html>", 15) == 0);
+	assert_non_null(strstr(h, "<svg"));
+	assert_non_null(strstr(h, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+	assert_non_null(strstr(h, "host&lt;1&gt;"));
+	assert_non_null(strstr(h, "&quot;&lt;b&gt;&quot;"));
+	assert_non_null(strstr(h, "rss over 250M &amp; rising"));
+	/* the only <script> elements are the page's own */
+	size_t scripts = 0;
+	for (const char *p = h; (p = strstr(p, "<script")); p++)
+		scripts++;
+	assert_int_equal(scripts, 2);
+	/* marks: RSS at each and the change since the previous one */
+	assert_non_null(strstr(h, "<td class=\"r\">200.0 MiB</td>"));	/* at 20 s: 5 MiB per 0.5 s */
+	assert_non_null(strstr(h, ">+10.0 MiB<"));	/* 20 s -> 21 s */
+	assert_non_null(strstr(h, "killed by SIGKILL") || strstr(h, "OOM"));
+	/* nothing to fetch */
+	assert_null(strstr(h, "src="));
+	assert_null(strstr(h, "href="));
+	assert_null(strstr(h, "url("));
+	assert_null(strstr(h, "https://"));
+	buf_release(&b);
+	free(y);
+}
+
+/* A day at 1 s: the report stays small because the chart is downsampled. */
+static void test_html_day(void **state)
+{
+	(void)state;
+	size_t n = 86400;
+	struct sample *s = xcalloc(n, sizeof(*s));
+	struct run r;
+	memset(&r, 0, sizeof(r));
+	r.id = 1;
+	r.label = r.host = r.kernel = r.target = r.mode = "x";
+	r.started_at = T0;
+	r.ended_at = T0 + (int64_t)n * NS;
+	r.interval_ns = NS;
+	r.samples = (int64_t)n;
+	strlcpy_rsw(r.outcome, OUTCOME_EXITED, sizeof(r.outcome));
+	r.peak_gpu = -1;
+	for (size_t i = 0; i < n; i++) {
+		s[i].elapsed_ns = (int64_t)i * NS;
+		s[i].rss = (uint64_t)((2.0 + sin((double)i / 3000) + (double)(i % 13) / 50) * 1024 * MIB);
+		s[i].anon = s[i].rss / 4 * 3;
+		s[i].file = s[i].rss / 4;
+		s[i].hwm = s[i].rss;
+		if (s[i].rss > r.peak_rss) {
+			r.peak_rss = s[i].rss;
+			r.peak_rss_at = T0 + s[i].elapsed_ns;
+		}
+	}
+	struct chart_run c;
+	memset(&c, 0, sizeof(c));
+	c.run = &r;
+	c.s = s;
+	c.n = n;
+	struct chart_opts o;
+	memset(&o, 0, sizeof(o));
+	struct buf b = { 0 };
+	html_report(&b, &c, &o, NULL);
+	print_message("HTML report of a day at 1 s (86400 samples): %zu bytes\n", b.len);
+	assert_true(b.len < 400 * 1024);
+	buf_release(&b);
+	free(s);
+}
+
+/* --- compare --- */
+
+static void ramp(struct sample *s, size_t n, double mib_per_s, double base_mib)
+{
+	for (size_t i = 0; i < n; i++) {
+		s[i].elapsed_ns = (int64_t)i * NS;
+		s[i].rss = (uint64_t)((base_mib + mib_per_s * (double)i) * MIB);
+	}
+}
+
+static void test_compare_figures(void **state)
+{
+	(void)state;
+	struct sample s[100];
+	memset(s, 0, sizeof(s));
+	ramp(s, 100, 2.0, 10);
+	assert_true(fabs(cmp_slope(s, 100) / MIB - 2.0) < 1e-6);
+	assert_true(cmp_slope(s, 1) == 0);
+	assert_int_equal(cmp_rss_at(s, 100, 5 * NS + 1), 20 * MIB);
+	assert_int_equal(cmp_rss_at(s, 100, -1), 10 * MIB);
+	assert_int_equal(cmp_rss_at(s, 100, 1000 * NS), s[99].rss);
+	assert_int_equal(cmp_classify(12.0, 0.4), CMP_CLEAR);
+	assert_int_equal(cmp_classify(-12.0, 0.4), CMP_CLEAR);
+	assert_int_equal(cmp_classify(0.2, 0.5), CMP_NO_EVIDENCE);
+	assert_int_equal(cmp_classify(1.2, 0.8), CMP_UNCLEAR);
+	assert_int_equal(cmp_classify(5.0, -1), CMP_UNKNOWN_SPREAD);
+	assert_int_equal(cmp_classify(0.05, 0), CMP_NO_EVIDENCE);
+}
+
+/* A run whose RSS is flat at mib with a mark "stage" at 5 s. */
+struct flat {
+	struct run run;
+	struct sample s[20];
+	struct mark mark;
+};
+
+static void flat_init(struct flat *f, int64_t id, double mib)
+{
+	memset(f, 0, sizeof(*f));
+	f->run.id = id;
+	f->run.label = "";
+	f->run.started_at = T0;
+	for (int i = 0; i < 20; i++) {
+		f->s[i].elapsed_ns = (int64_t)i * NS;
+		f->s[i].rss = (uint64_t)(mib * MIB) * (uint64_t)(i >= 2 ? 1 : 0) + (uint64_t)(i + 1) * 4096;
+	}
+	f->run.peak_rss = (uint64_t)(mib * MIB);
+	f->run.peak_rss_at = T0 + 19 * NS;
+	f->run.samples = 20;
+	f->mark.t = T0 + 5 * NS;
+	f->mark.label = "stage";
+}
+
+static struct cmp_run cmp_of(struct flat *f)
+{
+	struct cmp_run c = { &f->run, f->s, 20, &f->mark, 1 };
+	return c;
+}
+
+static void test_compare_runs(void **state)
+{
+	(void)state;
+	struct flat a, z;
+	flat_init(&a, 41, 100);
+	flat_init(&z, 42, 200);
+	struct cmp_run ca = cmp_of(&a), cz = cmp_of(&z);
+	struct cmp_group g[2] = { { &ca, 1 }, { &cz, 1 } };
+	struct buf b = { 0 };
+	compare_text(&b, g, 2, 0);
+	const char *t = buf_str(&b);
+	assert_non_null(strstr(t, "run 41"));
+	assert_non_null(strstr(t, "vs run 41"));
+	assert_non_null(strstr(t, "at \"stage\""));
+	assert_non_null(strstr(t, "+100.0 MiB (+100.0%)"));
+	assert_non_null(strstr(t, "run 42's peak is 100.0% higher than run 41's"));
+	assert_non_null(strstr(t, "spread of repeated runs is unknown"));
+	buf_reset(&b);
+	compare_json(&b, g, 2, 0);
+	t = buf_str(&b);
+	assert_non_null(strstr(t, "\"id\":41"));
+	assert_non_null(strstr(t, "\"rss_bytes_at_marks\":{\"stage\":104882176}"));
+	assert_non_null(strstr(t, "\"verdicts\":[\"run 42's peak is 100.0% higher"));
+	assert_null(strstr(t, "\"groups\""));
+	buf_release(&b);
+}
+
+static void test_compare_groups(void **state)
+{
+	(void)state;
+	/* A: 1000, 1002, 998 MiB; B: 1120, 1118, 1122 MiB: 12% apart, spread 0.2% */
+	static const double av[] = { 1000, 1002, 998 }, bv[] = { 1120, 1118, 1122 };
+	static const double cv[] = { 1001, 999, 1003 };	/* C: no change from A */
+	struct flat f[9];
+	struct cmp_run c[9];
+	for (int i = 0; i < 3; i++) {
+		flat_init(&f[i], 1 + i, av[i]);
+		flat_init(&f[3 + i], 4 + i, bv[i]);
+		flat_init(&f[6 + i], 7 + i, cv[i]);
+	}
+	for (int i = 0; i < 9; i++)
+		c[i] = cmp_of(&f[i]);
+	struct cmp_group g[3] = { { &c[0], 3 }, { &c[3], 3 }, { &c[6], 3 } };
+	struct buf b = { 0 };
+	compare_text(&b, g, 3, 1);
+	const char *t = buf_str(&b);
+	assert_non_null(strstr(t, "A (3 runs)"));
+	assert_non_null(strstr(t, "A: runs 1, 2, 3; peak "));
+	assert_non_null(strstr(t, "B's peak is 12.0% higher than A's, well outside the spread within each group (\xc2\xb1"));
+	assert_non_null(strstr(t, "the difference in peak between C and A (0.1%) is within the spread of repeated runs"));
+	assert_non_null(strstr(t, "no evidence of a change"));
+	buf_reset(&b);
+	compare_json(&b, g, 3, 1);
+	t = buf_str(&b);
+	assert_non_null(strstr(t, "\"groups\":[{\"name\":\"A\",\"runs\":[1,2,3]"));
+	assert_non_null(strstr(t, "\"group\":\"B\""));
+	assert_non_null(strstr(t, "\"stddev\":"));
+	buf_release(&b);
+	/* lower, and just outside a wider spread */
+	static const double dv[] = { 990, 985, 995 };
+	for (int i = 0; i < 3; i++)
+		flat_init(&f[3 + i], 4 + i, dv[i]);
+	compare_text(&b, g, 2, 1);
+	assert_non_null(strstr(buf_str(&b), "B's peak is 1.0% lower than A's, outside the spread"));
+	assert_non_null(strstr(buf_str(&b), "more runs would tell"));
+	buf_release(&b);
+}
+
+int main(void)
+{
+	setenv("TZ", "UTC", 1);
+	tzset();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_xml_escape),
+		cmocka_unit_test(test_svg_golden),
+		cmocka_unit_test(test_svg_overlay),
+		cmocka_unit_test(test_downsample),
+		cmocka_unit_test(test_html_report),
+		cmocka_unit_test(test_html_day),
+		cmocka_unit_test(test_compare_figures),
+		cmocka_unit_test(test_compare_runs),
+		cmocka_unit_test(test_compare_groups),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
