@@ -153,7 +153,7 @@ _cleanup() {
 	for _p in /proc/[0-9]*; do
 		_p=${_p#/proc/}
 		[ "$_p" = "$$" ] && continue
-		if tr '\0' ' ' <"/proc/$_p/cmdline" 2>/dev/null | grep -qF "$T"; then
+		if { tr "\0" " " <"/proc/$_p/cmdline"; } 2>/dev/null | grep -qF "$T"; then
 			kill -KILL "$_p" 2>/dev/null
 		fi
 	done

@@ -85,12 +85,12 @@ expect_exit 7 "options after the command name are the command's own" \
 
 # --- the stored run
 expect_exit 0 "a command with a spaced argument runs" \
-	"$RSW" record -q -i 10ms -l launch-test -- "$HOG" touch "$T/a b" exit 0
+	"$RSW" record -q -i 10ms -l launch-test -- "$HOG" touch "$T/a b" sleep 300ms exit 0
 check "the command ran with its argument intact" test -e "$T/a b"
 show_json
 check "run stored with mode 'command'" test "$(sfield mode)" = command
 check "run target is the command line, quoted where needed" \
-	test "$(sfield target)" = "$HOG touch '$T/a b' exit 0"
+	test "$(sfield target)" = "$HOG touch '$T/a b' sleep 300ms exit 0"
 check "run label stored" test "$(sfield label)" = launch-test
 check "run pid is a process id" test "$(sfield pid)" -gt 1
 check "run has at least one sample" test "$(sfield samples)" -ge 1
