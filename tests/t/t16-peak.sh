@@ -64,7 +64,7 @@ show_json
 n=$(lines "$T/live.txt")
 check "live lines: one per sample with --every 1 ($n lines, $(sfield samples) samples)" test "$n" -eq "$(sfield samples)"
 check "live lines: every line has the format" test "$(grep -Evc "$LIVE" "$T/live.txt")" -eq 0
-check "live line: shows 8 MiB once allocated" grep -Eq ' rss (8|9|10)\.[0-9] MiB' "$T/live.txt"
+check "live line: shows at least 8 MiB once allocated" test "$(awk '$2 == "rss" && $4 == "MiB" && $3 >= 8' "$T/live.txt" | wc -l)" -gt 0
 check "live lines: a start line names the pid and run" \
 	grep -q "^rsswatch: recording pid $(sfield pid) (memhog) every 10ms as run $(sfield id) in $RSSWATCH_DB" "$ERR"
 
