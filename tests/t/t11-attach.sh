@@ -1,0 +1,119 @@
+#!/bin/sh
+# rsswatch record -p PID: attach to a process that is not our child, see how it ends,
+# stop cleanly on SIGINT or after -d, and refuse pids that cannot be recorded.
+. tests/t/lib.sh
+
+recording() { grep -q 'recording pid' "$T/rec.err" 2>/dev/null; }
+
+# --- the target exits with status 5; the test shell (its parent) reaps it promptly
+spawn hog "$HOG" +8M await "$T/go1" exit 5
+hog=$!
+spawn rec "$RSW" record -i 10ms -p "$hog"
+rec=$!
+wait_until 10 recording
+touch "$T/go1"
+finish "$hog" 10
+check "the target itself exited 5" test "$RC" -eq 5
+finish "$rec"
+check "rsswatch -p exits 0 when its target exits (got $RC)" test "$RC" -eq 0
+show_json
+check "outcome exited, exit_code 5 (got $(sfield outcome) $(sfield exit_code))" \
+	test "$(sfield outcome) $(sfield exit_code)" = "exited 5"
+check "run stored with mode pid and the target's pid" test "$(sfield mode) $(sfield pid)" = "pid $hog"
+check "run target is the process's command line" test "$(sfield target)" = "$HOG +8M await $T/go1 exit 5"
+check "attach summary says 'exited with 5'" grep -q '^outcome *exited with 5$' "$T/rec.err"
+
+# --- the target is killed by a signal
+spawn hog "$HOG" await "$T/go2" raise 15
+hog=$!
+: >"$T/rec.err"
+spawn rec "$RSW" record -i 10ms -p "$hog"
+rec=$!
+wait_until 10 recording
+touch "$T/go2"
+finish "$hog" 10
+finish "$rec"
+show_json
+check "attached target killed by SIGTERM: outcome signaled, signal 15, rsswatch exits 0 (got $(sfield outcome) $(sfield signal) $RC)" \
+	test "$(sfield outcome) $(sfield signal) $RC" = "signaled 15 0"
+
+# --- SIGINT to rsswatch: recording stops, the target lives on
+spawn hog "$HOG" +4M await "$T/go3" exit 0
+hog=$!
+: >"$T/rec.err"
+spawn rec "$RSW" record -i 10ms -p "$hog"
+rec=$!
+wait_until 10 recording
+kill -INT "$rec"
+finish "$rec" 10
+check "SIGINT in attach mode: rsswatch exits 0 (got $RC)" test "$RC" -eq 0
+check "SIGINT in attach mode: the target is still alive" alive "$hog"
+show_json
+check "SIGINT in attach mode: outcome stopped (got $(sfield outcome))" test "$(sfield outcome)" = stopped
+check "stopped run has an end time" test -n "$(sfield ended_at)"
+check "summary says the target is still running" grep -q '^outcome *still running' "$T/rec.err"
+: >"$T/rec.err"
+spawn rec "$RSW" record -i 10ms -p "$hog"
+rec=$!
+wait_until 10 recording
+kill -TERM "$rec"
+finish "$rec" 10
+show_json
+check "SIGTERM in attach mode: exit 0, outcome stopped, target alive (got $RC $(sfield outcome))" \
+	sh -c "[ '$RC $(sfield outcome)' = '0 stopped' ] && [ -d /proc/$hog ]"
+
+# --- -d: stops after the duration, target alive
+expect_exit 0 "-d 1s in attach mode exits 0" "$RSW" record -q -i 100ms -d 1s -p "$hog"
+show_json
+check "-d 1s: outcome stopped, target alive" sh -c "[ '$(sfield outcome)' = stopped ] && [ -d /proc/$hog ]"
+check "-d 1s at 100ms: 10 or 11 samples (got $(sfield samples))" \
+	sh -c "[ $(sfield samples) -ge 10 ] && [ $(sfield samples) -le 11 ]"
+touch "$T/go3"
+finish "$hog" 10
+
+# --- pids that cannot be recorded
+"$HOG" exit 0 &
+dead=$!
+wait "$dead"
+expect_exit 1 "a reaped child's pid $dead: exit 1" "$RSW" record -q -p "$dead"
+check "a reaped pid: 'no such process' naming the pid" grep -q "pid $dead: no such process" "$ERR"
+expect_exit 1 "pid 4194000 (above pid_max): exit 1" "$RSW" record -q -p 4194000
+check "pid 4194000: 'no such process'" grep -q "4194000.*no such process" "$ERR"
+check "pid 4194000: one line on stderr" test "$(lines "$ERR")" -eq 1
+
+for p in 0 -1 abc "" 12x 99999999999; do
+	expect_exit 2 "invalid pid '$p': exit 2" "$RSW" record -q -p "$p"
+	case "$p" in ""|-1) ;; *) check "invalid pid '$p': the message names it" grep -q "'$p'" "$ERR" ;; esac
+done
+
+# A zombie has no memory to record: refused, not recorded as an empty run.
+"$HOG" exit 0 &
+zombie=$!
+wait_until 5 gone "$zombie"
+expect_exit 1 "a zombie (unreaped child): exit 1" "$RSW" record -q -p "$zombie"
+wait "$zombie"
+
+# A kernel thread (kthreadd, pid 2) has no memory of its own.
+if [ "$(cat /proc/2/comm 2>/dev/null)" = kthreadd ]; then
+	expect_exit 1 "a kernel thread (pid 2): exit 1" "$RSW" record -q -p 2
+else
+	skip "no kthreadd at pid 2 (in a pid namespace)"
+fi
+
+# --- a process hidden by hidepid=2
+mkdir -p "$T/hp"
+chmod 777 "$T/hp"
+cat >"$T/hidepid.sh" <<EOS
+mount -t proc -o hidepid=2 proc /proc || exit 200
+exec setpriv --reuid=65534 --regid=65534 --clear-groups "$RSW" record -q --db "$T/hp/db" -p 1
+EOS
+run unshare -m sh "$T/hidepid.sh"
+if [ "$RC" -eq 200 ] || { [ "$RC" -ne 1 ] && grep -q 'unshare' "$ERR"; }; then
+	skip "cannot mount proc with hidepid=2 in a mount namespace: $(head -1 "$ERR")"
+	skip "hidepid message"
+else
+	check "pid 1 hidden by hidepid=2: exit 1 (got $RC)" test "$RC" -eq 1
+	check "hidden pid: the message names pid 1 (got: $(head -1 "$ERR"))" grep -q 'pid 1[^0-9]' "$ERR"
+fi
+
+done_testing

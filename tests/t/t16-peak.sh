@@ -1,0 +1,102 @@
+#!/bin/sh
+# The peak: a known allocation is measured to within 2%, a spike between samples is
+# caught through VmHWM, the live line has its format, and sampling keeps to its clock.
+. tests/t/lib.sh
+
+MiB=1048576
+LIVE='^[0-9]{2}:[0-9]{2}:[0-9]{2} rss [0-9.]+ [KMG]iB \(anon [0-9.]+, file [0-9.]+, shmem [0-9.]+\) hwm .* avail .*'
+
+# --- baseline: memhog with nothing allocated
+expect_exit 0 "baseline run" "$RSW" record -q -i 10ms -- "$HOG" sleep 300ms exit 0
+show_json
+base=$(sfield peak_rss_bytes)
+check "baseline peak is small and not zero ($base bytes)" test "$base" -gt 0 -a "$base" -lt $((16 * MiB))
+
+# --- a known allocation
+expect_exit 0 "+256M recorded at 100ms" "$RSW" record -q -i 100ms -- "$HOG" +256M sleep 1500ms exit 0
+show_json
+peak=$(sfield peak_rss_bytes)
+diag "peak $peak bytes, baseline $base bytes"
+check "peak of +256M is at least 256 MiB ($peak)" test "$peak" -ge $((256 * MiB))
+check "peak of +256M is within 2% of 256 MiB plus the baseline ($peak <= $((256 * MiB * 102 / 100 + base)))" \
+	test "$peak" -le $((256 * MiB * 102 / 100 + base))
+check "peak_rss_at lies within the run" \
+	test "$(sqlite3 :memory: "select '$(sfield peak_rss_at)' between '$(sfield started_at)' and '$(sfield ended_at)'")" = 1
+check "last sample holds the allocation too" test "$(sfield last_rss_bytes)" -ge $((256 * MiB))
+dur_ms=$(sqlite3 :memory: "select cast(json_extract(readfile('$T/show.json'), '$.duration_s') * 1000 as int)")
+expect=$((dur_ms / 100 + 1))
+check "a sample every 100ms: $(sfield samples) samples over ${dur_ms}ms, about $expect" \
+	test "$(sfield samples)" -ge $((expect - 2)) -a "$(sfield samples)" -le $((expect + 1))
+
+# --- memory given back: the peak stays, the last sample falls
+expect_exit 0 "+64M then unmapped" "$RSW" record -q -i 10ms -- "$HOG" +64M sleep 300ms - sleep 300ms exit 0
+show_json
+check "after unmapping: peak still >= 64 MiB ($(sfield peak_rss_bytes))" test "$(sfield peak_rss_bytes)" -ge $((64 * MiB))
+check "after unmapping: the last sample is below 16 MiB ($(sfield last_rss_bytes))" \
+	test "$(sfield last_rss_bytes)" -lt $((16 * MiB))
+
+# --- a spike no sample can see, caught through VmHWM
+# The spike starts once the first sample (the one at 0 s, which prints a live line) is
+# taken, and is over long before the next one at 1 s.
+first_sample() { grep -Eq "$LIVE" "$T/spike.err"; }
+spawn spike "$RSW" record -i 1s -- "$HOG" +32M await "$T/spike_go" spike 400M sleep 1500ms exit 0
+rec=$!
+wait_until 10 first_sample
+touch "$T/spike_go"
+finish "$rec"
+check "a 400M spike between 1s samples: exit 0 (got $RC)" test "$RC" -eq 0
+show_json
+peak=$(sfield peak_rss_bytes)
+maxs=$(sqlite3 "$RSSWATCH_DB" "select max(rss) from sample where run_id = $(sfield id)")
+diag "spike: peak $peak, highest sampled RSS $maxs"
+check "spike: peak >= 98% of 432 MiB ($peak)" test "$peak" -ge $((432 * MiB * 98 / 100))
+check "spike: no sample saw it (highest sampled RSS $maxs < 100 MiB)" test "$maxs" -lt $((100 * MiB))
+check "spike: the summary says the peak is from VmHWM" grep -q '^peak .* from VmHWM' "$T/spike.err"
+"$RSW" show >"$T/spike.txt"
+check "spike: show says it too" grep -q 'from VmHWM' "$T/spike.txt"
+check "spike: export hwm_bytes carries the peak" \
+	test "$("$RSW" export --format csv | awk -F, 'NR > 1 && $4 > m { m = $4 } END { print m }')" = "$peak"
+
+# --- the live line
+expect_exit 0 "live lines with --every 1" "$RSW" record -i 10ms --every 1 -- "$HOG" +8M sleep 200ms exit 0
+grep -E '^[0-9]{2}:[0-9]{2}:[0-9]{2} ' "$ERR" >"$T/live.txt"
+show_json
+n=$(lines "$T/live.txt")
+check "live lines: one per sample with --every 1 ($n lines, $(sfield samples) samples)" test "$n" -eq "$(sfield samples)"
+check "live lines: every line has the format" test "$(grep -Evc "$LIVE" "$T/live.txt")" -eq 0
+check "live line: shows at least 8 MiB once allocated" test "$(awk '$2 == "rss" && $4 == "MiB" && $3 >= 8' "$T/live.txt" | wc -l)" -gt 0
+check "live lines: a start line names the pid and run" \
+	grep -q "^rsswatch: recording pid $(sfield pid) (memhog) every 10ms as run $(sfield id) in $RSSWATCH_DB" "$ERR"
+
+expect_exit 0 "live lines with --every 5" "$RSW" record -i 10ms --every 5 -- "$HOG" sleep 200ms exit 0
+show_json
+n=$(grep -Ec "$LIVE" "$ERR")
+check "--every 5: a line for the first sample and every 5th ($n lines, $(sfield samples) samples)" \
+	test "$n" -eq $(( ($(sfield samples) - 1) / 5 + 1 ))
+
+expect_exit 0 "default: about a line a second" "$RSW" record -i 100ms -- "$HOG" sleep 1500ms exit 0
+n=$(grep -Ec "$LIVE" "$ERR")
+show_json
+check "default at 100ms: a line every 10th sample, about one a second ($n lines, $(sfield samples) samples)" \
+	test "$n" -eq $(( ($(sfield samples) - 1) / 10 + 1 )) -a "$n" -ge 2
+
+expect_exit 0 "-q: recorded" "$RSW" record -q -i 10ms -- "$HOG" +8M sleep 200ms exit 0
+check "-q: no live lines" test "$(grep -Ec '^[0-9]{2}:[0-9]{2}:[0-9]{2} rss' "$ERR")" -eq 0
+check "-q: no start line" test "$(grep -c 'recording pid' "$ERR")" -eq 0
+
+# --- sampling keeps to absolute deadlines
+spawn hog "$HOG" +4M await "$T/go"
+hog=$!
+expect_exit 0 "-i 10ms -d 2s" "$RSW" record -q -i 10ms -d 2s -p "$hog"
+touch "$T/go"
+finish "$hog" 10
+show_json
+id=$(sfield id)
+n=$(sfield samples)
+check "-i 10ms -d 2s: 190..201 samples (got $n)" test "$n" -ge 190 -a "$n" -le 201
+last=$(sqlite3 "$RSSWATCH_DB" "select max(elapsed_ns) / 1000000 from sample where run_id = $id")
+check "-i 10ms -d 2s: the last sample at 1980..2010 ms (got $last)" test "$last" -ge 1980 -a "$last" -le 2010
+off=$(sqlite3 "$RSSWATCH_DB" "select count(*) from sample where run_id = $id and elapsed_ns % 10000000 > 3000000 and elapsed_ns % 10000000 < 7000000")
+check "-i 10ms: samples stay on the 10 ms grid, no drift ($off of $n more than 3 ms off)" test "$off" -le $((n / 10))
+
+done_testing
