@@ -56,6 +56,12 @@ void buf_printf(struct buf *b, const char *fmt, ...)
 	va_end(ap);
 }
 
+void buf_put_printable(struct buf *b, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		buf_putc(b, *p < 0x20 || *p == 0x7f ? '?' : (char)*p);
+}
+
 void buf_reset(struct buf *b)
 {
 	b->len = 0;

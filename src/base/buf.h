@@ -19,6 +19,9 @@ void buf_puts(struct buf *b, const char *s);
 void buf_putc(struct buf *b, char c);
 void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_vprintf(struct buf *b, const char *fmt, va_list ap);
+/* Appends s for a terminal: control characters (a newline in a label, an escape
+ * sequence) become '?', so one value stays on one line and cannot drive the terminal. */
+void buf_put_printable(struct buf *b, const char *s);
 void buf_reset(struct buf *b);
 void buf_release(struct buf *b);
 /* The contents as a string ("" when empty). */

@@ -24,20 +24,20 @@ static const char usage_text[] =
 	"      --json     a JSON array of run objects\n"
 	"      --db PATH  the run database\n";
 
-/* Copies s into out, cut to width display columns with "..." (bytes of UTF-8 text are
- * treated as one column each: good enough for labels and command lines). */
+/* Copies s into out for one table cell: control characters become '?', and a value
+ * longer than width columns is cut with "..." (each byte of UTF-8 text counts as one
+ * column: good enough for labels and command lines). */
 static void cut(char *out, size_t n, const char *s, size_t width)
 {
-	size_t len = strlen(s);
-	if (len <= width) {
-		strlcpy_rsw(out, s, n);
-		return;
+	struct buf b = { 0 };
+	buf_put_printable(&b, s);
+	if (b.len > width) {
+		size_t keep = width > 3 ? width - 3 : 0;
+		b.len = keep;
+		buf_puts(&b, "...");
 	}
-	size_t keep = width > 3 ? width - 3 : 0;
-	if (keep >= n)
-		keep = n - 4;
-	memcpy(out, s, keep);
-	memcpy(out + keep, "...", 4);
+	strlcpy_rsw(out, buf_str(&b), n);
+	buf_release(&b);
 }
 
 int cmd_ls(int argc, char **argv)

@@ -8,10 +8,14 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss)
 	int64_t end = r->ended_at ? r->ended_at : r->last_at ? r->last_at : r->started_at;
 
 	buf_printf(b, "run       %lld", (long long)r->id);
-	if (r->label[0])
-		buf_printf(b, "  \"%s\"", r->label);
-	buf_putc(b, '\n');
-	buf_printf(b, "target    %s (pid %d", r->target, (int)r->pid);
+	if (r->label[0]) {
+		buf_puts(b, "  \"");
+		buf_put_printable(b, r->label);
+		buf_putc(b, '"');
+	}
+	buf_puts(b, "\ntarget    ");
+	buf_put_printable(b, r->target);
+	buf_printf(b, " (pid %d", (int)r->pid);
 	if (r->host[0])
 		buf_printf(b, " on %s", r->host);
 	buf_puts(b, ")\n");

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 /* 'RSW1' in PRAGMA application_id marks a file as ours. */
@@ -127,6 +128,12 @@ static int mkdir_p(const char *dir)
 	return S_ISDIR(sb.st_mode) ? 0 : -ENOTDIR;
 }
 
+static int on_readonly_fs(const char *path)
+{
+	struct statvfs sv;
+	return statvfs(path, &sv) == 0 && (sv.f_flag & ST_RDONLY);
+}
+
 static int exec_sql(sqlite3 *db, const char *sql)
 {
 	return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
@@ -176,11 +183,16 @@ fail:
 static int check_schema(sqlite3 *db, unsigned flags, char *err, size_t errlen)
 {
 	int version = 0, appid = 0, tables = 0;
-	if (pragma_int(db, "PRAGMA user_version", &version) != SQLITE_OK ||
-	    pragma_int(db, "PRAGMA application_id", &appid) != SQLITE_OK ||
-	    pragma_int(db, "SELECT count(*) FROM sqlite_master", &tables) != SQLITE_OK) {
-		snprintf(err, errlen, "not an rsswatch database (%s)", sqlite3_errmsg(db));
-		return -EILSEQ;
+	int rc;
+	if ((rc = pragma_int(db, "PRAGMA user_version", &version)) != SQLITE_OK ||
+	    (rc = pragma_int(db, "PRAGMA application_id", &appid)) != SQLITE_OK ||
+	    (rc = pragma_int(db, "SELECT count(*) FROM sqlite_master", &tables)) != SQLITE_OK) {
+		if ((rc & 0xff) == SQLITE_NOTADB) {
+			snprintf(err, errlen, "not an rsswatch database");
+			return -EILSEQ;
+		}
+		snprintf(err, errlen, "cannot read the database: %s", sqlite3_errmsg(db));
+		return -EIO;
 	}
 	if (tables > 0 && appid != APPLICATION_ID) {
 		snprintf(err, errlen, "not an rsswatch database");
@@ -242,7 +254,20 @@ int store_open(const char *path, unsigned flags, struct store **out, char *err, 
 	sqlite3 *db = NULL;
 	int oflags = (flags & STORE_READONLY) ? SQLITE_OPEN_READONLY
 					      : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-	if (sqlite3_open_v2(path, &db, oflags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	const char *name = path;
+	char *uri = NULL;
+	if (!(flags & STORE_CREATE) && on_readonly_fs(path)) {
+		/* A database on a read-only filesystem (a mounted backup, a snapshot) cannot
+		 * change under us, and SQLite could not make its WAL side files there: read it
+		 * as immutable. */
+		uri = sqlite3_mprintf("file:%s?immutable=1", path);
+		name = uri;
+		oflags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
+		flags |= STORE_READONLY;
+	}
+	int orc = sqlite3_open_v2(name, &db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
+	sqlite3_free(uri);
+	if (orc != SQLITE_OK) {
 		snprintf(err, errlen, "cannot open database %s: %s", path,
 			 db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);
@@ -252,7 +277,7 @@ int store_open(const char *path, unsigned flags, struct store **out, char *err, 
 	r = check_schema(db, flags, err, errlen);
 	if (r < 0)
 		goto fail;
-	if (!(flags & STORE_READONLY)) {
+	if (!(flags & STORE_READONLY) && !(sqlite3_db_readonly(db, "main") == 1)) {
 		/* WAL: readers never block the recorder; NORMAL: a commit survives the
 		 * recorder being killed (not a power cut, which costs the last commits). */
 		if (exec_sql(db, "PRAGMA journal_mode = WAL") < 0 ||
