@@ -4,6 +4,7 @@
 #include "base/parse.h"
 #include "base/sysroot.h"
 #include "base/util.h"
+#include "record/oom.h"
 #include "record/sampler.h"
 #include "record/target.h"
 #include "render/live.h"
@@ -43,6 +44,8 @@ struct recorder {
 	size_t ncounters;
 	int store_error;	/* the last flush error, reported once */
 	struct buf line;
+	struct oom_watch oom;
+	struct oom_evidence ev;	/* what is known about the target's death */
 };
 
 void recorder_signals(sigset_t *set)
@@ -126,6 +129,15 @@ static int take_sample(struct recorder *rc)
 		r->peak_gpu = (int64_t)s.gpu;
 		r->peak_gpu_at = t;
 	}
+	if (s.have & SAMPLE_CGROUP) {
+		uint64_t cg = (s.have & SAMPLE_CGROUP_PEAK) ? s.cgroup_peak : s.cgroup;
+		if (cg > r->peak_cgroup) {
+			r->peak_cgroup = cg;
+			r->peak_cgroup_at = t;
+		}
+		if (s.cgroup_limit != CG_UNLIMITED)
+			r->cgroup_limit = s.cgroup_limit;
+	}
 	if (rc->sampler.gpu_fresh)
 		for (size_t i = 0; i < rc->sampler.ngpus; i++)
 			store_add_gpu(rc->st, r->id, s.elapsed_ns, &rc->sampler.gpus[i]);
@@ -148,6 +160,64 @@ static int take_sample(struct recorder *rc)
 	return 0;
 }
 
+static void on_oom_kill(void *ctx, const struct kmsg_oom *kill, const char *memcg,
+			int64_t realtime_ns)
+{
+	struct recorder *rc = ctx;
+	if (kill->pid != rc->target->pid)
+		return;
+	rc->ev.kill_seen = true;
+	rc->ev.kill = *kill;
+	rc->ev.kill_at = realtime_ns;
+	strlcpy_rsw(rc->ev.memcg, memcg, sizeof(rc->ev.memcg));
+}
+
+/* The target died of SIGKILL: was it the OOM killer? The kernel logs the kill line
+ * before the victim exits, so it is normally read by now; when the counters say an OOM
+ * kill happened but no line was read yet, give the log a moment. */
+static void attribute_kill(struct recorder *rc, int sig)
+{
+	struct run *r = rc->run;
+	struct oom_evidence *ev = &rc->ev;
+	struct oom_verdict v;
+	oom_watch_drain(&rc->oom, on_oom_kill, rc);
+	oom_watch_counters(&rc->oom, ev);
+	int64_t deadline = mono_ns() + 500 * NS_PER_MS;
+	while (sig == SIGKILL && !ev->kill_seen && oom_watch_fd(&rc->oom) >= 0 &&
+	       (ev->cg_delta || ev->vm_delta) && mono_ns() < deadline) {
+		struct pollfd p = { oom_watch_fd(&rc->oom), POLLIN, 0 };
+		poll(&p, 1, 50);
+		oom_watch_drain(&rc->oom, on_oom_kill, rc);
+	}
+	ev->signal = sig;
+	ev->cg_path = rc->target->cg_path;
+	oom_decide(ev, &v);
+	if (v.oom && ev->kill_seen) {
+		/* The kernel's figures at the kill are the last and often the highest: a
+		 * process that grows fast is killed between two samples. */
+		uint64_t rss = ev->kill.anon_rss + ev->kill.file_rss + ev->kill.shmem_rss;
+		if (rss > r->peak_rss) {
+			r->peak_rss = rss;
+			r->peak_rss_at = ev->kill_at;
+		}
+	}
+	if (v.oom) {
+		strlcpy_rsw(r->outcome, OUTCOME_OOM_KILLED, sizeof(r->outcome));
+		r->oom_at = ev->kill_seen ? ev->kill_at : r->ended_at;
+		r->oom_rss_known = v.rss_known;
+		r->oom_anon_rss = v.anon_rss;
+		free(r->oom_memcg);
+		r->oom_memcg = xstrdup(v.memcg);
+	}
+	if (v.note[0]) {
+		free(r->outcome_note);
+		r->outcome_note = xstrdup(v.note);
+	}
+	if (v.event_kind)
+		store_add_event(rc->st, r->id, v.oom ? r->oom_at : r->ended_at, v.event_kind,
+				rc->target->pid, v.detail);
+}
+
 /* The target has exited (or is a zombie): find out how. */
 static void target_ended(struct recorder *rc)
 {
@@ -168,6 +238,7 @@ static void target_ended(struct recorder *rc)
 	} else if (WIFSIGNALED(ws)) {
 		strlcpy_rsw(r->outcome, OUTCOME_SIGNALED, sizeof(r->outcome));
 		r->signal = WTERMSIG(ws);
+		attribute_kill(rc, r->signal);
 	} else {
 		strlcpy_rsw(r->outcome, OUTCOME_EXITED, sizeof(r->outcome));
 		r->exit_code = WEXITSTATUS(ws);
@@ -209,6 +280,9 @@ static int setup(struct recorder *rc)
 	rc->sampler_open = 1;
 	if (rc->opts->nvml)
 		sampler_use_gpu(&rc->sampler, rc->opts->nvml, rc->opts->gpu_interval_ns);
+	if (rc->target->cg && rc->target->cg_sample)
+		sampler_use_cgroup(&rc->sampler, rc->target->cg, rc->target->cg_reset_peak);
+	oom_watch_open(&rc->oom, rc->target->cg);
 	rc->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (rc->timerfd < 0)
 		return -errno;
@@ -239,6 +313,8 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 {
 	struct recorder rc;
 	memset(&rc, 0, sizeof(rc));
+	rc.oom.kmsg.fd = -1;
+	rc.oom.kmsg_err = -EBADF;
 	rc.opts = opts;
 	rc.target = target;
 	rc.st = st;
@@ -258,18 +334,21 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		target_ended(&rc);	/* ended before the first sample */
 
 	while (e == 0 && rc.stop == RUNNING) {
-		struct pollfd pfd[3] = {
+		struct pollfd pfd[4] = {
 			{ rc.timerfd, POLLIN, 0 },
 			{ target->pidfd, POLLIN, 0 },
 			{ sigfd, POLLIN, 0 },
+			{ oom_watch_fd(&rc.oom), POLLIN, 0 },
 		};
-		int n = poll(pfd, 3, poll_timeout_ms(&rc));
+		int n = poll(pfd, 4, poll_timeout_ms(&rc));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			e = -errno;
 			break;
 		}
+		if (pfd[3].revents & POLLIN)
+			oom_watch_drain(&rc.oom, on_oom_kill, &rc);
 		if (pfd[2].revents & POLLIN)
 			handle_signal(&rc);
 		if (pfd[1].revents & (POLLIN | POLLHUP)) {
@@ -293,6 +372,17 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 			rc.stop = DURATION;
 	}
 
+	/* The cgroup's peak since the last sample (its last moments are often the
+	 * highest, and an OOM-killed command dies between two samples). */
+	if (target->cg && target->cg_sample) {
+		struct cg_sample c;
+		memset(&c, 0, sizeof(c));
+		if (cg_reader_read(target->cg, &c) == 0 && (c.have & CG_S_PEAK) &&
+		    c.peak > run->peak_cgroup) {
+			run->peak_cgroup = c.peak;
+			run->peak_cgroup_at = run->ended_at ? run->ended_at : real_ns();
+		}
+	}
 	/* Marks and counters written just before the target ended are still in its page. */
 	if (rc.page)
 		poll_client(&rc, mono_ns() - rc.start_mono);
@@ -309,6 +399,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		close(rc.timerfd);
 	if (rc.sampler_open)
 		sampler_close(&rc.sampler);
+	oom_watch_close(&rc.oom);
 	client_page_close(rc.page);
 	if (rc.stop == TARGET_ENDED)
 		client_page_remove_stale(target->pid);

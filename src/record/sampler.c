@@ -50,6 +50,30 @@ static void read_gpus(struct sampler *s)
 	s->gpu_fresh = 1;
 }
 
+void sampler_use_cgroup(struct sampler *s, struct cg_reader *cg, int reset_peak)
+{
+	s->cg = cg;
+	s->cg_reset = reset_peak;
+}
+
+/* One pread per cgroup file; the cgroup may be gone (-ENODEV): then no figures. */
+static void read_cgroup(struct sampler *s, struct sample *out)
+{
+	struct cg_sample c;
+	memset(&c, 0, sizeof(c));
+	if (cg_reader_read(s->cg, &c) < 0 || !(c.have & CG_S_USAGE))
+		return;
+	out->have |= SAMPLE_CGROUP;
+	out->cgroup = c.usage;
+	out->cgroup_limit = (c.have & CG_S_LIMIT) ? c.limit : CG_UNLIMITED;
+	if (c.have & CG_S_PEAK) {
+		out->have |= SAMPLE_CGROUP_PEAK;
+		out->cgroup_peak = c.peak > c.usage ? c.peak : c.usage;
+	}
+	if (s->cg_reset && cg_reader_reset_peak(s->cg) < 0)
+		s->cg_reset = 0;
+}
+
 int sampler_read(struct sampler *s, int64_t now, struct sample *out)
 {
 	struct proc_status ps;
@@ -68,6 +92,8 @@ int sampler_read(struct sampler *s, int64_t now, struct sample *out)
 	out->swap = ps.swap;
 	out->threads = ps.threads;
 	out->mem_available = mi.available;
+	if (s->cg)
+		read_cgroup(s, out);
 	s->gpu_fresh = 0;
 	if (s->nvml && now >= s->gpu_next_ns) {
 		read_gpus(s);

@@ -23,7 +23,10 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss)
 		buf_printf(b, "peak      %s at %s (+%s)", fmt_bytes(a, sizeof(a), r->peak_rss),
 			   fmt_hms(c, sizeof(c), r->peak_rss_at),
 			   fmt_duration(d, sizeof(d), r->peak_rss_at - r->started_at));
-		if (max_sampled_rss && r->peak_rss > max_sampled_rss)
+		if (r->oom_at && r->peak_rss_at == r->oom_at && r->peak_rss > max_sampled_rss)
+			buf_printf(b, " from the kernel's OOM report; the highest sampled RSS was %s",
+				   fmt_bytes(a, sizeof(a), max_sampled_rss));
+		else if (max_sampled_rss && r->peak_rss > max_sampled_rss)
 			buf_printf(b, " from VmHWM; the highest sampled RSS was %s",
 				   fmt_bytes(a, sizeof(a), max_sampled_rss));
 		buf_putc(b, '\n');
@@ -31,6 +34,12 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss)
 			buf_printf(b, "gpu peak  %s at %s (+%s)\n", fmt_bytes(a, sizeof(a), (uint64_t)r->peak_gpu),
 				   fmt_hms(c, sizeof(c), r->peak_gpu_at),
 				   fmt_duration(d, sizeof(d), r->peak_gpu_at - r->started_at));
+		if (r->peak_cgroup) {
+			buf_printf(b, "cgroup    peak %s", fmt_bytes(a, sizeof(a), r->peak_cgroup));
+			if (r->cgroup_limit)
+				buf_printf(b, " of a %s limit", fmt_bytes(c, sizeof(c), r->cgroup_limit));
+			buf_printf(b, " at %s (%s)\n", fmt_hms(d, sizeof(d), r->peak_cgroup_at), r->cgroup);
+		}
 		buf_printf(b, "mean      %s, last %s\n",
 			   fmt_bytes(a, sizeof(a), (uint64_t)run_mean_rss(r)),
 			   fmt_bytes(c, sizeof(c), r->last_rss));

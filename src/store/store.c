@@ -69,6 +69,17 @@ static const char *const migrations[] = {
 	"  run_id INTEGER NOT NULL, elapsed_ns INTEGER NOT NULL, device INTEGER NOT NULL,"
 	"  target_bytes INTEGER, used_bytes INTEGER NOT NULL, total_bytes INTEGER NOT NULL,"
 	"  PRIMARY KEY (run_id, elapsed_ns, device)) WITHOUT ROWID;",
+	/* 3: why the target died (OOM evidence), the memory cgroup recorded or made, and
+	 * the cgroup's peak per sample */
+	"ALTER TABLE run ADD COLUMN oom_at INTEGER;"
+	"ALTER TABLE run ADD COLUMN oom_anon_rss INTEGER;"
+	"ALTER TABLE run ADD COLUMN oom_memcg TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE run ADD COLUMN outcome_note TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE run ADD COLUMN cgroup TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE run ADD COLUMN cgroup_limit INTEGER;"
+	"ALTER TABLE run ADD COLUMN peak_cgroup INTEGER;"
+	"ALTER TABLE run ADD COLUMN peak_cgroup_at INTEGER;"
+	"ALTER TABLE sample ADD COLUMN cgroup_peak INTEGER;",
 };
 #define SCHEMA_VERSION ((int)ARRAY_SIZE(migrations))
 
@@ -103,7 +114,8 @@ static const char RUN_COLUMNS[] =
 	"id, label, host, kernel, target, mode, pid, started_at, ended_at, last_at,"
 	" interval_ns, samples, outcome, exit_code, signal, peak_rss, peak_rss_at,"
 	" peak_gpu, peak_gpu_at, sum_rss, last_rss, mem_total, recorder_pid,"
-	" recorder_start, boot_id";
+	" recorder_start, boot_id, oom_at, oom_anon_rss, oom_memcg, outcome_note, cgroup,"
+	" cgroup_limit, peak_cgroup, peak_cgroup_at";
 
 static int mkdir_p(const char *dir)
 {
@@ -315,8 +327,8 @@ int store_run_begin(struct store *st, struct run *r)
 {
 	sqlite3_stmt *s;
 	if (prepare(st, "INSERT INTO run (label, host, kernel, target, mode, pid, started_at,"
-			" interval_ns, outcome, mem_total, recorder_pid, recorder_start, boot_id)"
-			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", &s) < 0)
+			" interval_ns, outcome, mem_total, recorder_pid, recorder_start, boot_id,"
+			" cgroup, cgroup_limit) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &s) < 0)
 		return -EIO;
 	sqlite3_bind_text(s, 1, r->label ? r->label : "", -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, r->host ? r->host : "", -1, SQLITE_STATIC);
@@ -331,6 +343,8 @@ int store_run_begin(struct store *st, struct run *r)
 	sqlite3_bind_int64(s, 11, r->recorder_pid);
 	sqlite3_bind_int64(s, 12, (int64_t)r->recorder_start);
 	sqlite3_bind_text(s, 13, r->boot_id ? r->boot_id : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 14, r->cgroup ? r->cgroup : "", -1, SQLITE_STATIC);
+	bind_opt_i64(s, 15, (int64_t)r->cgroup_limit, r->cgroup_limit != 0);
 	int e = step_done(s);
 	if (e == 0)
 		r->id = sqlite3_last_insert_rowid(st->db);
@@ -415,8 +429,8 @@ static int insert_batch(struct store *st)
 {
 	if (!st->ins_sample &&
 	    prepare(st, "INSERT OR REPLACE INTO sample (run_id, elapsed_ns, rss, hwm, anon, file,"
-			" shmem, swap, threads, mem_available, pss, uss, cgroup, gpu)"
-			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &st->ins_sample) < 0)
+			" shmem, swap, threads, mem_available, pss, uss, cgroup, gpu, cgroup_peak)"
+			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &st->ins_sample) < 0)
 		return -EIO;
 	sqlite3_stmt *s = st->ins_sample;
 	for (size_t i = 0; i < st->nbatch; i++) {
@@ -436,6 +450,7 @@ static int insert_batch(struct store *st)
 		bind_opt_i64(s, 12, (int64_t)m->uss, m->have & SAMPLE_PSS);
 		bind_opt_i64(s, 13, (int64_t)m->cgroup, m->have & SAMPLE_CGROUP);
 		bind_opt_i64(s, 14, (int64_t)m->gpu, m->have & SAMPLE_GPU);
+		bind_opt_i64(s, 15, (int64_t)m->cgroup_peak, m->have & SAMPLE_CGROUP_PEAK);
 		if (sqlite3_step(s) != SQLITE_DONE)
 			return -EIO;
 	}
@@ -473,7 +488,8 @@ static int insert_batch(struct store *st)
 	return 0;
 }
 
-/* Binds the run's mutable state to parameters 1..13 of an UPDATE ... WHERE id = ?14. */
+/* Binds the run's mutable state to parameters 1..13 and 15..21 of an UPDATE ...
+ * WHERE id = ?14. */
 static void bind_progress(sqlite3_stmt *s, const struct run *r)
 {
 	sqlite3_bind_int64(s, 1, r->samples);
@@ -490,6 +506,13 @@ static void bind_progress(sqlite3_stmt *s, const struct run *r)
 	bind_opt_i64(s, 12, r->signal, r->signal > 0);
 	sqlite3_bind_int64(s, 13, r->pid);
 	sqlite3_bind_int64(s, 14, r->id);
+	bind_opt_i64(s, 15, r->oom_at, r->oom_at != 0);
+	bind_opt_i64(s, 16, (int64_t)r->oom_anon_rss, r->oom_rss_known);
+	sqlite3_bind_text(s, 17, r->oom_memcg ? r->oom_memcg : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 18, r->outcome_note ? r->outcome_note : "", -1, SQLITE_STATIC);
+	bind_opt_i64(s, 19, (int64_t)r->peak_cgroup, r->peak_cgroup != 0);
+	bind_opt_i64(s, 20, r->peak_cgroup_at, r->peak_cgroup != 0);
+	bind_opt_i64(s, 21, (int64_t)r->cgroup_limit, r->cgroup_limit != 0);
 }
 
 static int write_progress(struct store *st, const struct run *r)
@@ -498,7 +521,9 @@ static int write_progress(struct store *st, const struct run *r)
 	if (prepare(st, "UPDATE run SET samples = ?1, peak_rss = ?2, peak_rss_at = ?3,"
 			" peak_gpu = ?4, peak_gpu_at = ?5, sum_rss = ?6, last_rss = ?7,"
 			" last_at = ?8, outcome = ?9, ended_at = ?10, exit_code = ?11,"
-			" signal = ?12, pid = ?13 WHERE id = ?14", &s) < 0)
+			" signal = ?12, pid = ?13, oom_at = ?15, oom_anon_rss = ?16,"
+			" oom_memcg = ?17, outcome_note = ?18, peak_cgroup = ?19,"
+			" peak_cgroup_at = ?20, cgroup_limit = ?21 WHERE id = ?14", &s) < 0)
 		return -EIO;
 	bind_progress(s, r);
 	return step_done(s);
@@ -568,6 +593,15 @@ static void load_run(sqlite3_stmt *s, struct run *r)
 	r->recorder_pid = (pid_t)sqlite3_column_int64(s, 22);
 	r->recorder_start = (uint64_t)sqlite3_column_int64(s, 23);
 	r->boot_id = col_text(s, 24);
+	r->oom_at = col_i64_or(s, 25, 0);
+	r->oom_rss_known = sqlite3_column_type(s, 26) != SQLITE_NULL;
+	r->oom_anon_rss = (uint64_t)col_i64_or(s, 26, 0);
+	r->oom_memcg = col_text(s, 27);
+	r->outcome_note = col_text(s, 28);
+	r->cgroup = col_text(s, 29);
+	r->cgroup_limit = (uint64_t)col_i64_or(s, 30, 0);
+	r->peak_cgroup = (uint64_t)col_i64_or(s, 31, 0);
+	r->peak_cgroup_at = col_i64_or(s, 32, 0);
 }
 
 /* Is the recorder of a run marked "running" still alive? It must be this boot, and the
@@ -601,6 +635,9 @@ void run_release(struct run *r)
 	free(r->target);
 	free(r->mode);
 	free(r->boot_id);
+	free(r->oom_memcg);
+	free(r->outcome_note);
+	free(r->cgroup);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -643,7 +680,7 @@ int store_resolve(struct store *st, const char *ref, int64_t *id)
 
 int store_get_run(struct store *st, int64_t id, struct run *out)
 {
-	char sql[512];
+	char sql[768];
 	sqlite3_stmt *s;
 	snprintf(sql, sizeof(sql), "SELECT %s FROM run WHERE id = ?", RUN_COLUMNS);
 	if (prepare(st, sql, &s) < 0)
@@ -661,7 +698,7 @@ int store_get_run(struct store *st, int64_t id, struct run *out)
 
 int store_list_runs(struct store *st, size_t limit, struct run **out, size_t *n)
 {
-	char sql[512];
+	char sql[768];
 	sqlite3_stmt *s;
 	snprintf(sql, sizeof(sql), "SELECT %s FROM run ORDER BY id DESC LIMIT ?", RUN_COLUMNS);
 	if (prepare(st, sql, &s) < 0)
@@ -700,7 +737,7 @@ int store_each_sample(struct store *st, int64_t id, store_sample_cb cb, void *ct
 {
 	sqlite3_stmt *s;
 	if (prepare(st, "SELECT elapsed_ns, rss, hwm, anon, file, shmem, swap, threads,"
-			" mem_available, pss, uss, cgroup, gpu FROM sample WHERE run_id = ?"
+			" mem_available, pss, uss, cgroup, gpu, cgroup_peak FROM sample WHERE run_id = ?"
 			" ORDER BY elapsed_ns", &s) < 0)
 		return -EIO;
 	sqlite3_bind_int64(s, 1, id);
@@ -729,6 +766,10 @@ int store_each_sample(struct store *st, int64_t id, store_sample_cb cb, void *ct
 		if (sqlite3_column_type(s, 12) != SQLITE_NULL) {
 			m.have |= SAMPLE_GPU;
 			m.gpu = (uint64_t)sqlite3_column_int64(s, 12);
+		}
+		if (sqlite3_column_type(s, 13) != SQLITE_NULL) {
+			m.have |= SAMPLE_CGROUP_PEAK;
+			m.cgroup_peak = (uint64_t)sqlite3_column_int64(s, 13);
 		}
 		if ((ret = cb(ctx, &m)) != 0)
 			break;
