@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 static const char usage_text[] =
-	"usage: rsswatch record [OPTIONS] (-p PID | -n PATTERN | [--] COMMAND [ARG...])\n"
+	"usage: rsswatch record [OPTIONS] (-p PID | -n PATTERN | -g CGROUP | [--] COMMAND [ARG...])\n"
 	"\n"
 	"Records the memory of a process over time into the run database.\n"
 	"\n"
@@ -39,6 +39,13 @@ static const char usage_text[] =
 	"                         the extended regular expression PATTERN\n"
 	"      --newest, --oldest with -n: pick among several matches\n"
 	"      --wait             with -n: wait until a match appears\n"
+	"  -g, --cgroup CGROUP    record every process of a memory cgroup (a path in the\n"
+	"                         hierarchy, /a/b, or its directory under /sys/fs/cgroup),\n"
+	"                         and the cgroup's own usage/limit/peak; ends when the\n"
+	"                         cgroup is empty or removed\n"
+	"  -t, --tree             the target and all its descendants: totals per sample,\n"
+	"                         each process's figures stored beside them (summed RSS\n"
+	"                         counts pages shared between processes more than once)\n"
 	"  COMMAND [ARG...]       launch COMMAND and record it; rsswatch exits with its status\n"
 	"      --memory-limit SIZE  run COMMAND in a new memory cgroup limited to SIZE\n"
 	"                         (e.g. 64M, 2G; needs root): an OOM kill there is recorded\n"
@@ -82,6 +89,8 @@ struct record_args {
 	int no_gpu;
 	int64_t gpu_interval_ns;
 	uint64_t memory_limit;	/* 0: none */
+	const char *cgroup;	/* -g */
+	int tree;
 };
 
 enum { OPT_DB = CLI_OPT_DB, OPT_NEWEST, OPT_OLDEST, OPT_WAIT, OPT_EVERY, OPT_NO_GPU,
@@ -92,6 +101,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "name", required_argument, NULL, 'n' },
+		{ "cgroup", required_argument, NULL, 'g' },
+		{ "tree", no_argument, NULL, 't' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "label", required_argument, NULL, 'l' },
@@ -112,10 +123,12 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	uint64_t u;
 	a->opts.interval_ns = NS_PER_S;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:p:n:i:d:l:qvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:n:g:ti:d:l:qvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p': a->pid_arg = optarg; break;
 		case 'n': a->pattern = optarg; break;
+		case 'g': a->cgroup = optarg; break;
+		case 't': a->tree = 1; break;
 		case 'i':
 			if (parse_duration_ns(optarg, &a->opts.interval_ns) < 0 ||
 			    a->opts.interval_ns < NS_PER_MS || a->opts.interval_ns > 3600 * NS_PER_S)
@@ -154,11 +167,11 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	}
 	if (optind < argc)
 		a->command = argv + optind;
-	int targets = !!a->pid_arg + !!a->pattern + !!a->command;
+	int targets = !!a->pid_arg + !!a->pattern + !!a->command + !!a->cgroup;
 	if (targets == 0)
-		return cli_usage("record", "give a target: -p PID, -n PATTERN or a COMMAND");
+		return cli_usage("record", "give a target: -p PID, -n PATTERN, -g CGROUP or a COMMAND");
 	if (targets > 1)
-		return cli_usage("record", "give only one target: -p PID, -n PATTERN or a COMMAND");
+		return cli_usage("record", "give only one target: -p PID, -n PATTERN, -g CGROUP or a COMMAND");
 	if ((a->pick || a->wait) && !a->pattern)
 		return cli_usage("record", "--newest, --oldest and --wait go with -n PATTERN");
 	if (a->memory_limit && !a->command)
@@ -294,6 +307,9 @@ static void fill_run(struct run *r, const struct record_args *a, const struct re
 	if (a->command) {
 		r->target = join_command(a->command);
 		r->mode = xstrdup("command");
+	} else if (a->cgroup) {
+		r->target = xstrdup("");	/* set by the caller: the cgroup's path */
+		r->mode = xstrdup("cgroup");
 	} else {
 		if (proc_read_cmdline(t->pid, cmd, sizeof(cmd)) < 0)
 			cmd[0] = '\0';
@@ -301,6 +317,7 @@ static void fill_run(struct run *r, const struct record_args *a, const struct re
 		r->mode = xstrdup(a->pattern ? "name" : "pid");
 	}
 	r->pid = t->pid;
+	r->tree = a->tree && !a->cgroup;
 	r->started_at = real_ns();
 	r->interval_ns = a->opts.interval_ns;
 	strlcpy_rsw(r->outcome, OUTCOME_RUNNING, sizeof(r->outcome));
@@ -464,6 +481,55 @@ static void release_cgroup(struct target_cgroup *tc)
 		cli_error("cannot remove the memory cgroup %s: %s", tc->loc.dir, errstr(e));
 }
 
+/* -g PATH: a directory of a memory cgroup, or a path in the memory hierarchy. Opens
+ * its reader. Returns 0, or EXIT_FAIL (printed). */
+static int open_named_cgroup(const char *arg, struct target_cgroup *tc)
+{
+	char *buf;
+	size_t len;
+	struct cg_mount *m = xcalloc(1, sizeof(*m));
+	int found = 0;
+	if (read_file("/proc/self/mountinfo", &buf, &len) == 0) {
+		if (cg_mountinfo_parse(buf, len, m) < 0)
+			m->has_v1 = m->has_v2 = false;
+		free(buf);
+	}
+	/* The v1 memory hierarchy first (a hybrid host's v2 mount has no memory), then
+	 * v2; a directory given in full is taken as it is. */
+	for (int pass = 0; pass < 3 && !found; pass++) {
+		const char *mnt = pass == 0 ? "" : pass == 1 ? m->v1_mnt : m->v2_mnt;
+		int version = pass == 1 ? 1 : 2;
+		if (pass == 1 && !m->has_v1)
+			continue;
+		if (pass == 2 && !m->has_v2)
+			continue;
+		if (pass == 0) {
+			if (m->has_v1 && strncmp(arg, m->v1_mnt, strlen(m->v1_mnt)) == 0)
+				version = 1;
+			else if (!(m->has_v2 && strncmp(arg, m->v2_mnt, strlen(m->v2_mnt)) == 0))
+				continue;
+		}
+		const char *sep = arg[0] == '/' ? "" : "/";
+		if (snprintf(tc->loc.dir, sizeof(tc->loc.dir), "%s%s%s%s", sysroot(), mnt, sep, arg) >=
+		    (int)sizeof(tc->loc.dir))
+			continue;
+		size_t l = strlen(tc->loc.dir);
+		while (l > 1 && tc->loc.dir[l - 1] == '/')
+			tc->loc.dir[--l] = '\0';
+		tc->loc.version = version;
+		found = cg_reader_open(&tc->reader, version, tc->loc.dir, false) == 0;
+	}
+	free(m);
+	if (!found) {
+		cli_error("no memory cgroup '%s' (give its path in the memory hierarchy, e.g. "
+			  "/system.slice/x.service, or its directory under /sys/fs/cgroup)", arg);
+		return EXIT_FAIL;
+	}
+	tc->open = 1;
+	cg_hier_path(&tc->loc, tc->path, sizeof(tc->path));
+	return 0;
+}
+
 static int join_cgroup(void *ctx)
 {
 	return cg_attach(ctx, 0);
@@ -550,6 +616,10 @@ int cmd_record(int argc, char **argv)
 			ret = fail;
 			goto out;
 		}
+	} else if (a.cgroup) {
+		if ((ret = open_named_cgroup(a.cgroup, tc)) != 0)
+			goto out;
+		t.set_cgroup_dir = tc->loc.dir;
 	} else {
 		if (a.pattern && (ret = resolve_pattern(&a, sigfd, &pid)) != 0)
 			goto out;
@@ -560,11 +630,19 @@ int cmd_record(int argc, char **argv)
 	if (tc->open) {
 		t.cg = &tc->reader;
 		t.cg_path = tc->path;
-		t.cg_sample = tc->made;
-		t.cg_reset_peak = tc->made;
+		t.cg_sample = tc->made || a.cgroup;
+		t.cg_reset_peak = tc->made || a.cgroup;	/* where the reader can (v1: ours only) */
 	}
+	t.tree = a.tree;
+	if (a.tree && tc->made)
+		t.set_cgroup_dir = tc->loc.dir;	/* every process of the command's cgroup */
 
 	fill_run(&run, &a, &t);
+	if (a.cgroup) {
+		free(run.target);
+		run.target = xstrdup(tc->path);
+		run.cgroup = xstrdup(tc->path);
+	}
 	if (tc->made) {
 		run.cgroup = xstrdup(tc->path);
 		run.cgroup_limit = a.memory_limit;
@@ -578,9 +656,15 @@ int cmd_record(int argc, char **argv)
 		char iv[32];
 		struct proc_stat ps;
 		char lim[32];
-		fprintf(stderr, "rsswatch: recording pid %d (%s) every %s as run %lld in %s\n",
-			(int)t.pid, proc_read_stat(t.pid, &ps) == 0 ? ps.comm : "?",
-			fmt_duration(iv, sizeof(iv), a.opts.interval_ns), (long long)run.id, dbpath);
+		if (a.cgroup)
+			fprintf(stderr, "rsswatch: recording memory cgroup %s every %s as run %lld in %s\n",
+				tc->path, fmt_duration(iv, sizeof(iv), a.opts.interval_ns),
+				(long long)run.id, dbpath);
+		else
+			fprintf(stderr, "rsswatch: recording pid %d (%s)%s every %s as run %lld in %s\n",
+				(int)t.pid, proc_read_stat(t.pid, &ps) == 0 ? ps.comm : "?",
+				a.tree ? " and its descendants" : "",
+				fmt_duration(iv, sizeof(iv), a.opts.interval_ns), (long long)run.id, dbpath);
 		if (tc->made)
 			fprintf(stderr, "rsswatch: in memory cgroup %s limited to %s\n", tc->path,
 				fmt_bytes(lim, sizeof(lim), a.memory_limit));
@@ -589,7 +673,8 @@ int cmd_record(int argc, char **argv)
 	open_gpu(&a);
 	int e = record(&a.opts, &t, sigfd, st, &run);
 	if (e < 0)
-		cli_error("recording of pid %d ended early: %s", (int)t.pid, errstr(e));
+		cli_error("recording of %s ended early: %s", a.cgroup ? "the cgroup" : "the target",
+			  errstr(e));
 
 	uint64_t max_rss = 0;
 	store_each_sample(st, run.id, max_rss_cb, &max_rss);

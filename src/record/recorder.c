@@ -46,6 +46,9 @@ struct recorder {
 	struct buf line;
 	struct oom_watch oom;
 	struct oom_evidence ev;	/* what is known about the target's death */
+	struct procset set;
+	int set_open;
+	int set_end;		/* -ESRCH: the cgroup became empty; -ENODEV: removed */
 };
 
 void recorder_signals(sigset_t *set)
@@ -114,13 +117,19 @@ static int take_sample(struct recorder *rc)
 	struct sample s;
 	int64_t now = mono_ns();
 	int e = sampler_read(&rc->sampler, now, &s);
-	if (e < 0)
+	if (e < 0) {
+		if (rc->set_open && rc->target->pid <= 0)
+			rc->set_end = rc->set.procs.fd >= 0 && e == -ESRCH &&
+				      rfile_read(&rc->set.procs) < 0 ? -ENODEV : -ESRCH;
 		return e;
+	}
 	s.elapsed_ns = now - rc->start_mono;
 
 	struct run *r = rc->run;
 	int64_t t = r->started_at + s.elapsed_ns;
-	uint64_t peak = s.hwm > s.rss ? s.hwm : s.rss;
+	/* Over a set, the sum of each member's VmHWM is no peak of the whole (they peak at
+	 * different times): only sampled totals count. */
+	uint64_t peak = !rc->set_open && s.hwm > s.rss ? s.hwm : s.rss;
 	if (peak > r->peak_rss) {
 		r->peak_rss = peak;
 		r->peak_rss_at = t;
@@ -141,7 +150,26 @@ static int take_sample(struct recorder *rc)
 	if (rc->sampler.gpu_fresh)
 		for (size_t i = 0; i < rc->sampler.ngpus; i++)
 			store_add_gpu(rc->st, r->id, s.elapsed_ns, &rc->sampler.gpus[i]);
-	poll_client(rc, s.elapsed_ns);
+	if (rc->target->pid > 0)
+		poll_client(rc, s.elapsed_ns);
+	if (rc->set_open) {
+		for (size_t i = 0; i < rc->set.n; i++) {
+			const struct procset_member *m = &rc->set.m[i];
+			if (m->dead || m->gen != rc->set.gen)
+				continue;
+			struct proc_figures p;
+			memset(&p, 0, sizeof(p));
+			p.pid = m->pid;
+			p.ppid = m->st.ppid;
+			strlcpy_rsw(p.comm, m->st.name, sizeof(p.comm));
+			p.rss = m->st.rss;
+			p.anon = m->st.anon;
+			p.file = m->st.file;
+			p.shmem = m->st.shmem;
+			p.swap = m->st.swap;
+			store_add_proc(rc->st, r->id, s.elapsed_ns, &p);
+		}
+	}
 	r->samples++;
 	r->sum_rss += (double)s.rss;
 	r->last_rss = s.rss;
@@ -164,8 +192,15 @@ static void on_oom_kill(void *ctx, const struct kmsg_oom *kill, const char *memc
 			int64_t realtime_ns)
 {
 	struct recorder *rc = ctx;
-	if (kill->pid != rc->target->pid)
+	if (kill->pid != rc->target->pid || kill->pid <= 0) {
+		/* A member of the set: an event, and the recording goes on. */
+		if (rc->set_open && procset_has(&rc->set, kill->pid)) {
+			char detail[600];
+			oom_kill_detail(kill, memcg, detail, sizeof(detail));
+			store_add_event(rc->st, rc->run->id, realtime_ns, "oom_kill", kill->pid, detail);
+		}
 		return;
+	}
 	rc->ev.kill_seen = true;
 	rc->ev.kill = *kill;
 	rc->ev.kill_at = realtime_ns;
@@ -246,6 +281,36 @@ static void target_ended(struct recorder *rc)
 	rc->stop = TARGET_ENDED;
 }
 
+/* Members joining and leaving the set. Those there at the first sample are not
+ * events: they are where the recording starts. */
+static void on_proc(void *ctx, pid_t pid, int start, const struct proc_status *st)
+{
+	struct recorder *rc = ctx;
+	char detail[160];
+	if (pid == rc->target->pid || rc->run->samples == 0)
+		return;
+	if (start)
+		snprintf(detail, sizeof(detail), "ppid=%d comm=%s", (int)st->ppid, st->name);
+	else
+		snprintf(detail, sizeof(detail), "comm=%s last_rss=%llukB", st->name,
+			 (unsigned long long)(st->rss / 1024));
+	store_add_event(rc->st, rc->run->id, real_ns(), start ? "proc_start" : "proc_exit", pid,
+			detail);
+}
+
+/* -g: the cgroup became empty or was removed. */
+static void cgroup_ended(struct recorder *rc)
+{
+	struct run *r = rc->run;
+	r->ended_at = real_ns();
+	strlcpy_rsw(r->outcome, OUTCOME_EXITED, sizeof(r->outcome));
+	r->exit_code = -1;
+	free(r->outcome_note);
+	r->outcome_note = xstrdup(rc->set_end == -ENODEV ? "the cgroup was removed"
+							  : "the cgroup became empty");
+	rc->stop = TARGET_ENDED;
+}
+
 static void handle_signal(struct recorder *rc)
 {
 	struct signalfd_siginfo si;
@@ -278,6 +343,16 @@ static int setup(struct recorder *rc)
 	if (e < 0)
 		return e;
 	rc->sampler_open = 1;
+	if (rc->target->set_cgroup_dir || rc->target->tree) {
+		if (rc->target->set_cgroup_dir)
+			e = procset_open_cgroup(&rc->set, rc->target->set_cgroup_dir, on_proc, rc);
+		else
+			e = procset_open_tree(&rc->set, rc->target->pid, on_proc, rc);
+		if (e < 0)
+			return e;
+		rc->set_open = 1;
+		sampler_use_set(&rc->sampler, &rc->set);
+	}
 	if (rc->opts->nvml)
 		sampler_use_gpu(&rc->sampler, rc->opts->nvml, rc->opts->gpu_interval_ns);
 	if (rc->target->cg && rc->target->cg_sample)
@@ -330,8 +405,12 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	rc.since_live = rc.every - 1;	/* the first sample gets a line */
 
 	int e = setup(&rc);
-	if (e == 0 && take_sample(&rc) == -ESRCH)
-		target_ended(&rc);	/* ended before the first sample */
+	if (e == 0 && take_sample(&rc) == -ESRCH) {
+		if (target->pidfd < 0)
+			cgroup_ended(&rc);
+		else
+			target_ended(&rc);	/* ended before the first sample */
+	}
 
 	while (e == 0 && rc.stop == RUNNING) {
 		struct pollfd pfd[4] = {
@@ -363,8 +442,12 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 			}
 			/* -ESRCH: a zombie already; its pidfd becomes readable at once. */
 			if (take_sample(&rc) == -ESRCH && rc.stop == RUNNING) {
-				poll(&pfd[1], 1, 1000);
-				target_ended(&rc);
+				if (target->pidfd < 0) {
+					cgroup_ended(&rc);
+				} else {
+					poll(&pfd[1], 1, 1000);
+					target_ended(&rc);
+				}
 			}
 		}
 		if (rc.stop == RUNNING && opts->duration_ns &&
@@ -386,6 +469,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	/* Marks and counters written just before the target ended are still in its page. */
 	if (rc.page)
 		poll_client(&rc, mono_ns() - rc.start_mono);
+	/* The set's last figures are stored; members left are not "exits". */
 	if (rc.stop == SIGNALED || rc.stop == DURATION || (e < 0 && rc.stop == RUNNING)) {
 		strlcpy_rsw(run->outcome, OUTCOME_STOPPED, sizeof(run->outcome));
 		run->ended_at = real_ns();
@@ -400,8 +484,10 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	if (rc.sampler_open)
 		sampler_close(&rc.sampler);
 	oom_watch_close(&rc.oom);
+	if (rc.set_open)
+		procset_close(&rc.set, 0);
 	client_page_close(rc.page);
-	if (rc.stop == TARGET_ENDED)
+	if (rc.stop == TARGET_ENDED && target->pid > 0)
 		client_page_remove_stale(target->pid);
 	buf_release(&rc.line);
 	return e;

@@ -44,6 +44,13 @@ struct record_target {
 	int cg_sample;
 	int cg_reset_peak;
 	const char *cg_path;
+	/* A set of processes instead of one: with set_cgroup_dir the members of that
+	 * cgroup (pid 0 and pidfd -1 for -g: the run ends when the cgroup is empty or
+	 * removed), else with tree pid and all its descendants. Members that come and go
+	 * are "proc_start"/"proc_exit" events, an OOM kill of one an "oom_kill" event;
+	 * each member's figures are stored per sample beside the totals. */
+	int tree;
+	const char *set_cgroup_dir;
 };
 
 /* Records target into run. When the target dies of SIGKILL, the kernel log, its

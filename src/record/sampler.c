@@ -8,7 +8,8 @@ int sampler_open(struct sampler *s, pid_t pid)
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
 	s->meminfo = (struct rfile)RFILE_INIT;
-	int e = proc_reader_open(&s->proc, pid);
+	s->proc.status = (struct rfile)RFILE_INIT;
+	int e = pid ? proc_reader_open(&s->proc, pid) : 0;
 	if (e < 0)
 		return e == -ENOENT ? -ESRCH : e;
 	if ((e = rfile_open(&s->meminfo, "/proc/meminfo")) < 0) {
@@ -74,11 +75,35 @@ static void read_cgroup(struct sampler *s, struct sample *out)
 		s->cg_reset = 0;
 }
 
+void sampler_use_set(struct sampler *s, struct procset *set)
+{
+	s->set = set;
+}
+
+/* The set's totals as a process status. -ESRCH: the set is empty or its cgroup gone. */
+static int read_set(struct sampler *s, struct proc_status *ps)
+{
+	struct procset_totals t;
+	int e = procset_read(s->set, &t);
+	if (e < 0)
+		return e == -ENODEV ? -ESRCH : e;
+	memset(ps, 0, sizeof(*ps));
+	ps->rss = t.rss;
+	ps->hwm = t.hwm;
+	ps->anon = t.anon;
+	ps->file = t.file;
+	ps->shmem = t.shmem;
+	ps->swap = t.swap;
+	ps->threads = t.threads;
+	s->nprocs = t.nprocs;
+	return 0;
+}
+
 int sampler_read(struct sampler *s, int64_t now, struct sample *out)
 {
 	struct proc_status ps;
 	struct meminfo mi = { 0, 0 };
-	int e = proc_reader_read(&s->proc, &ps);
+	int e = s->set ? read_set(s, &ps) : proc_reader_read(&s->proc, &ps);
 	if (e < 0)
 		return e;
 	if (rfile_read(&s->meminfo) == 0)

@@ -73,6 +73,11 @@ void outcome_words(struct buf *b, const struct run *r)
 		oom_words(b, r);
 		return;
 	}
+	if (strcmp(r->outcome, OUTCOME_EXITED) == 0 && r->exit_code < 0 && r->outcome_note &&
+	    r->outcome_note[0]) {
+		buf_puts(b, r->outcome_note);	/* -g: "the cgroup became empty" */
+		return;
+	}
 	if (strcmp(r->outcome, OUTCOME_EXITED) == 0) {
 		if (r->exit_code >= 0)
 			buf_printf(b, "exited with %d", r->exit_code);

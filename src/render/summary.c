@@ -2,6 +2,8 @@
 #include "base/fmt.h"
 #include "render/live.h"
 
+#include <string.h>
+
 void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss)
 {
 	char a[48], c[48], d[48];
@@ -11,10 +13,18 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss)
 	if (r->label[0])
 		buf_printf(b, "  \"%s\"", r->label);
 	buf_putc(b, '\n');
-	buf_printf(b, "target    %s (pid %d", r->target, (int)r->pid);
+	int cgroup_mode = r->mode && strcmp(r->mode, "cgroup") == 0;
+	if (cgroup_mode)
+		buf_printf(b, "target    memory cgroup %s (every process in it", r->target);
+	else
+		buf_printf(b, "target    %s (pid %d%s", r->target, (int)r->pid,
+			   r->tree ? " and its descendants" : "");
 	if (r->host[0])
 		buf_printf(b, " on %s", r->host);
 	buf_puts(b, ")\n");
+	if (cgroup_mode || r->tree)
+		buf_puts(b, "note      RSS is summed over the processes: pages they share count once "
+			    "per process\n");
 	buf_printf(b, "started   %s, ran %s, %lld samples every %s\n",
 		   fmt_datetime(a, sizeof(a), r->started_at),
 		   fmt_duration(c, sizeof(c), end - r->started_at), (long long)r->samples,

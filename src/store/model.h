@@ -40,6 +40,13 @@ struct gpu_figures {
 	uint64_t total_bytes;
 };
 
+/* One member of a process set (--tree, -g) at one sample. Bytes. */
+struct proc_figures {
+	pid_t pid, ppid;
+	char comm[64];
+	uint64_t rss, anon, file, shmem, swap;
+};
+
 /* Outcomes, as stored and as printed by --json (DESIGN.md). */
 #define OUTCOME_RUNNING "running"
 #define OUTCOME_EXITED "exited"
@@ -96,6 +103,9 @@ struct run {
 	uint64_t cgroup_limit;
 	uint64_t peak_cgroup;
 	int64_t peak_cgroup_at;
+	/* The figures are totals over a set of processes: the target and its descendants
+	 * (--tree; schema 4), or a cgroup's members (mode "cgroup"). */
+	int tree;
 };
 
 void run_release(struct run *r);

@@ -80,6 +80,14 @@ static const char *const migrations[] = {
 	"ALTER TABLE run ADD COLUMN peak_cgroup INTEGER;"
 	"ALTER TABLE run ADD COLUMN peak_cgroup_at INTEGER;"
 	"ALTER TABLE sample ADD COLUMN cgroup_peak INTEGER;",
+	/* 4: process sets (--tree, -g): one row per member per sample; the sample row
+	 * holds the totals. run.tree marks a run over a tree of processes. */
+	"CREATE TABLE proc_sample ("
+	"  run_id INTEGER NOT NULL, elapsed_ns INTEGER NOT NULL, pid INTEGER NOT NULL,"
+	"  ppid INTEGER NOT NULL, comm TEXT NOT NULL, rss INTEGER NOT NULL,"
+	"  anon INTEGER NOT NULL, file INTEGER NOT NULL, shmem INTEGER NOT NULL,"
+	"  swap INTEGER NOT NULL, PRIMARY KEY (run_id, elapsed_ns, pid)) WITHOUT ROWID;"
+	"ALTER TABLE run ADD COLUMN tree INTEGER NOT NULL DEFAULT 0;",
 };
 #define SCHEMA_VERSION ((int)ARRAY_SIZE(migrations))
 
@@ -95,7 +103,9 @@ struct store {
 	size_t ncounters, capcounters;
 	struct gpu_row *gpus;
 	size_t ngpus, capgpus;
-	sqlite3_stmt *ins_counter, *ins_gpu;
+	sqlite3_stmt *ins_counter, *ins_gpu, *ins_proc;
+	struct proc_row *procs;
+	size_t nprocs, capprocs;
 };
 
 /* Pending rows of the batch, beside the samples. */
@@ -110,12 +120,17 @@ struct gpu_row {
 	struct gpu_figures g;
 };
 
+struct proc_row {
+	int64_t elapsed_ns;
+	struct proc_figures p;
+};
+
 static const char RUN_COLUMNS[] =
 	"id, label, host, kernel, target, mode, pid, started_at, ended_at, last_at,"
 	" interval_ns, samples, outcome, exit_code, signal, peak_rss, peak_rss_at,"
 	" peak_gpu, peak_gpu_at, sum_rss, last_rss, mem_total, recorder_pid,"
 	" recorder_start, boot_id, oom_at, oom_anon_rss, oom_memcg, outcome_note, cgroup,"
-	" cgroup_limit, peak_cgroup, peak_cgroup_at";
+	" cgroup_limit, peak_cgroup, peak_cgroup_at, tree";
 
 static int mkdir_p(const char *dir)
 {
@@ -290,6 +305,8 @@ void store_close(struct store *st)
 	sqlite3_finalize(st->ins_sample);
 	sqlite3_finalize(st->ins_counter);
 	sqlite3_finalize(st->ins_gpu);
+	sqlite3_finalize(st->ins_proc);
+	free(st->procs);
 	sqlite3_close(st->db);
 	free(st->batch);
 	free(st->counters);
@@ -328,7 +345,7 @@ int store_run_begin(struct store *st, struct run *r)
 	sqlite3_stmt *s;
 	if (prepare(st, "INSERT INTO run (label, host, kernel, target, mode, pid, started_at,"
 			" interval_ns, outcome, mem_total, recorder_pid, recorder_start, boot_id,"
-			" cgroup, cgroup_limit) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &s) < 0)
+			" cgroup, cgroup_limit, tree) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &s) < 0)
 		return -EIO;
 	sqlite3_bind_text(s, 1, r->label ? r->label : "", -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, r->host ? r->host : "", -1, SQLITE_STATIC);
@@ -345,6 +362,7 @@ int store_run_begin(struct store *st, struct run *r)
 	sqlite3_bind_text(s, 13, r->boot_id ? r->boot_id : "", -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 14, r->cgroup ? r->cgroup : "", -1, SQLITE_STATIC);
 	bind_opt_i64(s, 15, (int64_t)r->cgroup_limit, r->cgroup_limit != 0);
+	sqlite3_bind_int(s, 16, r->tree);
 	int e = step_done(s);
 	if (e == 0)
 		r->id = sqlite3_last_insert_rowid(st->db);
@@ -353,7 +371,7 @@ int store_run_begin(struct store *st, struct run *r)
 
 int store_add_sample(struct store *st, int64_t run_id, const struct sample *smp)
 {
-	if ((st->nbatch || st->ncounters || st->ngpus) && st->batch_run != run_id)
+	if ((st->nbatch || st->ncounters || st->ngpus || st->nprocs) && st->batch_run != run_id)
 		return -EINVAL;
 	if (st->nbatch == st->capbatch) {
 		st->capbatch = st->capbatch ? st->capbatch * 2 : 256;
@@ -378,7 +396,7 @@ static void *grow(void *arr, size_t *n, size_t *cap, size_t size)
 int store_add_counter(struct store *st, int64_t run_id, int64_t elapsed_ns, const char *name,
 		      long long value)
 {
-	if ((st->nbatch || st->ncounters || st->ngpus) && st->batch_run != run_id)
+	if ((st->nbatch || st->ncounters || st->ngpus || st->nprocs) && st->batch_run != run_id)
 		return -EINVAL;
 	st->batch_run = run_id;
 	st->counters = grow(st->counters, &st->ncounters, &st->capcounters, sizeof(*st->counters));
@@ -391,12 +409,23 @@ int store_add_counter(struct store *st, int64_t run_id, int64_t elapsed_ns, cons
 
 int store_add_gpu(struct store *st, int64_t run_id, int64_t elapsed_ns, const struct gpu_figures *g)
 {
-	if ((st->nbatch || st->ncounters || st->ngpus) && st->batch_run != run_id)
+	if ((st->nbatch || st->ncounters || st->ngpus || st->nprocs) && st->batch_run != run_id)
 		return -EINVAL;
 	st->batch_run = run_id;
 	st->gpus = grow(st->gpus, &st->ngpus, &st->capgpus, sizeof(*st->gpus));
 	st->gpus[st->ngpus - 1].elapsed_ns = elapsed_ns;
 	st->gpus[st->ngpus - 1].g = *g;
+	return 0;
+}
+
+int store_add_proc(struct store *st, int64_t run_id, int64_t elapsed_ns, const struct proc_figures *p)
+{
+	if ((st->nbatch || st->ncounters || st->ngpus || st->nprocs) && st->batch_run != run_id)
+		return -EINVAL;
+	st->batch_run = run_id;
+	st->procs = grow(st->procs, &st->nprocs, &st->capprocs, sizeof(*st->procs));
+	st->procs[st->nprocs - 1].elapsed_ns = elapsed_ns;
+	st->procs[st->nprocs - 1].p = *p;
 	return 0;
 }
 
@@ -472,6 +501,27 @@ static int insert_batch(struct store *st)
 	    prepare(st, "INSERT OR REPLACE INTO gpu (run_id, elapsed_ns, device, target_bytes,"
 			" used_bytes, total_bytes) VALUES (?,?,?,?,?,?)", &st->ins_gpu) < 0)
 		return -EIO;
+	if (st->nprocs && !st->ins_proc &&
+	    prepare(st, "INSERT OR REPLACE INTO proc_sample (run_id, elapsed_ns, pid, ppid, comm,"
+			" rss, anon, file, shmem, swap) VALUES (?,?,?,?,?,?,?,?,?,?)", &st->ins_proc) < 0)
+		return -EIO;
+	for (size_t i = 0; i < st->nprocs; i++) {
+		const struct proc_row *pr = &st->procs[i];
+		s = st->ins_proc;
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, st->batch_run);
+		sqlite3_bind_int64(s, 2, pr->elapsed_ns);
+		sqlite3_bind_int64(s, 3, pr->p.pid);
+		sqlite3_bind_int64(s, 4, pr->p.ppid);
+		sqlite3_bind_text(s, 5, pr->p.comm, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 6, (int64_t)pr->p.rss);
+		sqlite3_bind_int64(s, 7, (int64_t)pr->p.anon);
+		sqlite3_bind_int64(s, 8, (int64_t)pr->p.file);
+		sqlite3_bind_int64(s, 9, (int64_t)pr->p.shmem);
+		sqlite3_bind_int64(s, 10, (int64_t)pr->p.swap);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			return -EIO;
+	}
 	for (size_t i = 0; i < st->ngpus; i++) {
 		const struct gpu_row *g = &st->gpus[i];
 		s = st->ins_gpu;
@@ -542,7 +592,7 @@ int store_flush(struct store *st, const struct run *r)
 		exec_sql(st->db, "ROLLBACK");
 		return -EIO;
 	}
-	st->nbatch = st->ncounters = st->ngpus = 0;
+	st->nbatch = st->ncounters = st->ngpus = st->nprocs = 0;
 	return 0;
 }
 
@@ -602,6 +652,7 @@ static void load_run(sqlite3_stmt *s, struct run *r)
 	r->cgroup_limit = (uint64_t)col_i64_or(s, 30, 0);
 	r->peak_cgroup = (uint64_t)col_i64_or(s, 31, 0);
 	r->peak_cgroup_at = col_i64_or(s, 32, 0);
+	r->tree = (int)sqlite3_column_int64(s, 33);
 }
 
 /* Is the recorder of a run marked "running" still alive? It must be this boot, and the
@@ -780,6 +831,35 @@ int store_each_sample(struct store *st, int64_t id, store_sample_cb cb, void *ct
 	return ret;
 }
 
+int store_each_proc(struct store *st, int64_t id, store_proc_cb cb, void *ctx)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "SELECT elapsed_ns, pid, ppid, comm, rss, anon, file, shmem, swap"
+			" FROM proc_sample WHERE run_id = ? ORDER BY elapsed_ns, pid", &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, id);
+	int rc, ret = 0;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct proc_figures p;
+		memset(&p, 0, sizeof(p));
+		p.pid = (pid_t)sqlite3_column_int64(s, 1);
+		p.ppid = (pid_t)sqlite3_column_int64(s, 2);
+		const unsigned char *c = sqlite3_column_text(s, 3);
+		strlcpy_rsw(p.comm, c ? (const char *)c : "", sizeof(p.comm));
+		p.rss = (uint64_t)sqlite3_column_int64(s, 4);
+		p.anon = (uint64_t)sqlite3_column_int64(s, 5);
+		p.file = (uint64_t)sqlite3_column_int64(s, 6);
+		p.shmem = (uint64_t)sqlite3_column_int64(s, 7);
+		p.swap = (uint64_t)sqlite3_column_int64(s, 8);
+		if ((ret = cb(ctx, sqlite3_column_int64(s, 0), &p)) != 0)
+			break;
+	}
+	sqlite3_finalize(s);
+	if (ret == 0 && rc != SQLITE_DONE)
+		return -EIO;
+	return ret;
+}
+
 int store_each_counter(struct store *st, int64_t id, store_counter_cb cb, void *ctx)
 {
 	sqlite3_stmt *s;
@@ -931,7 +1011,8 @@ int store_delete_run(struct store *st, int64_t id)
 	run_release(&r);
 	if (busy)
 		return -EBUSY;
-	static const char *const tables[] = { "sample", "event", "mark", "counter", "gpu", "run" };
+	static const char *const tables[] = { "sample", "event", "mark", "counter", "gpu",
+					      "proc_sample", "run" };
 	if (exec_sql(st->db, "BEGIN IMMEDIATE") < 0)
 		return -EIO;
 	for (size_t i = 0; i < ARRAY_SIZE(tables); i++) {
