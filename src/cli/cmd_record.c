@@ -50,6 +50,10 @@ static const char usage_text[] =
 	"      --memory-limit SIZE  run COMMAND in a new memory cgroup limited to SIZE\n"
 	"                         (e.g. 64M, 2G; needs root): an OOM kill there is recorded\n"
 	"                         as such, and the cgroup's usage/limit/peak is sampled\n"
+	"      --warn SIZE|PCT    a 'warn' event and a highlighted line when memory reaches\n"
+	"                         SIZE (e.g. 48G), or PCT% of the cgroup limit (with\n"
+	"                         --memory-limit or -g: the cgroup's usage is compared)\n"
+	"                         else of MemTotal; 'warn_clear' when it falls back\n"
 	"  -i, --interval DUR     time between samples, 1ms..1h (default 1s; units ms s m h)\n"
 	"  -d, --duration DUR     stop recording after DUR\n"
 	"  -l, --label TEXT       a label stored with the run\n"
@@ -94,7 +98,7 @@ struct record_args {
 };
 
 enum { OPT_DB = CLI_OPT_DB, OPT_NEWEST, OPT_OLDEST, OPT_WAIT, OPT_EVERY, OPT_NO_GPU,
-       OPT_GPU_INTERVAL, OPT_MEMORY_LIMIT };
+       OPT_GPU_INTERVAL, OPT_MEMORY_LIMIT, OPT_WARN };
 
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
@@ -115,6 +119,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "oldest", no_argument, NULL, OPT_OLDEST },
 		{ "wait", no_argument, NULL, OPT_WAIT },
 		{ "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
+		{ "warn", required_argument, NULL, OPT_WARN },
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -155,6 +160,26 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case OPT_NEWEST: a->pick = PICK_NEWEST; break;
 		case OPT_OLDEST: a->pick = PICK_OLDEST; break;
 		case OPT_WAIT: a->wait = 1; break;
+		case OPT_WARN: {
+			size_t l = strlen(optarg);
+			if (l > 1 && optarg[l - 1] == '%') {
+				char pct[32];
+				double v = 0;
+				if (l - 1 >= sizeof(pct))
+					return cli_usage("record", "invalid --warn '%s'", optarg);
+				memcpy(pct, optarg, l - 1);
+				pct[l - 1] = '\0';
+				int64_t ns;
+				/* a percentage: a plain decimal, read as seconds and scaled back */
+				if (parse_duration_ns(pct, &ns) < 0 || pct[strspn(pct, "0123456789.")] != '\0' ||
+				    (v = (double)ns / 1e9) <= 0 || v > 100)
+					return cli_usage("record", "invalid --warn '%s': give a size (48G) or a percentage (80%%)", optarg);
+				a->opts.warn_pct = v;
+			} else if (parse_size(optarg, &a->opts.warn_bytes) < 0 || !a->opts.warn_bytes) {
+				return cli_usage("record", "invalid --warn '%s': give a size (48G) or a percentage (80%%)", optarg);
+			}
+			break;
+		}
 		case OPT_MEMORY_LIMIT:
 			if (parse_size(optarg, &a->memory_limit) < 0 || a->memory_limit < 4096)
 				return cli_usage("record", "invalid memory limit '%s': give a size of at least 4K, e.g. 64M, 2G", optarg);

@@ -1,6 +1,7 @@
 #include "record/recorder.h"
 #include "base/buf.h"
 #include "base/clock.h"
+#include "base/fmt.h"
 #include "base/parse.h"
 #include "base/sysroot.h"
 #include "base/util.h"
@@ -49,6 +50,9 @@ struct recorder {
 	struct procset set;
 	int set_open;
 	int set_end;		/* -ESRCH: the cgroup became empty; -ENODEV: removed */
+	uint64_t warn_at;	/* the --warn threshold in bytes, once known (0: none) */
+	int warn_cgroup;	/* it is a share of the cgroup's limit */
+	int warned;		/* above it now */
 };
 
 void recorder_signals(sigset_t *set)
@@ -111,6 +115,47 @@ static void poll_client(struct recorder *rc, int64_t elapsed)
 	}
 }
 
+/* --warn: an event and a line each time memory crosses the threshold, either way. */
+static void check_warn(struct recorder *rc, const struct sample *s, int64_t t)
+{
+	const struct record_opts *o = rc->opts;
+	char v[32], th[32], hms[16], why[64] = "";
+	if (!o->warn_bytes && o->warn_pct <= 0)
+		return;
+	if (!rc->warn_at) {
+		if (o->warn_bytes) {
+			rc->warn_at = o->warn_bytes;
+		} else if ((s->have & SAMPLE_CGROUP) && s->cgroup_limit && s->cgroup_limit != CG_UNLIMITED) {
+			rc->warn_at = (uint64_t)((double)s->cgroup_limit * o->warn_pct / 100.0);
+			rc->warn_cgroup = 1;
+		} else if (rc->run->mem_total) {
+			rc->warn_at = (uint64_t)((double)rc->run->mem_total * o->warn_pct / 100.0);
+		}
+		if (!rc->warn_at)
+			return;
+	}
+	if (o->warn_pct > 0)
+		snprintf(why, sizeof(why), " (%g%% of %s)", o->warn_pct,
+			 rc->warn_cgroup ? "the cgroup limit" : "MemTotal");
+	uint64_t cur = rc->warn_cgroup ? s->cgroup : s->rss;
+	const char *what = rc->warn_cgroup ? "cgroup usage" : "rss";
+	int above = cur >= rc->warn_at;
+	if (above == rc->warned)
+		return;
+	rc->warned = above;
+	char detail[192];
+	snprintf(detail, sizeof(detail), "%s %s %s %s%s", what, fmt_bytes(v, sizeof(v), cur),
+		 above ? ">=" : "<", fmt_bytes(th, sizeof(th), rc->warn_at), why);
+	store_add_event(rc->st, rc->run->id, t, above ? "warn" : "warn_clear", rc->target->pid, detail);
+	if (o->live && !o->quiet) {
+		int tty = isatty(fileno(o->live));
+		fprintf(o->live, "%s%s %s: %s%s\n", above && tty ? "\033[1;31m" : "",
+			fmt_hms(hms, sizeof(hms), t), above ? "WARNING memory over the threshold"
+							    : "memory back under the threshold",
+			detail, above && tty ? "\033[0m" : "");
+	}
+}
+
 /* Takes one sample. Returns 0, or -ESRCH when the target is gone. */
 static int take_sample(struct recorder *rc)
 {
@@ -170,6 +215,7 @@ static int take_sample(struct recorder *rc)
 			store_add_proc(rc->st, r->id, s.elapsed_ns, &p);
 		}
 	}
+	check_warn(rc, &s, t);
 	r->samples++;
 	r->sum_rss += (double)s.rss;
 	r->last_rss = s.rss;

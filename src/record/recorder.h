@@ -26,6 +26,11 @@ struct record_opts {
 	FILE *live;		/* where live lines go (stderr) */
 	struct nvml *nvml;	/* GPU figures from here, or NULL */
 	int64_t gpu_interval_ns;	/* read GPU figures at most this often */
+	/* --warn: a "warn" event and a highlighted line when memory reaches warn_bytes,
+	 * or warn_pct percent of the cgroup's limit (where one is sampled: the cgroup's
+	 * usage is compared then) else of MemTotal; "warn_clear" when it falls back. */
+	uint64_t warn_bytes;
+	double warn_pct;
 };
 
 /* The signals the recorder takes through its signalfd. Block them (and remember the
