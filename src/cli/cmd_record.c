@@ -473,8 +473,13 @@ static void watch_target_cgroup(pid_t pid, struct target_cgroup *tc)
 	if (cg_find(pid, &tc->loc) < 0 ||
 	    cg_reader_open(&tc->reader, tc->loc.version, tc->loc.dir, false) < 0)
 		return;
-	tc->open = 1;
 	cg_hier_path(&tc->loc, tc->path, sizeof(tc->path));
+	/* The root cgroup counts every OOM kill on the host: no evidence about this one. */
+	if (strcmp(tc->path, "/") == 0) {
+		cg_reader_close(&tc->reader);
+		return;
+	}
+	tc->open = 1;
 }
 
 /* Closes the reader and removes a cgroup rsswatch made. Processes the command left
