@@ -58,9 +58,9 @@ for i in $(seq "$REPEATS"); do
 	measure bash-loop bash -c "$loop_script" loop "$hog" "$tmp/loop.log"
 	echo "bash-loop-samples $(wc -l <"$tmp/loop.log")" >>"$tmp/raw"
 done
+"$BUILD/bench/bench_sample" "$hog"
 touch "$tmp/stop"
 
-"$BUILD/bench/bench_sample" "$hog"
 awk -v procs="$(ls -d /proc/[0-9]* 2>/dev/null | wc -l)" '
 	/-samples / { key = $1; sub(/-samples$/, "", key); s[key, ++ns[key]] = $2; next }
 	{ c[$1, ++nc[$1]] = $2; r[$1, nc[$1]] = $3 }

@@ -16,9 +16,11 @@ static const char usage_text[] =
 	"\n"
 	"Writes one row per sample of RUN (default: the last): time (ISO 8601 UTC),\n"
 	"elapsed_s, rss_bytes, hwm_bytes, anon_bytes, file_bytes, shmem_bytes, swap_bytes,\n"
-	"threads, mem_available_bytes, and pss_bytes, uss_bytes, cgroup_bytes, gpu_bytes\n"
-	"where they were sampled, gpuN_bytes per GPU, and counter.NAME for each counter\n"
-	"the application published through librsswatch (its latest value at that time).\n"
+	"threads, mem_available_bytes, and pss_bytes, uss_bytes, cgroup_bytes,\n"
+	"cgroup_peak_bytes (the cgroup's peak over the interval where rsswatch made the\n"
+	"cgroup), gpu_bytes where they were sampled, gpuN_bytes per GPU, and\n"
+	"counter.NAME for each counter the application published through librsswatch\n"
+	"(its latest value at that time).\n"
 	"\n"
 	"  -f, --format F   csv or jsonl\n"
 	"  -o, --output F   write to file F instead of standard output\n"
@@ -132,6 +134,7 @@ static const struct {
 	{ SAMPLE_PSS, "pss_bytes", offsetof(struct sample, pss) },
 	{ SAMPLE_PSS, "uss_bytes", offsetof(struct sample, uss) },
 	{ SAMPLE_CGROUP, "cgroup_bytes", offsetof(struct sample, cgroup) },
+	{ SAMPLE_CGROUP_PEAK, "cgroup_peak_bytes", offsetof(struct sample, cgroup_peak) },
 	{ SAMPLE_GPU, "gpu_bytes", offsetof(struct sample, gpu) },
 };
 

@@ -9,6 +9,9 @@
 #include "record/recorder.h"
 #include "record/target.h"
 #include "render/summary.h"
+#include "base/rfile.h"
+#include "base/sysroot.h"
+#include "source/cgroup.h"
 #include "source/nvml.h"
 #include "source/proc.h"
 #include "store/store.h"
@@ -22,11 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 static const char usage_text[] =
-	"usage: rsswatch record [OPTIONS] (-p PID | -n PATTERN | [--] COMMAND [ARG...])\n"
+	"usage: rsswatch record [OPTIONS] (-p PID | -n PATTERN | -g CGROUP | [--] COMMAND [ARG...])\n"
 	"\n"
 	"Records the memory of a process over time into the run database.\n"
 	"\n"
@@ -35,7 +39,21 @@ static const char usage_text[] =
 	"                         the extended regular expression PATTERN\n"
 	"      --newest, --oldest with -n: pick among several matches\n"
 	"      --wait             with -n: wait until a match appears\n"
+	"  -g, --cgroup CGROUP    record every process of a memory cgroup (a path in the\n"
+	"                         hierarchy, /a/b, or its directory under /sys/fs/cgroup),\n"
+	"                         and the cgroup's own usage/limit/peak; ends when the\n"
+	"                         cgroup is empty or removed\n"
+	"  -t, --tree             the target and all its descendants: totals per sample,\n"
+	"                         each process's figures stored beside them (summed RSS\n"
+	"                         counts pages shared between processes more than once)\n"
 	"  COMMAND [ARG...]       launch COMMAND and record it; rsswatch exits with its status\n"
+	"      --memory-limit SIZE  run COMMAND in a new memory cgroup limited to SIZE\n"
+	"                         (e.g. 64M, 2G; needs root): an OOM kill there is recorded\n"
+	"                         as such, and the cgroup's usage/limit/peak is sampled\n"
+	"      --warn SIZE|PCT    a 'warn' event and a highlighted line when memory reaches\n"
+	"                         SIZE (e.g. 48G), or PCT% of the cgroup limit (with\n"
+	"                         --memory-limit or -g: the cgroup's usage is compared)\n"
+	"                         else of MemTotal; 'warn_clear' when it falls back\n"
 	"  -i, --interval DUR     time between samples, 1ms..1h (default 1s; units ms s m h)\n"
 	"  -d, --duration DUR     stop recording after DUR\n"
 	"  -l, --label TEXT       a label stored with the run\n"
@@ -51,7 +69,11 @@ static const char usage_text[] =
 	"  -h, --help             this text\n"
 	"\n"
 	"Ctrl-C or SIGTERM ends the recording cleanly; with a launched command they are\n"
-	"passed on to it and the recording ends when it does.\n"
+	"passed on to it and the recording ends when it does (a cgroup made for\n"
+	"--memory-limit is removed then).\n"
+	"When the target dies of SIGKILL, rsswatch tells an OOM kill from any other from\n"
+	"the kernel log (/dev/kmsg), the cgroup's and the host's OOM kill counts; the\n"
+	"outcome is then 'oom_killed', with the kernel's figures in an oom_kill event.\n"
 	"Exit status: 0, or the command's own status (128+N for signal N); 1 on failure,\n"
 	"2 on bad usage; with a command, 125 when rsswatch failed, 126 when the command\n"
 	"cannot run, 127 when it is not found.\n";
@@ -70,16 +92,21 @@ struct record_args {
 	int verbose;
 	int no_gpu;
 	int64_t gpu_interval_ns;
+	uint64_t memory_limit;	/* 0: none */
+	const char *cgroup;	/* -g */
+	int tree;
 };
 
 enum { OPT_DB = CLI_OPT_DB, OPT_NEWEST, OPT_OLDEST, OPT_WAIT, OPT_EVERY, OPT_NO_GPU,
-       OPT_GPU_INTERVAL };
+       OPT_GPU_INTERVAL, OPT_MEMORY_LIMIT, OPT_WARN };
 
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "name", required_argument, NULL, 'n' },
+		{ "cgroup", required_argument, NULL, 'g' },
+		{ "tree", no_argument, NULL, 't' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "label", required_argument, NULL, 'l' },
@@ -91,6 +118,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "newest", no_argument, NULL, OPT_NEWEST },
 		{ "oldest", no_argument, NULL, OPT_OLDEST },
 		{ "wait", no_argument, NULL, OPT_WAIT },
+		{ "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
+		{ "warn", required_argument, NULL, OPT_WARN },
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -99,10 +128,12 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	uint64_t u;
 	a->opts.interval_ns = NS_PER_S;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:p:n:i:d:l:qvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:n:g:ti:d:l:qvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p': a->pid_arg = optarg; break;
 		case 'n': a->pattern = optarg; break;
+		case 'g': a->cgroup = optarg; break;
+		case 't': a->tree = 1; break;
 		case 'i':
 			if (parse_duration_ns(optarg, &a->opts.interval_ns) < 0 ||
 			    a->opts.interval_ns < NS_PER_MS || a->opts.interval_ns > 3600 * NS_PER_S)
@@ -129,6 +160,30 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case OPT_NEWEST: a->pick = PICK_NEWEST; break;
 		case OPT_OLDEST: a->pick = PICK_OLDEST; break;
 		case OPT_WAIT: a->wait = 1; break;
+		case OPT_WARN: {
+			size_t l = strlen(optarg);
+			if (l > 1 && optarg[l - 1] == '%') {
+				char pct[32];
+				double v = 0;
+				if (l - 1 >= sizeof(pct))
+					return cli_usage("record", "invalid --warn '%s'", optarg);
+				memcpy(pct, optarg, l - 1);
+				pct[l - 1] = '\0';
+				int64_t ns;
+				/* a percentage: a plain decimal, read as seconds and scaled back */
+				if (parse_duration_ns(pct, &ns) < 0 || pct[strspn(pct, "0123456789.")] != '\0' ||
+				    (v = (double)ns / 1e9) <= 0 || v > 100)
+					return cli_usage("record", "invalid --warn '%s': give a size (48G) or a percentage (80%%)", optarg);
+				a->opts.warn_pct = v;
+			} else if (parse_size(optarg, &a->opts.warn_bytes) < 0 || !a->opts.warn_bytes) {
+				return cli_usage("record", "invalid --warn '%s': give a size (48G) or a percentage (80%%)", optarg);
+			}
+			break;
+		}
+		case OPT_MEMORY_LIMIT:
+			if (parse_size(optarg, &a->memory_limit) < 0 || a->memory_limit < 4096)
+				return cli_usage("record", "invalid memory limit '%s': give a size of at least 4K, e.g. 64M, 2G", optarg);
+			break;
 		case OPT_DB: a->db = optarg; break;
 		case 'h': fputs(usage_text, stdout); exit(EXIT_OK);
 		case ':': return cli_usage("record", "option '%s' needs a value", argv[optind - 1]);
@@ -137,13 +192,15 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	}
 	if (optind < argc)
 		a->command = argv + optind;
-	int targets = !!a->pid_arg + !!a->pattern + !!a->command;
+	int targets = !!a->pid_arg + !!a->pattern + !!a->command + !!a->cgroup;
 	if (targets == 0)
-		return cli_usage("record", "give a target: -p PID, -n PATTERN or a COMMAND");
+		return cli_usage("record", "give a target: -p PID, -n PATTERN, -g CGROUP or a COMMAND");
 	if (targets > 1)
-		return cli_usage("record", "give only one target: -p PID, -n PATTERN or a COMMAND");
+		return cli_usage("record", "give only one target: -p PID, -n PATTERN, -g CGROUP or a COMMAND");
 	if ((a->pick || a->wait) && !a->pattern)
 		return cli_usage("record", "--newest, --oldest and --wait go with -n PATTERN");
+	if (a->memory_limit && !a->command)
+		return cli_usage("record", "--memory-limit goes with a COMMAND to launch");
 	return 0;
 }
 
@@ -275,6 +332,9 @@ static void fill_run(struct run *r, const struct record_args *a, const struct re
 	if (a->command) {
 		r->target = join_command(a->command);
 		r->mode = xstrdup("command");
+	} else if (a->cgroup) {
+		r->target = xstrdup("");	/* set by the caller: the cgroup's path */
+		r->mode = xstrdup("cgroup");
 	} else {
 		if (proc_read_cmdline(t->pid, cmd, sizeof(cmd)) < 0)
 			cmd[0] = '\0';
@@ -282,6 +342,7 @@ static void fill_run(struct run *r, const struct record_args *a, const struct re
 		r->mode = xstrdup(a->pattern ? "name" : "pid");
 	}
 	r->pid = t->pid;
+	r->tree = a->tree && !a->cgroup;
 	r->started_at = real_ns();
 	r->interval_ns = a->opts.interval_ns;
 	strlcpy_rsw(r->outcome, OUTCOME_RUNNING, sizeof(r->outcome));
@@ -321,6 +382,187 @@ static void open_gpu(struct record_args *a)
 	if (a->verbose)
 		fprintf(stderr, "rsswatch: GPU figures from %d device(s), every %lldms\n",
 			nvml_device_count(a->opts.nvml), (long long)(a->opts.gpu_interval_ns / NS_PER_MS));
+}
+
+/* The memory cgroup of the target: one rsswatch made for --memory-limit (sampled, and
+ * removed at the end), or the one an attached process is in (read only for its OOM
+ * kill count). */
+struct target_cgroup {
+	struct cg_loc parent, loc;
+	int made;		/* rsswatch created loc: remove it at the end */
+	int open;		/* reader is open */
+	struct cg_reader reader;
+	char path[PATH_MAX];	/* its path in the hierarchy, as the kernel log names it */
+};
+
+/* dir less the mount point of its hierarchy ("/a/b"), as /proc/PID/cgroup and the
+ * kernel log write it; dir itself when the mount is not found. */
+static void cg_hier_path(const struct cg_loc *loc, char *out, size_t n)
+{
+	char *buf;
+	size_t len;
+	struct cg_mount *m = xcalloc(1, sizeof(*m));
+	strlcpy_rsw(out, loc->dir, n);
+	if (read_file("/proc/self/mountinfo", &buf, &len) == 0) {
+		if (cg_mountinfo_parse(buf, len, m) == 0) {
+			const char *mnt = loc->version == 1 ? m->v1_mnt : m->v2_mnt;
+			const char *root = loc->version == 1 ? m->v1_root : m->v2_root;
+			char prefix[PATH_MAX];
+			snprintf(prefix, sizeof(prefix), "%s%s", sysroot(), mnt);
+			size_t pl = strlen(prefix);
+			if (pl && strncmp(loc->dir, prefix, pl) == 0 &&
+			    (loc->dir[pl] == '/' || loc->dir[pl] == '\0')) {
+				const char *rest = loc->dir + pl;
+				if (strcmp(root, "/") == 0)
+					snprintf(out, n, "%s", *rest ? rest : "/");
+				else
+					snprintf(out, n, "%s%s", root, rest);
+			}
+		}
+		free(buf);
+	}
+	free(m);
+}
+
+/* Makes the limited cgroup for --memory-limit. Returns 0, or EXIT_CANCELED (printed). */
+static int make_limited_cgroup(uint64_t limit, struct target_cgroup *tc)
+{
+	char name[64], sz[32];
+	int e = cg_find(0, &tc->parent);
+	if (e == -ENOENT) {
+		cli_error("--memory-limit: no memory cgroup controller is mounted on this host");
+		return EXIT_CANCELED;
+	}
+	if (e < 0) {
+		cli_error("--memory-limit: cannot find the memory cgroup of rsswatch: %s", errstr(e));
+		return EXIT_CANCELED;
+	}
+	/* A name left by an rsswatch that was killed (and whose pid is ours now) is
+	 * skipped, not reused: it may still hold processes. */
+	for (int i = 0; i < 100; i++) {
+		if (i)
+			snprintf(name, sizeof(name), "rsswatch-%d-%d", (int)getpid(), i);
+		else
+			snprintf(name, sizeof(name), "rsswatch-%d", (int)getpid());
+		if ((e = cg_child_create(&tc->parent, name, limit, &tc->loc)) != -EEXIST)
+			break;
+	}
+	if (e < 0) {
+		int perm = e == -EACCES || e == -EPERM || e == -EROFS;
+		cli_error("--memory-limit %s: cannot create a memory cgroup in %s: %s%s",
+			  fmt_bytes(sz, sizeof(sz), limit), tc->parent.dir,
+			  e == -EOPNOTSUPP ? "the memory controller cannot be enabled there" : errstr(e),
+			  perm ? " (it needs root, or a cgroup delegated to this user)" : "");
+		return EXIT_CANCELED;
+	}
+	tc->made = 1;
+	if ((e = cg_reader_open(&tc->reader, tc->loc.version, tc->loc.dir, true)) < 0) {
+		cli_error("--memory-limit: cannot read the memory cgroup %s: %s", tc->loc.dir, errstr(e));
+		cg_child_destroy(&tc->loc, 0);
+		tc->made = 0;
+		return EXIT_CANCELED;
+	}
+	tc->open = 1;
+	cg_hier_path(&tc->loc, tc->path, sizeof(tc->path));
+	return 0;
+}
+
+/* The cgroup an attached process is in, for its OOM kill count; none is fine. */
+static void watch_target_cgroup(pid_t pid, struct target_cgroup *tc)
+{
+	if (cg_find(pid, &tc->loc) < 0 ||
+	    cg_reader_open(&tc->reader, tc->loc.version, tc->loc.dir, false) < 0)
+		return;
+	cg_hier_path(&tc->loc, tc->path, sizeof(tc->path));
+	/* The root cgroup counts every OOM kill on the host: no evidence about this one. */
+	if (strcmp(tc->path, "/") == 0) {
+		cg_reader_close(&tc->reader);
+		return;
+	}
+	tc->open = 1;
+}
+
+/* Closes the reader and removes a cgroup rsswatch made. Processes the command left
+ * behind in it (daemons it started) are moved to the parent first: they keep running,
+ * without the limit. */
+static void release_cgroup(struct target_cgroup *tc)
+{
+	if (tc->open)
+		cg_reader_close(&tc->reader);
+	tc->open = 0;
+	if (!tc->made)
+		return;
+	tc->made = 0;
+	int e = cg_child_destroy(&tc->loc, 2000);
+	if (e == -EBUSY) {
+		pid_t *pids = NULL;
+		size_t n = 0;
+		if (cg_read_procs(tc->loc.dir, &pids, &n) == 0) {
+			for (size_t i = 0; i < n; i++)
+				cg_attach(&tc->parent, pids[i]);
+			if (n)
+				fprintf(stderr, "rsswatch: %zu process%s left in %s moved to %s\n", n,
+					n == 1 ? "" : "es", tc->path, tc->parent.dir);
+			free(pids);
+		}
+		e = cg_child_destroy(&tc->loc, 2000);
+	}
+	if (e < 0 && e != -ENOENT)
+		cli_error("cannot remove the memory cgroup %s: %s", tc->loc.dir, errstr(e));
+}
+
+/* -g PATH: a directory of a memory cgroup, or a path in the memory hierarchy. Opens
+ * its reader. Returns 0, or EXIT_FAIL (printed). */
+static int open_named_cgroup(const char *arg, struct target_cgroup *tc)
+{
+	char *buf;
+	size_t len;
+	struct cg_mount *m = xcalloc(1, sizeof(*m));
+	int found = 0;
+	if (read_file("/proc/self/mountinfo", &buf, &len) == 0) {
+		if (cg_mountinfo_parse(buf, len, m) < 0)
+			m->has_v1 = m->has_v2 = false;
+		free(buf);
+	}
+	/* The v1 memory hierarchy first (a hybrid host's v2 mount has no memory), then
+	 * v2; a directory given in full is taken as it is. */
+	for (int pass = 0; pass < 3 && !found; pass++) {
+		const char *mnt = pass == 0 ? "" : pass == 1 ? m->v1_mnt : m->v2_mnt;
+		int version = pass == 1 ? 1 : 2;
+		if (pass == 1 && !m->has_v1)
+			continue;
+		if (pass == 2 && !m->has_v2)
+			continue;
+		if (pass == 0) {
+			if (m->has_v1 && strncmp(arg, m->v1_mnt, strlen(m->v1_mnt)) == 0)
+				version = 1;
+			else if (!(m->has_v2 && strncmp(arg, m->v2_mnt, strlen(m->v2_mnt)) == 0))
+				continue;
+		}
+		const char *sep = arg[0] == '/' ? "" : "/";
+		if (snprintf(tc->loc.dir, sizeof(tc->loc.dir), "%s%s%s%s", sysroot(), mnt, sep, arg) >=
+		    (int)sizeof(tc->loc.dir))
+			continue;
+		size_t l = strlen(tc->loc.dir);
+		while (l > 1 && tc->loc.dir[l - 1] == '/')
+			tc->loc.dir[--l] = '\0';
+		tc->loc.version = version;
+		found = cg_reader_open(&tc->reader, version, tc->loc.dir, false) == 0;
+	}
+	free(m);
+	if (!found) {
+		cli_error("no memory cgroup '%s' (give its path in the memory hierarchy, e.g. "
+			  "/system.slice/x.service, or its directory under /sys/fs/cgroup)", arg);
+		return EXIT_FAIL;
+	}
+	tc->open = 1;
+	cg_hier_path(&tc->loc, tc->path, sizeof(tc->path));
+	return 0;
+}
+
+static int join_cgroup(void *ctx)
+{
+	return cg_attach(ctx, 0);
 }
 
 /* The highest sampled RSS of the run, to tell whether the peak came from VmHWM. */
@@ -364,19 +606,30 @@ int cmd_record(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &set, &old);
 	signal(SIGPIPE, SIG_IGN);
 	int sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	struct record_target t = { 0, -1, 0 };
+	struct record_target t;
+	memset(&t, 0, sizeof(t));
+	t.pidfd = -1;
 	struct run run;
 	memset(&run, 0, sizeof(run));
+	struct target_cgroup *tc = xcalloc(1, sizeof(*tc));
 	if (sigfd < 0) {
 		cli_error("cannot set up signal handling: %s", errstr(errno));
 		ret = fail;
 		goto out;
 	}
 
+	if (a.memory_limit && (ret = make_limited_cgroup(a.memory_limit, tc)) != 0)
+		goto out;
 	if (a.command) {
-		pid_t child = launch_command(a.command, &old);
+		int setup_failed;
+		pid_t child = launch_command(a.command, &old, tc->made ? join_cgroup : NULL,
+					     &tc->loc, &setup_failed);
 		if (child < 0) {
-			if (child == -ENOENT) {
+			if (setup_failed) {
+				cli_error("cannot move '%s' into the memory cgroup %s: %s", a.command[0],
+					  tc->loc.dir, errstr(child));
+				ret = EXIT_CANCELED;
+			} else if (child == -ENOENT) {
 				cli_error("cannot run '%s': command not found", a.command[0]);
 				ret = EXIT_ENOENT;
 			} else {
@@ -393,14 +646,37 @@ int cmd_record(int argc, char **argv)
 			ret = fail;
 			goto out;
 		}
+	} else if (a.cgroup) {
+		if ((ret = open_named_cgroup(a.cgroup, tc)) != 0)
+			goto out;
+		t.set_cgroup_dir = tc->loc.dir;
 	} else {
 		if (a.pattern && (ret = resolve_pattern(&a, sigfd, &pid)) != 0)
 			goto out;
 		if ((ret = attach_pid(pid, &t)) != 0)
 			goto out;
+		watch_target_cgroup(pid, tc);
 	}
+	if (tc->open) {
+		t.cg = &tc->reader;
+		t.cg_path = tc->path;
+		t.cg_sample = tc->made || a.cgroup;
+		t.cg_reset_peak = tc->made || a.cgroup;	/* where the reader can (v1: ours only) */
+	}
+	t.tree = a.tree;
+	if (a.tree && tc->made)
+		t.set_cgroup_dir = tc->loc.dir;	/* every process of the command's cgroup */
 
 	fill_run(&run, &a, &t);
+	if (a.cgroup) {
+		free(run.target);
+		run.target = xstrdup(tc->path);
+		run.cgroup = xstrdup(tc->path);
+	}
+	if (tc->made) {
+		run.cgroup = xstrdup(tc->path);
+		run.cgroup_limit = a.memory_limit;
+	}
 	if (store_run_begin(st, &run) < 0) {
 		cli_error("%s: cannot start a run: %s", dbpath, store_errmsg(st));
 		ret = fail;
@@ -409,15 +685,26 @@ int cmd_record(int argc, char **argv)
 	if (!a.opts.quiet) {
 		char iv[32];
 		struct proc_stat ps;
-		fprintf(stderr, "rsswatch: recording pid %d (%s) every %s as run %lld in %s\n",
-			(int)t.pid, proc_read_stat(t.pid, &ps) == 0 ? ps.comm : "?",
-			fmt_duration(iv, sizeof(iv), a.opts.interval_ns), (long long)run.id, dbpath);
+		char lim[32];
+		if (a.cgroup)
+			fprintf(stderr, "rsswatch: recording memory cgroup %s every %s as run %lld in %s\n",
+				tc->path, fmt_duration(iv, sizeof(iv), a.opts.interval_ns),
+				(long long)run.id, dbpath);
+		else
+			fprintf(stderr, "rsswatch: recording pid %d (%s)%s every %s as run %lld in %s\n",
+				(int)t.pid, proc_read_stat(t.pid, &ps) == 0 ? ps.comm : "?",
+				a.tree ? " and its descendants" : "",
+				fmt_duration(iv, sizeof(iv), a.opts.interval_ns), (long long)run.id, dbpath);
+		if (tc->made)
+			fprintf(stderr, "rsswatch: in memory cgroup %s limited to %s\n", tc->path,
+				fmt_bytes(lim, sizeof(lim), a.memory_limit));
 	}
 
 	open_gpu(&a);
 	int e = record(&a.opts, &t, sigfd, st, &run);
 	if (e < 0)
-		cli_error("recording of pid %d ended early: %s", (int)t.pid, errstr(e));
+		cli_error("recording of %s ended early: %s", a.cgroup ? "the cgroup" : "the target",
+			  errstr(e));
 
 	uint64_t max_rss = 0;
 	store_each_sample(st, run.id, max_rss_cb, &max_rss);
@@ -435,6 +722,8 @@ int cmd_record(int argc, char **argv)
 			ret = 128 + run.signal;
 	}
 out:
+	release_cgroup(tc);
+	free(tc);
 	run_release(&run);
 	nvml_close(a.opts.nvml);
 	if (t.pidfd >= 0)

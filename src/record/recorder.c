@@ -1,9 +1,11 @@
 #include "record/recorder.h"
 #include "base/buf.h"
 #include "base/clock.h"
+#include "base/fmt.h"
 #include "base/parse.h"
 #include "base/sysroot.h"
 #include "base/util.h"
+#include "record/oom.h"
 #include "record/sampler.h"
 #include "record/target.h"
 #include "render/live.h"
@@ -43,6 +45,14 @@ struct recorder {
 	size_t ncounters;
 	int store_error;	/* the last flush error, reported once */
 	struct buf line;
+	struct oom_watch oom;
+	struct oom_evidence ev;	/* what is known about the target's death */
+	struct procset set;
+	int set_open;
+	int set_end;		/* -ESRCH: the cgroup became empty; -ENODEV: removed */
+	uint64_t warn_at;	/* the --warn threshold in bytes, once known (0: none) */
+	int warn_cgroup;	/* it is a share of the cgroup's limit */
+	int warned;		/* above it now */
 };
 
 void recorder_signals(sigset_t *set)
@@ -105,19 +115,66 @@ static void poll_client(struct recorder *rc, int64_t elapsed)
 	}
 }
 
+/* --warn: an event and a line each time memory crosses the threshold, either way. */
+static void check_warn(struct recorder *rc, const struct sample *s, int64_t t)
+{
+	const struct record_opts *o = rc->opts;
+	char v[32], th[32], hms[16], why[64] = "";
+	if (!o->warn_bytes && o->warn_pct <= 0)
+		return;
+	if (!rc->warn_at) {
+		if (o->warn_bytes) {
+			rc->warn_at = o->warn_bytes;
+		} else if ((s->have & SAMPLE_CGROUP) && s->cgroup_limit && s->cgroup_limit != CG_UNLIMITED) {
+			rc->warn_at = (uint64_t)((double)s->cgroup_limit * o->warn_pct / 100.0);
+			rc->warn_cgroup = 1;
+		} else if (rc->run->mem_total) {
+			rc->warn_at = (uint64_t)((double)rc->run->mem_total * o->warn_pct / 100.0);
+		}
+		if (!rc->warn_at)
+			return;
+	}
+	if (o->warn_pct > 0)
+		snprintf(why, sizeof(why), " (%g%% of %s)", o->warn_pct,
+			 rc->warn_cgroup ? "the cgroup limit" : "MemTotal");
+	uint64_t cur = rc->warn_cgroup ? s->cgroup : s->rss;
+	const char *what = rc->warn_cgroup ? "cgroup usage" : "rss";
+	int above = cur >= rc->warn_at;
+	if (above == rc->warned)
+		return;
+	rc->warned = above;
+	char detail[192];
+	snprintf(detail, sizeof(detail), "%s %s %s %s%s", what, fmt_bytes(v, sizeof(v), cur),
+		 above ? ">=" : "<", fmt_bytes(th, sizeof(th), rc->warn_at), why);
+	store_add_event(rc->st, rc->run->id, t, above ? "warn" : "warn_clear", rc->target->pid, detail);
+	if (o->live && !o->quiet) {
+		int tty = isatty(fileno(o->live));
+		fprintf(o->live, "%s%s %s: %s%s\n", above && tty ? "\033[1;31m" : "",
+			fmt_hms(hms, sizeof(hms), t), above ? "WARNING memory over the threshold"
+							    : "memory back under the threshold",
+			detail, above && tty ? "\033[0m" : "");
+	}
+}
+
 /* Takes one sample. Returns 0, or -ESRCH when the target is gone. */
 static int take_sample(struct recorder *rc)
 {
 	struct sample s;
 	int64_t now = mono_ns();
 	int e = sampler_read(&rc->sampler, now, &s);
-	if (e < 0)
+	if (e < 0) {
+		if (rc->set_open && rc->target->pid <= 0)
+			rc->set_end = rc->set.procs.fd >= 0 && e == -ESRCH &&
+				      rfile_read(&rc->set.procs) < 0 ? -ENODEV : -ESRCH;
 		return e;
+	}
 	s.elapsed_ns = now - rc->start_mono;
 
 	struct run *r = rc->run;
 	int64_t t = r->started_at + s.elapsed_ns;
-	uint64_t peak = s.hwm > s.rss ? s.hwm : s.rss;
+	/* Over a set, the sum of each member's VmHWM is no peak of the whole (they peak at
+	 * different times): only sampled totals count. */
+	uint64_t peak = !rc->set_open && s.hwm > s.rss ? s.hwm : s.rss;
 	if (peak > r->peak_rss) {
 		r->peak_rss = peak;
 		r->peak_rss_at = t;
@@ -126,10 +183,39 @@ static int take_sample(struct recorder *rc)
 		r->peak_gpu = (int64_t)s.gpu;
 		r->peak_gpu_at = t;
 	}
+	if (s.have & SAMPLE_CGROUP) {
+		uint64_t cg = (s.have & SAMPLE_CGROUP_PEAK) ? s.cgroup_peak : s.cgroup;
+		if (cg > r->peak_cgroup) {
+			r->peak_cgroup = cg;
+			r->peak_cgroup_at = t;
+		}
+		if (s.cgroup_limit != CG_UNLIMITED)
+			r->cgroup_limit = s.cgroup_limit;
+	}
 	if (rc->sampler.gpu_fresh)
 		for (size_t i = 0; i < rc->sampler.ngpus; i++)
 			store_add_gpu(rc->st, r->id, s.elapsed_ns, &rc->sampler.gpus[i]);
-	poll_client(rc, s.elapsed_ns);
+	if (rc->target->pid > 0)
+		poll_client(rc, s.elapsed_ns);
+	if (rc->set_open) {
+		for (size_t i = 0; i < rc->set.n; i++) {
+			const struct procset_member *m = &rc->set.m[i];
+			if (m->dead || m->gen != rc->set.gen)
+				continue;
+			struct proc_figures p;
+			memset(&p, 0, sizeof(p));
+			p.pid = m->pid;
+			p.ppid = m->st.ppid;
+			strlcpy_rsw(p.comm, m->st.name, sizeof(p.comm));
+			p.rss = m->st.rss;
+			p.anon = m->st.anon;
+			p.file = m->st.file;
+			p.shmem = m->st.shmem;
+			p.swap = m->st.swap;
+			store_add_proc(rc->st, r->id, s.elapsed_ns, &p);
+		}
+	}
+	check_warn(rc, &s, t);
 	r->samples++;
 	r->sum_rss += (double)s.rss;
 	r->last_rss = s.rss;
@@ -146,6 +232,71 @@ static int take_sample(struct recorder *rc)
 	if (now - rc->last_flush >= FLUSH_EVERY_NS)
 		flush(rc);
 	return 0;
+}
+
+static void on_oom_kill(void *ctx, const struct kmsg_oom *kill, const char *memcg,
+			int64_t realtime_ns)
+{
+	struct recorder *rc = ctx;
+	if (kill->pid != rc->target->pid || kill->pid <= 0) {
+		/* A member of the set: an event, and the recording goes on. */
+		if (rc->set_open && procset_has(&rc->set, kill->pid)) {
+			char detail[600];
+			oom_kill_detail(kill, memcg, detail, sizeof(detail));
+			store_add_event(rc->st, rc->run->id, realtime_ns, "oom_kill", kill->pid, detail);
+		}
+		return;
+	}
+	rc->ev.kill_seen = true;
+	rc->ev.kill = *kill;
+	rc->ev.kill_at = realtime_ns;
+	strlcpy_rsw(rc->ev.memcg, memcg, sizeof(rc->ev.memcg));
+}
+
+/* The target died of SIGKILL: was it the OOM killer? The kernel logs the kill line
+ * before the victim exits, so it is normally read by now; when the counters say an OOM
+ * kill happened but no line was read yet, give the log a moment. */
+static void attribute_kill(struct recorder *rc, int sig)
+{
+	struct run *r = rc->run;
+	struct oom_evidence *ev = &rc->ev;
+	struct oom_verdict v;
+	oom_watch_drain(&rc->oom, on_oom_kill, rc);
+	oom_watch_counters(&rc->oom, ev);
+	int64_t deadline = mono_ns() + 500 * NS_PER_MS;
+	while (sig == SIGKILL && !ev->kill_seen && oom_watch_fd(&rc->oom) >= 0 &&
+	       (ev->cg_delta || ev->vm_delta) && mono_ns() < deadline) {
+		struct pollfd p = { oom_watch_fd(&rc->oom), POLLIN, 0 };
+		poll(&p, 1, 50);
+		oom_watch_drain(&rc->oom, on_oom_kill, rc);
+	}
+	ev->signal = sig;
+	ev->cg_path = rc->target->cg_path;
+	oom_decide(ev, &v);
+	if (v.oom && ev->kill_seen) {
+		/* The kernel's figures at the kill are the last and often the highest: a
+		 * process that grows fast is killed between two samples. */
+		uint64_t rss = ev->kill.anon_rss + ev->kill.file_rss + ev->kill.shmem_rss;
+		if (rss > r->peak_rss) {
+			r->peak_rss = rss;
+			r->peak_rss_at = ev->kill_at;
+		}
+	}
+	if (v.oom) {
+		strlcpy_rsw(r->outcome, OUTCOME_OOM_KILLED, sizeof(r->outcome));
+		r->oom_at = ev->kill_seen ? ev->kill_at : r->ended_at;
+		r->oom_rss_known = v.rss_known;
+		r->oom_anon_rss = v.anon_rss;
+		free(r->oom_memcg);
+		r->oom_memcg = xstrdup(v.memcg);
+	}
+	if (v.note[0]) {
+		free(r->outcome_note);
+		r->outcome_note = xstrdup(v.note);
+	}
+	if (v.event_kind)
+		store_add_event(rc->st, r->id, v.oom ? r->oom_at : r->ended_at, v.event_kind,
+				rc->target->pid, v.detail);
 }
 
 /* The target has exited (or is a zombie): find out how. */
@@ -168,10 +319,41 @@ static void target_ended(struct recorder *rc)
 	} else if (WIFSIGNALED(ws)) {
 		strlcpy_rsw(r->outcome, OUTCOME_SIGNALED, sizeof(r->outcome));
 		r->signal = WTERMSIG(ws);
+		attribute_kill(rc, r->signal);
 	} else {
 		strlcpy_rsw(r->outcome, OUTCOME_EXITED, sizeof(r->outcome));
 		r->exit_code = WEXITSTATUS(ws);
 	}
+	rc->stop = TARGET_ENDED;
+}
+
+/* Members joining and leaving the set. Those there at the first sample are not
+ * events: they are where the recording starts. */
+static void on_proc(void *ctx, pid_t pid, int start, const struct proc_status *st)
+{
+	struct recorder *rc = ctx;
+	char detail[160];
+	if (pid == rc->target->pid || rc->run->samples == 0)
+		return;
+	if (start)
+		snprintf(detail, sizeof(detail), "ppid=%d comm=%s", (int)st->ppid, st->name);
+	else
+		snprintf(detail, sizeof(detail), "comm=%s last_rss=%llukB", st->name,
+			 (unsigned long long)(st->rss / 1024));
+	store_add_event(rc->st, rc->run->id, real_ns(), start ? "proc_start" : "proc_exit", pid,
+			detail);
+}
+
+/* -g: the cgroup became empty or was removed. */
+static void cgroup_ended(struct recorder *rc)
+{
+	struct run *r = rc->run;
+	r->ended_at = real_ns();
+	strlcpy_rsw(r->outcome, OUTCOME_EXITED, sizeof(r->outcome));
+	r->exit_code = -1;
+	free(r->outcome_note);
+	r->outcome_note = xstrdup(rc->set_end == -ENODEV ? "the cgroup was removed"
+							  : "the cgroup became empty");
 	rc->stop = TARGET_ENDED;
 }
 
@@ -207,8 +389,21 @@ static int setup(struct recorder *rc)
 	if (e < 0)
 		return e;
 	rc->sampler_open = 1;
+	if (rc->target->set_cgroup_dir || rc->target->tree) {
+		if (rc->target->set_cgroup_dir)
+			e = procset_open_cgroup(&rc->set, rc->target->set_cgroup_dir, on_proc, rc);
+		else
+			e = procset_open_tree(&rc->set, rc->target->pid, on_proc, rc);
+		if (e < 0)
+			return e;
+		rc->set_open = 1;
+		sampler_use_set(&rc->sampler, &rc->set);
+	}
 	if (rc->opts->nvml)
 		sampler_use_gpu(&rc->sampler, rc->opts->nvml, rc->opts->gpu_interval_ns);
+	if (rc->target->cg && rc->target->cg_sample)
+		sampler_use_cgroup(&rc->sampler, rc->target->cg, rc->target->cg_reset_peak);
+	oom_watch_open(&rc->oom, rc->target->cg);
 	rc->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (rc->timerfd < 0)
 		return -errno;
@@ -239,6 +434,8 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 {
 	struct recorder rc;
 	memset(&rc, 0, sizeof(rc));
+	rc.oom.kmsg.fd = -1;
+	rc.oom.kmsg_err = -EBADF;
 	rc.opts = opts;
 	rc.target = target;
 	rc.st = st;
@@ -254,22 +451,29 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	rc.since_live = rc.every - 1;	/* the first sample gets a line */
 
 	int e = setup(&rc);
-	if (e == 0 && take_sample(&rc) == -ESRCH)
-		target_ended(&rc);	/* ended before the first sample */
+	if (e == 0 && take_sample(&rc) == -ESRCH) {
+		if (target->pidfd < 0)
+			cgroup_ended(&rc);
+		else
+			target_ended(&rc);	/* ended before the first sample */
+	}
 
 	while (e == 0 && rc.stop == RUNNING) {
-		struct pollfd pfd[3] = {
+		struct pollfd pfd[4] = {
 			{ rc.timerfd, POLLIN, 0 },
 			{ target->pidfd, POLLIN, 0 },
 			{ sigfd, POLLIN, 0 },
+			{ oom_watch_fd(&rc.oom), POLLIN, 0 },
 		};
-		int n = poll(pfd, 3, poll_timeout_ms(&rc));
+		int n = poll(pfd, 4, poll_timeout_ms(&rc));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			e = -errno;
 			break;
 		}
+		if (pfd[3].revents & POLLIN)
+			oom_watch_drain(&rc.oom, on_oom_kill, &rc);
 		if (pfd[2].revents & POLLIN)
 			handle_signal(&rc);
 		if (pfd[1].revents & (POLLIN | POLLHUP)) {
@@ -284,8 +488,12 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 			}
 			/* -ESRCH: a zombie already; its pidfd becomes readable at once. */
 			if (take_sample(&rc) == -ESRCH && rc.stop == RUNNING) {
-				poll(&pfd[1], 1, 1000);
-				target_ended(&rc);
+				if (target->pidfd < 0) {
+					cgroup_ended(&rc);
+				} else {
+					poll(&pfd[1], 1, 1000);
+					target_ended(&rc);
+				}
 			}
 		}
 		if (rc.stop == RUNNING && opts->duration_ns &&
@@ -293,9 +501,21 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 			rc.stop = DURATION;
 	}
 
+	/* The cgroup's peak since the last sample (its last moments are often the
+	 * highest, and an OOM-killed command dies between two samples). */
+	if (target->cg && target->cg_sample) {
+		struct cg_sample c;
+		memset(&c, 0, sizeof(c));
+		if (cg_reader_read(target->cg, &c) == 0 && (c.have & CG_S_PEAK) &&
+		    c.peak > run->peak_cgroup) {
+			run->peak_cgroup = c.peak;
+			run->peak_cgroup_at = run->ended_at ? run->ended_at : real_ns();
+		}
+	}
 	/* Marks and counters written just before the target ended are still in its page. */
 	if (rc.page)
 		poll_client(&rc, mono_ns() - rc.start_mono);
+	/* The set's last figures are stored; members left are not "exits". */
 	if (rc.stop == SIGNALED || rc.stop == DURATION || (e < 0 && rc.stop == RUNNING)) {
 		strlcpy_rsw(run->outcome, OUTCOME_STOPPED, sizeof(run->outcome));
 		run->ended_at = real_ns();
@@ -309,8 +529,11 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		close(rc.timerfd);
 	if (rc.sampler_open)
 		sampler_close(&rc.sampler);
+	oom_watch_close(&rc.oom);
+	if (rc.set_open)
+		procset_close(&rc.set, 0);
 	client_page_close(rc.page);
-	if (rc.stop == TARGET_ENDED)
+	if (rc.stop == TARGET_ENDED && target->pid > 0)
 		client_page_remove_stale(target->pid);
 	buf_release(&rc.line);
 	return e;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "source/cgroup.h"
 #include "source/nvml.h"
 #include "store/store.h"
 
@@ -25,6 +26,11 @@ struct record_opts {
 	FILE *live;		/* where live lines go (stderr) */
 	struct nvml *nvml;	/* GPU figures from here, or NULL */
 	int64_t gpu_interval_ns;	/* read GPU figures at most this often */
+	/* --warn: a "warn" event and a highlighted line when memory reaches warn_bytes,
+	 * or warn_pct percent of the cgroup's limit (where one is sampled: the cgroup's
+	 * usage is compared then) else of MemTotal; "warn_clear" when it falls back. */
+	uint64_t warn_bytes;
+	double warn_pct;
 };
 
 /* The signals the recorder takes through its signalfd. Block them (and remember the
@@ -35,9 +41,28 @@ struct record_target {
 	pid_t pid;
 	int pidfd;
 	int is_child;		/* launched by us: we reap it and pass signals on */
+	/* The target's memory cgroup, or NULL: its oom_kill counter is evidence when the
+	 * target dies of SIGKILL. With cg_sample its usage, limit and peak go into every
+	 * sample (and with cg_reset_peak the peak is restarted after each read). cg_path
+	 * is its path in the hierarchy ("/a/b"), as the kernel log names cgroups. */
+	struct cg_reader *cg;
+	int cg_sample;
+	int cg_reset_peak;
+	const char *cg_path;
+	/* A set of processes instead of one: with set_cgroup_dir the members of that
+	 * cgroup (pid 0 and pidfd -1 for -g: the run ends when the cgroup is empty or
+	 * removed), else with tree pid and all its descendants. Members that come and go
+	 * are "proc_start"/"proc_exit" events, an OOM kill of one an "oom_kill" event;
+	 * each member's figures are stored per sample beside the totals. */
+	int tree;
+	const char *set_cgroup_dir;
 };
 
-/* Records target into run (already begun in st) until it ends, the duration passes or a
+/* Records target into run. When the target dies of SIGKILL, the kernel log, its
+ * cgroup's and the host's OOM kill counts decide whether the OOM killer did it (see
+ * record/oom.h): run->outcome becomes "oom_killed" and an "oom_kill" event is stored,
+ * or run->outcome_note says what partial evidence there was.
+ * Records target into run (already begun in st) until it ends, the duration passes or a
  * signal stops it. On return run holds the final outcome and totals, already written
  * to the store. sigfd is a signalfd for recorder_signals(). Returns 0, or -errno when
  * the recording could not be carried out (what was recorded is still stored). */

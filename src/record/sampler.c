@@ -8,7 +8,8 @@ int sampler_open(struct sampler *s, pid_t pid)
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
 	s->meminfo = (struct rfile)RFILE_INIT;
-	int e = proc_reader_open(&s->proc, pid);
+	s->proc.status = (struct rfile)RFILE_INIT;
+	int e = pid ? proc_reader_open(&s->proc, pid) : 0;
 	if (e < 0)
 		return e == -ENOENT ? -ESRCH : e;
 	if ((e = rfile_open(&s->meminfo, "/proc/meminfo")) < 0) {
@@ -50,11 +51,59 @@ static void read_gpus(struct sampler *s)
 	s->gpu_fresh = 1;
 }
 
+void sampler_use_cgroup(struct sampler *s, struct cg_reader *cg, int reset_peak)
+{
+	s->cg = cg;
+	s->cg_reset = reset_peak;
+}
+
+/* One pread per cgroup file; the cgroup may be gone (-ENODEV): then no figures. */
+static void read_cgroup(struct sampler *s, struct sample *out)
+{
+	struct cg_sample c;
+	memset(&c, 0, sizeof(c));
+	if (cg_reader_read(s->cg, &c) < 0 || !(c.have & CG_S_USAGE))
+		return;
+	out->have |= SAMPLE_CGROUP;
+	out->cgroup = c.usage;
+	out->cgroup_limit = (c.have & CG_S_LIMIT) ? c.limit : CG_UNLIMITED;
+	if (c.have & CG_S_PEAK) {
+		out->have |= SAMPLE_CGROUP_PEAK;
+		out->cgroup_peak = c.peak > c.usage ? c.peak : c.usage;
+	}
+	if (s->cg_reset && cg_reader_reset_peak(s->cg) < 0)
+		s->cg_reset = 0;
+}
+
+void sampler_use_set(struct sampler *s, struct procset *set)
+{
+	s->set = set;
+}
+
+/* The set's totals as a process status. -ESRCH: the set is empty or its cgroup gone. */
+static int read_set(struct sampler *s, struct proc_status *ps)
+{
+	struct procset_totals t;
+	int e = procset_read(s->set, &t);
+	if (e < 0)
+		return e == -ENODEV ? -ESRCH : e;
+	memset(ps, 0, sizeof(*ps));
+	ps->rss = t.rss;
+	ps->hwm = t.hwm;
+	ps->anon = t.anon;
+	ps->file = t.file;
+	ps->shmem = t.shmem;
+	ps->swap = t.swap;
+	ps->threads = t.threads;
+	s->nprocs = t.nprocs;
+	return 0;
+}
+
 int sampler_read(struct sampler *s, int64_t now, struct sample *out)
 {
 	struct proc_status ps;
 	struct meminfo mi = { 0, 0 };
-	int e = proc_reader_read(&s->proc, &ps);
+	int e = s->set ? read_set(s, &ps) : proc_reader_read(&s->proc, &ps);
 	if (e < 0)
 		return e;
 	if (rfile_read(&s->meminfo) == 0)
@@ -68,6 +117,8 @@ int sampler_read(struct sampler *s, int64_t now, struct sample *out)
 	out->swap = ps.swap;
 	out->threads = ps.threads;
 	out->mem_available = mi.available;
+	if (s->cg)
+		read_cgroup(s, out);
 	s->gpu_fresh = 0;
 	if (s->nvml && now >= s->gpu_next_ns) {
 		read_gpus(s);

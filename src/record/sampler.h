@@ -7,6 +7,8 @@
 #include <sys/types.h>
 
 #include "base/rfile.h"
+#include "record/procset.h"
+#include "source/cgroup.h"
 #include "source/proc.h"
 #include "source/nvml.h"
 #include "store/model.h"
@@ -27,12 +29,24 @@ struct sampler {
 	struct gpu_figures gpus[SAMPLER_MAX_GPUS];
 	size_t ngpus;
 	int gpu_fresh;
+	struct cg_reader *cg;		/* cgroup figures from here (borrowed), or NULL */
+	int cg_reset;			/* restart the cgroup's peak after each read */
+	struct procset *set;		/* totals over this set (borrowed), or NULL */
+	size_t nprocs;			/* members summed in the last sample */
 };
 
-/* Opens the target's files. Returns 0, -ESRCH when the process is gone, or -errno. */
+/* Opens the target's files (pid 0: no single process, a cgroup's set is sampled).
+ * Returns 0, -ESRCH when the process is gone, or -errno. */
 int sampler_open(struct sampler *s, pid_t pid);
 /* Adds GPU figures from n (owned by the caller), read at most every every_ns. */
 void sampler_use_gpu(struct sampler *s, struct nvml *n, int64_t every_ns);
+/* Adds the cgroup's usage, limit and peak (cg owned by the caller). With reset_peak
+ * the peak is restarted after every read, so each sample's cgroup_peak is the peak
+ * over the interval before it (only where cg_reader_reset_peak() can: a v1 cgroup
+ * rsswatch made, or v2 on 6.12+); a failed reset leaves the peak since creation. */
+void sampler_use_cgroup(struct sampler *s, struct cg_reader *cg, int reset_peak);
+/* Samples the totals over set (owned by the caller) instead of the one process. */
+void sampler_use_set(struct sampler *s, struct procset *set);
 /* Fills out (all but elapsed_ns) at monotonic time now. Returns 0, -ESRCH when the
  * target is gone (reaped or a zombie), or another -errno. */
 int sampler_read(struct sampler *s, int64_t now, struct sample *out);

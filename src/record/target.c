@@ -66,9 +66,11 @@ int find_matches(const regex_t *re, struct proc_match **out, size_t *n)
 	return 0;
 }
 
-pid_t launch_command(char *const argv[], const sigset_t *orig_mask)
+pid_t launch_command(char *const argv[], const sigset_t *orig_mask,
+		     int (*pre_exec)(void *ctx), void *ctx, int *setup_failed)
 {
 	int pfd[2];
+	*setup_failed = 0;
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return -errno;
 	pid_t pid = fork();
@@ -82,25 +84,33 @@ pid_t launch_command(char *const argv[], const sigset_t *orig_mask)
 		static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGPIPE };
 		for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
 			signal(sigs[i], SIG_DFL);
-		sigprocmask(SIG_SETMASK, orig_mask, NULL);
 		close(pfd[0]);
-		execvp(argv[0], argv);
-		int e = errno;
-		if (write(pfd[1], &e, sizeof(e)) < 0) {
+		/* msg[0]: 1 when the setup failed, 0 when exec did; msg[1]: errno */
+		int msg[2] = { 1, 0 };
+		int se = pre_exec ? pre_exec(ctx) : 0;
+		if (se == 0) {
+			sigprocmask(SIG_SETMASK, orig_mask, NULL);
+			execvp(argv[0], argv);
+			msg[0] = 0;
+			se = -errno;
+		}
+		msg[1] = -se;
+		if (write(pfd[1], msg, sizeof(msg)) < 0) {
 			/* the parent will see a closed pipe and an exit status of 127 */
 		}
 		_exit(127);
 	}
 	close(pfd[1]);
-	int e = 0;
+	int msg[2] = { 0, 0 };
 	ssize_t n;
 	do
-		n = read(pfd[0], &e, sizeof(e));
+		n = read(pfd[0], msg, sizeof(msg));
 	while (n < 0 && errno == EINTR);
 	close(pfd[0]);
-	if (n == (ssize_t)sizeof(e)) {
+	if (n == (ssize_t)sizeof(msg)) {
 		waitpid(pid, NULL, 0);
-		return -e;
+		*setup_failed = msg[0];
+		return msg[1] > 0 ? -msg[1] : -EIO;
 	}
 	return pid;
 }

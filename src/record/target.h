@@ -24,10 +24,15 @@ struct proc_match {
 int find_matches(const regex_t *re, struct proc_match **out, size_t *n);
 
 /* Starts argv as a child. The child gets orig_mask as its signal mask (the recorder
- * blocks signals for its signalfd) and default dispositions. Returns the child's pid,
- * or -errno of the failed exec (-ENOENT: not found; -EACCES, -ENOEXEC: cannot run);
- * a child whose exec failed has been reaped already. */
-pid_t launch_command(char *const argv[], const sigset_t *orig_mask);
+ * blocks signals for its signalfd) and default dispositions. pre_exec, when not NULL,
+ * runs in the child after fork and before exec (e.g. to join a memory cgroup, so that
+ * not one page of the command is charged elsewhere); it must return 0 or -errno, and
+ * only call what is safe after fork in a single-threaded program. Returns the child's
+ * pid, or -errno of the failed step: *setup_failed is then 1 when pre_exec failed, 0
+ * when exec did (-ENOENT: not found; -EACCES, -ENOEXEC: cannot run). A child whose
+ * setup or exec failed has been reaped already. */
+pid_t launch_command(char *const argv[], const sigset_t *orig_mask,
+		     int (*pre_exec)(void *ctx), void *ctx, int *setup_failed);
 
 /* pidfd_open(2). Returns the fd or -errno. */
 int pidfd_open_rsw(pid_t pid);

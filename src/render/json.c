@@ -78,4 +78,27 @@ void json_run_fields(struct buf *b, const struct run *r)
 		   run_mean_rss(r), (unsigned long long)r->last_rss);
 	json_opt_int(b, r->peak_gpu, r->peak_gpu >= 0);
 	buf_printf(b, ",\"mem_total_bytes\":%llu", (unsigned long long)r->mem_total);
+	buf_puts(b, ",\"outcome_note\":");
+	json_str(b, r->outcome_note ? r->outcome_note : "");
+	buf_puts(b, ",\"oom\":");
+	if (r->oom_at) {
+		buf_puts(b, "{\"at\":");
+		json_time(b, r->oom_at);
+		buf_puts(b, ",\"memcg\":");
+		json_str(b, r->oom_memcg ? r->oom_memcg : "");
+		buf_puts(b, ",\"anon_rss_bytes\":");
+		json_opt_int(b, (long long)r->oom_anon_rss, r->oom_rss_known);
+		buf_putc(b, '}');
+	} else {
+		buf_puts(b, "null");
+	}
+	buf_puts(b, ",\"cgroup\":");
+	if (r->cgroup && r->cgroup[0])
+		json_str(b, r->cgroup);
+	else
+		buf_puts(b, "null");
+	buf_puts(b, ",\"cgroup_limit_bytes\":");
+	json_opt_int(b, (long long)r->cgroup_limit, r->cgroup_limit != 0);
+	buf_puts(b, ",\"peak_cgroup_bytes\":");
+	json_opt_int(b, (long long)r->peak_cgroup, r->peak_cgroup != 0);
 }

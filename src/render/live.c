@@ -22,6 +22,18 @@ void live_line(struct buf *b, int64_t realtime_ns, const struct sample *s)
 		buf_printf(b, " swap %s", fmt_bytes(avail, sizeof(avail), s->swap));
 	if (s->have & SAMPLE_GPU)
 		buf_printf(b, " gpu %s", fmt_bytes(avail, sizeof(avail), s->gpu));
+	if (s->have & SAMPLE_CGROUP) {
+		/* "cg 60.1/64.0 MiB": usage and limit in the unit of the limit */
+		uint64_t top = s->cgroup_limit && s->cgroup_limit != UINT64_MAX ? s->cgroup_limit
+										 : s->cgroup;
+		enum unit cu = unit_for(top);
+		if (cu == UNIT_B)
+			cu = UNIT_KIB;
+		buf_printf(b, " cg %s", fmt_in_unit(anon, sizeof(anon), s->cgroup, cu));
+		if (s->cgroup_limit && s->cgroup_limit != UINT64_MAX)
+			buf_printf(b, "/%s", fmt_in_unit(file, sizeof(file), s->cgroup_limit, cu));
+		buf_printf(b, " %s", unit_name(cu));
+	}
 	buf_printf(b, " avail %s", fmt_bytes(avail, sizeof(avail), s->mem_available));
 }
 
@@ -35,9 +47,37 @@ const char *signal_name(int sig, char *buf, size_t n)
 	return buf;
 }
 
+/* "killed by the OOM killer (memory cgroup /x) at 02:25:07, anon-rss 629.6 GiB; peak
+ * 666.4 GiB at 02:24:19": what the kernel said, then the run's peak beside it. */
+static void oom_words(struct buf *b, const struct run *r)
+{
+	char t[16], v[32];
+	buf_puts(b, "killed by the OOM killer");
+	if (r->oom_memcg && r->oom_memcg[0])
+		buf_printf(b, " (memory cgroup %s)", r->oom_memcg);
+	if (r->oom_at)
+		buf_printf(b, " at %s", fmt_hms(t, sizeof(t), r->oom_at));
+	if (r->oom_rss_known)
+		buf_printf(b, ", anon-rss %s", fmt_bytes(v, sizeof(v), r->oom_anon_rss));
+	if (r->outcome_note && r->outcome_note[0])
+		buf_printf(b, "; %s", r->outcome_note);
+	if (r->samples)
+		buf_printf(b, "; peak %s at %s", fmt_bytes(v, sizeof(v), r->peak_rss),
+			   fmt_hms(t, sizeof(t), r->peak_rss_at));
+}
+
 void outcome_words(struct buf *b, const struct run *r)
 {
 	char sig[32];
+	if (strcmp(r->outcome, OUTCOME_OOM_KILLED) == 0) {
+		oom_words(b, r);
+		return;
+	}
+	if (strcmp(r->outcome, OUTCOME_EXITED) == 0 && r->exit_code < 0 && r->outcome_note &&
+	    r->outcome_note[0]) {
+		buf_puts(b, r->outcome_note);	/* -g: "the cgroup became empty" */
+		return;
+	}
 	if (strcmp(r->outcome, OUTCOME_EXITED) == 0) {
 		if (r->exit_code >= 0)
 			buf_printf(b, "exited with %d", r->exit_code);
@@ -45,8 +85,6 @@ void outcome_words(struct buf *b, const struct run *r)
 			buf_puts(b, "exited (status not known: its parent had not reaped it)");
 	} else if (strcmp(r->outcome, OUTCOME_SIGNALED) == 0) {
 		buf_printf(b, "killed by %s", signal_name(r->signal, sig, sizeof(sig)));
-	} else if (strcmp(r->outcome, OUTCOME_OOM_KILLED) == 0) {
-		buf_puts(b, "killed by the OOM killer");
 	} else if (strcmp(r->outcome, OUTCOME_STOPPED) == 0) {
 		buf_puts(b, "still running (recording stopped)");
 	} else if (strcmp(r->outcome, OUTCOME_INTERRUPTED) == 0) {
@@ -56,4 +94,8 @@ void outcome_words(struct buf *b, const struct run *r)
 	} else {
 		buf_puts(b, r->outcome);
 	}
+	/* What the evidence said when it was partial (a SIGKILL with OOM kills counted
+	 * meanwhile and no kernel log readable, ...). */
+	if (r->outcome_note && r->outcome_note[0])
+		buf_printf(b, "; %s", r->outcome_note);
 }

@@ -8,10 +8,13 @@
 #include "store/model.h"
 
 /* "02:24:19 rss 666.4 GiB (anon 660.1, file 6.3, shmem 0.0) hwm 668.0 GiB avail 80.2 GiB"
- * (plus swap when any). The figures in parentheses share the unit of rss. */
+ * (plus swap when any, gpu and "cg 60.1/64.0 MiB" (cgroup usage/limit) when sampled). The figures in parentheses share the unit of rss. */
 void live_line(struct buf *b, int64_t realtime_ns, const struct sample *s);
 
-/* "exited with 3", "killed by SIGKILL", "still running (recording stopped)", ... */
+/* "exited with 3", "killed by SIGKILL", "still running (recording stopped)", ...
+ * An OOM kill says what the kernel said: "killed by the OOM killer (memory cgroup /x)
+ * at 02:25:07, anon-rss 629.6 GiB; peak 666.4 GiB at 02:24:19"; a run's outcome_note
+ * (partial evidence) follows after "; ". */
 void outcome_words(struct buf *b, const struct run *r);
 
 /* "SIGKILL" for 9; "signal 77" for an unnamed one. Writes into buf. */

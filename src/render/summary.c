@@ -2,6 +2,8 @@
 #include "base/fmt.h"
 #include "render/live.h"
 
+#include <string.h>
+
 void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss)
 {
 	char a[48], c[48], d[48];
@@ -13,12 +15,20 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss)
 		buf_put_printable(b, r->label);
 		buf_putc(b, '"');
 	}
-	buf_puts(b, "\ntarget    ");
+	buf_putc(b, '\n');
+	int cgroup_mode = r->mode && strcmp(r->mode, "cgroup") == 0;
+	buf_puts(b, cgroup_mode ? "target    memory cgroup " : "target    ");
 	buf_put_printable(b, r->target);
-	buf_printf(b, " (pid %d", (int)r->pid);
+	if (cgroup_mode)
+		buf_puts(b, " (every process in it");
+	else
+		buf_printf(b, " (pid %d%s", (int)r->pid, r->tree ? " and its descendants" : "");
 	if (r->host[0])
 		buf_printf(b, " on %s", r->host);
 	buf_puts(b, ")\n");
+	if (cgroup_mode || r->tree)
+		buf_puts(b, "note      RSS is summed over the processes: pages they share count once "
+			    "per process\n");
 	buf_printf(b, "started   %s, ran %s, %lld samples every %s\n",
 		   fmt_datetime(a, sizeof(a), r->started_at),
 		   fmt_duration(c, sizeof(c), end - r->started_at), (long long)r->samples,
@@ -27,7 +37,10 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss)
 		buf_printf(b, "peak      %s at %s (+%s)", fmt_bytes(a, sizeof(a), r->peak_rss),
 			   fmt_hms(c, sizeof(c), r->peak_rss_at),
 			   fmt_duration(d, sizeof(d), r->peak_rss_at - r->started_at));
-		if (max_sampled_rss && r->peak_rss > max_sampled_rss)
+		if (r->oom_at && r->peak_rss_at == r->oom_at && r->peak_rss > max_sampled_rss)
+			buf_printf(b, " from the kernel's OOM report; the highest sampled RSS was %s",
+				   fmt_bytes(a, sizeof(a), max_sampled_rss));
+		else if (max_sampled_rss && r->peak_rss > max_sampled_rss)
 			buf_printf(b, " from VmHWM; the highest sampled RSS was %s",
 				   fmt_bytes(a, sizeof(a), max_sampled_rss));
 		buf_putc(b, '\n');
@@ -35,6 +48,12 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss)
 			buf_printf(b, "gpu peak  %s at %s (+%s)\n", fmt_bytes(a, sizeof(a), (uint64_t)r->peak_gpu),
 				   fmt_hms(c, sizeof(c), r->peak_gpu_at),
 				   fmt_duration(d, sizeof(d), r->peak_gpu_at - r->started_at));
+		if (r->peak_cgroup) {
+			buf_printf(b, "cgroup    peak %s", fmt_bytes(a, sizeof(a), r->peak_cgroup));
+			if (r->cgroup_limit)
+				buf_printf(b, " of a %s limit", fmt_bytes(c, sizeof(c), r->cgroup_limit));
+			buf_printf(b, " at %s (%s)\n", fmt_hms(d, sizeof(d), r->peak_cgroup_at), r->cgroup);
+		}
 		buf_printf(b, "mean      %s, last %s\n",
 			   fmt_bytes(a, sizeof(a), (uint64_t)run_mean_rss(r)),
 			   fmt_bytes(c, sizeof(c), r->last_rss));

@@ -12,6 +12,7 @@ enum {
 	SAMPLE_PSS = 1 << 0,	/* pss, uss */
 	SAMPLE_CGROUP = 1 << 1,	/* cgroup */
 	SAMPLE_GPU = 1 << 2,	/* gpu */
+	SAMPLE_CGROUP_PEAK = 1 << 3,	/* cgroup_peak */
 };
 
 /* One observation of the target (or, with a tree or cgroup, the total over its set of
@@ -24,6 +25,9 @@ struct sample {
 	uint64_t mem_available;
 	unsigned have;
 	uint64_t pss, uss, cgroup, gpu;
+	uint64_t cgroup_peak;	/* the cgroup's peak over this interval where rsswatch could
+				   reset it (a cgroup it made), else since the cgroup began */
+	uint64_t cgroup_limit;	/* not stored per sample: CG_UNLIMITED (UINT64_MAX) for none */
 };
 
 /* One GPU at one sample: the memory the target (or its tree) uses on it, when known,
@@ -34,6 +38,13 @@ struct gpu_figures {
 	uint64_t target_bytes;
 	uint64_t used_bytes;
 	uint64_t total_bytes;
+};
+
+/* One member of a process set (--tree, -g) at one sample. Bytes. */
+struct proc_figures {
+	pid_t pid, ppid;
+	char comm[64];
+	uint64_t rss, anon, file, shmem, swap;
 };
 
 /* Outcomes, as stored and as printed by --json (DESIGN.md). */
@@ -74,6 +85,27 @@ struct run {
 	pid_t recorder_pid;
 	uint64_t recorder_start;	/* its /proc/PID/stat starttime, against PID reuse */
 	char *boot_id;
+
+	/* Why it died, where the kernel says (schema 3). oom_at is the time of the OOM
+	 * kill (0: none recorded); oom_memcg the memory cgroup whose limit was hit ("":
+	 * the whole host, or not known); oom_anon_rss the victim's anon-rss at the kill
+	 * when oom_rss_known. outcome_note says in words what the evidence was when it was
+	 * partial ("kernel log not readable", ...); "" when nothing needs saying. */
+	int64_t oom_at;
+	uint64_t oom_anon_rss;
+	int oom_rss_known;
+	char *oom_memcg;
+	char *outcome_note;
+	/* The memory cgroup recorded (-g) or made (--memory-limit), "" when none; its
+	 * limit (0: none or not known) and the highest usage or peak sampled (0: not
+	 * sampled). */
+	char *cgroup;
+	uint64_t cgroup_limit;
+	uint64_t peak_cgroup;
+	int64_t peak_cgroup_at;
+	/* The figures are totals over a set of processes: the target and its descendants
+	 * (--tree; schema 4), or a cgroup's members (mode "cgroup"). */
+	int tree;
 };
 
 void run_release(struct run *r);

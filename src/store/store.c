@@ -70,6 +70,25 @@ static const char *const migrations[] = {
 	"  run_id INTEGER NOT NULL, elapsed_ns INTEGER NOT NULL, device INTEGER NOT NULL,"
 	"  target_bytes INTEGER, used_bytes INTEGER NOT NULL, total_bytes INTEGER NOT NULL,"
 	"  PRIMARY KEY (run_id, elapsed_ns, device)) WITHOUT ROWID;",
+	/* 3: why the target died (OOM evidence), the memory cgroup recorded or made, and
+	 * the cgroup's peak per sample */
+	"ALTER TABLE run ADD COLUMN oom_at INTEGER;"
+	"ALTER TABLE run ADD COLUMN oom_anon_rss INTEGER;"
+	"ALTER TABLE run ADD COLUMN oom_memcg TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE run ADD COLUMN outcome_note TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE run ADD COLUMN cgroup TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE run ADD COLUMN cgroup_limit INTEGER;"
+	"ALTER TABLE run ADD COLUMN peak_cgroup INTEGER;"
+	"ALTER TABLE run ADD COLUMN peak_cgroup_at INTEGER;"
+	"ALTER TABLE sample ADD COLUMN cgroup_peak INTEGER;",
+	/* 4: process sets (--tree, -g): one row per member per sample; the sample row
+	 * holds the totals. run.tree marks a run over a tree of processes. */
+	"CREATE TABLE proc_sample ("
+	"  run_id INTEGER NOT NULL, elapsed_ns INTEGER NOT NULL, pid INTEGER NOT NULL,"
+	"  ppid INTEGER NOT NULL, comm TEXT NOT NULL, rss INTEGER NOT NULL,"
+	"  anon INTEGER NOT NULL, file INTEGER NOT NULL, shmem INTEGER NOT NULL,"
+	"  swap INTEGER NOT NULL, PRIMARY KEY (run_id, elapsed_ns, pid)) WITHOUT ROWID;"
+	"ALTER TABLE run ADD COLUMN tree INTEGER NOT NULL DEFAULT 0;",
 };
 #define SCHEMA_VERSION ((int)ARRAY_SIZE(migrations))
 
@@ -85,7 +104,9 @@ struct store {
 	size_t ncounters, capcounters;
 	struct gpu_row *gpus;
 	size_t ngpus, capgpus;
-	sqlite3_stmt *ins_counter, *ins_gpu;
+	sqlite3_stmt *ins_counter, *ins_gpu, *ins_proc;
+	struct proc_row *procs;
+	size_t nprocs, capprocs;
 };
 
 /* Pending rows of the batch, beside the samples. */
@@ -100,11 +121,17 @@ struct gpu_row {
 	struct gpu_figures g;
 };
 
+struct proc_row {
+	int64_t elapsed_ns;
+	struct proc_figures p;
+};
+
 static const char RUN_COLUMNS[] =
 	"id, label, host, kernel, target, mode, pid, started_at, ended_at, last_at,"
 	" interval_ns, samples, outcome, exit_code, signal, peak_rss, peak_rss_at,"
 	" peak_gpu, peak_gpu_at, sum_rss, last_rss, mem_total, recorder_pid,"
-	" recorder_start, boot_id";
+	" recorder_start, boot_id, oom_at, oom_anon_rss, oom_memcg, outcome_note, cgroup,"
+	" cgroup_limit, peak_cgroup, peak_cgroup_at, tree";
 
 static int mkdir_p(const char *dir)
 {
@@ -303,6 +330,8 @@ void store_close(struct store *st)
 	sqlite3_finalize(st->ins_sample);
 	sqlite3_finalize(st->ins_counter);
 	sqlite3_finalize(st->ins_gpu);
+	sqlite3_finalize(st->ins_proc);
+	free(st->procs);
 	sqlite3_close(st->db);
 	free(st->batch);
 	free(st->counters);
@@ -340,8 +369,8 @@ int store_run_begin(struct store *st, struct run *r)
 {
 	sqlite3_stmt *s;
 	if (prepare(st, "INSERT INTO run (label, host, kernel, target, mode, pid, started_at,"
-			" interval_ns, outcome, mem_total, recorder_pid, recorder_start, boot_id)"
-			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", &s) < 0)
+			" interval_ns, outcome, mem_total, recorder_pid, recorder_start, boot_id,"
+			" cgroup, cgroup_limit, tree) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &s) < 0)
 		return -EIO;
 	sqlite3_bind_text(s, 1, r->label ? r->label : "", -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, r->host ? r->host : "", -1, SQLITE_STATIC);
@@ -356,6 +385,9 @@ int store_run_begin(struct store *st, struct run *r)
 	sqlite3_bind_int64(s, 11, r->recorder_pid);
 	sqlite3_bind_int64(s, 12, (int64_t)r->recorder_start);
 	sqlite3_bind_text(s, 13, r->boot_id ? r->boot_id : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 14, r->cgroup ? r->cgroup : "", -1, SQLITE_STATIC);
+	bind_opt_i64(s, 15, (int64_t)r->cgroup_limit, r->cgroup_limit != 0);
+	sqlite3_bind_int(s, 16, r->tree);
 	int e = step_done(s);
 	if (e == 0)
 		r->id = sqlite3_last_insert_rowid(st->db);
@@ -364,7 +396,7 @@ int store_run_begin(struct store *st, struct run *r)
 
 int store_add_sample(struct store *st, int64_t run_id, const struct sample *smp)
 {
-	if ((st->nbatch || st->ncounters || st->ngpus) && st->batch_run != run_id)
+	if ((st->nbatch || st->ncounters || st->ngpus || st->nprocs) && st->batch_run != run_id)
 		return -EINVAL;
 	if (st->nbatch == st->capbatch) {
 		st->capbatch = st->capbatch ? st->capbatch * 2 : 256;
@@ -389,7 +421,7 @@ static void *grow(void *arr, size_t *n, size_t *cap, size_t size)
 int store_add_counter(struct store *st, int64_t run_id, int64_t elapsed_ns, const char *name,
 		      long long value)
 {
-	if ((st->nbatch || st->ncounters || st->ngpus) && st->batch_run != run_id)
+	if ((st->nbatch || st->ncounters || st->ngpus || st->nprocs) && st->batch_run != run_id)
 		return -EINVAL;
 	st->batch_run = run_id;
 	st->counters = grow(st->counters, &st->ncounters, &st->capcounters, sizeof(*st->counters));
@@ -402,12 +434,23 @@ int store_add_counter(struct store *st, int64_t run_id, int64_t elapsed_ns, cons
 
 int store_add_gpu(struct store *st, int64_t run_id, int64_t elapsed_ns, const struct gpu_figures *g)
 {
-	if ((st->nbatch || st->ncounters || st->ngpus) && st->batch_run != run_id)
+	if ((st->nbatch || st->ncounters || st->ngpus || st->nprocs) && st->batch_run != run_id)
 		return -EINVAL;
 	st->batch_run = run_id;
 	st->gpus = grow(st->gpus, &st->ngpus, &st->capgpus, sizeof(*st->gpus));
 	st->gpus[st->ngpus - 1].elapsed_ns = elapsed_ns;
 	st->gpus[st->ngpus - 1].g = *g;
+	return 0;
+}
+
+int store_add_proc(struct store *st, int64_t run_id, int64_t elapsed_ns, const struct proc_figures *p)
+{
+	if ((st->nbatch || st->ncounters || st->ngpus || st->nprocs) && st->batch_run != run_id)
+		return -EINVAL;
+	st->batch_run = run_id;
+	st->procs = grow(st->procs, &st->nprocs, &st->capprocs, sizeof(*st->procs));
+	st->procs[st->nprocs - 1].elapsed_ns = elapsed_ns;
+	st->procs[st->nprocs - 1].p = *p;
 	return 0;
 }
 
@@ -440,8 +483,8 @@ static int insert_batch(struct store *st)
 {
 	if (!st->ins_sample &&
 	    prepare(st, "INSERT OR REPLACE INTO sample (run_id, elapsed_ns, rss, hwm, anon, file,"
-			" shmem, swap, threads, mem_available, pss, uss, cgroup, gpu)"
-			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &st->ins_sample) < 0)
+			" shmem, swap, threads, mem_available, pss, uss, cgroup, gpu, cgroup_peak)"
+			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &st->ins_sample) < 0)
 		return -EIO;
 	sqlite3_stmt *s = st->ins_sample;
 	for (size_t i = 0; i < st->nbatch; i++) {
@@ -461,6 +504,7 @@ static int insert_batch(struct store *st)
 		bind_opt_i64(s, 12, (int64_t)m->uss, m->have & SAMPLE_PSS);
 		bind_opt_i64(s, 13, (int64_t)m->cgroup, m->have & SAMPLE_CGROUP);
 		bind_opt_i64(s, 14, (int64_t)m->gpu, m->have & SAMPLE_GPU);
+		bind_opt_i64(s, 15, (int64_t)m->cgroup_peak, m->have & SAMPLE_CGROUP_PEAK);
 		if (sqlite3_step(s) != SQLITE_DONE)
 			return -EIO;
 	}
@@ -482,6 +526,27 @@ static int insert_batch(struct store *st)
 	    prepare(st, "INSERT OR REPLACE INTO gpu (run_id, elapsed_ns, device, target_bytes,"
 			" used_bytes, total_bytes) VALUES (?,?,?,?,?,?)", &st->ins_gpu) < 0)
 		return -EIO;
+	if (st->nprocs && !st->ins_proc &&
+	    prepare(st, "INSERT OR REPLACE INTO proc_sample (run_id, elapsed_ns, pid, ppid, comm,"
+			" rss, anon, file, shmem, swap) VALUES (?,?,?,?,?,?,?,?,?,?)", &st->ins_proc) < 0)
+		return -EIO;
+	for (size_t i = 0; i < st->nprocs; i++) {
+		const struct proc_row *pr = &st->procs[i];
+		s = st->ins_proc;
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, st->batch_run);
+		sqlite3_bind_int64(s, 2, pr->elapsed_ns);
+		sqlite3_bind_int64(s, 3, pr->p.pid);
+		sqlite3_bind_int64(s, 4, pr->p.ppid);
+		sqlite3_bind_text(s, 5, pr->p.comm, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 6, (int64_t)pr->p.rss);
+		sqlite3_bind_int64(s, 7, (int64_t)pr->p.anon);
+		sqlite3_bind_int64(s, 8, (int64_t)pr->p.file);
+		sqlite3_bind_int64(s, 9, (int64_t)pr->p.shmem);
+		sqlite3_bind_int64(s, 10, (int64_t)pr->p.swap);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			return -EIO;
+	}
 	for (size_t i = 0; i < st->ngpus; i++) {
 		const struct gpu_row *g = &st->gpus[i];
 		s = st->ins_gpu;
@@ -498,7 +563,8 @@ static int insert_batch(struct store *st)
 	return 0;
 }
 
-/* Binds the run's mutable state to parameters 1..13 of an UPDATE ... WHERE id = ?14. */
+/* Binds the run's mutable state to parameters 1..13 and 15..21 of an UPDATE ...
+ * WHERE id = ?14. */
 static void bind_progress(sqlite3_stmt *s, const struct run *r)
 {
 	sqlite3_bind_int64(s, 1, r->samples);
@@ -515,6 +581,13 @@ static void bind_progress(sqlite3_stmt *s, const struct run *r)
 	bind_opt_i64(s, 12, r->signal, r->signal > 0);
 	sqlite3_bind_int64(s, 13, r->pid);
 	sqlite3_bind_int64(s, 14, r->id);
+	bind_opt_i64(s, 15, r->oom_at, r->oom_at != 0);
+	bind_opt_i64(s, 16, (int64_t)r->oom_anon_rss, r->oom_rss_known);
+	sqlite3_bind_text(s, 17, r->oom_memcg ? r->oom_memcg : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 18, r->outcome_note ? r->outcome_note : "", -1, SQLITE_STATIC);
+	bind_opt_i64(s, 19, (int64_t)r->peak_cgroup, r->peak_cgroup != 0);
+	bind_opt_i64(s, 20, r->peak_cgroup_at, r->peak_cgroup != 0);
+	bind_opt_i64(s, 21, (int64_t)r->cgroup_limit, r->cgroup_limit != 0);
 }
 
 static int write_progress(struct store *st, const struct run *r)
@@ -523,7 +596,9 @@ static int write_progress(struct store *st, const struct run *r)
 	if (prepare(st, "UPDATE run SET samples = ?1, peak_rss = ?2, peak_rss_at = ?3,"
 			" peak_gpu = ?4, peak_gpu_at = ?5, sum_rss = ?6, last_rss = ?7,"
 			" last_at = ?8, outcome = ?9, ended_at = ?10, exit_code = ?11,"
-			" signal = ?12, pid = ?13 WHERE id = ?14", &s) < 0)
+			" signal = ?12, pid = ?13, oom_at = ?15, oom_anon_rss = ?16,"
+			" oom_memcg = ?17, outcome_note = ?18, peak_cgroup = ?19,"
+			" peak_cgroup_at = ?20, cgroup_limit = ?21 WHERE id = ?14", &s) < 0)
 		return -EIO;
 	bind_progress(s, r);
 	return step_done(s);
@@ -542,7 +617,7 @@ int store_flush(struct store *st, const struct run *r)
 		exec_sql(st->db, "ROLLBACK");
 		return -EIO;
 	}
-	st->nbatch = st->ncounters = st->ngpus = 0;
+	st->nbatch = st->ncounters = st->ngpus = st->nprocs = 0;
 	return 0;
 }
 
@@ -593,6 +668,16 @@ static void load_run(sqlite3_stmt *s, struct run *r)
 	r->recorder_pid = (pid_t)sqlite3_column_int64(s, 22);
 	r->recorder_start = (uint64_t)sqlite3_column_int64(s, 23);
 	r->boot_id = col_text(s, 24);
+	r->oom_at = col_i64_or(s, 25, 0);
+	r->oom_rss_known = sqlite3_column_type(s, 26) != SQLITE_NULL;
+	r->oom_anon_rss = (uint64_t)col_i64_or(s, 26, 0);
+	r->oom_memcg = col_text(s, 27);
+	r->outcome_note = col_text(s, 28);
+	r->cgroup = col_text(s, 29);
+	r->cgroup_limit = (uint64_t)col_i64_or(s, 30, 0);
+	r->peak_cgroup = (uint64_t)col_i64_or(s, 31, 0);
+	r->peak_cgroup_at = col_i64_or(s, 32, 0);
+	r->tree = (int)sqlite3_column_int64(s, 33);
 }
 
 /* Is the recorder of a run marked "running" still alive? It must be this boot, and the
@@ -626,6 +711,9 @@ void run_release(struct run *r)
 	free(r->target);
 	free(r->mode);
 	free(r->boot_id);
+	free(r->oom_memcg);
+	free(r->outcome_note);
+	free(r->cgroup);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -668,7 +756,7 @@ int store_resolve(struct store *st, const char *ref, int64_t *id)
 
 int store_get_run(struct store *st, int64_t id, struct run *out)
 {
-	char sql[512];
+	char sql[768];
 	sqlite3_stmt *s;
 	snprintf(sql, sizeof(sql), "SELECT %s FROM run WHERE id = ?", RUN_COLUMNS);
 	if (prepare(st, sql, &s) < 0)
@@ -686,7 +774,7 @@ int store_get_run(struct store *st, int64_t id, struct run *out)
 
 int store_list_runs(struct store *st, size_t limit, struct run **out, size_t *n)
 {
-	char sql[512];
+	char sql[768];
 	sqlite3_stmt *s;
 	snprintf(sql, sizeof(sql), "SELECT %s FROM run ORDER BY id DESC LIMIT ?", RUN_COLUMNS);
 	if (prepare(st, sql, &s) < 0)
@@ -725,7 +813,7 @@ int store_each_sample(struct store *st, int64_t id, store_sample_cb cb, void *ct
 {
 	sqlite3_stmt *s;
 	if (prepare(st, "SELECT elapsed_ns, rss, hwm, anon, file, shmem, swap, threads,"
-			" mem_available, pss, uss, cgroup, gpu FROM sample WHERE run_id = ?"
+			" mem_available, pss, uss, cgroup, gpu, cgroup_peak FROM sample WHERE run_id = ?"
 			" ORDER BY elapsed_ns", &s) < 0)
 		return -EIO;
 	sqlite3_bind_int64(s, 1, id);
@@ -755,7 +843,40 @@ int store_each_sample(struct store *st, int64_t id, store_sample_cb cb, void *ct
 			m.have |= SAMPLE_GPU;
 			m.gpu = (uint64_t)sqlite3_column_int64(s, 12);
 		}
+		if (sqlite3_column_type(s, 13) != SQLITE_NULL) {
+			m.have |= SAMPLE_CGROUP_PEAK;
+			m.cgroup_peak = (uint64_t)sqlite3_column_int64(s, 13);
+		}
 		if ((ret = cb(ctx, &m)) != 0)
+			break;
+	}
+	sqlite3_finalize(s);
+	if (ret == 0 && rc != SQLITE_DONE)
+		return -EIO;
+	return ret;
+}
+
+int store_each_proc(struct store *st, int64_t id, store_proc_cb cb, void *ctx)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "SELECT elapsed_ns, pid, ppid, comm, rss, anon, file, shmem, swap"
+			" FROM proc_sample WHERE run_id = ? ORDER BY elapsed_ns, pid", &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, id);
+	int rc, ret = 0;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct proc_figures p;
+		memset(&p, 0, sizeof(p));
+		p.pid = (pid_t)sqlite3_column_int64(s, 1);
+		p.ppid = (pid_t)sqlite3_column_int64(s, 2);
+		const unsigned char *c = sqlite3_column_text(s, 3);
+		strlcpy_rsw(p.comm, c ? (const char *)c : "", sizeof(p.comm));
+		p.rss = (uint64_t)sqlite3_column_int64(s, 4);
+		p.anon = (uint64_t)sqlite3_column_int64(s, 5);
+		p.file = (uint64_t)sqlite3_column_int64(s, 6);
+		p.shmem = (uint64_t)sqlite3_column_int64(s, 7);
+		p.swap = (uint64_t)sqlite3_column_int64(s, 8);
+		if ((ret = cb(ctx, sqlite3_column_int64(s, 0), &p)) != 0)
 			break;
 	}
 	sqlite3_finalize(s);
@@ -915,7 +1036,8 @@ int store_delete_run(struct store *st, int64_t id)
 	run_release(&r);
 	if (busy)
 		return -EBUSY;
-	static const char *const tables[] = { "sample", "event", "mark", "counter", "gpu", "run" };
+	static const char *const tables[] = { "sample", "event", "mark", "counter", "gpu",
+					      "proc_sample", "run" };
 	if (exec_sql(st->db, "BEGIN IMMEDIATE") < 0)
 		return -EIO;
 	for (size_t i = 0; i < ARRAY_SIZE(tables); i++) {

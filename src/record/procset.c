@@ -1,0 +1,250 @@
+#include "record/procset.h"
+#include "base/sysroot.h"
+#include "base/util.h"
+#include "source/cgroup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void init(struct procset *ps, procset_cb cb, void *ctx)
+{
+	memset(ps, 0, sizeof(*ps));
+	ps->procs = (struct rfile)RFILE_INIT;
+	ps->cb = cb;
+	ps->ctx = ctx;
+}
+
+int procset_open_tree(struct procset *ps, pid_t root, procset_cb cb, void *ctx)
+{
+	init(ps, cb, ctx);
+	ps->kind = PROCSET_TREE;
+	ps->root = root;
+	return 0;
+}
+
+int procset_open_cgroup(struct procset *ps, const char *cgdir, procset_cb cb, void *ctx)
+{
+	char path[PATH_MAX];
+	init(ps, cb, ctx);
+	ps->kind = PROCSET_CGROUP;
+	if (snprintf(path, sizeof(path), "%s/cgroup.procs", cgdir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	return rfile_open_abs(&ps->procs, path);
+}
+
+static void list_add(struct procset *ps, pid_t pid)
+{
+	if (ps->nlist == ps->caplist) {
+		ps->caplist = ps->caplist ? ps->caplist * 2 : 64;
+		ps->list = xrealloc(ps->list, ps->caplist * sizeof(*ps->list));
+	}
+	ps->list[ps->nlist++] = pid;
+}
+
+/* "12 345 \n": the pids of a children file, appended to the list. */
+static void add_children(struct procset *ps, const char *buf, size_t len)
+{
+	uint64_t v = 0;
+	int in = 0;
+	for (size_t i = 0; i <= len; i++) {
+		char c = i < len ? buf[i] : ' ';
+		if (c >= '0' && c <= '9') {
+			if (v < INT32_MAX)
+				v = v * 10 + (uint64_t)(c - '0');
+			in = 1;
+		} else {
+			if (in && v > 0 && v <= INT32_MAX)
+				list_add(ps, (pid_t)v);
+			v = 0;
+			in = 0;
+		}
+	}
+}
+
+/* Children forked by threads other than the main one (members with threads only). */
+static void add_thread_children(struct procset *ps, pid_t pid)
+{
+	char path[PATH_MAX];
+	if (sysroot_path(path, sizeof(path), "/proc/%d/task", (int)pid) < 0)
+		return;
+	DIR *d = opendir(path);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char *end, *buf;
+		size_t len;
+		long tid = strtol(de->d_name, &end, 10);
+		if (*end || tid <= 0 || tid == pid)
+			continue;
+		char rel[96];
+		snprintf(rel, sizeof(rel), "/proc/%d/task/%ld/children", (int)pid, tid);
+		if (read_file(rel, &buf, &len) == 0) {
+			add_children(ps, buf, len);
+			free(buf);
+		}
+	}
+	closedir(d);
+}
+
+/* The member for pid, made (with its files open) when new; NULL when the process
+ * cannot be opened (gone already). The pointer is valid until the next call. */
+static struct procset_member *member(struct procset *ps, pid_t pid, int *is_new)
+{
+	size_t lo = 0, hi = ps->n;
+	*is_new = 0;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (ps->m[mid].pid == pid)
+			return &ps->m[mid];
+		if (ps->m[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	struct procset_member nm;
+	memset(&nm, 0, sizeof(nm));
+	nm.pid = pid;
+	nm.children = (struct rfile)RFILE_INIT;
+	if (proc_reader_open(&nm.proc, pid) < 0)
+		return NULL;
+	if (ps->kind == PROCSET_TREE) {
+		char rel[64];
+		snprintf(rel, sizeof(rel), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+		rfile_open(&nm.children, rel);	/* missing: no children seen */
+	}
+	if (ps->n == ps->cap) {
+		ps->cap = ps->cap ? ps->cap * 2 : 16;
+		ps->m = xrealloc(ps->m, ps->cap * sizeof(*ps->m));
+	}
+	memmove(&ps->m[lo + 1], &ps->m[lo], (ps->n - lo) * sizeof(*ps->m));
+	ps->m[lo] = nm;
+	ps->n++;
+	*is_new = 1;
+	return &ps->m[lo];
+}
+
+static void member_close(struct procset_member *m)
+{
+	proc_reader_close(&m->proc);
+	rfile_close(&m->children);
+}
+
+static int read_procs(struct procset *ps)
+{
+	size_t count = 0;
+	int e = rfile_read(&ps->procs);
+	if (e < 0)
+		return e == -ENOENT ? -ENODEV : e;
+	if ((e = cg_procs_parse(ps->procs.buf, ps->procs.len, ps->list, ps->caplist, &count)) < 0)
+		return e;
+	if (count > ps->caplist) {
+		ps->caplist = count * 2;
+		ps->list = xrealloc(ps->list, ps->caplist * sizeof(*ps->list));
+		if ((e = cg_procs_parse(ps->procs.buf, ps->procs.len, ps->list, ps->caplist, &count)) < 0)
+			return e;
+	}
+	ps->nlist = count < ps->caplist ? count : ps->caplist;
+	return 0;
+}
+
+int procset_read(struct procset *ps, struct procset_totals *out)
+{
+	int root_ok = 0;
+	memset(out, 0, sizeof(*out));
+	ps->gen++;
+	ps->nlist = 0;
+	if (ps->kind == PROCSET_CGROUP) {
+		int e = read_procs(ps);
+		if (e < 0)
+			return e;
+	} else {
+		list_add(ps, ps->root);
+	}
+	/* The list grows while it is walked (a tree's children are appended). */
+	for (size_t i = 0; i < ps->nlist; i++) {
+		int is_new;
+		struct procset_member *m = member(ps, ps->list[i], &is_new);
+		if (!m || m->gen == ps->gen)
+			continue;	/* gone before it could be opened; or listed twice */
+		m->gen = ps->gen;
+		if (m->dead)
+			continue;
+		if (proc_reader_read(&m->proc, &m->st) < 0) {
+			/* a zombie, or reaped: gone (reported once, when it had been seen) */
+			m->dead = 1;
+			if (!is_new && ps->cb)
+				ps->cb(ps->ctx, m->pid, 0, &m->st);
+			continue;
+		}
+		if (is_new && ps->cb)
+			ps->cb(ps->ctx, m->pid, 1, &m->st);
+		if (m->pid == ps->root)
+			root_ok = 1;
+		out->rss += m->st.rss;
+		out->hwm += m->st.hwm;
+		out->anon += m->st.anon;
+		out->file += m->st.file;
+		out->shmem += m->st.shmem;
+		out->swap += m->st.swap;
+		out->threads += m->st.threads;
+		out->nprocs++;
+		if (ps->kind == PROCSET_TREE) {
+			pid_t pid = m->pid;
+			uint32_t threads = m->st.threads;
+			if (m->children.fd >= 0 && rfile_read(&m->children) == 0)
+				add_children(ps, m->children.buf, m->children.len);
+			if (threads > 1)
+				add_thread_children(ps, pid);
+		}
+	}
+	/* Members no longer listed have left. */
+	size_t k = 0;
+	for (size_t i = 0; i < ps->n; i++) {
+		struct procset_member *m = &ps->m[i];
+		if (m->gen == ps->gen) {
+			ps->m[k++] = *m;
+			continue;
+		}
+		if (!m->dead && ps->cb)
+			ps->cb(ps->ctx, m->pid, 0, &m->st);
+		member_close(m);
+	}
+	ps->n = k;
+	if (ps->kind == PROCSET_TREE ? !root_ok : out->nprocs == 0)
+		return -ESRCH;
+	return 0;
+}
+
+int procset_has(const struct procset *ps, pid_t pid)
+{
+	size_t lo = 0, hi = ps->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (ps->m[mid].pid == pid)
+			return 1;
+		if (ps->m[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+void procset_close(struct procset *ps, int report)
+{
+	for (size_t i = 0; i < ps->n; i++) {
+		if (report && !ps->m[i].dead && ps->cb)
+			ps->cb(ps->ctx, ps->m[i].pid, 0, &ps->m[i].st);
+		member_close(&ps->m[i]);
+	}
+	free(ps->m);
+	free(ps->list);
+	rfile_close(&ps->procs);
+	memset(ps, 0, sizeof(*ps));
+	ps->procs.fd = -1;
+}

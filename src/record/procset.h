@@ -1,0 +1,71 @@
+/* A set of processes sampled together: a process and all its descendants (--tree), or
+ * the members of a cgroup (-g, or the cgroup rsswatch made for --memory-limit with
+ * --tree). Each sample refreshes the membership, reads every member's status through
+ * its kept-open file, and sums the figures.
+ *
+ * Membership, cheapest first: a cgroup's cgroup.procs (kept open, one pread); or a walk
+ * from the root through /proc/PID/task/PID/children (kept open per member). Children
+ * forked by a thread other than the main one are listed in that thread's own children
+ * file: those are read (open+read) only for members with more than one thread.
+ *
+ * Invariant: members[] is sorted by pid; every member has its status file open. */
+#ifndef RSW_RECORD_PROCSET_H
+#define RSW_RECORD_PROCSET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/rfile.h"
+#include "source/proc.h"
+
+struct procset_member {
+	pid_t pid;
+	struct proc_reader proc;
+	struct rfile children;		/* tree walk only; fd -1 otherwise */
+	struct proc_status st;		/* the last read */
+	unsigned gen;			/* the sample that last saw it */
+	int dead;			/* still listed (a zombie) but gone: reported */
+};
+
+enum procset_kind { PROCSET_TREE, PROCSET_CGROUP };
+
+/* Called for processes that join or leave the set (start: 1 joined, 0 left). */
+typedef void (*procset_cb)(void *ctx, pid_t pid, int start, const struct proc_status *st);
+
+struct procset {
+	enum procset_kind kind;
+	pid_t root;			/* PROCSET_TREE: the root process */
+	struct rfile procs;		/* PROCSET_CGROUP: cgroup.procs */
+	struct procset_member *m;
+	size_t n, cap;
+	pid_t *list;			/* scratch: this sample's pids */
+	size_t nlist, caplist;
+	unsigned gen;
+	procset_cb cb;
+	void *ctx;
+};
+
+/* A tree from root. Returns 0. */
+int procset_open_tree(struct procset *ps, pid_t root, procset_cb cb, void *ctx);
+/* The members of the cgroup directory cgdir (absolute, with the sysroot). Returns 0,
+ * or -errno when cgroup.procs cannot be opened. */
+int procset_open_cgroup(struct procset *ps, const char *cgdir, procset_cb cb, void *ctx);
+
+/* Totals over the set. */
+struct procset_totals {
+	uint64_t rss, hwm, anon, file, shmem, swap;
+	uint32_t threads;
+	size_t nprocs;
+};
+
+/* Refreshes the membership and reads every member. Returns 0; -ENODEV when the cgroup
+ * was removed; -ESRCH when the set is empty (the tree's root is gone, or the cgroup
+ * holds no process). Members that vanished are reported through cb. */
+int procset_read(struct procset *ps, struct procset_totals *out);
+/* Whether pid is (or was, until the last read) a member. */
+int procset_has(const struct procset *ps, pid_t pid);
+/* Reports every remaining member as gone (cb), then closes everything. */
+void procset_close(struct procset *ps, int report);
+
+#endif

@@ -1,0 +1,121 @@
+#!/bin/sh
+# Real OOM kills under `record --memory-limit`, told apart from a plain SIGKILL; the
+# cgroup rsswatch makes is gone afterwards, also after SIGTERM. Needs root and a memory
+# cgroup controller (v1 or v2); skipped otherwise. Prints TAP.
+BUILD=${BUILD:-build}
+bin=$BUILD/rsswatch
+hog=$BUILD/tests/bin/memhog
+if [ ! -x "$bin" ] || [ ! -x "$hog" ]; then
+	echo "1..0 # SKIP $bin or $hog not built"
+	exit 0
+fi
+# The directory of this shell's memory cgroup: where rsswatch makes its child.
+cgdir=
+if [ -d /sys/fs/cgroup/memory ]; then
+	p=$(sed -n 's/^[0-9]*:[^:]*memory[^:]*:\(.*\)$/\1/p' /proc/self/cgroup | head -1)
+	[ -n "$p" ] && cgdir=/sys/fs/cgroup/memory$p
+elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+	p=$(sed -n 's/^0::\(.*\)$/\1/p' /proc/self/cgroup)
+	cgdir=/sys/fs/cgroup$p
+fi
+if [ "$(id -u)" -ne 0 ] || [ -z "$cgdir" ] || [ ! -d "$cgdir" ]; then
+	echo "1..0 # SKIP needs root and a memory cgroup controller"
+	exit 0
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/t30.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+export RSSWATCH_DB="$tmp/runs.db"
+n=0
+check() {	# check DESCRIPTION COMMAND...
+	desc=$1; shift
+	n=$((n + 1))
+	if "$@"; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; fi
+}
+leftovers() {	# the cgroups rsswatch made that are still there
+	ls -d "$cgdir"/rsswatch-[0-9]* 2>/dev/null
+}
+no_leftovers() { test -z "$(leftovers)"; }
+anon_kb() {	# the anon-rss of the oom_kill event, in kB
+	sed -n 's/.*"kind":"oom_kill","pid":[0-9]*,"detail":"anon_rss=\([0-9]*\)kB.*/\1/p' "$tmp/json"
+}
+anon_near_limit() {	# within 8 MiB below the 64 MiB limit (and not above it)
+	kb=$(anon_kb)
+	[ -n "$kb" ] && [ "$kb" -ge $((56 * 1024)) ] && [ "$kb" -le $((64 * 1024)) ]
+}
+
+# An OOM kill, three times: it must be seen every time.
+for i in 1 2 3; do
+	"$bin" record -q --memory-limit 64M -i 50ms -- "$hog" +256M >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	"$bin" show --json >"$tmp/json"
+	check "oom $i: exit status 137" test "$rc" -eq 137
+	check "oom $i: outcome oom_killed, signal 9" \
+		grep -q '"outcome":"oom_killed","exit_code":null,"signal":9' "$tmp/json"
+	check "oom $i: an oom_kill event with the kernel's anon-rss near 64 MiB" anon_near_limit
+	check "oom $i: the summary says OOM killer" grep -q '^outcome   killed by the OOM killer (memory cgroup /.*/rsswatch-[0-9]*) at ' "$tmp/err"
+	check "oom $i: the cgroup is gone" no_leftovers
+done
+check "the run records its cgroup and limit" \
+	grep -q '"cgroup":"/.*rsswatch-[0-9]*","cgroup_limit_bytes":67108864' "$tmp/json"
+"$bin" ls -n 1 >"$tmp/ls"
+check "ls says OOM killer" grep -q 'killed by the OOM killer (memory cgroup ' "$tmp/ls"
+"$bin" show >"$tmp/show"
+check "show says OOM killer with anon-rss and peak" \
+	grep -Eq '^outcome   killed by the OOM killer .* anon-rss [0-9.]+ MiB; peak [0-9.]+ MiB at ' "$tmp/show"
+"$bin" export --format csv >"$tmp/csv"
+check "export has cgroup_bytes and cgroup_peak_bytes" \
+	grep -q '^time,.*,cgroup_bytes,cgroup_peak_bytes' "$tmp/csv"
+
+# A plain SIGKILL under the same limit is not an OOM kill.
+"$bin" record -q --memory-limit 64M -i 50ms -- "$hog" +16M raise 9 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+"$bin" show --json >"$tmp/json"
+check "kill -9: exit status 137" test "$rc" -eq 137
+check "kill -9: outcome signaled" grep -q '"outcome":"signaled","exit_code":null,"signal":9' "$tmp/json"
+check "kill -9: no oom_kill event" sh -c '! grep -q oom_kill "$1"' - "$tmp/json"
+check "kill -9: the summary says SIGKILL" grep -q '^outcome   killed by SIGKILL$' "$tmp/err"
+check "kill -9: the cgroup is gone" no_leftovers
+# ... nor without a limit.
+"$bin" record -q -i 50ms -- "$hog" +16M raise 9 >/dev/null 2>&1
+"$bin" show --json >"$tmp/json"
+check "kill -9 without a limit: outcome signaled" grep -q '"outcome":"signaled"' "$tmp/json"
+
+# The cgroup is sampled: usage and limit in the live line, peak per sample.
+"$bin" record --memory-limit 64M -i 20ms -- "$hog" +24M sleep 200ms >"$tmp/out" 2>"$tmp/err"
+check "a limited command that fits exits 0" test $? -eq 0
+check "the live line shows the cgroup" grep -Eq ' cg [0-9.]+/64\.0 MiB ' "$tmp/err"
+check "the summary shows the cgroup peak" grep -q '^cgroup    peak .* of a 64.0 MiB limit' "$tmp/err"
+"$bin" export --format jsonl >"$tmp/jsonl"
+check "samples carry cgroup_bytes and cgroup_peak_bytes" \
+	grep -Eq '"cgroup_bytes":[1-9][0-9]*,"cgroup_peak_bytes":[1-9]' "$tmp/jsonl"
+check "the cgroup is gone after a normal exit" no_leftovers
+
+# SIGTERM to rsswatch: passed on to the command, the cgroup removed.
+rm -f "$tmp/ready"
+"$bin" record -q --memory-limit 64M -i 50ms -- "$hog" +8M touch "$tmp/ready" sleep 30 \
+	>/dev/null 2>"$tmp/err" &
+rpid=$!
+for _ in $(seq 1 500); do [ -e "$tmp/ready" ] && break; sleep 0.01; done
+check "while recording, the cgroup exists" test -n "$(leftovers)"
+kill -TERM "$rpid"
+wait "$rpid"
+rc=$?
+check "SIGTERM: rsswatch exits 143 (the command's status)" test "$rc" -eq 143
+check "SIGTERM: the cgroup is gone" no_leftovers
+
+# Usage errors and failures.
+"$bin" record --memory-limit 64M -p $$ >/dev/null 2>"$tmp/err"
+check "--memory-limit without a command: usage error 2" test $? -eq 2
+"$bin" record --memory-limit lots -- true >/dev/null 2>"$tmp/err"
+check "an invalid size: usage error 2" test $? -eq 2
+if command -v setpriv >/dev/null 2>&1; then
+	chmod 777 "$tmp"
+	RSSWATCH_DB="$tmp/nobody.db" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$bin" record -q --memory-limit 64M -- "$hog" +1M >/dev/null 2>"$tmp/err"
+	rc=$?
+	check "not root: exit 125" test "$rc" -eq 125
+	check "not root: one line that says why" sh -c \
+		'test "$(wc -l <"$1")" -eq 1 && grep -q "^rsswatch: --memory-limit 64.0 MiB: cannot create a memory cgroup in .*: permission denied" "$1"' - "$tmp/err"
+fi
+check "no cgroup is left at the end" no_leftovers
+echo "1..$n"

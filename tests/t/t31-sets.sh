@@ -1,0 +1,129 @@
+#!/bin/sh
+# Process sets: --tree (a target and its descendants, here 60 processes that come and
+# go) and -g (every process of a memory cgroup). Totals must equal the sum of the
+# members stored beside them. The -g and OOM parts need root and a v1 or v2 memory
+# controller. Prints TAP.
+BUILD=${BUILD:-build}
+bin=$BUILD/rsswatch
+hog=$BUILD/tests/bin/memhog
+if [ ! -x "$bin" ] || [ ! -x "$hog" ]; then
+	echo "1..0 # SKIP $bin or $hog not built"
+	exit 0
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/t31.XXXXXX") || exit 1
+cgtest=
+trap 'rm -rf "$tmp"; [ -n "$cgtest" ] && rmdir "$cgtest" 2>/dev/null' EXIT
+export RSSWATCH_DB="$tmp/runs.db"
+n=0
+check() {	# check DESCRIPTION COMMAND...
+	desc=$1; shift
+	n=$((n + 1))
+	if "$@"; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; fi
+}
+sql() {	# sql QUERY: one value from the database
+	if command -v sqlite3 >/dev/null 2>&1; then
+		sqlite3 "$RSSWATCH_DB" "$1"
+	else
+		python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$RSSWATCH_DB" "$1"
+	fi
+}
+last="(SELECT max(id) FROM run)"
+# Samples whose totals differ from the sum of their members' rows.
+mismatches() {
+	sql "SELECT count(*) FROM sample s WHERE s.run_id = $last AND s.rss != (SELECT coalesce(sum(p.rss), -1) FROM proc_sample p WHERE p.run_id = s.run_id AND p.elapsed_ns = s.elapsed_ns) OR s.run_id = $last AND s.anon != (SELECT coalesce(sum(p.anon), -1) FROM proc_sample p WHERE p.run_id = s.run_id AND p.elapsed_ns = s.elapsed_ns)"
+}
+events() { sql "SELECT count(*) FROM event WHERE run_id = $last AND kind = '$1'"; }
+
+# --tree: 60 children that come and go, 3 at a time.
+"$bin" record -q -t -i 20ms -- sh -c '
+	i=0
+	while [ $i -lt 60 ]; do
+		"$1" +2M sleep 80ms &
+		i=$((i + 1))
+		[ $((i % 3)) -eq 0 ] && wait
+	done
+	wait' - "$hog" >/dev/null 2>"$tmp/err"
+rc=$?
+check "tree: exit status 0" test "$rc" -eq 0
+s=$(events proc_start)
+check "tree: at least 50 processes started (got $s)" test "$s" -ge 50
+e=$(events proc_exit)
+check "tree: at least 50 processes exited (got $e)" test "$e" -ge 50
+check "tree: totals equal the sum of the members in every sample" test "$(mismatches)" -eq 0
+m=$(sql "SELECT max(c) FROM (SELECT count(*) c FROM proc_sample WHERE run_id = $last GROUP BY elapsed_ns)")
+check "tree: samples hold the shell and its children (max $m members)" test "$m" -ge 3
+"$bin" show >"$tmp/show"
+check "tree: show notes that summed RSS counts shared pages more than once" \
+	grep -q '^note      RSS is summed over the processes' "$tmp/show"
+check "tree: show lists proc_start events" grep -q ' proc_start .*comm=memhog' "$tmp/show"
+"$bin" show --json >"$tmp/json"
+check "tree: outcome exited with 0" grep -q '"outcome":"exited","exit_code":0' "$tmp/json"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "1..$n"
+	exit 0
+fi
+# The v1 (or v2) memory cgroup of this shell, where test cgroups are made.
+cgdir=
+if [ -d /sys/fs/cgroup/memory ]; then
+	p=$(sed -n 's/^[0-9]*:[^:]*memory[^:]*:\(.*\)$/\1/p' /proc/self/cgroup | head -1)
+	[ -n "$p" ] && cgdir=/sys/fs/cgroup/memory$p
+elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+	p=$(sed -n 's/^0::\(.*\)$/\1/p' /proc/self/cgroup)
+	cgdir=/sys/fs/cgroup$p
+fi
+if [ -z "$cgdir" ] || [ ! -d "$cgdir" ]; then
+	echo "1..$n"
+	exit 0
+fi
+
+# An OOM kill of a child in --tree mode is an event, not the end of the run.
+"$bin" record -q -t --memory-limit 64M -i 50ms -- sh -c '"$1" +256M; "$1" +1M sleep 100ms; exit 3' \
+	- "$hog" >/dev/null 2>"$tmp/err"
+rc=$?
+"$bin" show --json >"$tmp/json"
+check "tree oom: the shell's own status (3)" test "$rc" -eq 3
+check "tree oom: outcome exited" grep -q '"outcome":"exited","exit_code":3' "$tmp/json"
+check "tree oom: an oom_kill event for the child" \
+	grep -q '"kind":"oom_kill","pid":[0-9]*,"detail":"anon_rss=[0-9]*kB' "$tmp/json"
+check "tree oom: the cgroup is gone" sh -c '! ls -d "$1"/rsswatch-[0-9]* 2>/dev/null' - "$cgdir"
+
+# -g: a cgroup made here holding two memhogs.
+cgtest=$cgdir/t31-$$
+mkdir "$cgtest" || exit 1
+rel=${cgtest#/sys/fs/cgroup/memory}
+[ "$rel" = "$cgtest" ] && rel=${cgtest#/sys/fs/cgroup}
+rm -f "$tmp/go"
+sh -c 'echo $$ >"$1/cgroup.procs"; exec "$2" +20M touch "$3/a" await "$3/go"' - "$cgtest" "$hog" "$tmp" &
+sh -c 'echo $$ >"$1/cgroup.procs"; exec "$2" +30M touch "$3/b" await "$3/go" sleep 200ms' - "$cgtest" "$hog" "$tmp" &
+for _ in $(seq 1 500); do [ -e "$tmp/a" ] && [ -e "$tmp/b" ] && break; sleep 0.01; done
+"$bin" record -q -g "$rel" -i 20ms >/dev/null 2>"$tmp/err" &
+rpid=$!
+for _ in $(seq 1 500); do
+	[ "$(sql "SELECT samples FROM run WHERE id = $last AND mode = 'cgroup'" 2>/dev/null)" -ge 3 ] 2>/dev/null && break
+	sleep 0.01
+done
+touch "$tmp/go"
+wait "$rpid"
+rc=$?
+wait
+"$bin" show --json >"$tmp/json"
+check "-g: exit status 0 when the cgroup empties" test "$rc" -eq 0
+check "-g: mode cgroup, target the cgroup path" grep -q "\"target\":\"$rel\",\"mode\":\"cgroup\"" "$tmp/json"
+check "-g: outcome exited, the cgroup became empty" \
+	grep -q '"outcome":"exited".*"outcome_note":"the cgroup became empty"' "$tmp/json"
+check "-g: totals equal the sum of the members" test "$(mismatches)" -eq 0
+m=$(sql "SELECT max(c) FROM (SELECT count(*) c FROM proc_sample WHERE run_id = $last GROUP BY elapsed_ns)")
+check "-g: both processes were members" test "$m" -eq 2
+big=$(sql "SELECT max(rss) FROM sample WHERE run_id = $last")
+check "-g: the total holds both (>= 50 MiB)" test "$big" -ge $((50 * 1048576))
+cg=$(sql "SELECT max(cgroup) FROM sample WHERE run_id = $last")
+check "-g: the cgroup's own usage is sampled" test "$cg" -ge $((50 * 1048576))
+"$bin" show >"$tmp/show"
+check "-g: show names the cgroup" grep -q "^target    memory cgroup $rel (every process in it" "$tmp/show"
+rmdir "$cgtest" && cgtest=
+
+"$bin" record -q -g /no/such/cgroup-$$ >/dev/null 2>"$tmp/err"
+check "-g with no such cgroup: exit 1" test $? -eq 1
+check "-g with no such cgroup: says so" grep -q "^rsswatch: no memory cgroup '/no/such/cgroup-" "$tmp/err"
+echo "1..$n"
