@@ -107,7 +107,7 @@ int cmd_ls(int argc, char **argv)
 			char when[32], label[32], target[40], dur[32], peak[32], gpeak[32];
 			int64_t end = r->ended_at ? r->ended_at : r->last_at ? r->last_at : r->started_at;
 			struct buf out = { 0 };
-			outcome_words(&out, r);
+			outcome_short(&out, r);
 			cut(label, sizeof(label), r->label, 20);
 			cut(target, sizeof(target), r->target, 30);
 			gpeak[0] = '\0';

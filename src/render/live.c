@@ -66,6 +66,27 @@ static void oom_words(struct buf *b, const struct run *r)
 			   fmt_hms(t, sizeof(t), r->peak_rss_at));
 }
 
+void outcome_short(struct buf *b, const struct run *r)
+{
+	char sig[32];
+	if (strcmp(r->outcome, OUTCOME_OOM_KILLED) == 0)
+		buf_puts(b, "killed by the OOM killer");
+	else if (strcmp(r->outcome, OUTCOME_EXITED) == 0 && r->exit_code >= 0)
+		buf_printf(b, "exited with %d", r->exit_code);
+	else if (strcmp(r->outcome, OUTCOME_EXITED) == 0)
+		buf_puts(b, "exited");
+	else if (strcmp(r->outcome, OUTCOME_SIGNALED) == 0)
+		buf_printf(b, "killed by %s", signal_name(r->signal, sig, sizeof(sig)));
+	else if (strcmp(r->outcome, OUTCOME_STOPPED) == 0)
+		buf_puts(b, "still running (recording stopped)");
+	else if (strcmp(r->outcome, OUTCOME_INTERRUPTED) == 0)
+		buf_puts(b, "recording interrupted");
+	else if (strcmp(r->outcome, OUTCOME_RUNNING) == 0)
+		buf_puts(b, "recording");
+	else
+		buf_puts(b, r->outcome);
+}
+
 void outcome_words(struct buf *b, const struct run *r)
 {
 	char sig[32];

@@ -17,6 +17,10 @@ void live_line(struct buf *b, int64_t realtime_ns, const struct sample *s);
  * (partial evidence) follows after "; ". */
 void outcome_words(struct buf *b, const struct run *r);
 
+/* The same in a few words for a table cell, without the evidence and figures:
+ * "killed by the OOM killer", "exited with 3", ... */
+void outcome_short(struct buf *b, const struct run *r);
+
 /* "SIGKILL" for 9; "signal 77" for an unnamed one. Writes into buf. */
 const char *signal_name(int sig, char *buf, size_t n);
 

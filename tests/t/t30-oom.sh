@@ -58,7 +58,7 @@ done
 check "the run records its cgroup and limit" \
 	grep -q '"cgroup":"/.*rsswatch-[0-9]*","cgroup_limit_bytes":67108864' "$tmp/json"
 "$bin" ls -n 1 >"$tmp/ls"
-check "ls says OOM killer" grep -q 'killed by the OOM killer (memory cgroup ' "$tmp/ls"
+check "ls says OOM killer" grep -q 'killed by the OOM killer$' "$tmp/ls"
 "$bin" show >"$tmp/show"
 check "show says OOM killer with anon-rss and peak" \
 	grep -Eq '^outcome   killed by the OOM killer .* anon-rss [0-9.]+ MiB; peak [0-9.]+ MiB at ' "$tmp/show"
