@@ -32,21 +32,6 @@ double cmp_slope(const struct sample *s, size_t n)
 	return sxx > 0 ? sxy / sxx : 0;
 }
 
-uint64_t cmp_rss_at(const struct sample *s, size_t n, int64_t e)
-{
-	if (n == 0)
-		return 0;
-	size_t lo = 0, hi = n;
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-		if (s[mid].elapsed_ns <= e)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return s[lo].rss;
-}
-
 enum cmp_verdict cmp_classify(double diff_pct, double spread_pct)
 {
 	double d = fabs(diff_pct);
@@ -135,7 +120,7 @@ static void table_build(struct table *t, const struct cmp_group *g, size_t ng)
 		v[M_SLOPE] = cmp_slope(r->s, r->n) / MIB;
 		for (size_t j = 0; j < t->nshared; j++) {
 			const struct mark *mk = find_mark(r, t->shared[j]);
-			v[M_FIXED + j] = (double)cmp_rss_at(r->s, r->n, mk->t - r->run->started_at);
+			v[M_FIXED + j] = (double)samples_rss_at(r->s, r->n, mk->t - r->run->started_at);
 		}
 	}
 	t->gstat = xcalloc(ng * t->nm, sizeof(*t->gstat));

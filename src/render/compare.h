@@ -34,9 +34,6 @@ struct cmp_group {
  * than two samples or no time between them. */
 double cmp_slope(const struct sample *s, size_t n);
 
-/* RSS at elapsed time e: the last sample at or before it (the first when e precedes
- * every sample). 0 without samples. */
-uint64_t cmp_rss_at(const struct sample *s, size_t n, int64_t e);
 
 /* How a difference relates to the spread of repeated runs. */
 enum cmp_verdict {

@@ -86,21 +86,6 @@ static void card(struct buf *b, const char *k, const char *v, const char *note, 
 	buf_puts(b, "</div>\n");
 }
 
-static uint64_t rss_at(const struct chart_run *r, int64_t e)
-{
-	if (!r->n)
-		return 0;
-	size_t lo = 0, hi = r->n;
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-		if (r->s[mid].elapsed_ns <= e)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return r->s[lo].rss;
-}
-
 static void signed_bytes(struct buf *b, int64_t d)
 {
 	char v[32];
@@ -218,7 +203,7 @@ void html_report(struct buf *b, const struct chart_run *r, const struct chart_op
 		uint64_t prev = r->n ? r->s[0].rss : 0;
 		for (size_t i = 0; i < r->nmarks; i++) {
 			int64_t e = r->marks[i].t - run->started_at;
-			uint64_t at = rss_at(r, e);
+			uint64_t at = samples_rss_at(r->s, r->n, e);
 			buf_printf(b, "<tr><td>+%s</td><td class=\"l\">", fmt_duration(v, sizeof(v), e));
 			xml_text(b, r->marks[i].label);
 			buf_printf(b, "</td><td class=\"r\">%s</td><td class=\"r\">", fmt_bytes(w, sizeof(w), at));

@@ -257,20 +257,6 @@ static void stacked_areas(struct ctx *c, const struct chart_run *r)
 	free(idx);
 }
 
-/* The RSS of run r at elapsed time e: the last sample at or before it. */
-static uint64_t rss_at(const struct chart_run *r, int64_t e)
-{
-	size_t lo = 0, hi = r->n;
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-		if (r->s[mid].elapsed_ns <= e)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return r->n ? r->s[lo].rss : 0;
-}
-
 struct legend_item {
 	const char *color;
 	int kind;	/* 0 line, 1 dashed line, 2 area, 3 dotted, 4.. event symbol */
@@ -677,7 +663,7 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 		for (size_t j = 0; j < r->nevents; j++) {
 			const struct event *e = &r->events[j];
 			int64_t el = e->t - r->run->started_at;
-			double ex = px(&c, axis_t(&c, r, el)), ey = py(&c, (double)rss_at(r, el));
+			double ex = px(&c, axis_t(&c, r, el)), ey = py(&c, (double)samples_rss_at(r->s, r->n, el));
 			buf_puts(b, "<g>");
 			symbol(b, event_sym(e->kind), ex, ey);
 			buf_puts(b, "<title>");

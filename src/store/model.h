@@ -4,6 +4,7 @@
 #ifndef RSW_STORE_MODEL_H
 #define RSW_STORE_MODEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -46,6 +47,10 @@ struct proc_figures {
 	char comm[64];
 	uint64_t rss, anon, file, shmem, swap;
 };
+
+/* The RSS of samples s[0..n) (in time order) at elapsed time t: that of the last sample
+ * at or before t, else of the first; 0 when n is 0. */
+uint64_t samples_rss_at(const struct sample *s, size_t n, int64_t elapsed_ns);
 
 /* Outcomes, as stored and as printed by --json (DESIGN.md). */
 #define OUTCOME_RUNNING "running"

@@ -701,27 +701,6 @@ static void settle_outcome(struct run *r)
 	r->ended_at = r->last_at ? r->last_at : r->started_at;
 }
 
-void run_release(struct run *r)
-{
-	if (!r)
-		return;
-	free(r->label);
-	free(r->host);
-	free(r->kernel);
-	free(r->target);
-	free(r->mode);
-	free(r->boot_id);
-	free(r->oom_memcg);
-	free(r->outcome_note);
-	free(r->cgroup);
-	memset(r, 0, sizeof(*r));
-}
-
-double run_mean_rss(const struct run *r)
-{
-	return r->samples ? r->sum_rss / (double)r->samples : 0.0;
-}
-
 int store_resolve(struct store *st, const char *ref, int64_t *id)
 {
 	sqlite3_stmt *s;

@@ -320,9 +320,9 @@ static void test_compare_figures(void **state)
 	ramp(s, 100, 2.0, 10);
 	assert_true(fabs(cmp_slope(s, 100) / MIB - 2.0) < 1e-6);
 	assert_true(cmp_slope(s, 1) == 0);
-	assert_int_equal(cmp_rss_at(s, 100, 5 * NS + 1), 20 * MIB);
-	assert_int_equal(cmp_rss_at(s, 100, -1), 10 * MIB);
-	assert_int_equal(cmp_rss_at(s, 100, 1000 * NS), s[99].rss);
+	assert_int_equal(samples_rss_at(s, 100, 5 * NS + 1), 20 * MIB);
+	assert_int_equal(samples_rss_at(s, 100, -1), 10 * MIB);
+	assert_int_equal(samples_rss_at(s, 100, 1000 * NS), s[99].rss);
 	assert_int_equal(cmp_classify(12.0, 0.4), CMP_CLEAR);
 	assert_int_equal(cmp_classify(-12.0, 0.4), CMP_CLEAR);
 	assert_int_equal(cmp_classify(0.2, 0.5), CMP_NO_EVIDENCE);
