@@ -26,14 +26,21 @@ void sampler_use_gpu(struct sampler *s, struct nvml *n, int64_t every_ns)
 	s->gpu_next_ns = 0;
 }
 
-/* Reads the devices and the target's use of them. A failed read leaves the figures of
- * the last good one. */
+/* Reads the devices and the target's use of them: with a process set (--tree, -g),
+ * the use of every member this sample saw. A failed read leaves the figures of the
+ * last good one. */
 static void read_gpus(struct sampler *s)
 {
 	struct gpu_device dev[SAMPLER_MAX_GPUS];
 	struct gpu_usage use;
+	const pid_t *pids = &s->pid;
+	size_t npids = 1;
+	if (s->set) {
+		pids = s->set->list;
+		npids = s->set->nlist;
+	}
 	int n = nvml_read_devices(s->nvml, dev, SAMPLER_MAX_GPUS);
-	if (n < 0 || nvml_read_usage(s->nvml, &s->pid, 1, &use) < 0)
+	if (n < 0 || nvml_read_usage(s->nvml, pids, npids, &use) < 0)
 		return;
 	s->ngpus = 0;
 	for (int i = 0; i < n; i++) {
