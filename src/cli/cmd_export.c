@@ -33,6 +33,7 @@ struct side_row {
 	int64_t t;
 	size_t col;
 	long long v;
+	int known;		/* 0: the value became unknown (a GPU lost) */
 };
 
 struct side {
@@ -49,6 +50,7 @@ struct exporter {
 	int jsonl;
 	int64_t started_at;
 	unsigned have;		/* optional columns present in this run */
+	int64_t rows, row;	/* samples in the run; rows written */
 	struct side counters, gpus;
 	struct buf line;
 };
@@ -63,12 +65,13 @@ static size_t side_col(struct side *sd, const char *name)
 	return sd->ncols++;
 }
 
-static void side_add(struct side *sd, int64_t t, const char *name, long long v)
+static void side_add(struct side *sd, int64_t t, const char *name, long long v, int known)
 {
 	sd->rows = xrealloc(sd->rows, (sd->n + 1) * sizeof(*sd->rows));
 	sd->rows[sd->n].t = t;
 	sd->rows[sd->n].col = side_col(sd, name);
 	sd->rows[sd->n].v = v;
+	sd->rows[sd->n].known = known;
 	sd->n++;
 }
 
@@ -76,17 +79,15 @@ static int counter_row(void *ctx, int64_t t, const char *name, long long v)
 {
 	char col[64];
 	snprintf(col, sizeof(col), "counter.%s", name);
-	side_add(ctx, t, col, v);
+	side_add(ctx, t, col, v, 1);
 	return 0;
 }
 
 static int gpu_row(void *ctx, int64_t t, const struct gpu_figures *g)
 {
 	char col[32];
-	if (!g->target_known)
-		return 0;
 	snprintf(col, sizeof(col), "gpu%u_bytes", g->device);
-	side_add(ctx, t, col, (long long)g->target_bytes);
+	side_add(ctx, t, col, (long long)g->target_bytes, g->target_known);
 	return 0;
 }
 
@@ -108,13 +109,15 @@ static void side_release(struct side *sd)
 
 static void put_field(struct exporter *ex, const char *name, const char *value, int first);
 
-/* Appends the side's columns, as of time t. */
-static void side_fields(struct exporter *ex, struct side *sd, int64_t t)
+/* Appends the side's columns, as of time t. The last sample's row also takes the
+ * values stored after it (the application's last counters, read once the target had
+ * ended): they are the values at the end of the run. */
+static void side_fields(struct exporter *ex, struct side *sd, int64_t t, int last)
 {
 	char v[32];
-	while (sd->next < sd->n && sd->rows[sd->next].t <= t) {
+	while (sd->next < sd->n && (last || sd->rows[sd->next].t <= t)) {
 		sd->cur[sd->rows[sd->next].col] = sd->rows[sd->next].v;
-		sd->seen[sd->rows[sd->next].col] = 1;
+		sd->seen[sd->rows[sd->next].col] = (char)sd->rows[sd->next].known;
 		sd->next++;
 	}
 	for (size_t i = 0; i < sd->ncols; i++) {
@@ -138,9 +141,12 @@ static const struct {
 	{ SAMPLE_GPU, "gpu_bytes", offsetof(struct sample, gpu) },
 };
 
+/* First pass: which optional columns the run has, and how many rows. */
 static int scan_have(void *ctx, const struct sample *s)
 {
-	*(unsigned *)ctx |= s->have;
+	struct exporter *ex = ctx;
+	ex->have |= s->have;
+	ex->rows++;
 	return 0;
 }
 
@@ -182,8 +188,9 @@ static int write_row(void *ctx, const struct sample *s)
 			strlcpy_rsw(v, ex->jsonl ? "null" : "", sizeof(v));
 		put_field(ex, optional_cols[i].name, v, 0);
 	}
-	side_fields(ex, &ex->gpus, s->elapsed_ns);
-	side_fields(ex, &ex->counters, s->elapsed_ns);
+	int last = ++ex->row == ex->rows;
+	side_fields(ex, &ex->gpus, s->elapsed_ns, last);
+	side_fields(ex, &ex->counters, s->elapsed_ns, last);
 	buf_puts(&ex->line, ex->jsonl ? "}\n" : "\n");
 	return fputs(buf_str(&ex->line), ex->out) < 0 ? -EIO : 0;
 }
@@ -230,7 +237,7 @@ int cmd_export(int argc, char **argv)
 	ex.jsonl = format[0] == 'j';
 	if ((ret = cli_resolve_run(st, ref, &id)) != 0)
 		goto out;
-	if (store_get_run(st, id, &r) < 0 || store_each_sample(st, id, scan_have, &ex.have) < 0 ||
+	if (store_get_run(st, id, &r) < 0 || store_each_sample(st, id, scan_have, &ex) < 0 ||
 	    store_each_counter(st, id, counter_row, &ex.counters) < 0 ||
 	    store_each_gpu(st, id, gpu_row, &ex.gpus) < 0) {
 		cli_error("cannot read run %lld: %s", (long long)id, store_errmsg(st));

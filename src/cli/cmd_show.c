@@ -126,7 +126,10 @@ static void show_json(struct buf *b, const struct run *r, const struct mark *m, 
 	for (size_t i = 0; i < nm; i++) {
 		buf_puts(b, i ? ",{\"time\":" : "{\"time\":");
 		json_time(b, m[i].t);
-		buf_printf(b, ",\"elapsed_s\":%.3f,\"label\":", (double)(m[i].t - r->started_at) / 1e9);
+		/* A launched program can mark a moment before the run's first sample; such a
+		 * mark is at 0 on the run's time axis (its own time is in "time"). */
+		int64_t el = m[i].t > r->started_at ? m[i].t - r->started_at : 0;
+		buf_printf(b, ",\"elapsed_s\":%.3f,\"label\":", (double)el / 1e9);
 		json_str(b, m[i].label);
 		buf_putc(b, '}');
 	}

@@ -43,14 +43,15 @@ static void read_gpus(struct sampler *s)
 	if (n < 0 || nvml_read_usage(s->nvml, pids, npids, &use) < 0)
 		return;
 	s->ngpus = 0;
-	for (int i = 0; i < n; i++) {
-		if (!dev[i].present || dev[i].err)
-			continue;
+	for (int i = 0; i < n && s->ngpus < SAMPLER_MAX_GPUS; i++) {
+		/* A device that is lost or failed this time is stored as unknown (used and
+		 * total 0, the target's use NULL), so readers do not carry its last value on. */
+		int ok = dev[i].present && !dev[i].err;
 		struct gpu_figures *g = &s->gpus[s->ngpus++];
 		g->device = dev[i].index;
-		g->used_bytes = dev[i].used;
-		g->total_bytes = dev[i].total;
-		g->target_known = !(use.unknown_mask & (1ULL << (dev[i].index % 64)));
+		g->used_bytes = ok ? dev[i].used : 0;
+		g->total_bytes = ok ? dev[i].total : 0;
+		g->target_known = ok && !(use.unknown_mask & (1ULL << (dev[i].index % 64)));
 		g->target_bytes = dev[i].index < NVML_MAX_DEVICES ? use.per_device[dev[i].index] : 0;
 	}
 	s->gpu_have = use.known;
