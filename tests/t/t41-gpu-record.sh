@@ -240,4 +240,22 @@ check "--gpu-interval 200ms: changes are at least 200ms apart" \
 	awk 'NR > 1 && $1 - prev < 0.1995 { bad = 1 } { prev = $1 } END { exit bad }' "$tmp/fast.changes"
 check "--gpu-interval 200ms: samples are still every 20ms" \
 	test "$(awk 'END { print NR - 1 }' "$tmp/fast.csv")" -ge 25
+
+# --tree: the GPU memory of every member counts. A shell with two memhog children, each
+# given GPU memory in the fake: 1G and 2G on device 0.
+sh -c "\"$memhog\" +2M await \"$tmp/go\" & \"$memhog\" +2M await \"$tmp/go\" & wait" &
+tree=$!
+kids=
+deadline=$(($(date +%s) + 10))
+while [ "$(echo $kids | wc -w)" -lt 2 ] && [ "$(date +%s)" -le "$deadline" ]; do
+	kids=$(cat /proc/$tree/task/$tree/children 2>/dev/null)
+done
+set -- $kids
+printf 'device 0 total 141G used 10G\nproc %s device 0 bytes 1G\nproc %s device 0 bytes 2G\n' \
+	"$1" "$2" >"$tmp/tree"
+RSSWATCH_NVML_LIB=$fake FAKE_NVML_SCRIPT=$tmp/tree "$bin" record --db "$db" -q -t -p "$tree" \
+	-i 100ms -d 400ms >/dev/null 2>&1
+show_json tree
+check "--tree: peak_gpu_bytes sums the children's 1G and 2G" \
+	jis "$tmp/tree.json" '$.peak_gpu_bytes' "$(mib 3072)"
 echo "1..$n"
