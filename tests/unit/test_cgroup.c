@@ -343,6 +343,33 @@ static void test_reader_v2(void **state)
 	free(r);
 }
 
+/* A tree captured whole on the GPU machine (tests/gpu/capture-cgroup-v2.sh): the shell's
+ * own non-root v2 cgroup, as rsswatch finds and reads it there. */
+#define V2_REAL "/cgroup-v2-real"
+#define V2_REAL_CG "/sys/fs/cgroup/process_api/fd6930e708fef2377ae812797190c1f2"
+
+static void test_real_v2_capture(void **state)
+{
+	(void)state;
+	struct cg_loc loc;
+	sysroot_set(FIX V2_REAL);
+	assert_int_equal(cg_find(418, &loc), 0);
+	assert_int_equal(loc.version, 2);
+	assert_string_equal(loc.dir, FIX V2_REAL V2_REAL_CG);
+	sysroot_set(NULL);
+
+	struct cg_reader *r = malloc(sizeof(*r));
+	struct cg_sample s;
+	assert_int_equal(cg_reader_open(r, 2, FIX V2_REAL V2_REAL_CG, false), 0);
+	assert_int_equal(cg_reader_read(r, &s), 0);
+	assert_true(s.usage == 5816320);		/* memory.current as captured */
+	assert_true(s.limit == CG_UNLIMITED);		/* memory.max "max" */
+	assert_true(s.peak == 7065600 && s.oom_kill == 0);
+	assert_true(s.have & CG_S_OOM_KILL);
+	cg_reader_close(r);
+	free(r);
+}
+
 static void test_reader_v1(void **state)
 {
 	(void)state;
@@ -426,6 +453,7 @@ int main(void)
 		cmocka_unit_test(test_find_v1),
 		cmocka_unit_test(test_reader_v2),
 		cmocka_unit_test(test_reader_v1),
+		cmocka_unit_test(test_real_v2_capture),
 		cmocka_unit_test(test_reader_missing_optional),
 		cmocka_unit_test(test_read_procs),
 	};
