@@ -71,6 +71,9 @@ static const char usage_text[] =
 	"Ctrl-C or SIGTERM ends the recording cleanly; with a launched command they are\n"
 	"passed on to it and the recording ends when it does (a cgroup made for\n"
 	"--memory-limit is removed then).\n"
+	"Memory pressure (PSI: the host's /proc/pressure/memory, and a v2 cgroup's\n"
+	"memory.pressure) is stored with every sample where the kernel has it, read at\n"
+	"most once a second.\n"
 	"When the target dies of SIGKILL, rsswatch tells an OOM kill from any other from\n"
 	"the kernel log (/dev/kmsg), the cgroup's and the host's OOM kill counts; the\n"
 	"outcome is then 'oom_killed', with the kernel's figures in an oom_kill event.\n"
@@ -662,6 +665,8 @@ int cmd_record(int argc, char **argv)
 		t.cg_path = tc->path;
 		t.cg_sample = tc->made || a.cgroup;
 		t.cg_reset_peak = tc->made || a.cgroup;	/* where the reader can (v1: ours only) */
+		if (tc->loc.version == 2)
+			t.psi_cgroup_dir = tc->loc.dir;	/* its memory.pressure */
 	}
 	t.tree = a.tree;
 	if (a.tree && tc->made)

@@ -403,6 +403,8 @@ static int setup(struct recorder *rc)
 		sampler_use_gpu(&rc->sampler, rc->opts->nvml, rc->opts->gpu_interval_ns);
 	if (rc->target->cg && rc->target->cg_sample)
 		sampler_use_cgroup(&rc->sampler, rc->target->cg, rc->target->cg_reset_peak);
+	if (rc->target->psi_cgroup_dir)
+		sampler_use_cgroup_psi(&rc->sampler, rc->target->psi_cgroup_dir);	/* none: fine */
 	oom_watch_open(&rc->oom, rc->target->cg);
 	rc->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (rc->timerfd < 0)

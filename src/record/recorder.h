@@ -56,6 +56,10 @@ struct record_target {
 	 * each member's figures are stored per sample beside the totals. */
 	int tree;
 	const char *set_cgroup_dir;
+	/* A v2 cgroup directory whose memory.pressure is sampled beside the host's
+	 * /proc/pressure/memory (the target's cgroup, -g, or the one made for
+	 * --memory-limit), or NULL. */
+	const char *psi_cgroup_dir;
 };
 
 /* Records target into run. When the target dies of SIGKILL, the kernel log, its

@@ -11,6 +11,7 @@
 #include "source/cgroup.h"
 #include "source/proc.h"
 #include "source/nvml.h"
+#include "source/psi.h"
 #include "store/model.h"
 
 #define SAMPLER_MAX_GPUS 16
@@ -33,7 +34,17 @@ struct sampler {
 	int cg_reset;			/* restart the cgroup's peak after each read */
 	struct procset *set;		/* totals over this set (borrowed), or NULL */
 	size_t nprocs;			/* members summed in the last sample */
+	/* Memory pressure: the host's /proc/pressure/memory and a v2 cgroup's
+	 * memory.pressure, kept open and read at most every PSI_EVERY_NS; samples in
+	 * between carry the last reading. A file that is absent (no PSI) gives nothing. */
+	struct psi_reader psi_host, psi_cg;
+	int psi_host_open, psi_cg_open;
+	int psi_host_have, psi_cg_have;
+	struct psi psi_host_last, psi_cg_last;
+	int64_t psi_next_ns;
 };
+
+#define PSI_EVERY_NS 1000000000LL
 
 /* Opens the target's files (pid 0: no single process, a cgroup's set is sampled).
  * Returns 0, -ESRCH when the process is gone, or -errno. */
@@ -45,6 +56,9 @@ void sampler_use_gpu(struct sampler *s, struct nvml *n, int64_t every_ns);
  * over the interval before it (only where cg_reader_reset_peak() can: a v1 cgroup
  * rsswatch made, or v2 on 6.12+); a failed reset leaves the peak since creation. */
 void sampler_use_cgroup(struct sampler *s, struct cg_reader *cg, int reset_peak);
+/* Adds the pressure of the v2 cgroup directory cgdir (absolute, with the sysroot):
+ * its memory.pressure. Returns 0, or -ENOENT where it has none (v1, PSI off). */
+int sampler_use_cgroup_psi(struct sampler *s, const char *cgdir);
 /* Samples the totals over set (owned by the caller) instead of the one process. */
 void sampler_use_set(struct sampler *s, struct procset *set);
 /* Fills out (all but elapsed_ns) at monotonic time now. Returns 0, -ESRCH when the

@@ -89,6 +89,16 @@ static const char *const migrations[] = {
 	"  anon INTEGER NOT NULL, file INTEGER NOT NULL, shmem INTEGER NOT NULL,"
 	"  swap INTEGER NOT NULL, PRIMARY KEY (run_id, elapsed_ns, pid)) WITHOUT ROWID;"
 	"ALTER TABLE run ADD COLUMN tree INTEGER NOT NULL DEFAULT 0;",
+	/* 5: memory pressure (PSI) per sample: the host's, and the v2 cgroup's where there
+	 * is one; avg10 as REAL percent, totals in microseconds; NULL when absent */
+	"ALTER TABLE sample ADD COLUMN psi_some_avg10 REAL;"
+	"ALTER TABLE sample ADD COLUMN psi_full_avg10 REAL;"
+	"ALTER TABLE sample ADD COLUMN psi_some_total_us INTEGER;"
+	"ALTER TABLE sample ADD COLUMN psi_full_total_us INTEGER;"
+	"ALTER TABLE sample ADD COLUMN cg_psi_some_avg10 REAL;"
+	"ALTER TABLE sample ADD COLUMN cg_psi_full_avg10 REAL;"
+	"ALTER TABLE sample ADD COLUMN cg_psi_some_total_us INTEGER;"
+	"ALTER TABLE sample ADD COLUMN cg_psi_full_total_us INTEGER;",
 };
 #define SCHEMA_VERSION ((int)ARRAY_SIZE(migrations))
 
@@ -365,6 +375,14 @@ static void bind_opt_i64(sqlite3_stmt *s, int i, int64_t v, int present)
 		sqlite3_bind_null(s, i);
 }
 
+static void bind_opt_f64(sqlite3_stmt *s, int i, double v, int present)
+{
+	if (present)
+		sqlite3_bind_double(s, i, v);
+	else
+		sqlite3_bind_null(s, i);
+}
+
 int store_run_begin(struct store *st, struct run *r)
 {
 	sqlite3_stmt *s;
@@ -483,8 +501,11 @@ static int insert_batch(struct store *st)
 {
 	if (!st->ins_sample &&
 	    prepare(st, "INSERT OR REPLACE INTO sample (run_id, elapsed_ns, rss, hwm, anon, file,"
-			" shmem, swap, threads, mem_available, pss, uss, cgroup, gpu, cgroup_peak)"
-			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &st->ins_sample) < 0)
+			" shmem, swap, threads, mem_available, pss, uss, cgroup, gpu, cgroup_peak,"
+			" psi_some_avg10, psi_full_avg10, psi_some_total_us, psi_full_total_us,"
+			" cg_psi_some_avg10, cg_psi_full_avg10, cg_psi_some_total_us,"
+			" cg_psi_full_total_us)"
+			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &st->ins_sample) < 0)
 		return -EIO;
 	sqlite3_stmt *s = st->ins_sample;
 	for (size_t i = 0; i < st->nbatch; i++) {
@@ -505,6 +526,14 @@ static int insert_batch(struct store *st)
 		bind_opt_i64(s, 13, (int64_t)m->cgroup, m->have & SAMPLE_CGROUP);
 		bind_opt_i64(s, 14, (int64_t)m->gpu, m->have & SAMPLE_GPU);
 		bind_opt_i64(s, 15, (int64_t)m->cgroup_peak, m->have & SAMPLE_CGROUP_PEAK);
+		bind_opt_f64(s, 16, m->psi_some_avg10, m->have & SAMPLE_PSI);
+		bind_opt_f64(s, 17, m->psi_full_avg10, m->have & SAMPLE_PSI_FULL);
+		bind_opt_i64(s, 18, (int64_t)m->psi_some_total_us, m->have & SAMPLE_PSI);
+		bind_opt_i64(s, 19, (int64_t)m->psi_full_total_us, m->have & SAMPLE_PSI_FULL);
+		bind_opt_f64(s, 20, m->cg_psi_some_avg10, m->have & SAMPLE_CG_PSI);
+		bind_opt_f64(s, 21, m->cg_psi_full_avg10, m->have & SAMPLE_CG_PSI_FULL);
+		bind_opt_i64(s, 22, (int64_t)m->cg_psi_some_total_us, m->have & SAMPLE_CG_PSI);
+		bind_opt_i64(s, 23, (int64_t)m->cg_psi_full_total_us, m->have & SAMPLE_CG_PSI_FULL);
 		if (sqlite3_step(s) != SQLITE_DONE)
 			return -EIO;
 	}
@@ -813,7 +842,10 @@ int store_each_sample(struct store *st, int64_t id, store_sample_cb cb, void *ct
 {
 	sqlite3_stmt *s;
 	if (prepare(st, "SELECT elapsed_ns, rss, hwm, anon, file, shmem, swap, threads,"
-			" mem_available, pss, uss, cgroup, gpu, cgroup_peak FROM sample WHERE run_id = ?"
+			" mem_available, pss, uss, cgroup, gpu, cgroup_peak, psi_some_avg10,"
+			" psi_full_avg10, psi_some_total_us, psi_full_total_us, cg_psi_some_avg10,"
+			" cg_psi_full_avg10, cg_psi_some_total_us, cg_psi_full_total_us"
+			" FROM sample WHERE run_id = ?"
 			" ORDER BY elapsed_ns", &s) < 0)
 		return -EIO;
 	sqlite3_bind_int64(s, 1, id);
@@ -846,6 +878,26 @@ int store_each_sample(struct store *st, int64_t id, store_sample_cb cb, void *ct
 		if (sqlite3_column_type(s, 13) != SQLITE_NULL) {
 			m.have |= SAMPLE_CGROUP_PEAK;
 			m.cgroup_peak = (uint64_t)sqlite3_column_int64(s, 13);
+		}
+		if (sqlite3_column_type(s, 14) != SQLITE_NULL) {
+			m.have |= SAMPLE_PSI;
+			m.psi_some_avg10 = sqlite3_column_double(s, 14);
+			m.psi_some_total_us = (uint64_t)sqlite3_column_int64(s, 16);
+		}
+		if (sqlite3_column_type(s, 15) != SQLITE_NULL) {
+			m.have |= SAMPLE_PSI_FULL;
+			m.psi_full_avg10 = sqlite3_column_double(s, 15);
+			m.psi_full_total_us = (uint64_t)sqlite3_column_int64(s, 17);
+		}
+		if (sqlite3_column_type(s, 18) != SQLITE_NULL) {
+			m.have |= SAMPLE_CG_PSI;
+			m.cg_psi_some_avg10 = sqlite3_column_double(s, 18);
+			m.cg_psi_some_total_us = (uint64_t)sqlite3_column_int64(s, 20);
+		}
+		if (sqlite3_column_type(s, 19) != SQLITE_NULL) {
+			m.have |= SAMPLE_CG_PSI_FULL;
+			m.cg_psi_full_avg10 = sqlite3_column_double(s, 19);
+			m.cg_psi_full_total_us = (uint64_t)sqlite3_column_int64(s, 21);
 		}
 		if ((ret = cb(ctx, &m)) != 0)
 			break;
