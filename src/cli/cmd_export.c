@@ -16,7 +16,8 @@ static const char usage_text[] =
 	"\n"
 	"Writes one row per sample of RUN (default: the last): time (ISO 8601 UTC),\n"
 	"elapsed_s, rss_bytes, hwm_bytes, anon_bytes, file_bytes, shmem_bytes, swap_bytes,\n"
-	"threads, mem_available_bytes, and pss_bytes, uss_bytes, cgroup_bytes,\n"
+	"threads, mem_available_bytes, and pss_bytes, uss_bytes, swap_pss_bytes,\n"
+	"pss_read_us (--pss: on the samples where smaps_rollup was read), cgroup_bytes,\n"
 	"cgroup_peak_bytes (the cgroup's peak over the interval where rsswatch made the\n"
 	"cgroup), gpu_bytes where they were sampled, gpuN_bytes per GPU, the memory\n"
 	"pressure (PSI) where the kernel has it: psi_some_avg10, psi_full_avg10 (percent),\n"
@@ -138,6 +139,8 @@ static const struct {
 } optional_cols[] = {
 	{ SAMPLE_PSS, "pss_bytes", offsetof(struct sample, pss), 0 },
 	{ SAMPLE_PSS, "uss_bytes", offsetof(struct sample, uss), 0 },
+	{ SAMPLE_PSS, "swap_pss_bytes", offsetof(struct sample, swap_pss), 0 },
+	{ SAMPLE_PSS, "pss_read_us", offsetof(struct sample, pss_read_us), 0 },
 	{ SAMPLE_CGROUP, "cgroup_bytes", offsetof(struct sample, cgroup), 0 },
 	{ SAMPLE_CGROUP_PEAK, "cgroup_peak_bytes", offsetof(struct sample, cgroup_peak), 0 },
 	{ SAMPLE_GPU, "gpu_bytes", offsetof(struct sample, gpu), 0 },

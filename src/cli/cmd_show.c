@@ -76,7 +76,32 @@ struct points {
 	uint64_t max_rss;
 	int have_gpu;
 	struct pressure psi[2];	/* the host's, the cgroup's */
+	/* --pss: the highest PSS read (with the USS of that read), the highest SwapPss,
+	 * and how long each read took */
+	uint64_t pss_max, uss_at_max, swap_pss_max;
+	int64_t *read_us;
+	size_t nreads;
 };
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void pss_line(struct buf *b, struct points *pts)
+{
+	char a[32], c[32], d[32];
+	if (!pts->nreads)
+		return;
+	qsort(pts->read_us, pts->nreads, sizeof(*pts->read_us), cmp_i64);
+	buf_printf(b, "pss       peak %s (uss %s), swap pss peak %s; %zu read%s taking %.1f ms "
+		   "(median), %.1f ms (max)\n", fmt_bytes(a, sizeof(a), pts->pss_max),
+		   fmt_bytes(c, sizeof(c), pts->uss_at_max), fmt_bytes(d, sizeof(d), pts->swap_pss_max),
+		   pts->nreads, pts->nreads == 1 ? "" : "s",
+		   (double)pts->read_us[pts->nreads / 2] / 1000.0,
+		   (double)pts->read_us[pts->nreads - 1] / 1000.0);
+}
 
 struct counter_stat {
 	char name[48];
@@ -158,6 +183,16 @@ static int collect(void *ctx, const struct sample *s)
 	pts->gpu[pts->n] = s->gpu;
 	if (s->have & SAMPLE_GPU)
 		pts->have_gpu = 1;
+	if (s->have & SAMPLE_PSS) {
+		if (s->pss >= pts->pss_max) {
+			pts->pss_max = s->pss;
+			pts->uss_at_max = s->uss;
+		}
+		if (s->swap_pss > pts->swap_pss_max)
+			pts->swap_pss_max = s->swap_pss;
+		pts->read_us = xrealloc(pts->read_us, (pts->nreads + 1) * sizeof(*pts->read_us));
+		pts->read_us[pts->nreads++] = s->pss_read_us;
+	}
 	pressure_add(&pts->psi[0], !!(s->have & SAMPLE_PSI), !!(s->have & SAMPLE_PSI_FULL),
 		     s->psi_some_avg10, s->psi_full_avg10, s->psi_some_total_us);
 	pressure_add(&pts->psi[1], !!(s->have & SAMPLE_CG_PSI), !!(s->have & SAMPLE_CG_PSI_FULL),
@@ -244,6 +279,7 @@ int cmd_show(int argc, char **argv)
 		show_json(&b, &r, marks, nm, events, ne);
 	} else {
 		summary_text(&b, &r, pts.max_rss);
+		pss_line(&b, &pts);
 		pressure_line(&b, pts.psi);
 		char t[32], v[32];
 		if (nm)
@@ -276,6 +312,7 @@ out_store:
 	buf_release(&b);
 	free(pts.p);
 	free(pts.gpu);
+	free(pts.read_us);
 	free(cs.c);
 	store_free_marks(marks, nm);
 	store_free_events(events, ne);

@@ -31,7 +31,13 @@ struct record_opts {
 	 * usage is compared then) else of MemTotal; "warn_clear" when it falls back. */
 	uint64_t warn_bytes;
 	double warn_pct;
+	/* --pss: read PSS/USS/SwapPss from smaps_rollup at most this often (0: never).
+	 * Before the first read of a target (or set) above PSS_WARN_RSS resident, one
+	 * line on live says what each read costs it. */
+	int64_t pss_interval_ns;
 };
+
+#define PSS_WARN_RSS (2ULL << 30)
 
 /* The signals the recorder takes through its signalfd. Block them (and remember the
  * previous mask for a launched command) before starting anything. */

@@ -1,4 +1,5 @@
 #include "record/sampler.h"
+#include "base/clock.h"
 
 #include <errno.h>
 #include <string.h>
@@ -17,6 +18,7 @@ int sampler_open(struct sampler *s, pid_t pid)
 		return e;
 	}
 	s->psi_cg.f = (struct rfile)RFILE_INIT;
+	s->smaps.f = (struct rfile)RFILE_INIT;
 	/* No PSI on this kernel (or psi=0): no pressure figures, and no error. */
 	s->psi_host_open = psi_reader_open_system(&s->psi_host) == 0;
 	return 0;
@@ -146,6 +148,57 @@ static void read_cgroup(struct sampler *s, struct sample *out)
 		s->cg_reset = 0;
 }
 
+void sampler_use_pss(struct sampler *s, int64_t every_ns)
+{
+	s->pss_every_ns = every_ns;
+	s->pss_next_ns = 0;
+}
+
+int sampler_pss_due(const struct sampler *s, int64_t now)
+{
+	return s->pss_every_ns > 0 && !s->pss_err && now >= s->pss_next_ns;
+}
+
+int sampler_read_pss(struct sampler *s, int64_t now, struct sample *out)
+{
+	int64_t t0 = mono_ns();
+	int e;
+	s->pss_next_ns = now + s->pss_every_ns;
+	if (s->set) {
+		struct procset_pss p;
+		procset_read_pss(s->set, &p);
+		s->pss_nfailed = p.nfailed;
+		if (p.nfailed && !p.nread) {
+			s->pss_err = p.err;	/* none readable: off */
+			return p.err;
+		}
+		if (!p.nread)
+			return -ESRCH;
+		out->pss = p.pss;
+		out->uss = p.uss;
+		out->swap_pss = p.swap_pss;
+	} else {
+		struct smaps_rollup r;
+		if (s->smaps.f.fd < 0 && (e = smaps_reader_open(&s->smaps, s->pid)) < 0) {
+			if (e == -ENOENT || e == -ESRCH)
+				return -ESRCH;
+			s->pss_err = e;
+			return e;
+		}
+		if ((e = smaps_reader_read(&s->smaps, &r)) < 0) {
+			if (e != -ESRCH)
+				s->pss_err = e;
+			return e;
+		}
+		out->pss = r.pss;
+		out->uss = smaps_uss(&r);
+		out->swap_pss = r.swap_pss;
+	}
+	out->have |= SAMPLE_PSS;
+	out->pss_read_us = (mono_ns() - t0) / 1000;
+	return 0;
+}
+
 void sampler_use_set(struct sampler *s, struct procset *set)
 {
 	s->set = set;
@@ -208,6 +261,7 @@ void sampler_close(struct sampler *s)
 {
 	proc_reader_close(&s->proc);
 	rfile_close(&s->meminfo);
+	smaps_reader_close(&s->smaps);
 	if (s->psi_host_open)
 		psi_reader_close(&s->psi_host);
 	if (s->psi_cg_open)

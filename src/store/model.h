@@ -9,7 +9,7 @@
 
 /* Optional figures of a sample: set in sample.have when measured. */
 enum {
-	SAMPLE_PSS = 1 << 0,	/* pss, uss */
+	SAMPLE_PSS = 1 << 0,	/* pss, uss, swap_pss, pss_read_us (read this sample) */
 	SAMPLE_CGROUP = 1 << 1,	/* cgroup */
 	SAMPLE_GPU = 1 << 2,	/* gpu */
 	SAMPLE_CGROUP_PEAK = 1 << 3,	/* cgroup_peak */
@@ -39,6 +39,11 @@ struct sample {
 	uint64_t psi_some_total_us, psi_full_total_us;
 	double cg_psi_some_avg10, cg_psi_full_avg10;
 	uint64_t cg_psi_some_total_us, cg_psi_full_total_us;
+	/* --pss (schema 6): set (SAMPLE_PSS) only on the samples where smaps_rollup was
+	 * read; swap_pss is 0 where the kernel lacks SwapPss; pss_read_us is how long the
+	 * read took (over a set: all members' reads together). */
+	uint64_t swap_pss;
+	int64_t pss_read_us;
 };
 
 /* One GPU at one sample: the memory the target (or its tree) uses on it, when known,
@@ -117,6 +122,8 @@ struct run {
 	/* The figures are totals over a set of processes: the target and its descendants
 	 * (--tree; schema 4), or a cgroup's members (mode "cgroup"). */
 	int tree;
+	/* --pss: PSS/USS were read at most this often (schema 6); 0: not asked. */
+	int64_t pss_interval_ns;
 };
 
 void run_release(struct run *r);

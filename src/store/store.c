@@ -99,6 +99,11 @@ static const char *const migrations[] = {
 	"ALTER TABLE sample ADD COLUMN cg_psi_full_avg10 REAL;"
 	"ALTER TABLE sample ADD COLUMN cg_psi_some_total_us INTEGER;"
 	"ALTER TABLE sample ADD COLUMN cg_psi_full_total_us INTEGER;",
+	/* 6: --pss: SwapPss and the time each smaps_rollup read took, per sample (NULL
+	 * where none was read); run.pss_interval_ns, 0 when PSS was not asked for */
+	"ALTER TABLE sample ADD COLUMN swap_pss INTEGER;"
+	"ALTER TABLE sample ADD COLUMN pss_read_us INTEGER;"
+	"ALTER TABLE run ADD COLUMN pss_interval_ns INTEGER NOT NULL DEFAULT 0;",
 };
 #define SCHEMA_VERSION ((int)ARRAY_SIZE(migrations))
 
@@ -141,7 +146,7 @@ static const char RUN_COLUMNS[] =
 	" interval_ns, samples, outcome, exit_code, signal, peak_rss, peak_rss_at,"
 	" peak_gpu, peak_gpu_at, sum_rss, last_rss, mem_total, recorder_pid,"
 	" recorder_start, boot_id, oom_at, oom_anon_rss, oom_memcg, outcome_note, cgroup,"
-	" cgroup_limit, peak_cgroup, peak_cgroup_at, tree";
+	" cgroup_limit, peak_cgroup, peak_cgroup_at, tree, pss_interval_ns";
 
 static int mkdir_p(const char *dir)
 {
@@ -388,7 +393,8 @@ int store_run_begin(struct store *st, struct run *r)
 	sqlite3_stmt *s;
 	if (prepare(st, "INSERT INTO run (label, host, kernel, target, mode, pid, started_at,"
 			" interval_ns, outcome, mem_total, recorder_pid, recorder_start, boot_id,"
-			" cgroup, cgroup_limit, tree) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &s) < 0)
+			" cgroup, cgroup_limit, tree, pss_interval_ns)"
+			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &s) < 0)
 		return -EIO;
 	sqlite3_bind_text(s, 1, r->label ? r->label : "", -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, r->host ? r->host : "", -1, SQLITE_STATIC);
@@ -406,6 +412,7 @@ int store_run_begin(struct store *st, struct run *r)
 	sqlite3_bind_text(s, 14, r->cgroup ? r->cgroup : "", -1, SQLITE_STATIC);
 	bind_opt_i64(s, 15, (int64_t)r->cgroup_limit, r->cgroup_limit != 0);
 	sqlite3_bind_int(s, 16, r->tree);
+	sqlite3_bind_int64(s, 17, r->pss_interval_ns);
 	int e = step_done(s);
 	if (e == 0)
 		r->id = sqlite3_last_insert_rowid(st->db);
@@ -504,8 +511,8 @@ static int insert_batch(struct store *st)
 			" shmem, swap, threads, mem_available, pss, uss, cgroup, gpu, cgroup_peak,"
 			" psi_some_avg10, psi_full_avg10, psi_some_total_us, psi_full_total_us,"
 			" cg_psi_some_avg10, cg_psi_full_avg10, cg_psi_some_total_us,"
-			" cg_psi_full_total_us)"
-			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &st->ins_sample) < 0)
+			" cg_psi_full_total_us, swap_pss, pss_read_us)"
+			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &st->ins_sample) < 0)
 		return -EIO;
 	sqlite3_stmt *s = st->ins_sample;
 	for (size_t i = 0; i < st->nbatch; i++) {
@@ -534,6 +541,8 @@ static int insert_batch(struct store *st)
 		bind_opt_f64(s, 21, m->cg_psi_full_avg10, m->have & SAMPLE_CG_PSI_FULL);
 		bind_opt_i64(s, 22, (int64_t)m->cg_psi_some_total_us, m->have & SAMPLE_CG_PSI);
 		bind_opt_i64(s, 23, (int64_t)m->cg_psi_full_total_us, m->have & SAMPLE_CG_PSI_FULL);
+		bind_opt_i64(s, 24, (int64_t)m->swap_pss, m->have & SAMPLE_PSS);
+		bind_opt_i64(s, 25, m->pss_read_us, m->have & SAMPLE_PSS);
 		if (sqlite3_step(s) != SQLITE_DONE)
 			return -EIO;
 	}
@@ -707,6 +716,7 @@ static void load_run(sqlite3_stmt *s, struct run *r)
 	r->peak_cgroup = (uint64_t)col_i64_or(s, 31, 0);
 	r->peak_cgroup_at = col_i64_or(s, 32, 0);
 	r->tree = (int)sqlite3_column_int64(s, 33);
+	r->pss_interval_ns = sqlite3_column_int64(s, 34);
 }
 
 /* Is the recorder of a run marked "running" still alive? It must be this boot, and the
@@ -844,8 +854,8 @@ int store_each_sample(struct store *st, int64_t id, store_sample_cb cb, void *ct
 	if (prepare(st, "SELECT elapsed_ns, rss, hwm, anon, file, shmem, swap, threads,"
 			" mem_available, pss, uss, cgroup, gpu, cgroup_peak, psi_some_avg10,"
 			" psi_full_avg10, psi_some_total_us, psi_full_total_us, cg_psi_some_avg10,"
-			" cg_psi_full_avg10, cg_psi_some_total_us, cg_psi_full_total_us"
-			" FROM sample WHERE run_id = ?"
+			" cg_psi_full_avg10, cg_psi_some_total_us, cg_psi_full_total_us, swap_pss,"
+			" pss_read_us FROM sample WHERE run_id = ?"
 			" ORDER BY elapsed_ns", &s) < 0)
 		return -EIO;
 	sqlite3_bind_int64(s, 1, id);
@@ -866,6 +876,8 @@ int store_each_sample(struct store *st, int64_t id, store_sample_cb cb, void *ct
 			m.have |= SAMPLE_PSS;
 			m.pss = (uint64_t)sqlite3_column_int64(s, 9);
 			m.uss = (uint64_t)sqlite3_column_int64(s, 10);
+			m.swap_pss = (uint64_t)sqlite3_column_int64(s, 22);
+			m.pss_read_us = sqlite3_column_int64(s, 23);
 		}
 		if (sqlite3_column_type(s, 11) != SQLITE_NULL) {
 			m.have |= SAMPLE_CGROUP;
