@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -121,11 +123,42 @@ static void test_psi(void **state)
 	sampler_close(&s);
 }
 
+/* More children than one page of /proc/PID/task/PID/children holds (a seq_file returns
+ * about 4 KiB per read: 682 pids here): every one must be a member. */
+static void test_tree_of_800(void **state)
+{
+	(void)state;
+	enum { N = 800 };
+	static pid_t kids[N];
+	struct procset ps;
+	struct procset_totals t;
+	sysroot_set(NULL);
+	for (int i = 0; i < N; i++) {
+		kids[i] = fork();
+		assert_true(kids[i] >= 0);
+		if (kids[i] == 0) {
+			pause();
+			_exit(0);
+		}
+	}
+	assert_int_equal(procset_open_tree(&ps, getpid(), NULL, NULL), 0);
+	int e = procset_read(&ps, &t);
+	for (int i = 0; i < N; i++)
+		kill(kids[i], SIGKILL);
+	for (int i = 0; i < N; i++)
+		waitpid(kids[i], NULL, 0);
+	procset_close(&ps, 0);
+	sysroot_set(root);
+	assert_int_equal(e, 0);
+	assert_int_equal(t.nprocs, N + 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_psi),
 		cmocka_unit_test(test_psi),
+		cmocka_unit_test(test_tree_of_800),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
