@@ -62,7 +62,7 @@ int main(int argc, char **argv)
 		double t0 = cpu_us();
 		for (uint64_t i = 0; i < n; i++) {
 			struct sample m;
-			if (sampler_read(&s, &m) < 0)
+			if (sampler_read(&s, el, &m) < 0)
 				return 1;
 			m.elapsed_ns = ++el;
 			store_add_sample(st, r.id, &m);

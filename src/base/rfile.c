@@ -32,20 +32,30 @@ int rfile_open(struct rfile *f, const char *path)
 	return rfile_open_abs(f, full);
 }
 
+/* A seq_file (/proc/PID/task/TID/children, cgroup.procs, ...) returns at most about a
+ * page per read even when more follows, so a short read is the end of the file only
+ * when it is small: past SHORT_READ_MAX bytes, read on from there until read returns 0.
+ * Small files (status, statm, meminfo) still cost one pread. */
+#define SHORT_READ_MAX 2048
+
 int rfile_read(struct rfile *f)
 {
+	size_t len = 0;
 	for (;;) {
-		ssize_t n = pread(f->fd, f->buf, f->cap - 1, 0);
+		ssize_t n = pread(f->fd, f->buf + len, f->cap - 1 - len, (off_t)len);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
-		if ((size_t)n < f->cap - 1) {
-			f->len = (size_t)n;
-			f->buf[n] = '\0';
+		len += (size_t)n;
+		if (len < f->cap - 1 && (n == 0 || len < SHORT_READ_MAX)) {
+			f->len = len;
+			f->buf[len] = '\0';
 			return 0;
 		}
+		if (len < f->cap - 1)
+			continue;	/* maybe more after a seq_file's page */
 		if (f->cap >= (1u << 26))
 			return -EFBIG;
 		f->cap *= 2;

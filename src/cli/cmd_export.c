@@ -16,9 +16,12 @@ static const char usage_text[] =
 	"\n"
 	"Writes one row per sample of RUN (default: the last): time (ISO 8601 UTC),\n"
 	"elapsed_s, rss_bytes, hwm_bytes, anon_bytes, file_bytes, shmem_bytes, swap_bytes,\n"
-	"threads, mem_available_bytes, and pss_bytes, uss_bytes, cgroup_bytes,\n"
+	"threads, mem_available_bytes, and pss_bytes, uss_bytes, swap_pss_bytes,\n"
+	"pss_read_us (--pss: on the samples where smaps_rollup was read), cgroup_bytes,\n"
 	"cgroup_peak_bytes (the cgroup's peak over the interval where rsswatch made the\n"
-	"cgroup), gpu_bytes where they were sampled, gpuN_bytes per GPU, and\n"
+	"cgroup), gpu_bytes where they were sampled, gpuN_bytes per GPU, the memory\n"
+	"pressure (PSI) where the kernel has it: psi_some_avg10, psi_full_avg10 (percent),\n"
+	"psi_some_total_us, psi_full_total_us, and cgroup_psi_* for a v2 cgroup, and\n"
 	"counter.NAME for each counter the application published through librsswatch\n"
 	"(its latest value at that time).\n"
 	"\n"
@@ -129,16 +132,30 @@ static void side_fields(struct exporter *ex, struct side *sd, int64_t t, int las
 	}
 }
 
+/* Columns present only where the run sampled them; is_pct: a double (percent, two
+ * decimals), else a uint64_t. */
 static const struct {
 	unsigned flag;
 	const char *name;
 	size_t off;
+	int is_pct;
 } optional_cols[] = {
-	{ SAMPLE_PSS, "pss_bytes", offsetof(struct sample, pss) },
-	{ SAMPLE_PSS, "uss_bytes", offsetof(struct sample, uss) },
-	{ SAMPLE_CGROUP, "cgroup_bytes", offsetof(struct sample, cgroup) },
-	{ SAMPLE_CGROUP_PEAK, "cgroup_peak_bytes", offsetof(struct sample, cgroup_peak) },
-	{ SAMPLE_GPU, "gpu_bytes", offsetof(struct sample, gpu) },
+	{ SAMPLE_PSS, "pss_bytes", offsetof(struct sample, pss), 0 },
+	{ SAMPLE_PSS, "uss_bytes", offsetof(struct sample, uss), 0 },
+	{ SAMPLE_PSS, "swap_pss_bytes", offsetof(struct sample, swap_pss), 0 },
+	{ SAMPLE_PSS, "pss_read_us", offsetof(struct sample, pss_read_us), 0 },
+	{ SAMPLE_CGROUP, "cgroup_bytes", offsetof(struct sample, cgroup), 0 },
+	{ SAMPLE_CGROUP_PEAK, "cgroup_peak_bytes", offsetof(struct sample, cgroup_peak), 0 },
+	{ SAMPLE_PSI, "psi_some_avg10", offsetof(struct sample, psi_some_avg10), 1 },
+	{ SAMPLE_PSI_FULL, "psi_full_avg10", offsetof(struct sample, psi_full_avg10), 1 },
+	{ SAMPLE_PSI, "psi_some_total_us", offsetof(struct sample, psi_some_total_us), 0 },
+	{ SAMPLE_PSI_FULL, "psi_full_total_us", offsetof(struct sample, psi_full_total_us), 0 },
+	{ SAMPLE_CG_PSI, "cgroup_psi_some_avg10", offsetof(struct sample, cg_psi_some_avg10), 1 },
+	{ SAMPLE_CG_PSI_FULL, "cgroup_psi_full_avg10", offsetof(struct sample, cg_psi_full_avg10), 1 },
+	{ SAMPLE_CG_PSI, "cgroup_psi_some_total_us", offsetof(struct sample, cg_psi_some_total_us), 0 },
+	{ SAMPLE_CG_PSI_FULL, "cgroup_psi_full_total_us", offsetof(struct sample, cg_psi_full_total_us), 0 },
+	/* last: the per-GPU columns follow it */
+	{ SAMPLE_GPU, "gpu_bytes", offsetof(struct sample, gpu), 0 },
 };
 
 /* First pass: which optional columns the run has, and how many rows. */
@@ -181,9 +198,12 @@ static int write_row(void *ctx, const struct sample *s)
 	for (size_t i = 0; i < ARRAY_SIZE(optional_cols); i++) {
 		if (!(ex->have & optional_cols[i].flag))
 			continue;
-		if (s->have & optional_cols[i].flag)
+		const char *field = (const char *)s + optional_cols[i].off;
+		if ((s->have & optional_cols[i].flag) && optional_cols[i].is_pct)
+			snprintf(v, sizeof(v), "%.2f", *(const double *)(const void *)field);
+		else if (s->have & optional_cols[i].flag)
 			snprintf(v, sizeof(v), "%llu", (unsigned long long)
-				 *(const uint64_t *)((const char *)s + optional_cols[i].off));
+				 *(const uint64_t *)(const void *)field);
 		else
 			strlcpy_rsw(v, ex->jsonl ? "null" : "", sizeof(v));
 		put_field(ex, optional_cols[i].name, v, 0);

@@ -23,13 +23,85 @@ static const char usage_text[] =
 	"      --json     one run object with its marks and events\n"
 	"      --db PATH  the run database\n";
 
+/* The most memory pressure seen (PSI avg10, percent) and the stall time over the run
+ * (the difference of the totals between the first and last reading). */
+struct pressure {
+	int have, have_full;
+	double some, full;
+	uint64_t some_first, some_last;
+};
+
+static void pressure_add(struct pressure *p, int have, int have_full, double some, double full,
+			 uint64_t some_total)
+{
+	if (!have)
+		return;
+	if (!p->have)
+		p->some_first = some_total;
+	p->have = 1;
+	p->some_last = some_total;
+	if (some > p->some)
+		p->some = some;
+	if (have_full) {
+		p->have_full = 1;
+		if (full > p->full)
+			p->full = full;
+	}
+}
+
+static void pressure_line(struct buf *b, const struct pressure *psi)
+{
+	char d[32];
+	if (!psi[0].have && !psi[1].have)
+		return;
+	buf_puts(b, "pressure  max avg10");
+	for (int i = 0; i < 2; i++) {
+		const struct pressure *p = &psi[i];
+		if (!p->have)
+			continue;
+		buf_printf(b, "%s %s some %.2f%%", i && psi[0].have ? ";" : "", i ? "cgroup" : "host",
+			   p->some);
+		if (p->have_full)
+			buf_printf(b, " full %.2f%%", p->full);
+		uint64_t us = p->some_last > p->some_first ? p->some_last - p->some_first : 0;
+		buf_printf(b, " (stalled %s)", fmt_duration(d, sizeof(d), (int64_t)us * 1000));
+	}
+	buf_putc(b, '\n');
+}
+
 struct points {
 	struct tchart_point *p;
 	uint64_t *gpu;		/* per point; meaningful when have_gpu */
 	size_t n, cap;
 	uint64_t max_rss;
 	int have_gpu;
+	struct pressure psi[2];	/* the host's, the cgroup's */
+	/* --pss: the highest PSS read (with the USS of that read), the highest SwapPss,
+	 * and how long each read took */
+	uint64_t pss_max, uss_at_max, swap_pss_max;
+	int64_t *read_us;
+	size_t nreads;
 };
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void pss_line(struct buf *b, struct points *pts)
+{
+	char a[32], c[32], d[32];
+	if (!pts->nreads)
+		return;
+	qsort(pts->read_us, pts->nreads, sizeof(*pts->read_us), cmp_i64);
+	buf_printf(b, "pss       peak %s (uss %s), swap pss peak %s; %zu read%s taking %.1f ms "
+		   "(median), %.1f ms (max)\n", fmt_bytes(a, sizeof(a), pts->pss_max),
+		   fmt_bytes(c, sizeof(c), pts->uss_at_max), fmt_bytes(d, sizeof(d), pts->swap_pss_max),
+		   pts->nreads, pts->nreads == 1 ? "" : "s",
+		   (double)pts->read_us[pts->nreads / 2] / 1000.0,
+		   (double)pts->read_us[pts->nreads - 1] / 1000.0);
+}
 
 struct counter_stat {
 	char name[48];
@@ -111,6 +183,20 @@ static int collect(void *ctx, const struct sample *s)
 	pts->gpu[pts->n] = s->gpu;
 	if (s->have & SAMPLE_GPU)
 		pts->have_gpu = 1;
+	if (s->have & SAMPLE_PSS) {
+		if (s->pss >= pts->pss_max) {
+			pts->pss_max = s->pss;
+			pts->uss_at_max = s->uss;
+		}
+		if (s->swap_pss > pts->swap_pss_max)
+			pts->swap_pss_max = s->swap_pss;
+		pts->read_us = xrealloc(pts->read_us, (pts->nreads + 1) * sizeof(*pts->read_us));
+		pts->read_us[pts->nreads++] = s->pss_read_us;
+	}
+	pressure_add(&pts->psi[0], !!(s->have & SAMPLE_PSI), !!(s->have & SAMPLE_PSI_FULL),
+		     s->psi_some_avg10, s->psi_full_avg10, s->psi_some_total_us);
+	pressure_add(&pts->psi[1], !!(s->have & SAMPLE_CG_PSI), !!(s->have & SAMPLE_CG_PSI_FULL),
+		     s->cg_psi_some_avg10, s->cg_psi_full_avg10, s->cg_psi_some_total_us);
 	pts->n++;
 	if (s->rss > pts->max_rss)
 		pts->max_rss = s->rss;
@@ -179,7 +265,8 @@ int cmd_show(int argc, char **argv)
 	struct mark *marks = NULL;
 	struct event *events = NULL;
 	size_t nm = 0, ne = 0;
-	struct points pts = { NULL, NULL, 0, 0, 0, 0 };
+	struct points pts;
+	memset(&pts, 0, sizeof(pts));
 	struct counters cs = { NULL, 0 };
 	struct buf b = { 0 };
 	if ((ret = cli_resolve_run(st, ref, &id)) != 0)
@@ -195,6 +282,8 @@ int cmd_show(int argc, char **argv)
 		show_json(&b, &r, marks, nm, events, ne);
 	} else {
 		summary_text(&b, &r, pts.max_rss);
+		pss_line(&b, &pts);
+		pressure_line(&b, pts.psi);
 		char t[32], v[32];
 		if (nm)
 			marks_table(&b, &r, marks, nm, &pts);
@@ -226,6 +315,7 @@ out_store:
 	buf_release(&b);
 	free(pts.p);
 	free(pts.gpu);
+	free(pts.read_us);
 	free(cs.c);
 	store_free_marks(marks, nm);
 	store_free_events(events, ne);

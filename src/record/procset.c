@@ -110,6 +110,7 @@ static struct procset_member *member(struct procset *ps, pid_t pid, int *is_new)
 	memset(&nm, 0, sizeof(nm));
 	nm.pid = pid;
 	nm.children = (struct rfile)RFILE_INIT;
+	nm.smaps.f = (struct rfile)RFILE_INIT;
 	if (proc_reader_open(&nm.proc, pid) < 0)
 		return NULL;
 	if (ps->kind == PROCSET_TREE) {
@@ -132,6 +133,7 @@ static void member_close(struct procset_member *m)
 {
 	proc_reader_close(&m->proc);
 	rfile_close(&m->children);
+	smaps_reader_close(&m->smaps);
 }
 
 static int read_procs(struct procset *ps)
@@ -217,6 +219,36 @@ int procset_read(struct procset *ps, struct procset_totals *out)
 	ps->n = k;
 	if (ps->kind == PROCSET_TREE ? !root_ok : out->nprocs == 0)
 		return -ESRCH;
+	return 0;
+}
+
+int procset_read_pss(struct procset *ps, struct procset_pss *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < ps->n; i++) {
+		struct procset_member *m = &ps->m[i];
+		struct smaps_rollup r;
+		int e;
+		if (m->dead || m->gen != ps->gen)
+			continue;
+		if (m->smaps.f.fd < 0 && !m->smaps_err) {
+			if ((e = smaps_reader_open(&m->smaps, m->pid)) < 0) {
+				if (e != -ENOENT && e != -ESRCH)
+					m->smaps_err = e;
+			}
+		}
+		if (m->smaps_err) {
+			out->nfailed++;
+			out->err = m->smaps_err;
+			continue;
+		}
+		if (m->smaps.f.fd < 0 || (e = smaps_reader_read(&m->smaps, &r)) < 0)
+			continue;	/* gone meanwhile */
+		out->pss += r.pss;
+		out->uss += smaps_uss(&r);
+		out->swap_pss += r.swap_pss;
+		out->nread++;
+	}
 	return 0;
 }
 

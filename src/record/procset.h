@@ -18,6 +18,7 @@
 
 #include "base/rfile.h"
 #include "source/proc.h"
+#include "source/smaps.h"
 
 struct procset_member {
 	pid_t pid;
@@ -26,6 +27,8 @@ struct procset_member {
 	struct proc_status st;		/* the last read */
 	unsigned gen;			/* the sample that last saw it */
 	int dead;			/* still listed (a zombie) but gone: reported */
+	struct smaps_reader smaps;	/* --pss: opened at the first PSS read; fd -1 before */
+	int smaps_err;			/* it could not be opened (-EACCES, ...): not tried again */
 };
 
 enum procset_kind { PROCSET_TREE, PROCSET_CGROUP };
@@ -63,6 +66,19 @@ struct procset_totals {
  * was removed; -ESRCH when the set is empty (the tree's root is gone, or the cgroup
  * holds no process). Members that vanished are reported through cb. */
 int procset_read(struct procset *ps, struct procset_totals *out);
+/* PSS over the set: the sum of each member's smaps_rollup. Unlike summed RSS this
+ * counts a page shared by k members as k shares of 1/k: the set's true total. */
+struct procset_pss {
+	uint64_t pss, uss, swap_pss;
+	size_t nread;		/* members read */
+	size_t nfailed;		/* members that could not be read (not counting vanished) */
+	int err;		/* the error of the last of those */
+};
+
+/* Reads smaps_rollup of every member seen by the last procset_read() (expensive: see
+ * source/smaps.h). Each member's file is opened at its first read and kept. Returns 0
+ * (check nread and nfailed). */
+int procset_read_pss(struct procset *ps, struct procset_pss *out);
 /* Whether pid is (or was, until the last read) a member. */
 int procset_has(const struct procset *ps, pid_t pid);
 /* Reports every remaining member as gone (cb), then closes everything. */

@@ -53,6 +53,8 @@ struct recorder {
 	uint64_t warn_at;	/* the --warn threshold in bytes, once known (0: none) */
 	int warn_cgroup;	/* it is a share of the cgroup's limit */
 	int warned;		/* above it now */
+	int pss_warned;		/* the cost of a PSS read on a large target was said */
+	int pss_said;		/* a PSS read error was said */
 };
 
 void recorder_signals(sigset_t *set)
@@ -156,6 +158,39 @@ static void check_warn(struct recorder *rc, const struct sample *s, int64_t t)
 	}
 }
 
+/* --pss, when a read is due: says once what a read costs a large target, then reads.
+ * Errors are said once; PSS is then off for the rest of the run. */
+static void read_pss(struct recorder *rc, int64_t now, struct sample *s)
+{
+	FILE *live = rc->opts->live;
+	char v[32], ms[32];
+	const char *who = rc->set_open ? "the processes" : "the target";
+	if (!rc->pss_warned && s->rss > PSS_WARN_RSS) {
+		rc->pss_warned = 1;
+		double gib = (double)s->rss / (double)(1ULL << 30);
+		if (live)
+			fprintf(live, "rsswatch: warning: %s hold%s %s resident: each PSS read "
+				"(smaps_rollup) costs about 9 ms per GiB (about %.0f ms here) and stalls "
+				"%s mmap/munmap calls while it runs; reading it at most every %s\n",
+				who, rc->set_open ? "" : "s", fmt_bytes(v, sizeof(v), s->rss), gib * 9.0,
+				rc->set_open ? "their" : "its",
+				fmt_duration(ms, sizeof(ms), rc->opts->pss_interval_ns));
+	}
+	int e = sampler_read_pss(&rc->sampler, now, s);
+	if (rc->pss_said || !live)
+		return;
+	if (e < 0 && e != -ESRCH) {
+		rc->pss_said = 1;
+		fprintf(live, "rsswatch: cannot read the PSS of %s: %s%s; recording without it\n", who,
+			errstr(e), e == -EACCES || e == -EPERM ? " (smaps_rollup needs ptrace-read "
+								 "permission on the process)" : "");
+	} else if (e == 0 && rc->sampler.pss_nfailed) {
+		rc->pss_said = 1;
+		fprintf(live, "rsswatch: cannot read the PSS of %zu of the processes (%s): the PSS "
+			"sum leaves them out\n", rc->sampler.pss_nfailed, errstr(rc->sampler.pss_err));
+	}
+}
+
 /* Takes one sample. Returns 0, or -ESRCH when the target is gone. */
 static int take_sample(struct recorder *rc)
 {
@@ -169,6 +204,8 @@ static int take_sample(struct recorder *rc)
 		return e;
 	}
 	s.elapsed_ns = now - rc->start_mono;
+	if (sampler_pss_due(&rc->sampler, now))
+		read_pss(rc, now, &s);
 
 	struct run *r = rc->run;
 	int64_t t = r->started_at + s.elapsed_ns;
@@ -405,10 +442,14 @@ static int setup(struct recorder *rc)
 		rc->set_open = 1;
 		sampler_use_set(&rc->sampler, &rc->set);
 	}
+	if (rc->opts->pss_interval_ns)
+		sampler_use_pss(&rc->sampler, rc->opts->pss_interval_ns);
 	if (rc->opts->nvml)
 		sampler_use_gpu(&rc->sampler, rc->opts->nvml, rc->opts->gpu_interval_ns);
 	if (rc->target->cg && rc->target->cg_sample)
 		sampler_use_cgroup(&rc->sampler, rc->target->cg, rc->target->cg_reset_peak);
+	if (rc->target->psi_cgroup_dir)
+		sampler_use_cgroup_psi(&rc->sampler, rc->target->psi_cgroup_dir);	/* none: fine */
 	oom_watch_open(&rc->oom, rc->target->cg);
 	rc->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (rc->timerfd < 0)

@@ -31,7 +31,13 @@ struct record_opts {
 	 * usage is compared then) else of MemTotal; "warn_clear" when it falls back. */
 	uint64_t warn_bytes;
 	double warn_pct;
+	/* --pss: read PSS/USS/SwapPss from smaps_rollup at most this often (0: never).
+	 * Before the first read of a target (or set) above PSS_WARN_RSS resident, one
+	 * line on live says what each read costs it. */
+	int64_t pss_interval_ns;
 };
+
+#define PSS_WARN_RSS (2ULL << 30)
 
 /* The signals the recorder takes through its signalfd. Block them (and remember the
  * previous mask for a launched command) before starting anything. */
@@ -56,6 +62,10 @@ struct record_target {
 	 * each member's figures are stored per sample beside the totals. */
 	int tree;
 	const char *set_cgroup_dir;
+	/* A v2 cgroup directory whose memory.pressure is sampled beside the host's
+	 * /proc/pressure/memory (the target's cgroup, -g, or the one made for
+	 * --memory-limit), or NULL. */
+	const char *psi_cgroup_dir;
 };
 
 /* Records target into run. When the target dies of SIGKILL, the kernel log, its

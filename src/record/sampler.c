@@ -1,4 +1,5 @@
 #include "record/sampler.h"
+#include "base/clock.h"
 
 #include <errno.h>
 #include <string.h>
@@ -16,7 +17,79 @@ int sampler_open(struct sampler *s, pid_t pid)
 		proc_reader_close(&s->proc);
 		return e;
 	}
+	s->psi_cg.f = (struct rfile)RFILE_INIT;
+	s->smaps.f = (struct rfile)RFILE_INIT;
+	/* No PSI on this kernel (or psi=0): no pressure figures, and no error. */
+	s->psi_host_open = psi_reader_open_system(&s->psi_host) == 0;
 	return 0;
+}
+
+int sampler_use_cgroup_psi(struct sampler *s, const char *cgdir)
+{
+	if (s->psi_cg_open)
+		return 0;
+	int e = psi_reader_open_cgroup(&s->psi_cg, cgdir);
+	if (e < 0)
+		return e;
+	s->psi_cg_open = 1;
+	return 0;
+}
+
+/* Re-reads the pressure files (at most every PSI_EVERY_NS). A failed read keeps the
+ * last good figures; a file that turns out unreadable (EOPNOTSUPP) is dropped. */
+static void read_psi(struct sampler *s, int64_t now)
+{
+	struct psi p;
+	if (now < s->psi_next_ns)
+		return;
+	s->psi_next_ns = now + PSI_EVERY_NS;
+	if (s->psi_host_open) {
+		int e = psi_reader_read(&s->psi_host, &p);
+		if (e == 0) {
+			s->psi_host_last = p;
+			s->psi_host_have = 1;
+		} else if (e == -ENOENT) {
+			psi_reader_close(&s->psi_host);
+			s->psi_host_open = 0;
+		}
+	}
+	if (s->psi_cg_open) {
+		int e = psi_reader_read(&s->psi_cg, &p);
+		if (e == 0) {
+			s->psi_cg_last = p;
+			s->psi_cg_have = 1;
+		} else if (e == -ENOENT || e == -ENODEV) {
+			psi_reader_close(&s->psi_cg);
+			s->psi_cg_open = 0;
+			s->psi_cg_have = 0;	/* the cgroup is gone */
+		}
+	}
+}
+
+static void put_psi(struct sampler *s, struct sample *out)
+{
+	if (s->psi_host_have) {
+		const struct psi *p = &s->psi_host_last;
+		out->have |= SAMPLE_PSI;
+		out->psi_some_avg10 = psi_avg_pct(p->some.avg10);
+		out->psi_some_total_us = p->some.total_us;
+		if (p->has_full) {
+			out->have |= SAMPLE_PSI_FULL;
+			out->psi_full_avg10 = psi_avg_pct(p->full.avg10);
+			out->psi_full_total_us = p->full.total_us;
+		}
+	}
+	if (s->psi_cg_have) {
+		const struct psi *p = &s->psi_cg_last;
+		out->have |= SAMPLE_CG_PSI;
+		out->cg_psi_some_avg10 = psi_avg_pct(p->some.avg10);
+		out->cg_psi_some_total_us = p->some.total_us;
+		if (p->has_full) {
+			out->have |= SAMPLE_CG_PSI_FULL;
+			out->cg_psi_full_avg10 = psi_avg_pct(p->full.avg10);
+			out->cg_psi_full_total_us = p->full.total_us;
+		}
+	}
 }
 
 void sampler_use_gpu(struct sampler *s, struct nvml *n, int64_t every_ns)
@@ -83,6 +156,57 @@ static void read_cgroup(struct sampler *s, struct sample *out)
 		s->cg_reset = 0;
 }
 
+void sampler_use_pss(struct sampler *s, int64_t every_ns)
+{
+	s->pss_every_ns = every_ns;
+	s->pss_next_ns = 0;
+}
+
+int sampler_pss_due(const struct sampler *s, int64_t now)
+{
+	return s->pss_every_ns > 0 && !s->pss_err && now >= s->pss_next_ns;
+}
+
+int sampler_read_pss(struct sampler *s, int64_t now, struct sample *out)
+{
+	int64_t t0 = mono_ns();
+	int e;
+	s->pss_next_ns = now + s->pss_every_ns;
+	if (s->set) {
+		struct procset_pss p;
+		procset_read_pss(s->set, &p);
+		s->pss_nfailed = p.nfailed;
+		if (p.nfailed && !p.nread) {
+			s->pss_err = p.err;	/* none readable: off */
+			return p.err;
+		}
+		if (!p.nread)
+			return -ESRCH;
+		out->pss = p.pss;
+		out->uss = p.uss;
+		out->swap_pss = p.swap_pss;
+	} else {
+		struct smaps_rollup r;
+		if (s->smaps.f.fd < 0 && (e = smaps_reader_open(&s->smaps, s->pid)) < 0) {
+			if (e == -ENOENT || e == -ESRCH)
+				return -ESRCH;
+			s->pss_err = e;
+			return e;
+		}
+		if ((e = smaps_reader_read(&s->smaps, &r)) < 0) {
+			if (e != -ESRCH)
+				s->pss_err = e;
+			return e;
+		}
+		out->pss = r.pss;
+		out->uss = smaps_uss(&r);
+		out->swap_pss = r.swap_pss;
+	}
+	out->have |= SAMPLE_PSS;
+	out->pss_read_us = (mono_ns() - t0) / 1000;
+	return 0;
+}
+
 void sampler_use_set(struct sampler *s, struct procset *set)
 {
 	s->set = set;
@@ -136,6 +260,8 @@ int sampler_read(struct sampler *s, int64_t now, struct sample *out)
 		out->have |= SAMPLE_GPU;
 		out->gpu = s->gpu_bytes;
 	}
+	read_psi(s, now);
+	put_psi(s, out);
 	return 0;
 }
 
@@ -143,4 +269,10 @@ void sampler_close(struct sampler *s)
 {
 	proc_reader_close(&s->proc);
 	rfile_close(&s->meminfo);
+	smaps_reader_close(&s->smaps);
+	if (s->psi_host_open)
+		psi_reader_close(&s->psi_host);
+	if (s->psi_cg_open)
+		psi_reader_close(&s->psi_cg);
+	s->psi_host_open = s->psi_cg_open = 0;
 }

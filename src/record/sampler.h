@@ -11,6 +11,8 @@
 #include "source/cgroup.h"
 #include "source/proc.h"
 #include "source/nvml.h"
+#include "source/psi.h"
+#include "source/smaps.h"
 #include "store/model.h"
 
 #define SAMPLER_MAX_GPUS 16
@@ -33,7 +35,25 @@ struct sampler {
 	int cg_reset;			/* restart the cgroup's peak after each read */
 	struct procset *set;		/* totals over this set (borrowed), or NULL */
 	size_t nprocs;			/* members summed in the last sample */
+	/* Memory pressure: the host's /proc/pressure/memory and a v2 cgroup's
+	 * memory.pressure, kept open and read at most every PSI_EVERY_NS; samples in
+	 * between carry the last reading. A file that is absent (no PSI) gives nothing. */
+	struct psi_reader psi_host, psi_cg;
+	int psi_host_open, psi_cg_open;
+	int psi_host_have, psi_cg_have;
+	struct psi psi_host_last, psi_cg_last;
+	int64_t psi_next_ns;
+	/* --pss: smaps_rollup read at most every pss_every_ns (0: never), by
+	 * sampler_read_pss() only: the recorder decides when, since each read stalls the
+	 * target. pss_err: the first error that turned PSS off (-EACCES, ...). Over a set,
+	 * pss_nfailed members could not be read at the last read (their error pss_err). */
+	int64_t pss_every_ns, pss_next_ns;
+	struct smaps_reader smaps;
+	int pss_err;
+	size_t pss_nfailed;
 };
+
+#define PSI_EVERY_NS 1000000000LL
 
 /* Opens the target's files (pid 0: no single process, a cgroup's set is sampled).
  * Returns 0, -ESRCH when the process is gone, or -errno. */
@@ -45,6 +65,17 @@ void sampler_use_gpu(struct sampler *s, struct nvml *n, int64_t every_ns);
  * over the interval before it (only where cg_reader_reset_peak() can: a v1 cgroup
  * rsswatch made, or v2 on 6.12+); a failed reset leaves the peak since creation. */
 void sampler_use_cgroup(struct sampler *s, struct cg_reader *cg, int reset_peak);
+/* Adds the pressure of the v2 cgroup directory cgdir (absolute, with the sysroot):
+ * its memory.pressure. Returns 0, or -ENOENT where it has none (v1, PSI off). */
+int sampler_use_cgroup_psi(struct sampler *s, const char *cgdir);
+/* Adds PSS, USS and SwapPss from smaps_rollup, read at most every every_ns. */
+void sampler_use_pss(struct sampler *s, int64_t every_ns);
+/* Whether a PSS read is due at monotonic time now. */
+int sampler_pss_due(const struct sampler *s, int64_t now);
+/* Reads PSS into out (pss, uss, swap_pss, pss_read_us; SAMPLE_PSS) and schedules the
+ * next read. Returns 0; -ESRCH when the process is gone; or the -errno that turned PSS
+ * off for the rest of the recording (-EACCES: no ptrace-read permission), once. */
+int sampler_read_pss(struct sampler *s, int64_t now, struct sample *out);
 /* Samples the totals over set (owned by the caller) instead of the one process. */
 void sampler_use_set(struct sampler *s, struct procset *set);
 /* Fills out (all but elapsed_ns) at monotonic time now. Returns 0, -ESRCH when the

@@ -20,6 +20,10 @@ void live_line(struct buf *b, int64_t realtime_ns, const struct sample *s)
 		   fmt_bytes(hwm, sizeof(hwm), s->hwm));
 	if (s->swap)
 		buf_printf(b, " swap %s", fmt_bytes(avail, sizeof(avail), s->swap));
+	if (s->have & SAMPLE_PSS) {
+		buf_printf(b, " pss %s", fmt_bytes(avail, sizeof(avail), s->pss));
+		buf_printf(b, " uss %s", fmt_bytes(avail, sizeof(avail), s->uss));
+	}
 	if (s->have & SAMPLE_GPU)
 		buf_printf(b, " gpu %s", fmt_bytes(avail, sizeof(avail), s->gpu));
 	if (s->have & SAMPLE_CGROUP) {

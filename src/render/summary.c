@@ -26,7 +26,11 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss)
 	if (r->host[0])
 		buf_printf(b, " on %s", r->host);
 	buf_puts(b, ")\n");
-	if (cgroup_mode || r->tree)
+	if ((cgroup_mode || r->tree) && r->pss_interval_ns)
+		buf_puts(b, "note      RSS is summed over the processes: pages they share count once "
+			    "per process; PSS is available (--pss): it splits shared pages among "
+			    "them, so its sum counts them once\n");
+	else if (cgroup_mode || r->tree)
 		buf_puts(b, "note      RSS is summed over the processes: pages they share count once "
 			    "per process\n");
 	buf_printf(b, "started   %s, ran %s, %lld samples every %s\n",

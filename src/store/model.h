@@ -10,10 +10,14 @@
 
 /* Optional figures of a sample: set in sample.have when measured. */
 enum {
-	SAMPLE_PSS = 1 << 0,	/* pss, uss */
+	SAMPLE_PSS = 1 << 0,	/* pss, uss, swap_pss, pss_read_us (read this sample) */
 	SAMPLE_CGROUP = 1 << 1,	/* cgroup */
 	SAMPLE_GPU = 1 << 2,	/* gpu */
 	SAMPLE_CGROUP_PEAK = 1 << 3,	/* cgroup_peak */
+	SAMPLE_PSI = 1 << 4,		/* psi_some_* (the host's memory pressure) */
+	SAMPLE_PSI_FULL = 1 << 5,	/* psi_full_* */
+	SAMPLE_CG_PSI = 1 << 6,		/* cg_psi_some_* (the v2 cgroup's memory.pressure) */
+	SAMPLE_CG_PSI_FULL = 1 << 7,	/* cg_psi_full_* */
 };
 
 /* One observation of the target (or, with a tree or cgroup, the total over its set of
@@ -29,6 +33,18 @@ struct sample {
 	uint64_t cgroup_peak;	/* the cgroup's peak over this interval where rsswatch could
 				   reset it (a cgroup it made), else since the cgroup began */
 	uint64_t cgroup_limit;	/* not stored per sample: CG_UNLIMITED (UINT64_MAX) for none */
+	/* Memory pressure (PSI, schema 5): avg10 in percent, totals in microseconds of
+	 * stall since boot (host) or since the cgroup was made. Read at most once a
+	 * second; samples in between carry the last reading. */
+	double psi_some_avg10, psi_full_avg10;
+	uint64_t psi_some_total_us, psi_full_total_us;
+	double cg_psi_some_avg10, cg_psi_full_avg10;
+	uint64_t cg_psi_some_total_us, cg_psi_full_total_us;
+	/* --pss (schema 6): set (SAMPLE_PSS) only on the samples where smaps_rollup was
+	 * read; swap_pss is 0 where the kernel lacks SwapPss; pss_read_us is how long the
+	 * read took (over a set: all members' reads together). */
+	uint64_t swap_pss;
+	int64_t pss_read_us;
 };
 
 /* One GPU at one sample: the memory the target (or its tree) uses on it, when known,
@@ -111,6 +127,8 @@ struct run {
 	/* The figures are totals over a set of processes: the target and its descendants
 	 * (--tree; schema 4), or a cgroup's members (mode "cgroup"). */
 	int tree;
+	/* --pss: PSS/USS were read at most this often (schema 6); 0: not asked. */
+	int64_t pss_interval_ns;
 };
 
 void run_release(struct run *r);

@@ -89,6 +89,21 @@ static const char *const migrations[] = {
 	"  anon INTEGER NOT NULL, file INTEGER NOT NULL, shmem INTEGER NOT NULL,"
 	"  swap INTEGER NOT NULL, PRIMARY KEY (run_id, elapsed_ns, pid)) WITHOUT ROWID;"
 	"ALTER TABLE run ADD COLUMN tree INTEGER NOT NULL DEFAULT 0;",
+	/* 5: memory pressure (PSI) per sample: the host's, and the v2 cgroup's where there
+	 * is one; avg10 as REAL percent, totals in microseconds; NULL when absent */
+	"ALTER TABLE sample ADD COLUMN psi_some_avg10 REAL;"
+	"ALTER TABLE sample ADD COLUMN psi_full_avg10 REAL;"
+	"ALTER TABLE sample ADD COLUMN psi_some_total_us INTEGER;"
+	"ALTER TABLE sample ADD COLUMN psi_full_total_us INTEGER;"
+	"ALTER TABLE sample ADD COLUMN cg_psi_some_avg10 REAL;"
+	"ALTER TABLE sample ADD COLUMN cg_psi_full_avg10 REAL;"
+	"ALTER TABLE sample ADD COLUMN cg_psi_some_total_us INTEGER;"
+	"ALTER TABLE sample ADD COLUMN cg_psi_full_total_us INTEGER;",
+	/* 6: --pss: SwapPss and the time each smaps_rollup read took, per sample (NULL
+	 * where none was read); run.pss_interval_ns, 0 when PSS was not asked for */
+	"ALTER TABLE sample ADD COLUMN swap_pss INTEGER;"
+	"ALTER TABLE sample ADD COLUMN pss_read_us INTEGER;"
+	"ALTER TABLE run ADD COLUMN pss_interval_ns INTEGER NOT NULL DEFAULT 0;",
 };
 #define SCHEMA_VERSION ((int)ARRAY_SIZE(migrations))
 
@@ -131,7 +146,7 @@ static const char RUN_COLUMNS[] =
 	" interval_ns, samples, outcome, exit_code, signal, peak_rss, peak_rss_at,"
 	" peak_gpu, peak_gpu_at, sum_rss, last_rss, mem_total, recorder_pid,"
 	" recorder_start, boot_id, oom_at, oom_anon_rss, oom_memcg, outcome_note, cgroup,"
-	" cgroup_limit, peak_cgroup, peak_cgroup_at, tree";
+	" cgroup_limit, peak_cgroup, peak_cgroup_at, tree, pss_interval_ns";
 
 static int mkdir_p(const char *dir)
 {
@@ -365,12 +380,21 @@ static void bind_opt_i64(sqlite3_stmt *s, int i, int64_t v, int present)
 		sqlite3_bind_null(s, i);
 }
 
+static void bind_opt_f64(sqlite3_stmt *s, int i, double v, int present)
+{
+	if (present)
+		sqlite3_bind_double(s, i, v);
+	else
+		sqlite3_bind_null(s, i);
+}
+
 int store_run_begin(struct store *st, struct run *r)
 {
 	sqlite3_stmt *s;
 	if (prepare(st, "INSERT INTO run (label, host, kernel, target, mode, pid, started_at,"
 			" interval_ns, outcome, mem_total, recorder_pid, recorder_start, boot_id,"
-			" cgroup, cgroup_limit, tree) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &s) < 0)
+			" cgroup, cgroup_limit, tree, pss_interval_ns)"
+			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &s) < 0)
 		return -EIO;
 	sqlite3_bind_text(s, 1, r->label ? r->label : "", -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, r->host ? r->host : "", -1, SQLITE_STATIC);
@@ -388,6 +412,7 @@ int store_run_begin(struct store *st, struct run *r)
 	sqlite3_bind_text(s, 14, r->cgroup ? r->cgroup : "", -1, SQLITE_STATIC);
 	bind_opt_i64(s, 15, (int64_t)r->cgroup_limit, r->cgroup_limit != 0);
 	sqlite3_bind_int(s, 16, r->tree);
+	sqlite3_bind_int64(s, 17, r->pss_interval_ns);
 	int e = step_done(s);
 	if (e == 0)
 		r->id = sqlite3_last_insert_rowid(st->db);
@@ -483,8 +508,11 @@ static int insert_batch(struct store *st)
 {
 	if (!st->ins_sample &&
 	    prepare(st, "INSERT OR REPLACE INTO sample (run_id, elapsed_ns, rss, hwm, anon, file,"
-			" shmem, swap, threads, mem_available, pss, uss, cgroup, gpu, cgroup_peak)"
-			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &st->ins_sample) < 0)
+			" shmem, swap, threads, mem_available, pss, uss, cgroup, gpu, cgroup_peak,"
+			" psi_some_avg10, psi_full_avg10, psi_some_total_us, psi_full_total_us,"
+			" cg_psi_some_avg10, cg_psi_full_avg10, cg_psi_some_total_us,"
+			" cg_psi_full_total_us, swap_pss, pss_read_us)"
+			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &st->ins_sample) < 0)
 		return -EIO;
 	sqlite3_stmt *s = st->ins_sample;
 	for (size_t i = 0; i < st->nbatch; i++) {
@@ -505,6 +533,16 @@ static int insert_batch(struct store *st)
 		bind_opt_i64(s, 13, (int64_t)m->cgroup, m->have & SAMPLE_CGROUP);
 		bind_opt_i64(s, 14, (int64_t)m->gpu, m->have & SAMPLE_GPU);
 		bind_opt_i64(s, 15, (int64_t)m->cgroup_peak, m->have & SAMPLE_CGROUP_PEAK);
+		bind_opt_f64(s, 16, m->psi_some_avg10, m->have & SAMPLE_PSI);
+		bind_opt_f64(s, 17, m->psi_full_avg10, m->have & SAMPLE_PSI_FULL);
+		bind_opt_i64(s, 18, (int64_t)m->psi_some_total_us, m->have & SAMPLE_PSI);
+		bind_opt_i64(s, 19, (int64_t)m->psi_full_total_us, m->have & SAMPLE_PSI_FULL);
+		bind_opt_f64(s, 20, m->cg_psi_some_avg10, m->have & SAMPLE_CG_PSI);
+		bind_opt_f64(s, 21, m->cg_psi_full_avg10, m->have & SAMPLE_CG_PSI_FULL);
+		bind_opt_i64(s, 22, (int64_t)m->cg_psi_some_total_us, m->have & SAMPLE_CG_PSI);
+		bind_opt_i64(s, 23, (int64_t)m->cg_psi_full_total_us, m->have & SAMPLE_CG_PSI_FULL);
+		bind_opt_i64(s, 24, (int64_t)m->swap_pss, m->have & SAMPLE_PSS);
+		bind_opt_i64(s, 25, m->pss_read_us, m->have & SAMPLE_PSS);
 		if (sqlite3_step(s) != SQLITE_DONE)
 			return -EIO;
 	}
@@ -678,6 +716,7 @@ static void load_run(sqlite3_stmt *s, struct run *r)
 	r->peak_cgroup = (uint64_t)col_i64_or(s, 31, 0);
 	r->peak_cgroup_at = col_i64_or(s, 32, 0);
 	r->tree = (int)sqlite3_column_int64(s, 33);
+	r->pss_interval_ns = sqlite3_column_int64(s, 34);
 }
 
 /* Is the recorder of a run marked "running" still alive? It must be this boot, and the
@@ -792,7 +831,10 @@ int store_each_sample(struct store *st, int64_t id, store_sample_cb cb, void *ct
 {
 	sqlite3_stmt *s;
 	if (prepare(st, "SELECT elapsed_ns, rss, hwm, anon, file, shmem, swap, threads,"
-			" mem_available, pss, uss, cgroup, gpu, cgroup_peak FROM sample WHERE run_id = ?"
+			" mem_available, pss, uss, cgroup, gpu, cgroup_peak, psi_some_avg10,"
+			" psi_full_avg10, psi_some_total_us, psi_full_total_us, cg_psi_some_avg10,"
+			" cg_psi_full_avg10, cg_psi_some_total_us, cg_psi_full_total_us, swap_pss,"
+			" pss_read_us FROM sample WHERE run_id = ?"
 			" ORDER BY elapsed_ns", &s) < 0)
 		return -EIO;
 	sqlite3_bind_int64(s, 1, id);
@@ -813,6 +855,8 @@ int store_each_sample(struct store *st, int64_t id, store_sample_cb cb, void *ct
 			m.have |= SAMPLE_PSS;
 			m.pss = (uint64_t)sqlite3_column_int64(s, 9);
 			m.uss = (uint64_t)sqlite3_column_int64(s, 10);
+			m.swap_pss = (uint64_t)sqlite3_column_int64(s, 22);
+			m.pss_read_us = sqlite3_column_int64(s, 23);
 		}
 		if (sqlite3_column_type(s, 11) != SQLITE_NULL) {
 			m.have |= SAMPLE_CGROUP;
@@ -825,6 +869,26 @@ int store_each_sample(struct store *st, int64_t id, store_sample_cb cb, void *ct
 		if (sqlite3_column_type(s, 13) != SQLITE_NULL) {
 			m.have |= SAMPLE_CGROUP_PEAK;
 			m.cgroup_peak = (uint64_t)sqlite3_column_int64(s, 13);
+		}
+		if (sqlite3_column_type(s, 14) != SQLITE_NULL) {
+			m.have |= SAMPLE_PSI;
+			m.psi_some_avg10 = sqlite3_column_double(s, 14);
+			m.psi_some_total_us = (uint64_t)sqlite3_column_int64(s, 16);
+		}
+		if (sqlite3_column_type(s, 15) != SQLITE_NULL) {
+			m.have |= SAMPLE_PSI_FULL;
+			m.psi_full_avg10 = sqlite3_column_double(s, 15);
+			m.psi_full_total_us = (uint64_t)sqlite3_column_int64(s, 17);
+		}
+		if (sqlite3_column_type(s, 18) != SQLITE_NULL) {
+			m.have |= SAMPLE_CG_PSI;
+			m.cg_psi_some_avg10 = sqlite3_column_double(s, 18);
+			m.cg_psi_some_total_us = (uint64_t)sqlite3_column_int64(s, 20);
+		}
+		if (sqlite3_column_type(s, 19) != SQLITE_NULL) {
+			m.have |= SAMPLE_CG_PSI_FULL;
+			m.cg_psi_full_avg10 = sqlite3_column_double(s, 19);
+			m.cg_psi_full_total_us = (uint64_t)sqlite3_column_int64(s, 21);
 		}
 		if ((ret = cb(ctx, &m)) != 0)
 			break;

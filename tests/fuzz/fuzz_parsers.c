@@ -12,6 +12,7 @@
 #include "source/nvml.h"
 #include "source/proc.h"
 #include "source/psi.h"
+#include "source/smaps.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -38,6 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct cg_oom_control oc;
 		struct cg_stat cs;
 		struct psi psi;
+		struct smaps_rollup sm;
 		char line[256];
 		uint64_t u;
 		int64_t i;
@@ -61,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 10: cg_oom_control_parse(buf, len, &out.oc); break;
 	case 11: cg_stat_parse(buf, len, &out.cs); break;
 	case 12: cg_procs_parse(buf, len, out.pids, 64, &n); break;
-	case 13: psi_parse(buf, len, &out.psi); break;
+	case 13: psi_parse(buf, len, &out.psi); smaps_rollup_parse(buf, len, &out.sm); break;
 	case 14:
 		if (rec && kmsg_record_parse(buf, len, rec) == 0 && oom)
 			kmsg_oom_parse(rec->text, rec->text_len, oom);

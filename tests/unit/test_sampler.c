@@ -1,0 +1,164 @@
+/* The sampler against a small fixture tree made in a temporary directory (the sysroot):
+ * memory pressure is sampled where /proc/pressure/memory exists, at most once a
+ * second, and is simply absent where it does not. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/parse.h"
+#include "base/sysroot.h"
+#include "record/sampler.h"
+
+#define FIX "tests/fixtures"
+#define PID 4242
+
+static char root[64];
+
+static void put(const char *rel, const char *text)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void copy(const char *rel, const char *from)
+{
+	char *buf = NULL;
+	size_t cap = 0;
+	FILE *in = fopen(from, "r");
+	assert_non_null(in);
+	ssize_t n = getdelim(&buf, &cap, '\0', in);
+	fclose(in);
+	assert_true(n > 0);
+	put(rel, buf);
+	free(buf);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	char d[256];
+	snprintf(root, sizeof(root), "/tmp/rsw-sampler.XXXXXX");
+	assert_non_null(mkdtemp(root));
+	snprintf(d, sizeof(d), "%s/proc", root);
+	mkdir(d, 0755);
+	snprintf(d, sizeof(d), "%s/proc/%d", root, PID);
+	mkdir(d, 0755);
+	snprintf(d, sizeof(d), "%s/proc/pressure", root);
+	mkdir(d, 0755);
+	copy("/proc/meminfo", FIX "/proc/meminfo.txt");
+	copy("/proc/4242/status", FIX "/proc/status-weird-name.txt");
+	sysroot_set(root);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	sysroot_set(NULL);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_no_psi(void **state)
+{
+	(void)state;
+	struct sampler s;
+	struct sample out;
+	char path[256];
+	snprintf(path, sizeof(path), "%s/proc/pressure/memory", root);
+	unlink(path);
+	assert_int_equal(sampler_open(&s, PID), 0);
+	assert_int_equal(sampler_read(&s, 1, &out), 0);
+	assert_true(out.rss == 21792 * 1024ULL);
+	assert_false(out.have & (SAMPLE_PSI | SAMPLE_PSI_FULL | SAMPLE_CG_PSI | SAMPLE_CG_PSI_FULL));
+	/* a cgroup without memory.pressure (v1): nothing, and no error later */
+	assert_int_equal(sampler_use_cgroup_psi(&s, FIX "/cgroup-v1"), -ENOENT);
+	assert_int_equal(sampler_read(&s, 2 * NS_PER_S, &out), 0);
+	assert_false(out.have & (SAMPLE_PSI | SAMPLE_CG_PSI));
+	sampler_close(&s);
+}
+
+static void test_psi(void **state)
+{
+	(void)state;
+	struct sampler s;
+	struct sample out;
+	put("/proc/pressure/memory", "some avg10=1.50 avg60=0.20 avg300=0.00 total=1000\n"
+				     "full avg10=0.25 avg60=0.00 avg300=0.00 total=400\n");
+	assert_int_equal(sampler_open(&s, PID), 0);
+	assert_int_equal(sampler_use_cgroup_psi(&s, FIX "/cgroup-v2-oom/sys/fs/cgroup/system.slice/prover.service/rsw-oom"), 0);
+	assert_int_equal(sampler_read(&s, 1, &out), 0);
+	assert_true(out.have & SAMPLE_PSI);
+	assert_true(out.have & SAMPLE_PSI_FULL);
+	assert_true(out.psi_some_avg10 > 1.49 && out.psi_some_avg10 < 1.51);
+	assert_true(out.psi_full_avg10 > 0.24 && out.psi_full_avg10 < 0.26);
+	assert_true(out.psi_some_total_us == 1000 && out.psi_full_total_us == 400);
+	assert_true(out.have & SAMPLE_CG_PSI);
+
+	/* Within a second the file is not read again: the last figures are carried. */
+	put("/proc/pressure/memory", "some avg10=9.00 avg60=0.20 avg300=0.00 total=5000\n"
+				     "full avg10=3.00 avg60=0.00 avg300=0.00 total=2000\n");
+	assert_int_equal(sampler_read(&s, NS_PER_S / 2, &out), 0);
+	assert_true(out.psi_some_total_us == 1000);
+	assert_int_equal(sampler_read(&s, NS_PER_S + 2, &out), 0);
+	assert_true(out.psi_some_total_us == 5000 && out.psi_full_total_us == 2000);
+	assert_true(out.psi_some_avg10 > 8.99 && out.psi_some_avg10 < 9.01);
+	sampler_close(&s);
+}
+
+/* More children than one page of /proc/PID/task/PID/children holds (a seq_file returns
+ * about 4 KiB per read: 682 pids here): every one must be a member. */
+static void test_tree_of_800(void **state)
+{
+	(void)state;
+	enum { N = 800 };
+	static pid_t kids[N];
+	struct procset ps;
+	struct procset_totals t;
+	sysroot_set(NULL);
+	for (int i = 0; i < N; i++) {
+		kids[i] = fork();
+		assert_true(kids[i] >= 0);
+		if (kids[i] == 0) {
+			pause();
+			_exit(0);
+		}
+	}
+	assert_int_equal(procset_open_tree(&ps, getpid(), NULL, NULL), 0);
+	int e = procset_read(&ps, &t);
+	for (int i = 0; i < N; i++)
+		kill(kids[i], SIGKILL);
+	for (int i = 0; i < N; i++)
+		waitpid(kids[i], NULL, 0);
+	procset_close(&ps, 0);
+	sysroot_set(root);
+	assert_int_equal(e, 0);
+	assert_int_equal(t.nprocs, N + 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_no_psi),
+		cmocka_unit_test(test_psi),
+		cmocka_unit_test(test_tree_of_800),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
