@@ -9,7 +9,7 @@ int sampler_open(struct sampler *s, pid_t pid)
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
 	s->meminfo = (struct rfile)RFILE_INIT;
-	s->proc.status = (struct rfile)RFILE_INIT;
+	proc_reader_init(&s->proc);
 	int e = pid ? proc_reader_open(&s->proc, pid) : 0;
 	if (e < 0)
 		return e == -ENOENT ? -ESRCH : e;

@@ -48,11 +48,29 @@ int meminfo_parse(const char *buf, size_t len, struct meminfo *out);
 
 /* Keeps /proc/PID/status open. After the process is reaped a read fails with ESRCH;
  * while it is a zombie the text has no memory lines: both mean "gone". */
+/* Reading status costs the kernel about ten times what statm costs (it formats some
+ * fifty lines), and an idle process's figures do not change between samples. So each
+ * read first looks at statm (sizes and resident pages) and at the thread count (the
+ * link count of /proc/PID/task), and re-reads status only when one of them changed
+ * since the status now cached. Every change of the status figures recorded here moves
+ * one of them: RSS and its parts change resident or shared pages, swap-out lowers
+ * resident, freeing swapped memory lowers the size, VmHWM only rises when RSS does.
+ * The key is kept only when it read the same before and after the status read, so a
+ * process changing meanwhile is never cached under a stale key. */
 struct proc_reader {
 	pid_t pid;
 	struct rfile status;
+	int statm_fd;			/* -1: always read status */
+	int task_fd;			/* /proc/PID/task, for its link count; -1: none */
+	char key[96];			/* statm bytes and thread count of the cached status */
+	size_t key_len;
+	int cached;
+	struct proc_status last;
+	unsigned long reads, status_reads;	/* for benchmarks: how often status was read */
 };
 
+/* A closed reader, safe to close (what proc_reader_open starts from). */
+void proc_reader_init(struct proc_reader *r);
 int proc_reader_open(struct proc_reader *r, pid_t pid);
 /* Returns 0, -ESRCH when the process is gone (reaped or zombie), or another -errno. */
 int proc_reader_read(struct proc_reader *r, struct proc_status *out);

@@ -6,6 +6,10 @@
 
 #include "source/proc.h"
 
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 static void test_status_weird_name(void **state)
 {
 	(void)state;
@@ -138,6 +142,72 @@ static void test_meminfo(void **state)
 	assert_int_equal(mi.available, 1024 * 1024);
 }
 
+/* The reader re-reads status only when statm or the thread count moved: an idle child
+ * costs one status read over many samples, and every change is seen. */
+static void test_reader_cache(void **state)
+{
+	(void)state;
+	int go[2], done[2];
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(done), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char c;
+		char *p = NULL;
+		close(go[1]);
+		close(done[0]);
+		while (read(go[0], &c, 1) == 1) {
+			if (c == 'a') {	/* map and touch 8 MiB */
+				p = mmap(NULL, 8 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+				memset(p, 1, 8 << 20);
+			} else if (c == 'f') {
+				munmap(p, 8 << 20);
+			}
+			if (write(done[1], &c, 1) != 1)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(go[0]);
+	close(done[1]);
+	struct proc_reader r;
+	struct proc_status st, fresh;
+	char c;
+	assert_int_equal(proc_reader_open(&r, pid), 0);
+	assert_int_equal(proc_reader_read(&r, &st), 0);
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(proc_reader_read(&r, &st), 0);
+	assert_true(r.status_reads <= 2);	/* idle: the cached status serves */
+	unsigned long before = r.status_reads;
+	uint64_t rss0 = st.rss;
+
+	assert_int_equal(write(go[1], "a", 1), 1);
+	assert_int_equal(read(done[0], &c, 1), 1);
+	assert_int_equal(proc_reader_read(&r, &st), 0);
+	assert_true(r.status_reads > before);
+	assert_true(st.rss >= rss0 + (8 << 20));
+	assert_true(st.hwm >= st.rss);
+	/* what the cache returns equals a fresh read */
+	struct proc_reader r2;
+	assert_int_equal(proc_reader_open(&r2, pid), 0);
+	assert_int_equal(proc_reader_read(&r2, &fresh), 0);
+	assert_true(fresh.rss == st.rss && fresh.anon == st.anon && fresh.hwm == st.hwm);
+	proc_reader_close(&r2);
+
+	assert_int_equal(write(go[1], "f", 1), 1);
+	assert_int_equal(read(done[0], &c, 1), 1);
+	assert_int_equal(proc_reader_read(&r, &st), 0);
+	assert_true(st.rss < rss0 + (8 << 20));	/* the unmap is seen */
+	assert_true(st.hwm >= rss0 + (8 << 20));	/* and the peak kept */
+
+	close(go[1]);
+	waitpid(pid, NULL, 0);
+	assert_int_equal(proc_reader_read(&r, &st), -ESRCH);	/* reaped: gone */
+	proc_reader_close(&r);
+	close(done[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -149,6 +219,7 @@ int main(void)
 		cmocka_unit_test(test_stat_malformed),
 		cmocka_unit_test(test_cmdline),
 		cmocka_unit_test(test_meminfo),
+		cmocka_unit_test(test_reader_cache),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
