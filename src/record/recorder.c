@@ -22,6 +22,9 @@
 #include <unistd.h>
 
 #define FLUSH_EVERY_NS NS_PER_S
+/* Also flush once this many samples wait (at 1 kHz, four short transactions a second):
+ * it bounds the memory the batch takes. */
+#define FLUSH_EVERY_SAMPLES 256
 #define CLIENT_COUNTERS_MAX 64
 
 enum stop_reason { RUNNING, TARGET_ENDED, SIGNALED, DURATION };
@@ -272,7 +275,7 @@ static int take_sample(struct recorder *rc)
 		buf_putc(&rc->line, '\n');
 		fputs(buf_str(&rc->line), rc->opts->live);
 	}
-	if (now - rc->last_flush >= FLUSH_EVERY_NS)
+	if (now - rc->last_flush >= FLUSH_EVERY_NS || store_pending(rc->st) >= FLUSH_EVERY_SAMPLES)
 		flush(rc);
 	return 0;
 }

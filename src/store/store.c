@@ -323,7 +323,10 @@ int store_open(const char *path, unsigned flags, struct store **out, char *err, 
 		/* WAL: readers never block the recorder; NORMAL: a commit survives the
 		 * recorder being killed (not a power cut, which costs the last commits). */
 		if (exec_sql(db, "PRAGMA journal_mode = WAL") < 0 ||
-		    exec_sql(db, "PRAGMA synchronous = NORMAL") < 0) {
+		    exec_sql(db, "PRAGMA synchronous = NORMAL") < 0 ||
+		    /* A recorder only appends: a small page cache is enough, and it keeps the
+		     * recorder's own footprint small beside the process it watches. */
+		    exec_sql(db, "PRAGMA cache_size = -256") < 0) {
 			snprintf(err, errlen, "cannot use database %s: %s", path, sqlite3_errmsg(db));
 			r = -EIO;
 			goto fail;
@@ -441,6 +444,11 @@ static void *grow(void *arr, size_t *n, size_t *cap, size_t size)
 	}
 	(*n)++;
 	return arr;
+}
+
+size_t store_pending(const struct store *st)
+{
+	return st->nbatch;
 }
 
 int store_add_counter(struct store *st, int64_t run_id, int64_t elapsed_ns, const char *name,

@@ -37,6 +37,8 @@ const char *store_errmsg(struct store *st);
 int store_run_begin(struct store *st, struct run *r);
 /* Appends one sample to the open batch (starting a transaction when none is open). */
 int store_add_sample(struct store *st, int64_t run_id, const struct sample *s);
+/* The number of samples waiting for the next flush. */
+size_t store_pending(const struct store *st);
 /* An application counter's value at a sample (stored when it changes). */
 int store_add_counter(struct store *st, int64_t run_id, int64_t elapsed_ns, const char *name,
 		      long long value);
