@@ -980,36 +980,6 @@ int store_each_gpu(struct store *st, int64_t id, store_gpu_cb cb, void *ctx)
 	return ret;
 }
 
-int store_counter_names(struct store *st, int64_t id, char ***out, size_t *n)
-{
-	sqlite3_stmt *s;
-	if (prepare(st, "SELECT DISTINCT name FROM counter WHERE run_id = ? ORDER BY name", &s) < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, id);
-	char **names = NULL;
-	size_t cnt = 0;
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		names = xrealloc(names, (cnt + 1) * sizeof(*names));
-		names[cnt++] = col_text(s, 0);
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		store_free_names(names, cnt);
-		return -EIO;
-	}
-	*out = names;
-	*n = cnt;
-	return 0;
-}
-
-void store_free_names(char **names, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-}
-
 int store_events(struct store *st, int64_t id, struct event **out, size_t *n)
 {
 	sqlite3_stmt *s;

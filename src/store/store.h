@@ -81,9 +81,6 @@ int store_each_proc(struct store *st, int64_t id, store_proc_cb cb, void *ctx);
 typedef int (*store_gpu_cb)(void *ctx, int64_t elapsed_ns, const struct gpu_figures *g);
 /* Calls cb for each stored GPU row (one per device per GPU reading), in time order. */
 int store_each_gpu(struct store *st, int64_t id, store_gpu_cb cb, void *ctx);
-/* The names of the run's counters, sorted. */
-int store_counter_names(struct store *st, int64_t id, char ***out, size_t *n);
-void store_free_names(char **names, size_t n);
 
 struct event {
 	int64_t t;
