@@ -26,8 +26,8 @@ trap 'kill $hog 2>/dev/null; rm -rf "$tmp"' EXIT
 hog=$!
 while ! grep -q '^VmRSS:.*[0-9]\{6\} kB' /proc/$hog/status 2>/dev/null; do sleep 0.05; done
 
-samples_of() {	# samples_of DB
-	sqlite3 "$1" 'SELECT samples FROM run ORDER BY id DESC LIMIT 1'
+samples_of() {	# samples_of DB: the samples of the last run, from rsswatch itself
+	"$RSW" show --db "$1" --json | grep -o '"samples":[0-9]*' | cut -d: -f2
 }
 measure() {	# measure NAME SAMPLES-COMMAND -- COMMAND...: appends "NAME us_per_sample maxrss_kib"
 	name=$1; shift
