@@ -140,6 +140,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	int c;
 	uint64_t u;
 	a->opts.interval_ns = NS_PER_S;
+	{	/* a test knob: follow a tree by walking only (see record_opts) */
+		const char *v = getenv("RSSWATCH_NO_PROCCN");
+		a->opts.no_proccn = v && *v && strcmp(v, "0") != 0;
+	}
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:p:n:g:ti:d:l:qvh", longopts, NULL)) != -1) {
 		switch (c) {

@@ -14,15 +14,19 @@ static void init(struct procset *ps, procset_cb cb, void *ctx)
 {
 	memset(ps, 0, sizeof(*ps));
 	ps->procs = (struct rfile)RFILE_INIT;
+	ps->cn.fd = -1;
 	ps->cb = cb;
 	ps->ctx = ctx;
 }
 
-int procset_open_tree(struct procset *ps, pid_t root, procset_cb cb, void *ctx)
+int procset_open_tree(struct procset *ps, pid_t root, int use_cn, procset_cb cb, void *ctx)
 {
 	init(ps, cb, ctx);
 	ps->kind = PROCSET_TREE;
 	ps->root = root;
+	ps->walk = 1;
+	if (use_cn && proccn_open(&ps->cn) < 0)
+		ps->cn.fd = -1;		/* no connector: walk at every sample */
 	return 0;
 }
 
@@ -91,6 +95,87 @@ static void add_thread_children(struct procset *ps, pid_t pid)
 	closedir(d);
 }
 
+static struct procset_member *find(const struct procset *ps, pid_t pid)
+{
+	size_t lo = 0, hi = ps->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (ps->m[mid].pid == pid)
+			return &ps->m[mid];
+		if (ps->m[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* One connector event: a new process (child pid == tgid) is kept for the fork pass of
+ * procset_read; a member's thread start or exit invalidates its cached status. */
+static void on_event(void *ctx, const struct proccn_event *ev)
+{
+	struct procset *ps = ctx;
+	struct procset_member *m;
+	if (ev->kind == PROCCN_FORK && ev->pid == ev->tgid) {
+		if (ps->nforks == ps->capforks) {
+			ps->capforks = ps->capforks ? ps->capforks * 2 : 64;
+			ps->forks = xrealloc(ps->forks, ps->capforks * sizeof(*ps->forks));
+		}
+		ps->forks[ps->nforks].parent = ev->ptgid;
+		ps->forks[ps->nforks].child = ev->tgid;
+		ps->nforks++;
+		return;
+	}
+	/* a thread's start, or any exit (a thread's, or the leader's while others run) */
+	if ((m = find(ps, ev->tgid)))
+		proc_reader_invalidate(&m->proc);
+}
+
+/* The fork pass: in the order they happened, forks whose parent is in the set (a
+ * member, or a child accepted earlier in this pass) list their child. Run once the
+ * listed pids were read, so a parent found by this sample's walk counts, and a child
+ * whose parent has exited meanwhile (an orphan) still joins. Returns whether it listed
+ * any. */
+static int fork_pass(struct procset *ps)
+{
+	size_t first = ps->nlist;
+	for (size_t i = 0; i < ps->nforks; i++) {
+		pid_t parent = ps->forks[i].parent;
+		int in = find(ps, parent) != NULL;
+		for (size_t j = first; !in && j < ps->nlist; j++)
+			in = ps->list[j] == parent;
+		for (size_t j = 0; !in && j < ps->nrecent; j++)
+			in = ps->recent[j] == parent;
+		if (in)
+			list_add(ps, ps->forks[i].child);
+	}
+	ps->nforks = 0;
+	/* Kept for the next pass: a child that was reaped before it could be opened
+	 * (so never a member) may have forked after this drain. */
+	ps->nrecent = ps->nlist - first;
+	ps->recent = xrealloc(ps->recent, (ps->nrecent ? ps->nrecent : 1) * sizeof(*ps->recent));
+	memcpy(ps->recent, ps->list + first, ps->nrecent * sizeof(*ps->recent));
+	return ps->nlist > first;
+}
+
+/* Drains the connector into the list (after the root). On a loss, this sample walks
+ * and every member's status is re-read; on another error the connector is dropped. */
+static void drain_events(struct procset *ps)
+{
+	int e = proccn_drain(&ps->cn, on_event, ps);
+	if (e == 0)
+		return;
+	ps->walk = 1;
+	ps->cn_lost++;
+	for (size_t i = 0; i < ps->n; i++)
+		proc_reader_invalidate(&ps->m[i].proc);
+	if (e != -ENOBUFS) {
+		proccn_close(&ps->cn);
+		for (size_t i = 0; i < ps->n; i++)
+			proc_reader_use_thread_events(&ps->m[i].proc, 0);
+	}
+}
+
 /* The member for pid, made (with its files open) when new; NULL when the process
  * cannot be opened (gone already). The pointer is valid until the next call. */
 static struct procset_member *member(struct procset *ps, pid_t pid, int *is_new)
@@ -117,6 +202,8 @@ static struct procset_member *member(struct procset *ps, pid_t pid, int *is_new)
 		char rel[64];
 		snprintf(rel, sizeof(rel), "/proc/%d/task/%d/children", (int)pid, (int)pid);
 		rfile_open(&nm.children, rel);	/* missing: no children seen */
+		if (ps->cn.fd >= 0)
+			proc_reader_use_thread_events(&nm.proc, 1);
 	}
 	if (ps->n == ps->cap) {
 		ps->cap = ps->cap ? ps->cap * 2 : 16;
@@ -166,9 +253,20 @@ int procset_read(struct procset *ps, struct procset_totals *out)
 			return e;
 	} else {
 		list_add(ps, ps->root);
+		if (ps->cn.fd >= 0)
+			drain_events(ps);
+		ps->walking = ps->walk || ps->cn.fd < 0;
+		ps->walk = 0;
+		if (ps->walking)
+			ps->walks++;
+		/* Members stay until they die (see procset.h); new ones were listed above. */
+		for (size_t i = 0; i < ps->n; i++)
+			if (!ps->m[i].dead)
+				list_add(ps, ps->m[i].pid);
 	}
-	/* The list grows while it is walked (a tree's children are appended). */
-	for (size_t i = 0; i < ps->nlist; i++) {
+	/* The list grows while it is walked (a tree's children are appended; then the
+	 * children of this sample's forks). */
+	for (size_t i = 0; i < ps->nlist || (ps->nforks && fork_pass(ps)); i++) {
 		int is_new;
 		struct procset_member *m = member(ps, ps->list[i], &is_new);
 		if (!m || m->gen == ps->gen)
@@ -195,7 +293,7 @@ int procset_read(struct procset *ps, struct procset_totals *out)
 		out->swap += m->st.swap;
 		out->threads += m->st.threads;
 		out->nprocs++;
-		if (ps->kind == PROCSET_TREE) {
+		if (ps->kind == PROCSET_TREE && ps->walking) {
 			pid_t pid = m->pid;
 			uint32_t threads = m->st.threads;
 			if (m->children.fd >= 0 && rfile_read(&m->children) == 0)
@@ -254,17 +352,7 @@ int procset_read_pss(struct procset *ps, struct procset_pss *out)
 
 int procset_has(const struct procset *ps, pid_t pid)
 {
-	size_t lo = 0, hi = ps->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (ps->m[mid].pid == pid)
-			return 1;
-		if (ps->m[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
+	return find(ps, pid) != NULL;
 }
 
 void procset_close(struct procset *ps, int report)
@@ -276,7 +364,11 @@ void procset_close(struct procset *ps, int report)
 	}
 	free(ps->m);
 	free(ps->list);
+	free(ps->forks);
+	free(ps->recent);
 	rfile_close(&ps->procs);
+	proccn_close(&ps->cn);
 	memset(ps, 0, sizeof(*ps));
 	ps->procs.fd = -1;
+	ps->cn.fd = -1;
 }

@@ -3,10 +3,24 @@
  * --tree). Each sample refreshes the membership, reads every member's status through
  * its kept-open file, and sums the figures.
  *
- * Membership, cheapest first: a cgroup's cgroup.procs (kept open, one pread); or a walk
- * from the root through /proc/PID/task/PID/children (kept open per member). Children
- * forked by a thread other than the main one are listed in that thread's own children
- * file: those are read (open+read) only for members with more than one thread.
+ * Membership, cheapest first: a cgroup's cgroup.procs (kept open, one pread); or, for a
+ * tree, the proc connector's fork events (source/proccn.h), drained at each sample: a
+ * new process (child pid == child tgid) whose parent process is a member joins, even
+ * when its parent has exited since (the events are applied in order). The
+ * first sample, a sample after events were lost (ENOBUFS), and every sample where the
+ * connector cannot be had, walk instead: from the root and from every member through
+ * /proc/PID/task/PID/children (kept open per member). Children forked by a thread other
+ * than the main one are listed in that thread's own children file: those are read
+ * (open+read) only for members with more than one thread.
+ *
+ * A tree's member leaves when it dies (its reads fail: a zombie or reaped), not when it
+ * is re-parented: a daemon that a member started and orphaned stays in the set. With
+ * the connector it joins even when orphaned before any sample saw it; a walk finds it
+ * only if a sample saw it while its parent lived.
+ *
+ * With the connector, members' readers leave the thread count out of their change key
+ * (proc_reader_use_thread_events): a thread's start or exit event for a member, or a
+ * loss of events, invalidates that member's (or every member's) cached status.
  *
  * Invariant: members[] is sorted by pid; every member has its status file open. */
 #ifndef RSW_RECORD_PROCSET_H
@@ -18,6 +32,7 @@
 
 #include "base/rfile.h"
 #include "source/proc.h"
+#include "source/proccn.h"
 #include "source/smaps.h"
 
 struct procset_member {
@@ -45,12 +60,21 @@ struct procset {
 	pid_t *list;			/* scratch: this sample's pids */
 	size_t nlist, caplist;
 	unsigned gen;
+	struct proccn cn;		/* PROCSET_TREE: fd -1 when unavailable */
+	struct { pid_t parent, child; } *forks;	/* new processes since the last read */
+	size_t nforks, capforks;
+	pid_t *recent;			/* the children the last fork pass listed */
+	size_t nrecent;
+	int walk;			/* the next read walks the children files */
+	int walking;			/* this read does */
+	unsigned long walks, cn_lost;	/* for tests and benchmarks */
 	procset_cb cb;
 	void *ctx;
 };
 
-/* A tree from root. Returns 0. */
-int procset_open_tree(struct procset *ps, pid_t root, procset_cb cb, void *ctx);
+/* A tree from root. Subscribes to the proc connector when it can (use_cn), before the
+ * first walk, so no fork between the two is missed. Returns 0. */
+int procset_open_tree(struct procset *ps, pid_t root, int use_cn, procset_cb cb, void *ctx);
 /* The members of the cgroup directory cgdir (absolute, with the sysroot). Returns 0,
  * or -errno when cgroup.procs cannot be opened. */
 int procset_open_cgroup(struct procset *ps, const char *cgdir, procset_cb cb, void *ctx);

@@ -439,7 +439,9 @@ static int setup(struct recorder *rc)
 		if (rc->target->set_cgroup_dir)
 			e = procset_open_cgroup(&rc->set, rc->target->set_cgroup_dir, on_proc, rc);
 		else
-			e = procset_open_tree(&rc->set, rc->target->pid, on_proc, rc);
+			/* fork events are the real machine's: not for a fixture tree */
+			e = procset_open_tree(&rc->set, rc->target->pid,
+					      !rc->opts->no_proccn && !*sysroot(), on_proc, rc);
 		if (e < 0)
 			return e;
 		rc->set_open = 1;

@@ -35,6 +35,9 @@ struct record_opts {
 	 * Before the first read of a target (or set) above PSS_WARN_RSS resident, one
 	 * line on live says what each read costs it. */
 	int64_t pss_interval_ns;
+	/* --tree: walk the children files at every sample instead of following fork
+	 * events through the proc connector (tests; RSSWATCH_NO_PROCCN=1). */
+	int no_proccn;
 };
 
 #define PSS_WARN_RSS (2ULL << 30)

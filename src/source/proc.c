@@ -224,12 +224,18 @@ int proc_reader_open(struct proc_reader *r, pid_t pid)
 static int read_key(struct proc_reader *r, char *key, size_t n, size_t *len)
 {
 	struct stat sb;
-	if (r->statm_fd < 0 || r->task_fd < 0)
+	if (r->statm_fd < 0 || (r->task_fd < 0 && !r->thread_events))
 		return 0;
 	ssize_t m = pread(r->statm_fd, key, n - sizeof(sb.st_nlink), 0);
 	if (m < 0)
 		return errno == ESRCH || errno == ENOENT ? -ESRCH : 0;
-	if (m == 0 || fstat(r->task_fd, &sb) < 0)
+	if (m == 0)
+		return 0;
+	if (r->thread_events) {
+		*len = (size_t)m;
+		return 1;
+	}
+	if (fstat(r->task_fd, &sb) < 0)
 		return 0;
 	memcpy(key + m, &sb.st_nlink, sizeof(sb.st_nlink));
 	*len = (size_t)m + sizeof(sb.st_nlink);
@@ -264,6 +270,17 @@ int proc_reader_read(struct proc_reader *r, struct proc_status *out)
 		r->cached = 1;
 	}
 	return 0;
+}
+
+void proc_reader_use_thread_events(struct proc_reader *r, int on)
+{
+	r->thread_events = on;
+	r->cached = 0;
+}
+
+void proc_reader_invalidate(struct proc_reader *r)
+{
+	r->cached = 0;
 }
 
 void proc_reader_close(struct proc_reader *r)

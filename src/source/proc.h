@@ -56,12 +56,22 @@ int meminfo_parse(const char *buf, size_t len, struct meminfo *out);
  * one of them: RSS and its parts change resident or shared pages, swap-out lowers
  * resident, freeing swapped memory lowers the size, VmHWM only rises when RSS does.
  * The key is kept only when it read the same before and after the status read, so a
- * process changing meanwhile is never cached under a stale key. */
+ * process changing meanwhile is never cached under a stale key.
+ *
+ * The fstat of /proc/PID/task costs about as much as the statm read. A caller that
+ * learns of every thread's start and exit another way (the proc connector's fork and
+ * exit events, see record/procset.c) turns it off with proc_reader_use_thread_events()
+ * and must then call proc_reader_invalidate() whenever the process may have started or
+ * ended a thread, and whenever it may have missed such news (lost events). The thread
+ * count is then stale for at most the time between the event and the next sample's
+ * read after the caller drained it: one sample. A thread started or ended while status
+ * is read leaves its event for the next drain, so it is not cached for longer. */
 struct proc_reader {
 	pid_t pid;
 	struct rfile status;
 	int statm_fd;			/* -1: always read status */
 	int task_fd;			/* /proc/PID/task, for its link count; -1: none */
+	int thread_events;		/* the caller invalidates on thread changes: no fstat */
 	char key[96];			/* statm bytes and thread count of the cached status */
 	size_t key_len;
 	int cached;
@@ -74,6 +84,11 @@ void proc_reader_init(struct proc_reader *r);
 int proc_reader_open(struct proc_reader *r, pid_t pid);
 /* Returns 0, -ESRCH when the process is gone (reaped or zombie), or another -errno. */
 int proc_reader_read(struct proc_reader *r, struct proc_status *out);
+/* on: the key leaves out the thread count; the caller promises proc_reader_invalidate()
+ * (see above). off: back to the fstat of /proc/PID/task. */
+void proc_reader_use_thread_events(struct proc_reader *r, int on);
+/* The next read re-reads status. */
+void proc_reader_invalidate(struct proc_reader *r);
 void proc_reader_close(struct proc_reader *r);
 
 /* Reads /proc/PID/stat once. */

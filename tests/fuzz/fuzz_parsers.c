@@ -11,6 +11,7 @@
 #include "source/kmsg.h"
 #include "source/nvml.h"
 #include "source/proc.h"
+#include "source/proccn.h"
 #include "source/psi.h"
 #include "source/smaps.h"
 
@@ -44,6 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint64_t u;
 		int64_t i;
 		pid_t pids[64];
+		struct proccn_event cn[8];
 	} out;
 	size_t n;
 	struct kmsg_record *rec = malloc(sizeof(*rec));
@@ -62,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 9: cg_events_parse(buf, len, &out.ev); break;
 	case 10: cg_oom_control_parse(buf, len, &out.oc); break;
 	case 11: cg_stat_parse(buf, len, &out.cs); break;
-	case 12: cg_procs_parse(buf, len, out.pids, 64, &n); break;
+	case 12: cg_procs_parse(buf, len, out.pids, 64, &n); proccn_parse(buf, len, out.cn, 8); break;
 	case 13: psi_parse(buf, len, &out.psi); smaps_rollup_parse(buf, len, &out.sm); break;
 	case 14:
 		if (rec && kmsg_record_parse(buf, len, rec) == 0 && oom)

@@ -14,6 +14,8 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -141,7 +143,7 @@ static void test_tree_of_800(void **state)
 			_exit(0);
 		}
 	}
-	assert_int_equal(procset_open_tree(&ps, getpid(), NULL, NULL), 0);
+	assert_int_equal(procset_open_tree(&ps, getpid(), 0, NULL, NULL), 0);
 	int e = procset_read(&ps, &t);
 	for (int i = 0; i < N; i++)
 		kill(kids[i], SIGKILL);
@@ -153,12 +155,82 @@ static void test_tree_of_800(void **state)
 	assert_int_equal(t.nprocs, N + 1);
 }
 
+static int64_t deadline_left_ms(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return 5000 - ((t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
+static void *thread_wait(void *arg)
+{
+	char c;
+	(void)!read(*(int *)arg, &c, 1);
+	return NULL;
+}
+
+/* With the proc connector: the first read walks; later ones follow fork events only
+ * (no walk), see a child at the first read after it was forked, drop it once it died,
+ * and see a thread come and go (its events invalidate the cached status, whose key no
+ * longer holds the thread count). */
+static void test_tree_connector(void **state)
+{
+	(void)state;
+	struct procset ps;
+	struct procset_totals t;
+	struct timespec t0;
+	int fds[2];
+	pthread_t th;
+	sysroot_set(NULL);
+	assert_int_equal(procset_open_tree(&ps, getpid(), 1, NULL, NULL), 0);
+	if (ps.cn.fd < 0) {
+		procset_close(&ps, 0);
+		sysroot_set(root);
+		skip();
+	}
+	assert_int_equal(procset_read(&ps, &t), 0);
+	assert_int_equal(t.nprocs, 1);
+	uint32_t threads0 = t.threads;
+	assert_int_equal(ps.walks, 1);
+	pid_t kid = fork();
+	assert_true(kid >= 0);
+	if (kid == 0) {
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(procset_read(&ps, &t), 0);	/* fork() returned: its event is queued */
+	assert_int_equal(t.nprocs, 2);
+	assert_true(procset_has(&ps, kid));
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	assert_int_equal(procset_read(&ps, &t), 0);
+	assert_int_equal(t.nprocs, 1);
+	assert_true(ps.walks <= 1 + ps.cn_lost);	/* no walk but after lost events */
+	/* a thread: started, then ended (its exit is reported after join returns) */
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(pthread_create(&th, NULL, thread_wait, &fds[0]), 0);
+	assert_int_equal(procset_read(&ps, &t), 0);
+	assert_int_equal(t.threads, threads0 + 1);
+	assert_int_equal(write(fds[1], "x", 1), 1);
+	pthread_join(th, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		assert_int_equal(procset_read(&ps, &t), 0);
+	while (t.threads != threads0 && deadline_left_ms(&t0) > 0);
+	assert_int_equal(t.threads, threads0);
+	procset_close(&ps, 0);
+	close(fds[0]);
+	close(fds[1]);
+	sysroot_set(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_psi),
 		cmocka_unit_test(test_psi),
 		cmocka_unit_test(test_tree_of_800),
+		cmocka_unit_test(test_tree_connector),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
