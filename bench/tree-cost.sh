@@ -49,7 +49,7 @@ for n in 10 100 1000; do
 		rm -f "$tmp/db"*
 		c=$(cpu_of "$RSW" record --db "$tmp/db" -q -t -p "$root" -i 100ms -d 5s)
 		s=$(sqlite3 "$tmp/db" 'SELECT samples FROM run ORDER BY id DESC LIMIT 1')
-		m=$(sqlite3 "$tmp/db" "SELECT max(c) FROM (SELECT count(*) c FROM proc_sample GROUP BY elapsed_ns)")
+		m=$(sqlite3 "$tmp/db" "SELECT max(c) FROM (SELECT count(*) c FROM proc_at_sample GROUP BY elapsed_ns)")
 		echo "$n rsswatch $c $s $procs $m" >>"$tmp/raw"
 		echo "$n procscan $(cpu_of "$SCAN" 20) 20 $procs" >>"$tmp/raw"
 		echo "$n ps-ppid $(cpu_of sh -c "$ppid_script" - "$root") 5 $procs" >>"$tmp/raw"

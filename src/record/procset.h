@@ -32,6 +32,7 @@
 
 #include "base/rfile.h"
 #include "source/proc.h"
+#include "store/model.h"
 #include "source/proccn.h"
 #include "source/smaps.h"
 
@@ -44,6 +45,10 @@ struct procset_member {
 	int dead;			/* still listed (a zombie) but gone: reported */
 	struct smaps_reader smaps;	/* --pss: opened at the first PSS read; fd -1 before */
 	int smaps_err;			/* it could not be opened (-EACCES, ...): not tried again */
+	/* The member's row last stored in proc_sample (the recorder stores a row only when
+	 * the figures change, and a row of zeros when the member leaves). */
+	enum { ROW_NONE, ROW_LIVE, ROW_GONE } row;
+	struct proc_figures row_figs;
 };
 
 enum procset_kind { PROCSET_TREE, PROCSET_CGROUP };

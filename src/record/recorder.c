@@ -194,6 +194,40 @@ static void read_pss(struct recorder *rc, int64_t now, struct sample *s)
 	}
 }
 
+/* The per-process rows of a tree or cgroup: a member's row is stored when its figures
+ * change (an idle member of a large tree costs nothing), and a row of zeros when it
+ * leaves the set; readers take a member's last row at or before a sample as its
+ * figures then (docs/STORAGE.md). */
+static void store_members(struct recorder *rc, int64_t elapsed)
+{
+	for (size_t i = 0; i < rc->set.n; i++) {
+		struct procset_member *m = &rc->set.m[i];
+		struct proc_figures p;
+		memset(&p, 0, sizeof(p));
+		p.pid = m->pid;
+		p.ppid = m->st.ppid;
+		strlcpy_rsw(p.comm, m->st.name, sizeof(p.comm));
+		if (m->dead || m->gen != rc->set.gen) {
+			if (m->row == ROW_LIVE) {
+				p.gone = 1;
+				store_add_proc(rc->st, rc->run->id, elapsed, &p);
+				m->row = ROW_GONE;
+			}
+			continue;
+		}
+		p.rss = m->st.rss;
+		p.anon = m->st.anon;
+		p.file = m->st.file;
+		p.shmem = m->st.shmem;
+		p.swap = m->st.swap;
+		if (m->row == ROW_LIVE && memcmp(&p, &m->row_figs, sizeof(p)) == 0)
+			continue;
+		store_add_proc(rc->st, rc->run->id, elapsed, &p);
+		m->row_figs = p;
+		m->row = ROW_LIVE;
+	}
+}
+
 /* Takes one sample. Returns 0, or -ESRCH when the target is gone. */
 static int take_sample(struct recorder *rc)
 {
@@ -237,24 +271,8 @@ static int take_sample(struct recorder *rc)
 			store_add_gpu(rc->st, r->id, s.elapsed_ns, &rc->sampler.gpus[i]);
 	if (rc->target->pid > 0)
 		poll_client(rc, s.elapsed_ns);
-	if (rc->set_open) {
-		for (size_t i = 0; i < rc->set.n; i++) {
-			const struct procset_member *m = &rc->set.m[i];
-			if (m->dead || m->gen != rc->set.gen)
-				continue;
-			struct proc_figures p;
-			memset(&p, 0, sizeof(p));
-			p.pid = m->pid;
-			p.ppid = m->st.ppid;
-			strlcpy_rsw(p.comm, m->st.name, sizeof(p.comm));
-			p.rss = m->st.rss;
-			p.anon = m->st.anon;
-			p.file = m->st.file;
-			p.shmem = m->st.shmem;
-			p.swap = m->st.swap;
-			store_add_proc(rc->st, r->id, s.elapsed_ns, &p);
-		}
-	}
+	if (rc->set_open)
+		store_members(rc, s.elapsed_ns);
 	check_warn(rc, &s, t);
 	r->samples++;
 	r->sum_rss += (double)s.rss;

@@ -62,6 +62,7 @@ struct proc_figures {
 	pid_t pid, ppid;
 	char comm[64];
 	uint64_t rss, anon, file, shmem, swap;
+	int gone;		/* a row saying the member left the set (figures 0) */
 };
 
 /* The RSS of samples s[0..n) (in time order) at elapsed time t: that of the last sample

@@ -104,6 +104,19 @@ static const char *const migrations[] = {
 	"ALTER TABLE sample ADD COLUMN swap_pss INTEGER;"
 	"ALTER TABLE sample ADD COLUMN pss_read_us INTEGER;"
 	"ALTER TABLE run ADD COLUMN pss_interval_ns INTEGER NOT NULL DEFAULT 0;",
+	/* 7: a member's row is stored when its figures change, and a row with gone = 1 when
+	 * it leaves the set; proc_at_sample gives every member's figures at every sample
+	 * (its last row at or before it), as one row per member per sample did before */
+	"ALTER TABLE proc_sample ADD COLUMN gone INTEGER NOT NULL DEFAULT 0;"
+	"CREATE INDEX proc_sample_pid ON proc_sample (run_id, pid, elapsed_ns);"
+	"CREATE VIEW proc_at_sample AS"
+	" SELECT s.run_id AS run_id, s.elapsed_ns AS elapsed_ns, p.pid AS pid, p.ppid AS ppid,"
+	"  p.comm AS comm, p.rss AS rss, p.anon AS anon, p.file AS file, p.shmem AS shmem,"
+	"  p.swap AS swap"
+	" FROM sample s JOIN proc_sample p ON p.run_id = s.run_id AND p.elapsed_ns ="
+	"  (SELECT max(q.elapsed_ns) FROM proc_sample q"
+	"   WHERE q.run_id = s.run_id AND q.pid = p.pid AND q.elapsed_ns <= s.elapsed_ns)"
+	" WHERE p.gone = 0;",
 };
 #define SCHEMA_VERSION ((int)ARRAY_SIZE(migrations))
 
@@ -574,7 +587,8 @@ static int insert_batch(struct store *st)
 		return -EIO;
 	if (st->nprocs && !st->ins_proc &&
 	    prepare(st, "INSERT OR REPLACE INTO proc_sample (run_id, elapsed_ns, pid, ppid, comm,"
-			" rss, anon, file, shmem, swap) VALUES (?,?,?,?,?,?,?,?,?,?)", &st->ins_proc) < 0)
+			" rss, anon, file, shmem, swap, gone) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+		    &st->ins_proc) < 0)
 		return -EIO;
 	for (size_t i = 0; i < st->nprocs; i++) {
 		const struct proc_row *pr = &st->procs[i];
@@ -590,6 +604,7 @@ static int insert_batch(struct store *st)
 		sqlite3_bind_int64(s, 8, (int64_t)pr->p.file);
 		sqlite3_bind_int64(s, 9, (int64_t)pr->p.shmem);
 		sqlite3_bind_int64(s, 10, (int64_t)pr->p.swap);
+		sqlite3_bind_int64(s, 11, pr->p.gone);
 		if (sqlite3_step(s) != SQLITE_DONE)
 			return -EIO;
 	}
@@ -899,35 +914,6 @@ int store_each_sample(struct store *st, int64_t id, store_sample_cb cb, void *ct
 			m.cg_psi_full_total_us = (uint64_t)sqlite3_column_int64(s, 21);
 		}
 		if ((ret = cb(ctx, &m)) != 0)
-			break;
-	}
-	sqlite3_finalize(s);
-	if (ret == 0 && rc != SQLITE_DONE)
-		return -EIO;
-	return ret;
-}
-
-int store_each_proc(struct store *st, int64_t id, store_proc_cb cb, void *ctx)
-{
-	sqlite3_stmt *s;
-	if (prepare(st, "SELECT elapsed_ns, pid, ppid, comm, rss, anon, file, shmem, swap"
-			" FROM proc_sample WHERE run_id = ? ORDER BY elapsed_ns, pid", &s) < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, id);
-	int rc, ret = 0;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		struct proc_figures p;
-		memset(&p, 0, sizeof(p));
-		p.pid = (pid_t)sqlite3_column_int64(s, 1);
-		p.ppid = (pid_t)sqlite3_column_int64(s, 2);
-		const unsigned char *c = sqlite3_column_text(s, 3);
-		strlcpy_rsw(p.comm, c ? (const char *)c : "", sizeof(p.comm));
-		p.rss = (uint64_t)sqlite3_column_int64(s, 4);
-		p.anon = (uint64_t)sqlite3_column_int64(s, 5);
-		p.file = (uint64_t)sqlite3_column_int64(s, 6);
-		p.shmem = (uint64_t)sqlite3_column_int64(s, 7);
-		p.swap = (uint64_t)sqlite3_column_int64(s, 8);
-		if ((ret = cb(ctx, sqlite3_column_int64(s, 0), &p)) != 0)
 			break;
 	}
 	sqlite3_finalize(s);

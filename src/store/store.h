@@ -75,9 +75,6 @@ typedef int (*store_counter_cb)(void *ctx, int64_t elapsed_ns, const char *name,
 /* Calls cb for each stored counter value in time order (values are stored when they
  * change: a counter keeps its value until its next row). */
 int store_each_counter(struct store *st, int64_t id, store_counter_cb cb, void *ctx);
-typedef int (*store_proc_cb)(void *ctx, int64_t elapsed_ns, const struct proc_figures *p);
-/* Calls cb for each stored member row of a process set, by time then pid. */
-int store_each_proc(struct store *st, int64_t id, store_proc_cb cb, void *ctx);
 typedef int (*store_gpu_cb)(void *ctx, int64_t elapsed_ns, const struct gpu_figures *g);
 /* Calls cb for each stored GPU row (one per device per GPU reading), in time order. */
 int store_each_gpu(struct store *st, int64_t id, store_gpu_cb cb, void *ctx);

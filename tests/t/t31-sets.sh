@@ -28,9 +28,10 @@ sql() {	# sql QUERY: one value from the database
 	fi
 }
 last="(SELECT max(id) FROM run)"
-# Samples whose totals differ from the sum of their members' rows.
+# Samples whose totals differ from the sum of their members' figures then (the view
+# proc_at_sample gives each member's last stored row at or before every sample).
 mismatches() {
-	sql "SELECT count(*) FROM sample s WHERE s.run_id = $last AND s.rss != (SELECT coalesce(sum(p.rss), -1) FROM proc_sample p WHERE p.run_id = s.run_id AND p.elapsed_ns = s.elapsed_ns) OR s.run_id = $last AND s.anon != (SELECT coalesce(sum(p.anon), -1) FROM proc_sample p WHERE p.run_id = s.run_id AND p.elapsed_ns = s.elapsed_ns)"
+	sql "SELECT count(*) FROM sample s WHERE s.run_id = $last AND s.rss != (SELECT coalesce(sum(p.rss), -1) FROM proc_at_sample p WHERE p.run_id = s.run_id AND p.elapsed_ns = s.elapsed_ns) OR s.run_id = $last AND s.anon != (SELECT coalesce(sum(p.anon), -1) FROM proc_at_sample p WHERE p.run_id = s.run_id AND p.elapsed_ns = s.elapsed_ns)"
 }
 events() { sql "SELECT count(*) FROM event WHERE run_id = $last AND kind = '$1'"; }
 
@@ -54,7 +55,7 @@ for mode in events walk; do
 	e=$(events proc_exit)
 	check "tree ($mode): at least 50 processes exited (got $e)" test "$e" -ge 50
 	check "tree ($mode): totals equal the sum of the members in every sample" test "$(mismatches)" -eq 0
-	m=$(sql "SELECT max(c) FROM (SELECT count(*) c FROM proc_sample WHERE run_id = $last GROUP BY elapsed_ns)")
+	m=$(sql "SELECT max(c) FROM (SELECT count(*) c FROM proc_at_sample WHERE run_id = $last GROUP BY elapsed_ns)")
 	check "tree ($mode): samples hold the shell and its children (max $m members)" test "$m" -ge 3
 	"$bin" show >"$tmp/show"
 	check "tree ($mode): show notes that summed RSS counts shared pages more than once" \
@@ -143,7 +144,7 @@ check "-g: mode cgroup, target the cgroup path" grep -q "\"target\":\"$rel\",\"m
 check "-g: outcome exited, the cgroup became empty" \
 	grep -q '"outcome":"exited".*"outcome_note":"the cgroup became empty"' "$tmp/json"
 check "-g: totals equal the sum of the members" test "$(mismatches)" -eq 0
-m=$(sql "SELECT max(c) FROM (SELECT count(*) c FROM proc_sample WHERE run_id = $last GROUP BY elapsed_ns)")
+m=$(sql "SELECT max(c) FROM (SELECT count(*) c FROM proc_at_sample WHERE run_id = $last GROUP BY elapsed_ns)")
 check "-g: both processes were members" test "$m" -eq 2
 big=$(sql "SELECT max(rss) FROM sample WHERE run_id = $last")
 check "-g: the total holds both (>= 50 MiB)" test "$big" -ge $((50 * 1048576))

@@ -34,7 +34,7 @@ check "one process holding 64 MiB: PSS >= 64 MiB and <= RSS; USS <= PSS" \
 
 # --tree: memhog maps 64 MiB, then forks: the two share those pages copy-on-write.
 expect_exit 0 "--tree --pss=100ms: exit 0" "$RSW" record -q -t -i 50ms --pss=100ms -- "$HOG" +64M fork sleep 1500ms
-two="(SELECT count(*) FROM proc_sample p WHERE p.run_id = s.run_id AND p.elapsed_ns = s.elapsed_ns) = 2"
+two="(SELECT count(*) FROM proc_at_sample p WHERE p.run_id = s.run_id AND p.elapsed_ns = s.elapsed_ns) = 2"
 k=$(sql "$db" "SELECT count(*) FROM sample s WHERE run_id = $last AND pss IS NOT NULL AND $two")
 check "tree: PSS read with both processes present ($k samples)" test "$k" -ge 3
 r=$(sql "$db" "SELECT max(rss) / $MiB FROM sample s WHERE run_id = $last AND pss IS NOT NULL AND $two")
