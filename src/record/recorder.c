@@ -298,13 +298,25 @@ static int take_sample(struct recorder *rc)
 	return 0;
 }
 
+/* Is memcg (as the kernel log names it) the cgroup that holds only the set, or below it? */
+static int in_set_cgroup(const struct recorder *rc, const char *memcg)
+{
+	const char *cg = rc->target->cg_path;
+	if (!rc->target->cg_sample || !cg || !*cg || !memcg)
+		return 0;
+	size_t n = strlen(cg);
+	return strncmp(memcg, cg, n) == 0 && (memcg[n] == '\0' || memcg[n] == '/');
+}
+
 static void on_oom_kill(void *ctx, const struct kmsg_oom *kill, const char *memcg,
 			int64_t realtime_ns)
 {
 	struct recorder *rc = ctx;
 	if (kill->pid != rc->target->pid || kill->pid <= 0) {
-		/* A member of the set: an event, and the recording goes on. */
-		if (rc->set_open && procset_has(&rc->set, kill->pid)) {
+		/* A member of the set: an event, and the recording goes on. A process killed
+		 * in a cgroup that holds only the set (-g, or one made for the command) is a
+		 * member even if no sample saw it: it may have lived between two. */
+		if (rc->set_open && (procset_has(&rc->set, kill->pid) || in_set_cgroup(rc, memcg))) {
 			char detail[600];
 			oom_kill_detail(kill, memcg, detail, sizeof(detail));
 			store_add_event(rc->st, rc->run->id, realtime_ns, "oom_kill", kill->pid, detail);
