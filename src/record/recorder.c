@@ -597,6 +597,9 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	/* Marks and counters written just before the target ended are still in its page. */
 	if (rc.page)
 		poll_client(&rc, mono_ns() - rc.start_mono);
+	/* Kernel log records of OOM kills of members that came in with the end. */
+	if (rc.set_open)
+		oom_watch_drain(&rc.oom, on_oom_kill, &rc);
 	/* The set's last figures are stored; members left are not "exits". */
 	if (rc.stop == SIGNALED || rc.stop == DURATION || (e < 0 && rc.stop == RUNNING)) {
 		strlcpy_rsw(run->outcome, OUTCOME_STOPPED, sizeof(run->outcome));
