@@ -92,9 +92,9 @@ int main(int argc, char **argv)
 				sleep_ms(5);
 			i++;
 		} else if (strcmp(a, "exit") == 0) {
-			exit(atoi(arg));
+			exit((int)strtol(arg, NULL, 10));
 		} else if (strcmp(a, "raise") == 0) {
-			raise(atoi(arg));
+			raise((int)strtol(arg, NULL, 10));
 			i++;
 		} else if (strcmp(a, "fork") == 0) {
 			if (fork() < 0)
