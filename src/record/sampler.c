@@ -66,30 +66,30 @@ static void read_psi(struct sampler *s, int64_t now)
 	}
 }
 
+/* One PSI reading into a sample's fields for it; returns the have bits it set. */
+static unsigned psi_fields(const struct psi *p, unsigned some_bit, unsigned full_bit,
+			   double *some_avg10, uint64_t *some_total, double *full_avg10,
+			   uint64_t *full_total)
+{
+	*some_avg10 = psi_avg_pct(p->some.avg10);
+	*some_total = p->some.total_us;
+	if (!p->has_full)
+		return some_bit;
+	*full_avg10 = psi_avg_pct(p->full.avg10);
+	*full_total = p->full.total_us;
+	return some_bit | full_bit;
+}
+
 static void put_psi(struct sampler *s, struct sample *out)
 {
-	if (s->psi_host_have) {
-		const struct psi *p = &s->psi_host_last;
-		out->have |= SAMPLE_PSI;
-		out->psi_some_avg10 = psi_avg_pct(p->some.avg10);
-		out->psi_some_total_us = p->some.total_us;
-		if (p->has_full) {
-			out->have |= SAMPLE_PSI_FULL;
-			out->psi_full_avg10 = psi_avg_pct(p->full.avg10);
-			out->psi_full_total_us = p->full.total_us;
-		}
-	}
-	if (s->psi_cg_have) {
-		const struct psi *p = &s->psi_cg_last;
-		out->have |= SAMPLE_CG_PSI;
-		out->cg_psi_some_avg10 = psi_avg_pct(p->some.avg10);
-		out->cg_psi_some_total_us = p->some.total_us;
-		if (p->has_full) {
-			out->have |= SAMPLE_CG_PSI_FULL;
-			out->cg_psi_full_avg10 = psi_avg_pct(p->full.avg10);
-			out->cg_psi_full_total_us = p->full.total_us;
-		}
-	}
+	if (s->psi_host_have)
+		out->have |= psi_fields(&s->psi_host_last, SAMPLE_PSI, SAMPLE_PSI_FULL,
+					&out->psi_some_avg10, &out->psi_some_total_us,
+					&out->psi_full_avg10, &out->psi_full_total_us);
+	if (s->psi_cg_have)
+		out->have |= psi_fields(&s->psi_cg_last, SAMPLE_CG_PSI, SAMPLE_CG_PSI_FULL,
+					&out->cg_psi_some_avg10, &out->cg_psi_some_total_us,
+					&out->cg_psi_full_avg10, &out->cg_psi_full_total_us);
 }
 
 void sampler_use_gpu(struct sampler *s, struct nvml *n, int64_t every_ns)

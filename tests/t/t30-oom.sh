@@ -10,14 +10,8 @@ if [ ! -x "$bin" ] || [ ! -x "$hog" ]; then
 	exit 0
 fi
 # The directory of this shell's memory cgroup: where rsswatch makes its child.
-cgdir=
-if [ -d /sys/fs/cgroup/memory ]; then
-	p=$(sed -n 's/^[0-9]*:[^:]*memory[^:]*:\(.*\)$/\1/p' /proc/self/cgroup | head -1)
-	[ -n "$p" ] && cgdir=/sys/fs/cgroup/memory$p
-elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
-	p=$(sed -n 's/^0::\(.*\)$/\1/p' /proc/self/cgroup)
-	cgdir=/sys/fs/cgroup$p
-fi
+. "$(dirname "$0")/memcg.sh"
+cgdir=$(memcg_dir)
 if [ "$(id -u)" -ne 0 ] || [ -z "$cgdir" ] || [ ! -d "$cgdir" ]; then
 	echo "1..0 # SKIP needs root and a memory cgroup controller"
 	exit 0

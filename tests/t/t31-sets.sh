@@ -95,14 +95,8 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 0
 fi
 # The v1 (or v2) memory cgroup of this shell, where test cgroups are made.
-cgdir=
-if [ -d /sys/fs/cgroup/memory ]; then
-	p=$(sed -n 's/^[0-9]*:[^:]*memory[^:]*:\(.*\)$/\1/p' /proc/self/cgroup | head -1)
-	[ -n "$p" ] && cgdir=/sys/fs/cgroup/memory$p
-elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
-	p=$(sed -n 's/^0::\(.*\)$/\1/p' /proc/self/cgroup)
-	cgdir=/sys/fs/cgroup$p
-fi
+. "$(dirname "$0")/memcg.sh"
+cgdir=$(memcg_dir)
 if [ -z "$cgdir" ] || [ ! -d "$cgdir" ]; then
 	echo "1..$n"
 	exit 0
