@@ -380,6 +380,7 @@ static void fill_run(struct run *r, const struct record_args *a, const struct re
 	r->exit_code = -1;
 	r->signal = -1;
 	r->peak_gpu = -1;
+	r->hwm_before = -1;
 	if (read_file("/proc/meminfo", &buf, &len) == 0) {
 		meminfo_parse(buf, len, &mi);
 		free(buf);

@@ -31,6 +31,8 @@ void run_release(struct run *r)
 	free(r->oom_memcg);
 	free(r->outcome_note);
 	free(r->cgroup);
+	free(r->peak_source);
+	free(r->peak_process_comm);
 	memset(r, 0, sizeof(*r));
 }
 

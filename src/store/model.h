@@ -130,6 +130,67 @@ struct run {
 	int tree;
 	/* --pss: PSS/USS were read at most this often (schema 6); 0: not asked. */
 	int64_t pss_interval_ns;
+
+	/* The run's own peak (schema 8). peak_rss holds only what happened during the
+	 * recording: an attached target's VmHWM counts once it rises above hwm_before,
+	 * its value at the first sample (-1: launched, or not known). peak_source says
+	 * where peak_rss came from (PEAK_FROM_*). Over a set, peak_rss is never below the
+	 * largest member's exact peak. */
+	int64_t hwm_before;
+	char *peak_source;
+	/* OOM kills of the target or any member during the run (each in store_oom_kills). */
+	int64_t oom_kills;
+	/* The largest single process of the run by its peak (pid 0: none known). */
+	uint64_t peak_process_rss;
+	pid_t peak_process_pid;
+	char *peak_process_comm;
+	/* The kernel's exit records (taskstats) were read: the peak of every process that
+	 * ended during the run is exact. 0: those peaks are sampled (or from wait4). */
+	int exit_records;
+	/* peak_cgroup is the cgroup's own charged peak over the run (memory.peak or
+	 * max_usage_in_bytes, reset at the start); 0: the highest usage sampled. */
+	int peak_cgroup_exact;
+};
+
+/* Where a peak came from, as stored and as said in every output. */
+#define PEAK_FROM_SAMPLE "sample"	/* a sampled RSS (or a set's sampled total) */
+#define PEAK_FROM_HWM "VmHWM"		/* the kernel's high-water mark, read at a sample */
+#define PEAK_FROM_EXIT "exit record"	/* taskstats hiwater_rss when the process ended */
+#define PEAK_FROM_WAIT "wait4"		/* ru_maxrss of the launched command and its reaped
+					   descendants */
+#define PEAK_FROM_OOM "OOM report"	/* the kernel's figures at an OOM kill */
+
+/* How a process of a run ended (process.ended). */
+#define PROC_RUNNING "running"		/* still alive when the recording ended */
+#define PROC_EXITED "exited"
+#define PROC_SIGNALED "signaled"
+#define PROC_OOM_KILLED "oom_killed"
+#define PROC_GONE "gone"		/* ended; how is not known (no exit record) */
+
+/* One process of a run: the target, or a member of its set. Times are elapsed ns from
+ * the run's start (end_ns -1: alive at the end). peak_rss is exact when peak_source is
+ * PEAK_FROM_EXIT, PEAK_FROM_WAIT or PEAK_FROM_OOM; hwm_before is the VmHWM it had when
+ * first seen, for a process that existed before the recording (-1 otherwise), and is
+ * not part of peak_rss. exit_code and signal are -1 when they do not apply. */
+struct proc_summary {
+	pid_t pid, ppid;
+	char comm[64];
+	int64_t first_ns, end_ns;
+	uint64_t peak_rss;
+	char peak_source[16];
+	int64_t hwm_before;
+	char ended[16];
+	int exit_code, signal;
+};
+
+/* An OOM kill during a run, with the kernel's figures (bytes; 0 when the line lacked
+ * them). t is CLOCK_REALTIME ns. */
+struct oom_kill {
+	int64_t t;
+	pid_t pid;
+	char comm[64];
+	uint64_t anon_rss, file_rss, shmem_rss, total_vm;
+	char memcg[256];
 };
 
 void run_release(struct run *r);

@@ -117,6 +117,29 @@ static const char *const migrations[] = {
 	"  (SELECT max(q.elapsed_ns) FROM proc_sample q"
 	"   WHERE q.run_id = s.run_id AND q.pid = p.pid AND q.elapsed_ns <= s.elapsed_ns)"
 	" WHERE p.gone = 0;",
+	/* 8: the run's own peak and where it came from; the attached target's VmHWM before
+	 * the recording (hwm_before, NULL when launched); OOM kills during the run, each in
+	 * oom_kill with the kernel's figures; the largest single process; one row per
+	 * process of the run in process (its exact peak where an exit record gave it) */
+	"ALTER TABLE run ADD COLUMN hwm_before INTEGER;"
+	"ALTER TABLE run ADD COLUMN oom_kills INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE run ADD COLUMN peak_source TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE run ADD COLUMN peak_process_rss INTEGER;"
+	"ALTER TABLE run ADD COLUMN peak_process_pid INTEGER;"
+	"ALTER TABLE run ADD COLUMN peak_process_comm TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE run ADD COLUMN exit_records INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE run ADD COLUMN peak_cgroup_exact INTEGER NOT NULL DEFAULT 0;"
+	"CREATE TABLE oom_kill ("
+	"  run_id INTEGER NOT NULL, t INTEGER NOT NULL, pid INTEGER NOT NULL,"
+	"  comm TEXT NOT NULL, anon_rss INTEGER, file_rss INTEGER, shmem_rss INTEGER,"
+	"  total_vm INTEGER, memcg TEXT NOT NULL DEFAULT '');"
+	"CREATE INDEX oom_kill_run ON oom_kill (run_id, t);"
+	"CREATE TABLE process ("
+	"  run_id INTEGER NOT NULL, pid INTEGER NOT NULL, ppid INTEGER NOT NULL,"
+	"  comm TEXT NOT NULL, first_ns INTEGER NOT NULL, end_ns INTEGER,"
+	"  peak_rss INTEGER NOT NULL, peak_source TEXT NOT NULL, hwm_before INTEGER,"
+	"  ended TEXT NOT NULL, exit_code INTEGER, signal INTEGER,"
+	"  PRIMARY KEY (run_id, pid, first_ns)) WITHOUT ROWID;",
 };
 #define SCHEMA_VERSION ((int)ARRAY_SIZE(migrations))
 
@@ -159,7 +182,9 @@ static const char RUN_COLUMNS[] =
 	" interval_ns, samples, outcome, exit_code, signal, peak_rss, peak_rss_at,"
 	" peak_gpu, peak_gpu_at, sum_rss, last_rss, mem_total, recorder_pid,"
 	" recorder_start, boot_id, oom_at, oom_anon_rss, oom_memcg, outcome_note, cgroup,"
-	" cgroup_limit, peak_cgroup, peak_cgroup_at, tree, pss_interval_ns";
+	" cgroup_limit, peak_cgroup, peak_cgroup_at, tree, pss_interval_ns, hwm_before,"
+	" oom_kills, peak_source, peak_process_rss, peak_process_pid, peak_process_comm,"
+	" exit_records, peak_cgroup_exact";
 
 static int mkdir_p(const char *dir)
 {
@@ -514,6 +539,46 @@ int store_add_event(struct store *st, int64_t run_id, int64_t t, const char *kin
 	return step_done(s);
 }
 
+int store_add_oom_kill(struct store *st, int64_t run_id, const struct oom_kill *k)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "INSERT INTO oom_kill (run_id, t, pid, comm, anon_rss, file_rss,"
+			" shmem_rss, total_vm, memcg) VALUES (?,?,?,?,?,?,?,?,?)", &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, k->t);
+	sqlite3_bind_int64(s, 3, k->pid);
+	sqlite3_bind_text(s, 4, k->comm, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 5, (int64_t)k->anon_rss);
+	sqlite3_bind_int64(s, 6, (int64_t)k->file_rss);
+	sqlite3_bind_int64(s, 7, (int64_t)k->shmem_rss);
+	sqlite3_bind_int64(s, 8, (int64_t)k->total_vm);
+	sqlite3_bind_text(s, 9, k->memcg, -1, SQLITE_STATIC);
+	return step_done(s);
+}
+
+int store_put_process(struct store *st, int64_t run_id, const struct proc_summary *p)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "INSERT OR REPLACE INTO process (run_id, pid, ppid, comm, first_ns,"
+			" end_ns, peak_rss, peak_source, hwm_before, ended, exit_code, signal)"
+			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, p->pid);
+	sqlite3_bind_int64(s, 3, p->ppid);
+	sqlite3_bind_text(s, 4, p->comm, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 5, p->first_ns);
+	bind_opt_i64(s, 6, p->end_ns, p->end_ns >= 0);
+	sqlite3_bind_int64(s, 7, (int64_t)p->peak_rss);
+	sqlite3_bind_text(s, 8, p->peak_source, -1, SQLITE_STATIC);
+	bind_opt_i64(s, 9, p->hwm_before, p->hwm_before >= 0);
+	sqlite3_bind_text(s, 10, p->ended, -1, SQLITE_STATIC);
+	bind_opt_i64(s, 11, p->exit_code, p->exit_code >= 0);
+	bind_opt_i64(s, 12, p->signal, p->signal > 0);
+	return step_done(s);
+}
+
 int store_add_mark(struct store *st, int64_t run_id, int64_t t, const char *label)
 {
 	sqlite3_stmt *s;
@@ -624,7 +689,7 @@ static int insert_batch(struct store *st)
 	return 0;
 }
 
-/* Binds the run's mutable state to parameters 1..13 and 15..21 of an UPDATE ...
+/* Binds the run's mutable state to parameters 1..13 and 15..29 of an UPDATE ...
  * WHERE id = ?14. */
 static void bind_progress(sqlite3_stmt *s, const struct run *r)
 {
@@ -649,6 +714,15 @@ static void bind_progress(sqlite3_stmt *s, const struct run *r)
 	bind_opt_i64(s, 19, (int64_t)r->peak_cgroup, r->peak_cgroup != 0);
 	bind_opt_i64(s, 20, r->peak_cgroup_at, r->peak_cgroup != 0);
 	bind_opt_i64(s, 21, (int64_t)r->cgroup_limit, r->cgroup_limit != 0);
+	bind_opt_i64(s, 22, r->hwm_before, r->hwm_before >= 0);
+	sqlite3_bind_int64(s, 23, r->oom_kills);
+	sqlite3_bind_text(s, 24, r->peak_source ? r->peak_source : "", -1, SQLITE_STATIC);
+	bind_opt_i64(s, 25, (int64_t)r->peak_process_rss, r->peak_process_pid > 0);
+	bind_opt_i64(s, 26, r->peak_process_pid, r->peak_process_pid > 0);
+	sqlite3_bind_text(s, 27, r->peak_process_comm ? r->peak_process_comm : "", -1,
+			  SQLITE_STATIC);
+	sqlite3_bind_int(s, 28, r->exit_records);
+	sqlite3_bind_int(s, 29, r->peak_cgroup_exact);
 }
 
 static int write_progress(struct store *st, const struct run *r)
@@ -659,7 +733,10 @@ static int write_progress(struct store *st, const struct run *r)
 			" last_at = ?8, outcome = ?9, ended_at = ?10, exit_code = ?11,"
 			" signal = ?12, pid = ?13, oom_at = ?15, oom_anon_rss = ?16,"
 			" oom_memcg = ?17, outcome_note = ?18, peak_cgroup = ?19,"
-			" peak_cgroup_at = ?20, cgroup_limit = ?21 WHERE id = ?14", &s) < 0)
+			" peak_cgroup_at = ?20, cgroup_limit = ?21, hwm_before = ?22,"
+			" oom_kills = ?23, peak_source = ?24, peak_process_rss = ?25,"
+			" peak_process_pid = ?26, peak_process_comm = ?27, exit_records = ?28,"
+			" peak_cgroup_exact = ?29 WHERE id = ?14", &s) < 0)
 		return -EIO;
 	bind_progress(s, r);
 	return step_done(s);
@@ -740,6 +817,14 @@ static void load_run(sqlite3_stmt *s, struct run *r)
 	r->peak_cgroup_at = col_i64_or(s, 32, 0);
 	r->tree = (int)sqlite3_column_int64(s, 33);
 	r->pss_interval_ns = sqlite3_column_int64(s, 34);
+	r->hwm_before = col_i64_or(s, 35, -1);
+	r->oom_kills = sqlite3_column_int64(s, 36);
+	r->peak_source = col_text(s, 37);
+	r->peak_process_rss = (uint64_t)col_i64_or(s, 38, 0);
+	r->peak_process_pid = (pid_t)col_i64_or(s, 39, 0);
+	r->peak_process_comm = col_text(s, 40);
+	r->exit_records = (int)sqlite3_column_int64(s, 41);
+	r->peak_cgroup_exact = (int)sqlite3_column_int64(s, 42);
 }
 
 /* Is the recorder of a run marked "running" still alive? It must be this boot, and the
@@ -1001,6 +1086,80 @@ void store_free_events(struct event *ev, size_t n)
 	free(ev);
 }
 
+static void col_copy(sqlite3_stmt *s, int i, char *out, size_t n)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+	strlcpy_rsw(out, t ? (const char *)t : "", n);
+}
+
+int store_oom_kills(struct store *st, int64_t id, struct oom_kill **out, size_t *n)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "SELECT t, pid, comm, anon_rss, file_rss, shmem_rss, total_vm, memcg"
+			" FROM oom_kill WHERE run_id = ? ORDER BY t, rowid", &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, id);
+	struct oom_kill *k = NULL;
+	size_t cnt = 0;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		k = xrealloc(k, (cnt + 1) * sizeof(*k));
+		struct oom_kill *o = &k[cnt++];
+		o->t = sqlite3_column_int64(s, 0);
+		o->pid = (pid_t)sqlite3_column_int64(s, 1);
+		col_copy(s, 2, o->comm, sizeof(o->comm));
+		o->anon_rss = (uint64_t)sqlite3_column_int64(s, 3);
+		o->file_rss = (uint64_t)sqlite3_column_int64(s, 4);
+		o->shmem_rss = (uint64_t)sqlite3_column_int64(s, 5);
+		o->total_vm = (uint64_t)sqlite3_column_int64(s, 6);
+		col_copy(s, 7, o->memcg, sizeof(o->memcg));
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		free(k);
+		return -EIO;
+	}
+	*out = k;
+	*n = cnt;
+	return 0;
+}
+
+int store_processes(struct store *st, int64_t id, struct proc_summary **out, size_t *n)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "SELECT pid, ppid, comm, first_ns, end_ns, peak_rss, peak_source,"
+			" hwm_before, ended, exit_code, signal FROM process WHERE run_id = ?"
+			" ORDER BY peak_rss DESC, first_ns, pid", &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, id);
+	struct proc_summary *p = NULL;
+	size_t cnt = 0;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		p = xrealloc(p, (cnt + 1) * sizeof(*p));
+		struct proc_summary *o = &p[cnt++];
+		o->pid = (pid_t)sqlite3_column_int64(s, 0);
+		o->ppid = (pid_t)sqlite3_column_int64(s, 1);
+		col_copy(s, 2, o->comm, sizeof(o->comm));
+		o->first_ns = sqlite3_column_int64(s, 3);
+		o->end_ns = col_i64_or(s, 4, -1);
+		o->peak_rss = (uint64_t)sqlite3_column_int64(s, 5);
+		col_copy(s, 6, o->peak_source, sizeof(o->peak_source));
+		o->hwm_before = col_i64_or(s, 7, -1);
+		col_copy(s, 8, o->ended, sizeof(o->ended));
+		o->exit_code = (int)col_i64_or(s, 9, -1);
+		o->signal = (int)col_i64_or(s, 10, -1);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		free(p);
+		return -EIO;
+	}
+	*out = p;
+	*n = cnt;
+	return 0;
+}
+
 int store_marks(struct store *st, int64_t id, struct mark **out, size_t *n)
 {
 	sqlite3_stmt *s;
@@ -1044,7 +1203,7 @@ int store_delete_run(struct store *st, int64_t id)
 	if (busy)
 		return -EBUSY;
 	static const char *const tables[] = { "sample", "event", "mark", "counter", "gpu",
-					      "proc_sample", "run" };
+					      "proc_sample", "oom_kill", "process", "run" };
 	if (exec_sql(st->db, "BEGIN IMMEDIATE") < 0)
 		return -EIO;
 	for (size_t i = 0; i < ARRAY_SIZE(tables); i++) {

@@ -49,6 +49,11 @@ int store_add_proc(struct store *st, int64_t run_id, int64_t elapsed_ns, const s
 int store_add_event(struct store *st, int64_t run_id, int64_t t, const char *kind, pid_t pid,
 		    const char *detail);
 int store_add_mark(struct store *st, int64_t run_id, int64_t t, const char *label);
+/* An OOM kill of the target or a member (written at once, like events). */
+int store_add_oom_kill(struct store *st, int64_t run_id, const struct oom_kill *k);
+/* Writes (or rewrites) one process of the run: when it ends, and for those still alive
+ * when the recording ends. Written at once, like events. */
+int store_put_process(struct store *st, int64_t run_id, const struct proc_summary *p);
 /* Writes the run's running totals (samples, peak, mean, last) and commits the batch. */
 int store_flush(struct store *st, const struct run *r);
 /* Writes the final state of the run (outcome, ended_at, ...) and commits. */
@@ -93,6 +98,10 @@ int store_events(struct store *st, int64_t id, struct event **out, size_t *n);
 void store_free_events(struct event *ev, size_t n);
 int store_marks(struct store *st, int64_t id, struct mark **out, size_t *n);
 void store_free_marks(struct mark *m, size_t n);
+/* The run's OOM kills in time order; *out is freed with free(). */
+int store_oom_kills(struct store *st, int64_t id, struct oom_kill **out, size_t *n);
+/* The run's processes, largest peak first; *out is freed with free(). */
+int store_processes(struct store *st, int64_t id, struct proc_summary **out, size_t *n);
 
 /* Deletes a run with its samples, events and marks. -ENOENT when there is none;
  * -EBUSY when its recorder is still running. */
