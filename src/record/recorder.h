@@ -38,6 +38,8 @@ struct record_opts {
 	/* --tree: walk the children files at every sample instead of following fork
 	 * events through the proc connector (tests; RSSWATCH_NO_PROCCN=1). */
 	int no_proccn;
+	/* --reset-peak: restart an attached target's VmHWM at the start (clear_refs 5). */
+	int reset_peak;
 };
 
 #define PSS_WARN_RSS (2ULL << 30)

@@ -132,10 +132,14 @@ static void read_gpus(struct sampler *s)
 	s->gpu_fresh = 1;
 }
 
-void sampler_use_cgroup(struct sampler *s, struct cg_reader *cg, int reset_peak)
+int sampler_use_cgroup(struct sampler *s, struct cg_reader *cg, int reset_peak)
 {
 	s->cg = cg;
-	s->cg_reset = reset_peak;
+	s->cg_reset = reset_peak && cg_reader_reset_peak(cg) == 0;
+	/* A cgroup made for the run has no history; another one's peak is the run's own
+	 * only from a reset at the start. */
+	s->cg_peak_exact = cg->owned || s->cg_reset;
+	return s->cg_peak_exact;
 }
 
 /* One pread per cgroup file; the cgroup may be gone (-ENODEV): then no figures. */
@@ -148,7 +152,7 @@ static void read_cgroup(struct sampler *s, struct sample *out)
 	out->have |= SAMPLE_CGROUP;
 	out->cgroup = c.usage;
 	out->cgroup_limit = (c.have & CG_S_LIMIT) ? c.limit : CG_UNLIMITED;
-	if (c.have & CG_S_PEAK) {
+	if ((c.have & CG_S_PEAK) && s->cg_peak_exact) {
 		out->have |= SAMPLE_CGROUP_PEAK;
 		out->cgroup_peak = c.peak > c.usage ? c.peak : c.usage;
 	}

@@ -33,6 +33,7 @@ struct sampler {
 	int gpu_fresh;
 	struct cg_reader *cg;		/* cgroup figures from here (borrowed), or NULL */
 	int cg_reset;			/* restart the cgroup's peak after each read */
+	int cg_peak_exact;		/* its peak covers the run only: sampled (else not) */
 	struct procset *set;		/* totals over this set (borrowed), or NULL */
 	size_t nprocs;			/* members summed in the last sample */
 	/* Memory pressure: the host's /proc/pressure/memory and a v2 cgroup's
@@ -61,10 +62,13 @@ int sampler_open(struct sampler *s, pid_t pid);
 /* Adds GPU figures from n (owned by the caller), read at most every every_ns. */
 void sampler_use_gpu(struct sampler *s, struct nvml *n, int64_t every_ns);
 /* Adds the cgroup's usage, limit and peak (cg owned by the caller). With reset_peak
- * the peak is restarted after every read, so each sample's cgroup_peak is the peak
- * over the interval before it (only where cg_reader_reset_peak() can: a v1 cgroup
- * rsswatch made, or v2 on 6.12+); a failed reset leaves the peak since creation. */
-void sampler_use_cgroup(struct sampler *s, struct cg_reader *cg, int reset_peak);
+ * the peak is restarted now and after every read, so each sample's cgroup_peak is the
+ * peak over the interval before it (only where cg_reader_reset_peak() can: a v1 cgroup
+ * rsswatch made, or v2 on 6.12+). The cgroup's peak is sampled only where it covers
+ * the run alone: a cgroup made for the run (cg->owned), or one whose peak was reset
+ * here; otherwise samples carry its usage only (its peak is history from before).
+ * Returns whether the peak is sampled. */
+int sampler_use_cgroup(struct sampler *s, struct cg_reader *cg, int reset_peak);
 /* Adds the pressure of the v2 cgroup directory cgdir (absolute, with the sysroot):
  * its memory.pressure. Returns 0, or -ENOENT where it has none (v1, PSI off). */
 int sampler_use_cgroup_psi(struct sampler *s, const char *cgdir);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -132,13 +133,20 @@ struct rsw_pidfd_info {
 #define RSW_PIDFD_INFO_EXIT (1ULL << 3)
 #define RSW_PIDFD_GET_INFO _IOWR(0xFF, 11, struct rsw_pidfd_info)
 
-int pidfd_exit_status(int pidfd, int is_child, int *wstatus)
+int pidfd_exit_status(int pidfd, int is_child, int *wstatus, uint64_t *maxrss)
 {
+	if (maxrss)
+		*maxrss = 0;
 	if (is_child) {
 		siginfo_t si;
+		struct rusage ru;
 		memset(&si, 0, sizeof(si));
-		if (waitid((idtype_t)3 /* P_PIDFD */, (id_t)pidfd, &si, WEXITED) < 0)
+		memset(&ru, 0, sizeof(ru));
+		/* The raw system call takes a fifth argument, the rusage that wait4 gives. */
+		if (syscall(SYS_waitid, 3 /* P_PIDFD */, pidfd, &si, WEXITED, &ru) < 0)
 			return -errno;
+		if (maxrss && ru.ru_maxrss > 0)
+			*maxrss = (uint64_t)ru.ru_maxrss * 1024;
 		*wstatus = si.si_code == CLD_EXITED ? W_EXITCODE(si.si_status, 0)
 						    : (si.si_status & 0x7f);
 		return 0;

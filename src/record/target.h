@@ -40,7 +40,10 @@ int pidfd_open_rsw(pid_t pid);
 /* The wait status of an exited process through its pidfd: for a child, reaps it with
  * waitid(P_PIDFD); for another process, asks PIDFD_GET_INFO (Linux 6.15+), which knows
  * the status only once the process's parent has reaped it. Returns 0 and *wstatus, or
- * -EAGAIN (not known yet), -EOPNOTSUPP (kernel cannot tell), other -errno. */
-int pidfd_exit_status(int pidfd, int is_child, int *wstatus);
+ * -EAGAIN (not known yet), -EOPNOTSUPP (kernel cannot tell), other -errno.
+ * For a child, *maxrss (when not NULL) is the rusage's ru_maxrss in bytes: the largest
+ * peak RSS of the child and of every descendant it (or they) reaped, as time -v reports
+ * it; 0 for another process. */
+int pidfd_exit_status(int pidfd, int is_child, int *wstatus, uint64_t *maxrss);
 
 #endif
