@@ -16,6 +16,7 @@
 #include "source/proc.h"
 #include "store/store.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
@@ -486,6 +487,34 @@ static void cg_hier_path(const struct cg_loc *loc, char *out, size_t n)
 	free(m);
 }
 
+/* Removes the empty cgroups that recorders killed before they could clean up left
+ * in parent ("rsswatch-PID" and "rsswatch-PID-N" whose PID is no rsswatch now). rmdir
+ * only removes an empty cgroup: one that still holds processes stays. */
+static void remove_stale_cgroups(const struct cg_loc *parent)
+{
+	DIR *d = opendir(parent->dir);
+	struct dirent *de;
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end, path[PATH_MAX], comm[64];
+		struct proc_stat ps;
+		if (strncmp(de->d_name, "rsswatch-", 9) != 0)
+			continue;
+		long pid = strtol(de->d_name + 9, &end, 10);
+		if (end == de->d_name + 9 || (*end && *end != '-') || pid <= 0 || pid > INT32_MAX)
+			continue;
+		if (proc_read_stat((pid_t)pid, &ps) == 0) {
+			strlcpy_rsw(comm, ps.comm, sizeof(comm));
+			if (strcmp(comm, "rsswatch") == 0)
+				continue;	/* alive (or a namesake): leave it */
+		}
+		if (snprintf(path, sizeof(path), "%s/%s", parent->dir, de->d_name) < (int)sizeof(path))
+			rmdir(path);
+	}
+	closedir(d);
+}
+
 /* Makes the cgroup of a launched command: limited for --memory-limit (failures are
  * printed: returns 0 or EXIT_CANCELED); else, unlimited, only where that changes no
  * other cgroup (cg_child_create's CG_CREATE_AS_IS), and without a word when it cannot
@@ -509,6 +538,7 @@ static int make_run_cgroup(uint64_t limit, int verbose, struct target_cgroup *tc
 		cli_error("--memory-limit: cannot find the memory cgroup of rsswatch: %s", errstr(e));
 		return EXIT_CANCELED;
 	}
+	remove_stale_cgroups(&tc->parent);
 	/* A name left by an rsswatch that was killed (and whose pid is ours now) is
 	 * skipped, not reused: it may still hold processes. */
 	for (int i = 0; i < 100; i++) {

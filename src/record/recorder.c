@@ -65,6 +65,8 @@ struct recorder {
 	uint64_t hwm_reset_from;	/* --reset-peak: VmHWM before the reset (0: none) */
 	int target_kill_counted;	/* the target's OOM kill is in run->oom_kills */
 	int64_t last_elapsed, prev_elapsed;	/* the last two samples taken */
+	size_t untracked_n;	/* one process attached: the most descendants it had */
+	uint64_t untracked_rss;	/* and the most RSS they held, not recorded */
 };
 
 void recorder_signals(sigset_t *set)
@@ -280,6 +282,32 @@ static void store_members(struct recorder *rc, int64_t elapsed, int64_t t)
 	}
 }
 
+/* One process attached (-p, -n without -t): its descendants are not recorded. Notes
+ * how many there are and what they hold, at the first sample and at the end. */
+static void note_untracked(struct recorder *rc, int at_end)
+{
+	size_t n = 0;
+	uint64_t rss = 0;
+	char v[32];
+	if (rc->set_open || rc->target->is_child || rc->target->pid <= 0)
+		return;
+	if (procset_descendants(rc->target->pid, &n, &rss) == 0 && rss > rc->untracked_rss) {
+		rc->untracked_n = n;
+		rc->untracked_rss = rss;
+	}
+	if (!at_end && n && rc->opts->live && !rc->opts->quiet)
+		fprintf(rc->opts->live, "rsswatch: pid %d has %zu descendant%s holding %s, not "
+			"recorded (add -t)\n", (int)rc->target->pid, n, n == 1 ? "" : "s",
+			fmt_bytes(v, sizeof(v), rss));
+	if (at_end && rc->untracked_n) {
+		char detail[128];
+		snprintf(detail, sizeof(detail), "%zu descendant%s held up to %s, not recorded "
+			 "(add -t)", rc->untracked_n, rc->untracked_n == 1 ? "" : "s",
+			 fmt_bytes(v, sizeof(v), rc->untracked_rss));
+		store_add_event(rc->st, rc->run->id, real_ns(), "untracked", rc->target->pid, detail);
+	}
+}
+
 /* Takes one sample. Returns 0, or -ESRCH when the target is gone. */
 static int take_sample(struct recorder *rc)
 {
@@ -288,8 +316,8 @@ static int take_sample(struct recorder *rc)
 	int e = sampler_read(&rc->sampler, now, &s);
 	if (e < 0) {
 		if (rc->set_open && rc->target->pid <= 0)
-			rc->set_end = rc->set.procs.fd >= 0 && e == -ESRCH &&
-				      rfile_read(&rc->set.procs) < 0 ? -ENODEV : -ESRCH;
+			rc->set_end = e == -ESRCH && rc->set.procs_path &&
+				      access(rc->set.procs_path, F_OK) < 0 ? -ENODEV : -ESRCH;
 		return e;
 	}
 	s.elapsed_ns = now - rc->start_mono;
@@ -711,6 +739,8 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	rc.since_live = rc.every - 1;	/* the first sample gets a line */
 
 	int e = setup(&rc);
+	if (e == 0)
+		note_untracked(&rc, 0);
 	if (e == 0 && take_sample(&rc) == -ESRCH) {
 		if (target->pidfd < 0)
 			cgroup_ended(&rc);
@@ -779,6 +809,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	if (rc.set_open)
 		oom_watch_drain(&rc.oom, on_oom_kill, &rc);
 	/* The set's last figures are stored; members left are not "exits". */
+	note_untracked(&rc, 1);
 	if (rc.stop == SIGNALED || rc.stop == DURATION || (e < 0 && rc.stop == RUNNING)) {
 		strlcpy_rsw(run->outcome, OUTCOME_STOPPED, sizeof(run->outcome));
 		run->ended_at = real_ns();
