@@ -310,8 +310,21 @@ static int resolve_pattern(const struct record_args *a, int sigfd, pid_t *pid)
 		ret = EXIT_FAIL;
 	} else if (n > 1 && a->pick == PICK_NONE) {
 		cli_error("%zu processes match '%s'; pick one with -p, --newest or --oldest:", n, a->pattern);
-		for (size_t i = 0; i < n; i++)
-			fprintf(stderr, "  %7d  %-16s %s\n", (int)m[i].pid, m[i].name, m[i].cmdline);
+		/* Names and command lines of other users' processes: no control characters
+		 * reach the terminal. */
+		struct buf b = { 0 };
+		for (size_t i = 0; i < n; i++) {
+			buf_reset(&b);
+			buf_printf(&b, "  %7d  ", (int)m[i].pid);
+			size_t name_at = b.len;
+			buf_put_printable(&b, m[i].name);
+			while (b.len < name_at + 16)
+				buf_putc(&b, ' ');
+			buf_putc(&b, ' ');
+			buf_put_printable(&b, m[i].cmdline);
+			fprintf(stderr, "%s\n", buf_str(&b));
+		}
+		buf_release(&b);
 		ret = EXIT_USAGE;
 	} else {
 		*pid = m[a->pick == PICK_NEWEST ? n - 1 : 0].pid;
