@@ -147,9 +147,22 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:p:n:g:ti:d:l:qvh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'p': a->pid_arg = optarg; break;
-		case 'n': a->pattern = optarg; break;
-		case 'g': a->cgroup = optarg; break;
+		/* Given twice, one of the two would be dropped without a word. */
+		case 'p':
+			if (a->pid_arg)
+				return cli_usage("record", "give -p once (got %s and %s)", a->pid_arg, optarg);
+			a->pid_arg = optarg;
+			break;
+		case 'n':
+			if (a->pattern)
+				return cli_usage("record", "give -n once (got '%s' and '%s')", a->pattern, optarg);
+			a->pattern = optarg;
+			break;
+		case 'g':
+			if (a->cgroup)
+				return cli_usage("record", "give -g once (got '%s' and '%s')", a->cgroup, optarg);
+			a->cgroup = optarg;
+			break;
 		case 't': a->tree = 1; break;
 		case 'i':
 			if (parse_duration_ns(optarg, &a->opts.interval_ns) < 0 ||
