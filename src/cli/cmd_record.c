@@ -165,9 +165,22 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:p:n:g:ti:d:l:qvh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'p': a->pid_arg = optarg; break;
-		case 'n': a->pattern = optarg; break;
-		case 'g': a->cgroup = optarg; break;
+		/* Given twice, one of the two would be dropped without a word. */
+		case 'p':
+			if (a->pid_arg)
+				return cli_usage("record", "give -p once (got %s and %s)", a->pid_arg, optarg);
+			a->pid_arg = optarg;
+			break;
+		case 'n':
+			if (a->pattern)
+				return cli_usage("record", "give -n once (got '%s' and '%s')", a->pattern, optarg);
+			a->pattern = optarg;
+			break;
+		case 'g':
+			if (a->cgroup)
+				return cli_usage("record", "give -g once (got '%s' and '%s')", a->cgroup, optarg);
+			a->cgroup = optarg;
+			break;
 		case 't': a->tree = 1; break;
 		case 'i':
 			if (parse_duration_ns(optarg, &a->opts.interval_ns) < 0 ||
@@ -341,8 +354,21 @@ static int resolve_pattern(const struct record_args *a, int sigfd, pid_t *pid)
 		ret = EXIT_FAIL;
 	} else if (n > 1 && a->pick == PICK_NONE) {
 		cli_error("%zu processes match '%s'; pick one with -p, --newest or --oldest:", n, a->pattern);
-		for (size_t i = 0; i < n; i++)
-			fprintf(stderr, "  %7d  %-16s %s\n", (int)m[i].pid, m[i].name, m[i].cmdline);
+		/* Names and command lines of other users' processes: no control characters
+		 * reach the terminal. */
+		struct buf b = { 0 };
+		for (size_t i = 0; i < n; i++) {
+			buf_reset(&b);
+			buf_printf(&b, "  %7d  ", (int)m[i].pid);
+			size_t name_at = b.len;
+			buf_put_printable(&b, m[i].name);
+			while (b.len < name_at + 16)
+				buf_putc(&b, ' ');
+			buf_putc(&b, ' ');
+			buf_put_printable(&b, m[i].cmdline);
+			fprintf(stderr, "%s\n", buf_str(&b));
+		}
+		buf_release(&b);
 		ret = EXIT_USAGE;
 	} else {
 		*pid = m[a->pick == PICK_NEWEST ? n - 1 : 0].pid;

@@ -23,6 +23,44 @@ static int by_start(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
+void proc_ancestry(pid_t pid, struct proc_id **out, size_t *n)
+{
+	struct proc_id *a = NULL;
+	size_t cnt = 0, cap = 0, steps = 0;
+	struct proc_stat ps;
+	while (pid > 0 && steps++ < ANCESTRY_MAX) {
+		if (proc_read_stat(pid, &ps) < 0) {
+			/* Gone since its child was read? Then the child has a new parent (a
+			 * subreaper or init, further up the same chain): go on from there. */
+			if (cnt == 0 || proc_read_stat(a[cnt - 1].pid, &ps) < 0 ||
+			    ps.starttime != a[cnt - 1].starttime || ps.ppid == pid)
+				break;
+			pid = ps.ppid;
+			continue;
+		}
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 16;
+			a = xrealloc(a, cap * sizeof(*a));
+		}
+		a[cnt].pid = pid;
+		a[cnt].starttime = ps.starttime;
+		cnt++;
+		if (pid == 1)
+			break;
+		pid = ps.ppid;
+	}
+	*out = a;
+	*n = cnt;
+}
+
+static int is_in(const struct proc_id *ids, size_t n, pid_t pid, uint64_t starttime)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i].pid == pid && ids[i].starttime == starttime)
+			return 1;
+	return 0;
+}
+
 int find_matches(const regex_t *re, struct proc_match **out, size_t *n)
 {
 	char path[PATH_MAX];
@@ -34,6 +72,11 @@ int find_matches(const regex_t *re, struct proc_match **out, size_t *n)
 	struct proc_match *m = NULL;
 	size_t cnt = 0, cap = 0;
 	pid_t self = getpid();
+	/* Walked before the scan: later, the chain can only lose members (an orphan goes
+	 * to a subreaper or init above it), so the scan meets no ancestor missing here. */
+	struct proc_id *anc;
+	size_t nanc;
+	proc_ancestry(self, &anc, &nanc);
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		char *end;
@@ -45,7 +88,8 @@ int find_matches(const regex_t *re, struct proc_match **out, size_t *n)
 		memset(&pm, 0, sizeof(pm));
 		pm.pid = (pid_t)v;
 		/* The process may vanish at any step: then it simply does not match. */
-		if (proc_read_stat(pm.pid, &ps) < 0 || ps.state == 'Z')
+		if (proc_read_stat(pm.pid, &ps) < 0 || ps.state == 'Z' ||
+		    is_in(anc, nanc, pm.pid, ps.starttime))
 			continue;
 		if (proc_read_cmdline(pm.pid, pm.cmdline, sizeof(pm.cmdline)) < 0 || !pm.cmdline[0])
 			continue;
@@ -60,6 +104,7 @@ int find_matches(const regex_t *re, struct proc_match **out, size_t *n)
 		m[cnt++] = pm;
 	}
 	closedir(d);
+	free(anc);
 	if (cnt)
 		qsort(m, cnt, sizeof(*m), by_start);
 	*out = m;
