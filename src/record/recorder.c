@@ -11,6 +11,9 @@
 #include "record/target.h"
 #include "render/live.h"
 #include "source/client.h"
+#include "source/taskstats.h"
+
+#include <linux/acct.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +31,7 @@
  * it bounds the memory the batch takes. */
 #define FLUSH_EVERY_SAMPLES 256
 #define CLIENT_COUNTERS_MAX 64
+#define PENDING_EXITS 256
 
 enum stop_reason { RUNNING, TARGET_ENDED, SIGNALED, DURATION };
 
@@ -65,6 +69,12 @@ struct recorder {
 	uint64_t hwm_reset_from;	/* --reset-peak: VmHWM before the reset (0: none) */
 	int target_kill_counted;	/* the target's OOM kill is in run->oom_kills */
 	int64_t last_elapsed, prev_elapsed;	/* the last two samples taken */
+	/* The kernel's exit records (taskstats), drained at each sample: a record whose
+	 * process is not known yet (its fork is read at the next sample, or its parent's
+	 * record comes later) waits one drain in pending. */
+	struct taskstats_listener ts;
+	struct taskstats_exit pending[PENDING_EXITS], retry[PENDING_EXITS];
+	size_t npending;
 	size_t untracked_n;	/* one process attached: the most descendants it had */
 	uint64_t untracked_rss;	/* and the most RSS they held, not recorded */
 };
@@ -239,6 +249,72 @@ static size_t proc_seen(struct recorder *rc, pid_t pid, const struct proc_status
 	return i;
 }
 
+/* One exit record: the exact peak of a process of the run, its last name and how it
+ * ended. Returns 0, or -ENOENT when the process is not (yet) known to be the run's. */
+static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
+{
+	int64_t now = mono_ns() - rc->start_mono;
+	pid_t tgid = x->tgid ? x->tgid : x->pid;
+	long i = proclog_find(&rc->log, tgid);
+	/* an entry of a process that ended long ago belongs to an earlier use of the pid */
+	if (i >= 0 && rc->log.p[i].end_ns >= 0 && rc->log.p[i].end_ns + 2 * NS_PER_S < now)
+		i = -1;
+	if (i < 0) {
+		/* One that lived between two samples, in a set: its parent is the run's. */
+		if (!rc->set_open || x->pid != tgid || x->ppid <= 0 ||
+		    proclog_find(&rc->log, x->ppid) < 0)
+			return -ENOENT;
+		int64_t born = now - (int64_t)x->etime_us * 1000;
+		struct proc_status st;
+		memset(&st, 0, sizeof(st));
+		st.ppid = x->ppid;
+		strlcpy_rsw(st.name, x->comm, sizeof(st.name));
+		i = (long)proclog_add(&rc->log, tgid, x->ppid, x->comm, born > 0 ? born : 0, 0, 0);
+	}
+	if (x->pid == tgid && x->comm[0])
+		strlcpy_rsw(rc->log.p[i].comm, x->comm, sizeof(rc->log.p[i].comm));
+	if (x->have & TASKSTATS_HAVE_XACCT)
+		proc_peak(rc, (size_t)i, x->hiwater_rss, real_ns(), PEAK_FROM_EXIT);
+	/* The process ended with this thread (AGROUP; before version 12, the leader). */
+	if ((x->flags & AGROUP) || (!(x->have & TASKSTATS_HAVE_TGID) && x->pid == tgid)) {
+		int ws = (int)x->exit_code;
+		if (WIFSIGNALED(ws))
+			proclog_end(&rc->log, (size_t)i, now, PROC_SIGNALED, -1, WTERMSIG(ws));
+		else
+			proclog_end(&rc->log, (size_t)i, now, PROC_EXITED, WEXITSTATUS(ws), -1);
+	}
+	return 0;
+}
+
+static void on_exit_record(void *ctx, const struct taskstats_exit *x)
+{
+	struct recorder *rc = ctx;
+	if (x->scope != TASKSTATS_PID || apply_exit(rc, x) == 0)
+		return;
+	if (rc->npending == PENDING_EXITS) {	/* a busy host: the oldest go */
+		memmove(rc->pending, rc->pending + 1, (PENDING_EXITS - 1) * sizeof(*rc->pending));
+		rc->npending--;
+	}
+	rc->pending[rc->npending++] = *x;
+}
+
+/* Reads the exit records waiting; those left from the last drain are tried once more,
+ * after the new ones (a parent's record may come after its child's), then dropped. */
+static void drain_exits(struct recorder *rc)
+{
+	if (taskstats_fd(&rc->ts) < 0)
+		return;
+	size_t nretry = rc->npending;
+	memcpy(rc->retry, rc->pending, nretry * sizeof(*rc->retry));
+	rc->npending = 0;
+	if (taskstats_drain(&rc->ts, on_exit_record, rc) < 0) {
+		taskstats_close(&rc->ts);
+		rc->run->exit_records = 0;
+	}
+	for (size_t k = 0; k < nretry; k++)
+		apply_exit(rc, &rc->retry[k]);
+}
+
 /* The per-process rows of a tree or cgroup: a member's row is stored when its figures
  * change (an idle member of a large tree costs nothing), and a row of zeros when it
  * leaves the set; readers take a member's last row at or before a sample as its
@@ -313,6 +389,7 @@ static int take_sample(struct recorder *rc)
 {
 	struct sample s;
 	int64_t now = mono_ns();
+	drain_exits(rc);	/* first: a member's last name is known when it leaves */
 	int e = sampler_read(&rc->sampler, now, &s);
 	if (e < 0) {
 		if (rc->set_open && rc->target->pid <= 0)
@@ -517,6 +594,7 @@ static void target_ended(struct recorder *rc)
 	}
 	r->ended_at = real_ns();
 	int64_t end = r->ended_at - r->started_at;
+	drain_exits(rc);	/* the target's record comes before its pidfd is readable */
 	/* wait4's peak is the largest of the command and of every descendant reaped in
 	 * its tree: the run's when the run is that tree (not with --no-tree). */
 	if (rc->set_open)
@@ -690,6 +768,8 @@ static int setup(struct recorder *rc)
 	if (rc->target->psi_cgroup_dir)
 		sampler_use_cgroup_psi(&rc->sampler, rc->target->psi_cgroup_dir);	/* none: fine */
 	oom_watch_open(&rc->oom, rc->target->cg);
+	/* Exit records need root (CAP_NET_ADMIN) and the real machine, not a fixture. */
+	rc->run->exit_records = !*sysroot() && taskstats_open(&rc->ts) == 0;
 	rc->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (rc->timerfd < 0)
 		return -errno;
@@ -729,6 +809,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	rc.sigfd = sigfd;
 	rc.timerfd = -1;
 	rc.root = -1;
+	rc.ts = (struct taskstats_listener)TASKSTATS_LISTENER_INIT;
 	proclog_init(&rc.log);
 	rc.start_mono = mono_ns();
 	rc.last_flush = rc.start_mono;
@@ -805,9 +886,11 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	/* Marks and counters written just before the target ended are still in its page. */
 	if (rc.page)
 		poll_client(&rc, mono_ns() - rc.start_mono);
-	/* Kernel log records of OOM kills of members that came in with the end. */
+	/* Kernel log records of OOM kills of members, and exit records, that came in with
+	 * the end. */
 	if (rc.set_open)
 		oom_watch_drain(&rc.oom, on_oom_kill, &rc);
+	drain_exits(&rc);
 	/* The set's last figures are stored; members left are not "exits". */
 	note_untracked(&rc, 1);
 	if (rc.stop == SIGNALED || rc.stop == DURATION || (e < 0 && rc.stop == RUNNING)) {
@@ -834,6 +917,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	if (rc.sampler_open)
 		sampler_close(&rc.sampler);
 	oom_watch_close(&rc.oom);
+	taskstats_close(&rc.ts);
 	if (rc.set_open)
 		procset_close(&rc.set, 0);
 	client_page_close(rc.page);
