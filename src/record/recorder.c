@@ -41,6 +41,7 @@ struct recorder {
 	struct store *st;
 	struct run *run;
 	int sigfd, timerfd;
+	int gpufd;		/* the GPU poll's timerfd, or -1 */
 	struct sampler sampler;
 	int64_t start_mono;
 	int64_t last_flush;
@@ -738,6 +739,25 @@ static void reset_hwm(struct recorder *rc)
 	proc_reader_invalidate(&rc->sampler.proc);
 }
 
+/* GPU memory has no high-water mark: a spike between two samples is seen only by a
+ * read during it. When GPU reads are due more often than samples, they get their own
+ * timer, on deadlines start + k * gpu_interval as the sampler expects; otherwise (and
+ * without NVML) there is no timer and a sample reads when one is due. */
+static int gpu_timer_open(struct recorder *rc)
+{
+	int64_t every = rc->opts->gpu_interval_ns, first = rc->start_mono + every;
+	rc->gpufd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (rc->gpufd < 0)
+		return -errno;
+	struct itimerspec its = {
+		.it_interval = { (time_t)(every / NS_PER_S), (long)(every % NS_PER_S) },
+		.it_value = { (time_t)(first / NS_PER_S), (long)(first % NS_PER_S) },
+	};
+	if (timerfd_settime(rc->gpufd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
 static int setup(struct recorder *rc)
 {
 	int e = sampler_open(&rc->sampler, rc->target->pid);
@@ -761,7 +781,8 @@ static int setup(struct recorder *rc)
 	if (rc->opts->pss_interval_ns)
 		sampler_use_pss(&rc->sampler, rc->opts->pss_interval_ns);
 	if (rc->opts->nvml)
-		sampler_use_gpu(&rc->sampler, rc->opts->nvml, rc->opts->gpu_interval_ns);
+		sampler_use_gpu(&rc->sampler, rc->opts->nvml, rc->opts->gpu_interval_ns,
+				rc->start_mono);
 	if (rc->target->cg && rc->target->cg_sample)
 		rc->run->peak_cgroup_exact = sampler_use_cgroup(&rc->sampler, rc->target->cg,
 								rc->target->cg_reset_peak);
@@ -782,7 +803,17 @@ static int setup(struct recorder *rc)
 	};
 	if (timerfd_settime(rc->timerfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
 		return -errno;
+	if (rc->opts->nvml && rc->opts->gpu_interval_ns < rc->opts->interval_ns)
+		return gpu_timer_open(rc);
 	return 0;
+}
+
+/* A GPU poll: the highest GPU figures since the last sample (record/sampler.h). */
+static void gpu_tick(struct recorder *rc)
+{
+	uint64_t ticks;
+	if (read(rc->gpufd, &ticks, sizeof(ticks)) == (ssize_t)sizeof(ticks))
+		sampler_poll_gpu(&rc->sampler, mono_ns());
 }
 
 static int poll_timeout_ms(const struct recorder *rc)
@@ -811,6 +842,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	rc.root = -1;
 	rc.ts = (struct taskstats_listener)TASKSTATS_LISTENER_INIT;
 	proclog_init(&rc.log);
+	rc.gpufd = -1;
 	rc.start_mono = mono_ns();
 	rc.last_flush = rc.start_mono;
 	rc.every = opts->every;
@@ -830,19 +862,22 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	}
 
 	while (e == 0 && rc.stop == RUNNING) {
-		struct pollfd pfd[4] = {
+		struct pollfd pfd[5] = {
 			{ rc.timerfd, POLLIN, 0 },
 			{ target->pidfd, POLLIN, 0 },
 			{ sigfd, POLLIN, 0 },
 			{ oom_watch_fd(&rc.oom), POLLIN, 0 },
+			{ rc.gpufd, POLLIN, 0 },
 		};
-		int n = poll(pfd, 4, poll_timeout_ms(&rc));
+		int n = poll(pfd, 5, poll_timeout_ms(&rc));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			e = -errno;
 			break;
 		}
+		if (pfd[4].revents & POLLIN)
+			gpu_tick(&rc);
 		if (pfd[3].revents & POLLIN)
 			oom_watch_drain(&rc.oom, on_oom_kill, &rc);
 		if (pfd[2].revents & POLLIN)
@@ -883,6 +918,14 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 			run->peak_cgroup_at = run->ended_at ? run->ended_at : real_ns();
 		}
 	}
+	/* GPU reads since the last sample: a spike in the last moments counts too. */
+	uint64_t gpu_hi;
+	int64_t gpu_hi_at;
+	if (rc.sampler_open && sampler_gpu_pending(&rc.sampler, &gpu_hi, &gpu_hi_at) &&
+	    (int64_t)gpu_hi > run->peak_gpu) {
+		run->peak_gpu = (int64_t)gpu_hi;
+		run->peak_gpu_at = run->started_at + (gpu_hi_at - rc.start_mono);
+	}
 	/* Marks and counters written just before the target ended are still in its page. */
 	if (rc.page)
 		poll_client(&rc, mono_ns() - rc.start_mono);
@@ -914,6 +957,8 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		e = fe;
 	if (rc.timerfd >= 0)
 		close(rc.timerfd);
+	if (rc.gpufd >= 0)
+		close(rc.gpufd);
 	if (rc.sampler_open)
 		sampler_close(&rc.sampler);
 	oom_watch_close(&rc.oom);
