@@ -796,7 +796,8 @@ static int setup(struct recorder *rc)
 		sampler_use_cgroup_psi(&rc->sampler, rc->target->psi_cgroup_dir);	/* none: fine */
 	oom_watch_open(&rc->oom, rc->target->cg);
 	/* Exit records need root (CAP_NET_ADMIN) and the real machine, not a fixture. */
-	rc->run->exit_records = !*sysroot() && taskstats_open(&rc->ts) == 0;
+	rc->run->exit_records = !*sysroot() && !rc->opts->no_exit_records &&
+				taskstats_open(&rc->ts) == 0;
 	rc->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (rc->timerfd < 0)
 		return -errno;
