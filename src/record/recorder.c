@@ -487,7 +487,12 @@ static int kill_is_ours(const struct recorder *rc, const struct kmsg_oom *kill, 
 {
 	if (kill->pid <= 0)
 		return 0;
-	return kill->pid == rc->target->pid || proclog_find(&rc->log, kill->pid) >= 0 ||
+	/* a member that ended just now (its exit seen before the kill line was read), not
+	 * an earlier user of the pid */
+	long i = proclog_find(&rc->log, kill->pid);
+	int64_t now = mono_ns() - rc->start_mono;
+	int member = i >= 0 && (rc->log.p[i].end_ns < 0 || rc->log.p[i].end_ns + 2 * NS_PER_S >= now);
+	return kill->pid == rc->target->pid || member ||
 	       (rc->set_open && procset_has(&rc->set, kill->pid)) || in_set_cgroup(rc, memcg);
 }
 
