@@ -250,20 +250,30 @@ static size_t proc_seen(struct recorder *rc, pid_t pid, const struct proc_status
 	return i;
 }
 
+/* The entry of the process pid of the run: alive, or ended less than RECENT_NS ago
+ * (news of its end may come before or after other news of it); an older entry belongs
+ * to an earlier use of the pid. -1 when none. */
+#define RECENT_NS (2 * NS_PER_S)
+static long current_entry(const struct recorder *rc, pid_t pid)
+{
+	long i = proclog_find(&rc->log, pid);
+	int64_t now = mono_ns() - rc->start_mono;
+	if (i >= 0 && rc->log.p[i].end_ns >= 0 && rc->log.p[i].end_ns + RECENT_NS < now)
+		return -1;
+	return i;
+}
+
 /* One exit record: the exact peak of a process of the run, its last name and how it
  * ended. Returns 0, or -ENOENT when the process is not (yet) known to be the run's. */
 static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 {
 	int64_t now = mono_ns() - rc->start_mono;
 	pid_t tgid = x->tgid ? x->tgid : x->pid;
-	long i = proclog_find(&rc->log, tgid);
-	/* an entry of a process that ended long ago belongs to an earlier use of the pid */
-	if (i >= 0 && rc->log.p[i].end_ns >= 0 && rc->log.p[i].end_ns + 2 * NS_PER_S < now)
-		i = -1;
+	long i = current_entry(rc, tgid);
 	if (i < 0) {
 		/* One that lived between two samples, in a set: its parent is the run's. */
 		if (!rc->set_open || x->pid != tgid || x->ppid <= 0 ||
-		    proclog_find(&rc->log, x->ppid) < 0)
+		    current_entry(rc, x->ppid) < 0)
 			return -ENOENT;
 		int64_t born = now - (int64_t)x->etime_us * 1000;
 		struct proc_status st;
@@ -487,12 +497,8 @@ static int kill_is_ours(const struct recorder *rc, const struct kmsg_oom *kill, 
 {
 	if (kill->pid <= 0)
 		return 0;
-	/* a member that ended just now (its exit seen before the kill line was read), not
-	 * an earlier user of the pid */
-	long i = proclog_find(&rc->log, kill->pid);
-	int64_t now = mono_ns() - rc->start_mono;
-	int member = i >= 0 && (rc->log.p[i].end_ns < 0 || rc->log.p[i].end_ns + 2 * NS_PER_S >= now);
-	return kill->pid == rc->target->pid || member ||
+	/* a member, or one that ended just now (its exit seen before the kill line) */
+	return kill->pid == rc->target->pid || current_entry(rc, kill->pid) >= 0 ||
 	       (rc->set_open && procset_has(&rc->set, kill->pid)) || in_set_cgroup(rc, memcg);
 }
 
@@ -518,9 +524,8 @@ static void on_oom_kill(void *ctx, const struct kmsg_oom *kill, const char *memc
 	/* The kernel's figures at the kill are the victim's last and often its highest: a
 	 * process that grows fast is killed between two samples. */
 	int64_t elapsed = realtime_ns - r->started_at;
-	long i = proclog_find(&rc->log, kill->pid);
-	/* a process no sample saw, or a pid reused since its entry ended */
-	if (i < 0 || (rc->log.p[i].end_ns >= 0 && rc->log.p[i].end_ns + NS_PER_S < elapsed))
+	long i = current_entry(rc, kill->pid);
+	if (i < 0)	/* a process no sample saw */
 		i = (long)proclog_add(&rc->log, kill->pid, 0, kill->comm, elapsed, 0, 0);
 	proc_peak(rc, (size_t)i, kill->anon_rss + kill->file_rss + kill->shmem_rss, realtime_ns,
 		  PEAK_FROM_OOM);
