@@ -188,7 +188,7 @@ static void test_reader_cache(void **state)
 	proc_reader_max_reuse(&r, 4);
 	for (int i = 0; i < 50; i++)
 		assert_int_equal(proc_reader_read(&r, &st), 0);
-	assert_true(r.status_reads - bounded >= 10 && r.status_reads - bounded <= 11);
+	assert_true(r.status_reads - bounded >= 10);	/* more when the child moves */
 	proc_reader_max_reuse(&r, UINT_MAX);
 	unsigned long before = r.status_reads;
 	uint64_t rss0 = st.rss;
