@@ -1,5 +1,6 @@
 #include "render/json.h"
 #include "base/fmt.h"
+#include "base/utf8.h"
 
 #include <string.h>
 
@@ -7,6 +8,16 @@ void json_str(struct buf *b, const char *s)
 {
 	buf_putc(b, '"');
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		size_t l = utf8_seq(p);
+		if (l == 0) {	/* not UTF-8 (a process may name itself anything) */
+			buf_puts(b, "\\ufffd");
+			continue;
+		}
+		if (l > 1) {
+			buf_append(b, p, l);
+			p += l - 1;
+			continue;
+		}
 		switch (*p) {
 		case '"': buf_puts(b, "\\\""); break;
 		case '\\': buf_puts(b, "\\\\"); break;

@@ -1,4 +1,5 @@
-/* A minimal JSON writer for --json output: strings are escaped per RFC 8259. */
+/* A minimal JSON writer for --json output: strings are escaped per RFC 8259, and bytes
+ * that are not UTF-8 become U+FFFD, so the output is always valid JSON. */
 #ifndef RSW_RENDER_JSON_H
 #define RSW_RENDER_JSON_H
 

@@ -104,6 +104,20 @@ static void test_json_escape(void **state)
 	buf_release(&b);
 }
 
+/* Text from other users' processes: bytes that are not UTF-8 and C1 controls never
+ * pass raw, valid UTF-8 does. */
+static void test_untrusted_text(void **state)
+{
+	(void)state;
+	struct buf b = { 0 };
+	json_str(&b, "a\xff\xc3\xa9\xc2\x9b[2J");
+	assert_string_equal(buf_str(&b), "\"a\\ufffd\xc3\xa9\xc2\x9b[2J\"");
+	buf_reset(&b);
+	buf_put_printable(&b, "a\xff\xc3\xa9\xc2\x9b[2J\x1b\xe2\x82");
+	assert_string_equal(buf_str(&b), "a?\xc3\xa9?[2J???");
+	buf_release(&b);
+}
+
 static void test_json_run(void **state)
 {
 	(void)state;
@@ -200,6 +214,7 @@ int main(void)
 		cmocka_unit_test(test_live_line),
 		cmocka_unit_test(test_outcome_words),
 		cmocka_unit_test(test_json_escape),
+		cmocka_unit_test(test_untrusted_text),
 		cmocka_unit_test(test_json_run),
 		cmocka_unit_test(test_tchart_golden),
 		cmocka_unit_test(test_tchart_marks_golden),
