@@ -19,6 +19,7 @@ if [ "$want" = test ]; then
 	need_pkg libcmocka-dev pkg-config --exists cmocka
 	need_pkg sqlite3 command -v sqlite3
 	need_pkg chromium command -v chromium
+	need_pkg sudo command -v sudo
 fi
 [ -z "$missing" ] && exit 0
 

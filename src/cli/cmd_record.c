@@ -16,6 +16,7 @@
 #include "source/proc.h"
 #include "store/store.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
@@ -45,8 +46,18 @@ static const char usage_text[] =
 	"                         cgroup is empty or removed\n"
 	"  -t, --tree             the target and all its descendants: totals per sample,\n"
 	"                         each process's figures stored beside them (summed RSS\n"
-	"                         counts pages shared between processes more than once)\n"
-	"  COMMAND [ARG...]       launch COMMAND and record it; rsswatch exits with its status\n"
+	"                         counts pages shared between processes more than once);\n"
+	"                         the default for a launched COMMAND\n"
+	"  COMMAND [ARG...]       launch COMMAND and record it with everything it starts;\n"
+	"                         rsswatch exits with its status\n"
+	"      --no-tree          a launched COMMAND alone, without its descendants\n"
+	"      --no-cgroup        do not put a launched COMMAND in a cgroup of its own (by\n"
+	"                         default, where it can be done without changing any other\n"
+	"                         cgroup, as root on cgroup v1 or below a delegated v2\n"
+	"                         cgroup, it is, for its exact charged peak and OOM kills)\n"
+	"      --reset-peak       reset an attached target's VmHWM at the start (writes 5 to\n"
+	"                         /proc/PID/clear_refs): its peak is then exact from the\n"
+	"                         start; the target's own getrusage() sees the reset too\n"
 	"      --memory-limit SIZE  run COMMAND in a new memory cgroup limited to SIZE\n"
 	"                         (e.g. 64M, 2G; needs root): an OOM kill there is recorded\n"
 	"                         as such, and the cgroup's usage/limit/peak is sampled\n"
@@ -67,8 +78,8 @@ static const char usage_text[] =
 	"  -q, --quiet            no live lines\n"
 	"  -v, --verbose          say which optional sources (GPU, ...) are not available\n"
 	"      --no-gpu           do not record GPU memory even where NVML is present\n"
-	"      --gpu-interval DUR read GPU figures at most this often (default: the\n"
-	"                         interval, but no faster than every 100ms)\n"
+	"      --gpu-interval DUR read GPU memory this often (default 20ms); a sample\n"
+	"                         stores the highest figures read since the one before\n"
 	"      --every N          a live line every N samples (default: about one a second)\n"
 	"      --db PATH          the run database (default: $RSSWATCH_DB, else\n"
 	"                         $XDG_STATE_HOME/rsswatch/rsswatch.db, else\n"
@@ -105,10 +116,14 @@ struct record_args {
 	uint64_t memory_limit;	/* 0: none */
 	const char *cgroup;	/* -g */
 	int tree;
+	int no_tree;
+	int no_cgroup;
+	int reset_peak;
 };
 
 enum { OPT_DB = CLI_OPT_DB, OPT_NEWEST, OPT_OLDEST, OPT_WAIT, OPT_EVERY, OPT_NO_GPU,
-       OPT_GPU_INTERVAL, OPT_MEMORY_LIMIT, OPT_WARN, OPT_PSS };
+       OPT_GPU_INTERVAL, OPT_MEMORY_LIMIT, OPT_WARN, OPT_PSS, OPT_NO_TREE, OPT_NO_CGROUP,
+       OPT_RESET_PEAK };
 
 #define PSS_DEFAULT_NS (10 * NS_PER_S)
 
@@ -119,6 +134,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "name", required_argument, NULL, 'n' },
 		{ "cgroup", required_argument, NULL, 'g' },
 		{ "tree", no_argument, NULL, 't' },
+		{ "no-tree", no_argument, NULL, OPT_NO_TREE },
+		{ "no-cgroup", no_argument, NULL, OPT_NO_CGROUP },
+		{ "reset-peak", no_argument, NULL, OPT_RESET_PEAK },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "label", required_argument, NULL, 'l' },
@@ -147,9 +165,22 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:p:n:g:ti:d:l:qvh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'p': a->pid_arg = optarg; break;
-		case 'n': a->pattern = optarg; break;
-		case 'g': a->cgroup = optarg; break;
+		/* Given twice, one of the two would be dropped without a word. */
+		case 'p':
+			if (a->pid_arg)
+				return cli_usage("record", "give -p once (got %s and %s)", a->pid_arg, optarg);
+			a->pid_arg = optarg;
+			break;
+		case 'n':
+			if (a->pattern)
+				return cli_usage("record", "give -n once (got '%s' and '%s')", a->pattern, optarg);
+			a->pattern = optarg;
+			break;
+		case 'g':
+			if (a->cgroup)
+				return cli_usage("record", "give -g once (got '%s' and '%s')", a->cgroup, optarg);
+			a->cgroup = optarg;
+			break;
 		case 't': a->tree = 1; break;
 		case 'i':
 			if (parse_duration_ns(optarg, &a->opts.interval_ns) < 0 ||
@@ -164,6 +195,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case 'q': a->opts.quiet = 1; break;
 		case 'v': a->verbose = 1; break;
 		case OPT_NO_GPU: a->no_gpu = 1; break;
+		case OPT_NO_TREE: a->no_tree = 1; break;
+		case OPT_NO_CGROUP: a->no_cgroup = 1; break;
+		case OPT_RESET_PEAK: a->opts.reset_peak = a->reset_peak = 1; break;
 		case OPT_GPU_INTERVAL:
 			if (parse_duration_ns(optarg, &a->gpu_interval_ns) < 0 ||
 			    a->gpu_interval_ns < NS_PER_MS || a->gpu_interval_ns > 3600 * NS_PER_S)
@@ -231,6 +265,16 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		return cli_usage("record", "--newest, --oldest and --wait go with -n PATTERN");
 	if (a->memory_limit && !a->command)
 		return cli_usage("record", "--memory-limit goes with a COMMAND to launch");
+	if ((a->no_tree || a->no_cgroup) && !a->command)
+		return cli_usage("record", "--no-tree and --no-cgroup go with a COMMAND to launch");
+	if (a->no_tree && a->tree)
+		return cli_usage("record", "give either --tree or --no-tree");
+	if (a->no_cgroup && a->memory_limit)
+		return cli_usage("record", "--memory-limit needs a cgroup: drop --no-cgroup");
+	if (a->reset_peak && !a->pid_arg && !a->pattern)
+		return cli_usage("record", "--reset-peak goes with an attached target (-p or -n)");
+	if (a->command && !a->no_tree)
+		a->tree = 1;	/* a launched command is measured with everything it starts */
 	return 0;
 }
 
@@ -310,8 +354,21 @@ static int resolve_pattern(const struct record_args *a, int sigfd, pid_t *pid)
 		ret = EXIT_FAIL;
 	} else if (n > 1 && a->pick == PICK_NONE) {
 		cli_error("%zu processes match '%s'; pick one with -p, --newest or --oldest:", n, a->pattern);
-		for (size_t i = 0; i < n; i++)
-			fprintf(stderr, "  %7d  %-16s %s\n", (int)m[i].pid, m[i].name, m[i].cmdline);
+		/* Names and command lines of other users' processes: no control characters
+		 * reach the terminal. */
+		struct buf b = { 0 };
+		for (size_t i = 0; i < n; i++) {
+			buf_reset(&b);
+			buf_printf(&b, "  %7d  ", (int)m[i].pid);
+			size_t name_at = b.len;
+			buf_put_printable(&b, m[i].name);
+			while (b.len < name_at + 16)
+				buf_putc(&b, ' ');
+			buf_putc(&b, ' ');
+			buf_put_printable(&b, m[i].cmdline);
+			fprintf(stderr, "%s\n", buf_str(&b));
+		}
+		buf_release(&b);
 		ret = EXIT_USAGE;
 	} else {
 		*pid = m[a->pick == PICK_NEWEST ? n - 1 : 0].pid;
@@ -394,8 +451,8 @@ static void fill_run(struct run *r, const struct record_args *a, const struct re
 }
 
 /* GPU figures where an NVIDIA driver is present; without one nothing changes (one line
- * with --verbose). GPU queries are slow next to /proc reads: no faster than 100ms
- * unless asked. */
+ * with --verbose). GPU memory has no high-water mark, so it is read every 20ms unless
+ * asked otherwise (tens of microseconds a read), and samples keep the highest. */
 static void open_gpu(struct record_args *a)
 {
 	char why[256];
@@ -409,8 +466,7 @@ static void open_gpu(struct record_args *a)
 	}
 	a->opts.gpu_interval_ns = a->gpu_interval_ns;
 	if (!a->opts.gpu_interval_ns)
-		a->opts.gpu_interval_ns = a->opts.interval_ns > 100 * NS_PER_MS ? a->opts.interval_ns
-										   : 100 * NS_PER_MS;
+		a->opts.gpu_interval_ns = 20 * NS_PER_MS;
 	if (a->verbose)
 		fprintf(stderr, "rsswatch: GPU figures from %d device(s), every %lldms\n",
 			nvml_device_count(a->opts.nvml), (long long)(a->opts.gpu_interval_ns / NS_PER_MS));
@@ -456,11 +512,49 @@ static void cg_hier_path(const struct cg_loc *loc, char *out, size_t n)
 	free(m);
 }
 
-/* Makes the limited cgroup for --memory-limit. Returns 0, or EXIT_CANCELED (printed). */
-static int make_limited_cgroup(uint64_t limit, struct target_cgroup *tc)
+/* Removes the empty cgroups that recorders killed before they could clean up left
+ * in parent ("rsswatch-PID" and "rsswatch-PID-N" whose PID is no rsswatch now). rmdir
+ * only removes an empty cgroup: one that still holds processes stays. */
+static void remove_stale_cgroups(const struct cg_loc *parent)
+{
+	DIR *d = opendir(parent->dir);
+	struct dirent *de;
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end, path[PATH_MAX], comm[64];
+		struct proc_stat ps;
+		if (strncmp(de->d_name, "rsswatch-", 9) != 0)
+			continue;
+		long pid = strtol(de->d_name + 9, &end, 10);
+		if (end == de->d_name + 9 || (*end && *end != '-') || pid <= 0 || pid > INT32_MAX)
+			continue;
+		if (proc_read_stat((pid_t)pid, &ps) == 0) {
+			strlcpy_rsw(comm, ps.comm, sizeof(comm));
+			if (strcmp(comm, "rsswatch") == 0)
+				continue;	/* alive (or a namesake): leave it */
+		}
+		if (snprintf(path, sizeof(path), "%s/%s", parent->dir, de->d_name) < (int)sizeof(path))
+			rmdir(path);
+	}
+	closedir(d);
+}
+
+/* Makes the cgroup of a launched command: limited for --memory-limit (failures are
+ * printed: returns 0 or EXIT_CANCELED); else, unlimited, only where that changes no
+ * other cgroup (cg_child_create's CG_CREATE_AS_IS), and without a word when it cannot
+ * be done (returns 0 either way; -v says why). */
+static int make_run_cgroup(uint64_t limit, int verbose, struct target_cgroup *tc)
 {
 	char name[64], sz[32];
+	int quiet = limit == 0;
 	int e = cg_find(0, &tc->parent);
+	if (quiet && e < 0) {
+		if (verbose)
+			fprintf(stderr, "rsswatch: no cgroup of its own for the command: %s\n",
+				e == -ENOENT ? "no memory cgroup controller" : errstr(e));
+		return 0;
+	}
 	if (e == -ENOENT) {
 		cli_error("--memory-limit: no memory cgroup controller is mounted on this host");
 		return EXIT_CANCELED;
@@ -469,6 +563,7 @@ static int make_limited_cgroup(uint64_t limit, struct target_cgroup *tc)
 		cli_error("--memory-limit: cannot find the memory cgroup of rsswatch: %s", errstr(e));
 		return EXIT_CANCELED;
 	}
+	remove_stale_cgroups(&tc->parent);
 	/* A name left by an rsswatch that was killed (and whose pid is ours now) is
 	 * skipped, not reused: it may still hold processes. */
 	for (int i = 0; i < 100; i++) {
@@ -476,8 +571,16 @@ static int make_limited_cgroup(uint64_t limit, struct target_cgroup *tc)
 			snprintf(name, sizeof(name), "rsswatch-%d-%d", (int)getpid(), i);
 		else
 			snprintf(name, sizeof(name), "rsswatch-%d", (int)getpid());
-		if ((e = cg_child_create(&tc->parent, name, limit, &tc->loc)) != -EEXIST)
+		if ((e = cg_child_create(&tc->parent, name, quiet ? CG_UNLIMITED : limit,
+					 quiet ? CG_CREATE_AS_IS : 0, &tc->loc)) != -EEXIST)
 			break;
+	}
+	if (e < 0 && quiet) {
+		if (verbose)
+			fprintf(stderr, "rsswatch: no cgroup of its own for the command: %s\n",
+				e == -EOPNOTSUPP ? "memory is not enabled for the children of its "
+						   "cgroup" : errstr(e));
+		return 0;
 	}
 	if (e < 0) {
 		int perm = e == -EACCES || e == -EPERM || e == -EROFS;
@@ -650,7 +753,8 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 
-	if (a.memory_limit && (ret = make_limited_cgroup(a.memory_limit, tc)) != 0)
+	if (a.command && !a.no_cgroup &&
+	    (ret = make_run_cgroup(a.memory_limit, a.verbose, tc)) != 0)
 		goto out;
 	if (a.command) {
 		int setup_failed;
@@ -708,6 +812,7 @@ int cmd_record(int argc, char **argv)
 		run.cgroup = xstrdup(tc->path);
 	}
 	if (tc->made) {
+		free(run.cgroup);
 		run.cgroup = xstrdup(tc->path);
 		run.cgroup_limit = a.memory_limit;
 	}
@@ -729,7 +834,7 @@ int cmd_record(int argc, char **argv)
 				(int)t.pid, proc_read_stat(t.pid, &ps) == 0 ? ps.comm : "?",
 				a.tree ? " and its descendants" : "",
 				fmt_duration(iv, sizeof(iv), a.opts.interval_ns), (long long)run.id, dbpath);
-		if (tc->made)
+		if (tc->made && a.memory_limit)
 			fprintf(stderr, "rsswatch: in memory cgroup %s limited to %s\n", tc->path,
 				fmt_bytes(lim, sizeof(lim), a.memory_limit));
 	}

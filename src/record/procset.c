@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void init(struct procset *ps, procset_cb cb, void *ctx)
 {
@@ -37,7 +38,10 @@ int procset_open_cgroup(struct procset *ps, const char *cgdir, procset_cb cb, vo
 	ps->kind = PROCSET_CGROUP;
 	if (snprintf(path, sizeof(path), "%s/cgroup.procs", cgdir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	return rfile_open_abs(&ps->procs, path);
+	int e = rfile_open_abs(&ps->procs, path);
+	if (e == 0)
+		ps->procs_path = xstrdup(path);
+	return e;
 }
 
 static void list_add(struct procset *ps, pid_t pid)
@@ -226,7 +230,12 @@ static void member_close(struct procset_member *m)
 static int read_procs(struct procset *ps)
 {
 	size_t count = 0;
-	int e = rfile_read(&ps->procs);
+	int e = 0;
+	if (ps->procs.fd >= 0)
+		close(ps->procs.fd);
+	ps->procs.fd = -1;
+	if ((e = rfile_open_abs(&ps->procs, ps->procs_path)) == 0)
+		e = rfile_read(&ps->procs);
 	if (e < 0)
 		return e == -ENOENT ? -ENODEV : e;
 	if ((e = cg_procs_parse(ps->procs.buf, ps->procs.len, ps->list, ps->caplist, &count)) < 0)
@@ -302,17 +311,21 @@ int procset_read(struct procset *ps, struct procset_totals *out)
 				add_thread_children(ps, pid);
 		}
 	}
-	/* Members no longer listed have left. */
+	/* Members no longer listed have left: they are reported, and kept dead until the
+	 * next read, so that the caller sees them leave (procset.h). */
 	size_t k = 0;
 	for (size_t i = 0; i < ps->n; i++) {
 		struct procset_member *m = &ps->m[i];
-		if (m->gen == ps->gen) {
-			ps->m[k++] = *m;
+		if (m->gen != ps->gen && m->dead) {
+			member_close(m);
 			continue;
 		}
-		if (!m->dead && ps->cb)
-			ps->cb(ps->ctx, m->pid, 0, &m->st);
-		member_close(m);
+		if (m->gen != ps->gen) {
+			m->dead = 1;
+			if (ps->cb)
+				ps->cb(ps->ctx, m->pid, 0, &m->st);
+		}
+		ps->m[k++] = *m;
 	}
 	ps->n = k;
 	if (ps->kind == PROCSET_TREE ? !root_ok : out->nprocs == 0)
@@ -350,6 +363,40 @@ int procset_read_pss(struct procset *ps, struct procset_pss *out)
 	return 0;
 }
 
+int procset_descendants(pid_t root, size_t *nprocs, uint64_t *rss)
+{
+	struct procset ps;
+	init(&ps, NULL, NULL);
+	list_add(&ps, root);
+	*nprocs = 0;
+	*rss = 0;
+	/* The list grows as it is walked; a bound keeps a fork storm from holding us. */
+	for (size_t i = 0; i < ps.nlist && i < 100000; i++) {
+		char rel[64], *buf;
+		size_t len;
+		struct proc_reader pr;
+		struct proc_status st;
+		snprintf(rel, sizeof(rel), "/proc/%d/task/%d/children", (int)ps.list[i],
+			 (int)ps.list[i]);
+		if (read_file(rel, &buf, &len) == 0) {
+			add_children(&ps, buf, len);
+			free(buf);
+		} else if (i == 0) {
+			free(ps.list);
+			return -ESRCH;
+		}
+		if (i == 0 || proc_reader_open(&pr, ps.list[i]) < 0)
+			continue;
+		if (proc_reader_read(&pr, &st) == 0) {
+			(*nprocs)++;
+			*rss += st.rss;
+		}
+		proc_reader_close(&pr);
+	}
+	free(ps.list);
+	return 0;
+}
+
 int procset_has(const struct procset *ps, pid_t pid)
 {
 	return find(ps, pid) != NULL;
@@ -367,6 +414,7 @@ void procset_close(struct procset *ps, int report)
 	free(ps->forks);
 	free(ps->recent);
 	rfile_close(&ps->procs);
+	free(ps->procs_path);
 	proccn_close(&ps->cn);
 	memset(ps, 0, sizeof(*ps));
 	ps->procs.fd = -1;

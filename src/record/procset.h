@@ -3,7 +3,8 @@
  * --tree). Each sample refreshes the membership, reads every member's status through
  * its kept-open file, and sums the figures.
  *
- * Membership, cheapest first: a cgroup's cgroup.procs (kept open, one pread); or, for a
+ * Membership, cheapest first: a cgroup's cgroup.procs (opened at each read: on cgroup v1
+ * a kept-open cgroup.procs keeps returning the pid list of its first read); or, for a
  * tree, the proc connector's fork events (source/proccn.h), drained at each sample: a
  * new process (child pid == child tgid) whose parent process is a member joins, even
  * when its parent has exited since (the events are applied in order). The
@@ -21,6 +22,9 @@
  * With the connector, members' readers leave the thread count out of their change key
  * (proc_reader_use_thread_events): a thread's start or exit event for a member, or a
  * loss of events, invalidates that member's (or every member's) cached status.
+ *
+ * A member that has left (dead) stays in m[] until the next read, so that the caller
+ * can store that it left.
  *
  * Invariant: members[] is sorted by pid; every member has its status file open. */
 #ifndef RSW_RECORD_PROCSET_H
@@ -59,7 +63,8 @@ typedef void (*procset_cb)(void *ctx, pid_t pid, int start, const struct proc_st
 struct procset {
 	enum procset_kind kind;
 	pid_t root;			/* PROCSET_TREE: the root process */
-	struct rfile procs;		/* PROCSET_CGROUP: cgroup.procs */
+	struct rfile procs;		/* PROCSET_CGROUP: cgroup.procs, opened anew per read */
+	char *procs_path;
 	struct procset_member *m;
 	size_t n, cap;
 	pid_t *list;			/* scratch: this sample's pids */
@@ -110,6 +115,10 @@ struct procset_pss {
 int procset_read_pss(struct procset *ps, struct procset_pss *out);
 /* Whether pid is (or was, until the last read) a member. */
 int procset_has(const struct procset *ps, pid_t pid);
+/* The descendants of root, found through the children files (not root itself): how
+ * many there are and their summed RSS. For a single-process recording, to say what it
+ * leaves out. Returns 0, or -errno when root's children cannot be read. */
+int procset_descendants(pid_t root, size_t *nprocs, uint64_t *rss);
 /* Reports every remaining member as gone (cb), then closes everything. */
 void procset_close(struct procset *ps, int report);
 

@@ -6,12 +6,17 @@
 #include "base/sysroot.h"
 #include "base/util.h"
 #include "record/oom.h"
+#include "record/proclog.h"
 #include "record/sampler.h"
 #include "record/target.h"
 #include "render/live.h"
 #include "source/client.h"
+#include "source/taskstats.h"
+
+#include <linux/acct.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +31,7 @@
  * it bounds the memory the batch takes. */
 #define FLUSH_EVERY_SAMPLES 256
 #define CLIENT_COUNTERS_MAX 64
+#define PENDING_EXITS 256
 
 enum stop_reason { RUNNING, TARGET_ENDED, SIGNALED, DURATION };
 
@@ -35,6 +41,7 @@ struct recorder {
 	struct store *st;
 	struct run *run;
 	int sigfd, timerfd;
+	int gpufd;		/* the GPU poll's timerfd, or -1 */
 	struct sampler sampler;
 	int64_t start_mono;
 	int64_t last_flush;
@@ -58,6 +65,19 @@ struct recorder {
 	int warned;		/* above it now */
 	int pss_warned;		/* the cost of a PSS read on a large target was said */
 	int pss_said;		/* a PSS read error was said */
+	struct proclog log;	/* every process of the run, with its own peak */
+	long root;		/* the target's entry in log, -1 before the first sample */
+	uint64_t hwm_reset_from;	/* --reset-peak: VmHWM before the reset (0: none) */
+	int target_kill_counted;	/* the target's OOM kill is in run->oom_kills */
+	int64_t last_elapsed, prev_elapsed;	/* the last two samples taken */
+	/* The kernel's exit records (taskstats), drained at each sample: a record whose
+	 * process is not known yet (its fork is read at the next sample, or its parent's
+	 * record comes later) waits one drain in pending. */
+	struct taskstats_listener ts;
+	struct taskstats_exit pending[PENDING_EXITS], retry[PENDING_EXITS];
+	size_t npending;
+	size_t untracked_n;	/* one process attached: the most descendants it had */
+	uint64_t untracked_rss;	/* and the most RSS they held, not recorded */
 };
 
 void recorder_signals(sigset_t *set)
@@ -194,15 +214,126 @@ static void read_pss(struct recorder *rc, int64_t now, struct sample *s)
 	}
 }
 
+/* Offers a figure for the run's peak (at CLOCK_REALTIME t). */
+static void run_peak(struct recorder *rc, uint64_t bytes, int64_t t, const char *source)
+{
+	struct run *r = rc->run;
+	if (bytes <= r->peak_rss)
+		return;
+	r->peak_rss = bytes;
+	r->peak_rss_at = t;
+	free(r->peak_source);
+	r->peak_source = xstrdup(source);
+}
+
+/* Offers a figure for process i's peak, and so for the run's: over a set, the run's
+ * peak is never below the largest member's. */
+static void proc_peak(struct recorder *rc, size_t i, uint64_t bytes, int64_t t, const char *source)
+{
+	uint64_t p = proclog_offer(&rc->log, i, bytes, source);
+	if (p)
+		run_peak(rc, p, t, source);
+}
+
+/* A process of the run first seen now (elapsed ns). Those there at the first sample
+ * of an attached target existed before the recording: their VmHWM is history. */
+static size_t proc_seen(struct recorder *rc, pid_t pid, const struct proc_status *st,
+			int64_t elapsed)
+{
+	int old = rc->run->samples == 0 && !rc->target->is_child;
+	size_t i = proclog_add(&rc->log, pid, st->ppid, st->name, elapsed, old, st->hwm);
+	if (pid == rc->target->pid && rc->hwm_reset_from) {
+		/* --reset-peak: VmHWM restarted at the attach; what it says now is the run's */
+		rc->log.p[i].hwm_before = (int64_t)rc->hwm_reset_from;
+		rc->log.x[i].old = 0;
+	}
+	return i;
+}
+
+/* One exit record: the exact peak of a process of the run, its last name and how it
+ * ended. Returns 0, or -ENOENT when the process is not (yet) known to be the run's. */
+static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
+{
+	int64_t now = mono_ns() - rc->start_mono;
+	pid_t tgid = x->tgid ? x->tgid : x->pid;
+	long i = proclog_find(&rc->log, tgid);
+	/* an entry of a process that ended long ago belongs to an earlier use of the pid */
+	if (i >= 0 && rc->log.p[i].end_ns >= 0 && rc->log.p[i].end_ns + 2 * NS_PER_S < now)
+		i = -1;
+	if (i < 0) {
+		/* One that lived between two samples, in a set: its parent is the run's. */
+		if (!rc->set_open || x->pid != tgid || x->ppid <= 0 ||
+		    proclog_find(&rc->log, x->ppid) < 0)
+			return -ENOENT;
+		int64_t born = now - (int64_t)x->etime_us * 1000;
+		struct proc_status st;
+		memset(&st, 0, sizeof(st));
+		st.ppid = x->ppid;
+		strlcpy_rsw(st.name, x->comm, sizeof(st.name));
+		i = (long)proclog_add(&rc->log, tgid, x->ppid, x->comm, born > 0 ? born : 0, 0, 0);
+	}
+	if (x->pid == tgid && x->comm[0])
+		strlcpy_rsw(rc->log.p[i].comm, x->comm, sizeof(rc->log.p[i].comm));
+	if (x->have & TASKSTATS_HAVE_XACCT)
+		proc_peak(rc, (size_t)i, x->hiwater_rss, real_ns(), PEAK_FROM_EXIT);
+	/* The process ended with this thread (AGROUP; before version 12, the leader). */
+	if ((x->flags & AGROUP) || (!(x->have & TASKSTATS_HAVE_TGID) && x->pid == tgid)) {
+		int ws = (int)x->exit_code;
+		if (WIFSIGNALED(ws))
+			proclog_end(&rc->log, (size_t)i, now, PROC_SIGNALED, -1, WTERMSIG(ws));
+		else
+			proclog_end(&rc->log, (size_t)i, now, PROC_EXITED, WEXITSTATUS(ws), -1);
+	}
+	return 0;
+}
+
+static void on_exit_record(void *ctx, const struct taskstats_exit *x)
+{
+	struct recorder *rc = ctx;
+	if (x->scope != TASKSTATS_PID || apply_exit(rc, x) == 0)
+		return;
+	if (rc->npending == PENDING_EXITS) {	/* a busy host: the oldest go */
+		memmove(rc->pending, rc->pending + 1, (PENDING_EXITS - 1) * sizeof(*rc->pending));
+		rc->npending--;
+	}
+	rc->pending[rc->npending++] = *x;
+}
+
+/* Reads the exit records waiting; those left from the last drain are tried once more,
+ * after the new ones (a parent's record may come after its child's), then dropped. */
+static void drain_exits(struct recorder *rc)
+{
+	if (taskstats_fd(&rc->ts) < 0)
+		return;
+	size_t nretry = rc->npending;
+	memcpy(rc->retry, rc->pending, nretry * sizeof(*rc->retry));
+	rc->npending = 0;
+	if (taskstats_drain(&rc->ts, on_exit_record, rc) < 0) {
+		taskstats_close(&rc->ts);
+		rc->run->exit_records = 0;
+	}
+	for (size_t k = 0; k < nretry; k++)
+		apply_exit(rc, &rc->retry[k]);
+}
+
 /* The per-process rows of a tree or cgroup: a member's row is stored when its figures
  * change (an idle member of a large tree costs nothing), and a row of zeros when it
  * leaves the set; readers take a member's last row at or before a sample as its
  * figures then (docs/STORAGE.md). */
-static void store_members(struct recorder *rc, int64_t elapsed)
+static void store_members(struct recorder *rc, int64_t elapsed, int64_t t)
 {
 	for (size_t i = 0; i < rc->set.n; i++) {
 		struct procset_member *m = &rc->set.m[i];
 		struct proc_figures p;
+		if (!m->dead && m->gen == rc->set.gen) {
+			long k = proclog_find(&rc->log, m->pid);
+			if (k >= 0) {
+				/* the name changes at exec */
+				strlcpy_rsw(rc->log.p[k].comm, m->st.name, sizeof(rc->log.p[k].comm));
+				proc_peak(rc, (size_t)k, m->st.rss, t, PEAK_FROM_SAMPLE);
+				proc_peak(rc, (size_t)k, m->st.hwm, t, PEAK_FROM_HWM);
+			}
+		}
 		memset(&p, 0, sizeof(p));
 		p.pid = m->pid;
 		p.ppid = m->st.ppid;
@@ -228,16 +359,43 @@ static void store_members(struct recorder *rc, int64_t elapsed)
 	}
 }
 
+/* One process attached (-p, -n without -t): its descendants are not recorded. Notes
+ * how many there are and what they hold, at the first sample and at the end. */
+static void note_untracked(struct recorder *rc, int at_end)
+{
+	size_t n = 0;
+	uint64_t rss = 0;
+	char v[32];
+	if (rc->set_open || rc->target->is_child || rc->target->pid <= 0)
+		return;
+	if (procset_descendants(rc->target->pid, &n, &rss) == 0 && rss > rc->untracked_rss) {
+		rc->untracked_n = n;
+		rc->untracked_rss = rss;
+	}
+	if (!at_end && n && rc->opts->live && !rc->opts->quiet)
+		fprintf(rc->opts->live, "rsswatch: pid %d has %zu descendant%s holding %s, not "
+			"recorded (add -t)\n", (int)rc->target->pid, n, n == 1 ? "" : "s",
+			fmt_bytes(v, sizeof(v), rss));
+	if (at_end && rc->untracked_n) {
+		char detail[128];
+		snprintf(detail, sizeof(detail), "%zu descendant%s held up to %s, not recorded "
+			 "(add -t)", rc->untracked_n, rc->untracked_n == 1 ? "" : "s",
+			 fmt_bytes(v, sizeof(v), rc->untracked_rss));
+		store_add_event(rc->st, rc->run->id, real_ns(), "untracked", rc->target->pid, detail);
+	}
+}
+
 /* Takes one sample. Returns 0, or -ESRCH when the target is gone. */
 static int take_sample(struct recorder *rc)
 {
 	struct sample s;
 	int64_t now = mono_ns();
+	drain_exits(rc);	/* first: a member's last name is known when it leaves */
 	int e = sampler_read(&rc->sampler, now, &s);
 	if (e < 0) {
 		if (rc->set_open && rc->target->pid <= 0)
-			rc->set_end = rc->set.procs.fd >= 0 && e == -ESRCH &&
-				      rfile_read(&rc->set.procs) < 0 ? -ENODEV : -ESRCH;
+			rc->set_end = e == -ESRCH && rc->set.procs_path &&
+				      access(rc->set.procs_path, F_OK) < 0 ? -ENODEV : -ESRCH;
 		return e;
 	}
 	s.elapsed_ns = now - rc->start_mono;
@@ -247,11 +405,24 @@ static int take_sample(struct recorder *rc)
 	struct run *r = rc->run;
 	int64_t t = r->started_at + s.elapsed_ns;
 	/* Over a set, the sum of each member's VmHWM is no peak of the whole (they peak at
-	 * different times): only sampled totals count. */
-	uint64_t peak = !rc->set_open && s.hwm > s.rss ? s.hwm : s.rss;
-	if (peak > r->peak_rss) {
-		r->peak_rss = peak;
-		r->peak_rss_at = t;
+	 * different times): the sampled totals count, and each member's own peak
+	 * (store_members). */
+	run_peak(rc, s.rss, t, PEAK_FROM_SAMPLE);
+	if (!rc->set_open) {
+		if (rc->root < 0) {
+			struct proc_status st;
+			memset(&st, 0, sizeof(st));
+			st.ppid = rc->sampler.proc.last.ppid;
+			strlcpy_rsw(st.name, rc->sampler.proc.last.name, sizeof(st.name));
+			st.hwm = s.hwm;
+			rc->root = (long)proc_seen(rc, rc->target->pid, &st, s.elapsed_ns);
+			if (rc->log.p[rc->root].hwm_before >= 0)
+				r->hwm_before = rc->log.p[rc->root].hwm_before;
+		}
+		strlcpy_rsw(rc->log.p[rc->root].comm, rc->sampler.proc.last.name,
+			    sizeof(rc->log.p[rc->root].comm));	/* the name changes at exec */
+		proc_peak(rc, (size_t)rc->root, s.rss, t, PEAK_FROM_SAMPLE);
+		proc_peak(rc, (size_t)rc->root, s.hwm, t, PEAK_FROM_HWM);
 	}
 	if ((s.have & SAMPLE_GPU) && (int64_t)s.gpu > r->peak_gpu) {
 		r->peak_gpu = (int64_t)s.gpu;
@@ -272,9 +443,11 @@ static int take_sample(struct recorder *rc)
 	if (rc->target->pid > 0)
 		poll_client(rc, s.elapsed_ns);
 	if (rc->set_open)
-		store_members(rc, s.elapsed_ns);
+		store_members(rc, s.elapsed_ns, t);
 	check_warn(rc, &s, t);
 	r->samples++;
+	rc->prev_elapsed = rc->last_elapsed;
+	rc->last_elapsed = s.elapsed_ns;
 	r->sum_rss += (double)s.rss;
 	r->last_rss = s.rss;
 	r->last_at = t;
@@ -308,21 +481,53 @@ static int in_set_cgroup(const struct recorder *rc, const char *memcg)
 	return strncmp(memcg, cg, n) == 0 && (memcg[n] == '\0' || memcg[n] == '/');
 }
 
+/* A kill is the run's when it is of the target, of a member of its set (now or
+ * earlier), or of any process in a cgroup that holds only the run's processes (-g, or
+ * one made for the command): that one may have lived between two samples. */
+static int kill_is_ours(const struct recorder *rc, const struct kmsg_oom *kill, const char *memcg)
+{
+	if (kill->pid <= 0)
+		return 0;
+	return kill->pid == rc->target->pid || proclog_find(&rc->log, kill->pid) >= 0 ||
+	       (rc->set_open && procset_has(&rc->set, kill->pid)) || in_set_cgroup(rc, memcg);
+}
+
 static void on_oom_kill(void *ctx, const struct kmsg_oom *kill, const char *memcg,
 			int64_t realtime_ns)
 {
 	struct recorder *rc = ctx;
-	if (kill->pid != rc->target->pid || kill->pid <= 0) {
-		/* A member of the set: an event, and the recording goes on. A process killed
-		 * in a cgroup that holds only the set (-g, or one made for the command) is a
-		 * member even if no sample saw it: it may have lived between two. */
-		if (rc->set_open && (procset_has(&rc->set, kill->pid) || in_set_cgroup(rc, memcg))) {
-			char detail[600];
-			oom_kill_detail(kill, memcg, detail, sizeof(detail));
-			store_add_event(rc->st, rc->run->id, realtime_ns, "oom_kill", kill->pid, detail);
-		}
+	struct run *r = rc->run;
+	if (!kill_is_ours(rc, kill, memcg))
+		return;
+	struct oom_kill k;
+	memset(&k, 0, sizeof(k));
+	k.t = realtime_ns;
+	k.pid = kill->pid;
+	strlcpy_rsw(k.comm, kill->comm, sizeof(k.comm));
+	k.anon_rss = kill->anon_rss;
+	k.file_rss = kill->file_rss;
+	k.shmem_rss = kill->shmem_rss;
+	k.total_vm = kill->total_vm;
+	strlcpy_rsw(k.memcg, memcg ? memcg : "", sizeof(k.memcg));
+	store_add_oom_kill(rc->st, r->id, &k);
+	r->oom_kills++;
+	/* The kernel's figures at the kill are the victim's last and often its highest: a
+	 * process that grows fast is killed between two samples. */
+	int64_t elapsed = realtime_ns - r->started_at;
+	long i = proclog_find(&rc->log, kill->pid);
+	/* a process no sample saw, or a pid reused since its entry ended */
+	if (i < 0 || (rc->log.p[i].end_ns >= 0 && rc->log.p[i].end_ns + NS_PER_S < elapsed))
+		i = (long)proclog_add(&rc->log, kill->pid, 0, kill->comm, elapsed, 0, 0);
+	proc_peak(rc, (size_t)i, kill->anon_rss + kill->file_rss + kill->shmem_rss, realtime_ns,
+		  PEAK_FROM_OOM);
+	proclog_end(&rc->log, (size_t)i, elapsed, PROC_OOM_KILLED, -1, SIGKILL);
+	if (kill->pid != rc->target->pid) {
+		char detail[600];
+		oom_kill_detail(kill, memcg, detail, sizeof(detail));
+		store_add_event(rc->st, r->id, realtime_ns, "oom_kill", kill->pid, detail);
 		return;
 	}
+	rc->target_kill_counted = 1;
 	rc->ev.kill_seen = true;
 	rc->ev.kill = *kill;
 	rc->ev.kill_at = realtime_ns;
@@ -349,14 +554,13 @@ static void attribute_kill(struct recorder *rc, int sig)
 	ev->signal = sig;
 	ev->cg_path = rc->target->cg_path;
 	oom_decide(ev, &v);
-	if (v.oom && ev->kill_seen) {
-		/* The kernel's figures at the kill are the last and often the highest: a
-		 * process that grows fast is killed between two samples. */
-		uint64_t rss = ev->kill.anon_rss + ev->kill.file_rss + ev->kill.shmem_rss;
-		if (rss > r->peak_rss) {
-			r->peak_rss = rss;
-			r->peak_rss_at = ev->kill_at;
-		}
+	if (v.oom && !rc->target_kill_counted) {
+		/* the counters say so, but no kernel line named it */
+		r->oom_kills++;
+		rc->target_kill_counted = 1;
+		if (rc->root >= 0)
+			proclog_end(&rc->log, (size_t)rc->root, r->ended_at - r->started_at,
+				    PROC_OOM_KILLED, -1, SIGKILL);
 	}
 	if (v.oom) {
 		strlcpy_rsw(r->outcome, OUTCOME_OOM_KILLED, sizeof(r->outcome));
@@ -380,25 +584,38 @@ static void target_ended(struct recorder *rc)
 {
 	struct run *r = rc->run;
 	int ws = 0, e;
+	uint64_t maxrss = 0;
 	/* A non-child's status is known once its parent reaps it; give that parent a
 	 * moment, then say we do not know rather than guess. */
 	for (int tries = 0; ; tries++) {
-		e = pidfd_exit_status(rc->target->pidfd, rc->target->is_child, &ws);
+		e = pidfd_exit_status(rc->target->pidfd, rc->target->is_child, &ws, &maxrss);
 		if (e != -EAGAIN || tries >= 200)
 			break;
 		poll(NULL, 0, 10);
 	}
 	r->ended_at = real_ns();
+	int64_t end = r->ended_at - r->started_at;
+	drain_exits(rc);	/* the target's record comes before its pidfd is readable */
+	/* wait4's peak is the largest of the command and of every descendant reaped in
+	 * its tree: the run's when the run is that tree (not with --no-tree). */
+	if (rc->set_open)
+		run_peak(rc, maxrss, r->ended_at, PEAK_FROM_WAIT);
 	if (e < 0) {
 		strlcpy_rsw(r->outcome, OUTCOME_EXITED, sizeof(r->outcome));
 		r->exit_code = -1;
+		if (rc->root >= 0)
+			proclog_end(&rc->log, (size_t)rc->root, end, PROC_GONE, -1, -1);
 	} else if (WIFSIGNALED(ws)) {
 		strlcpy_rsw(r->outcome, OUTCOME_SIGNALED, sizeof(r->outcome));
 		r->signal = WTERMSIG(ws);
+		if (rc->root >= 0)
+			proclog_end(&rc->log, (size_t)rc->root, end, PROC_SIGNALED, -1, r->signal);
 		attribute_kill(rc, r->signal);
 	} else {
 		strlcpy_rsw(r->outcome, OUTCOME_EXITED, sizeof(r->outcome));
 		r->exit_code = WEXITSTATUS(ws);
+		if (rc->root >= 0)
+			proclog_end(&rc->log, (size_t)rc->root, end, PROC_EXITED, r->exit_code, -1);
 	}
 	rc->stop = TARGET_ENDED;
 }
@@ -409,27 +626,73 @@ static void on_proc(void *ctx, pid_t pid, int start, const struct proc_status *s
 {
 	struct recorder *rc = ctx;
 	char detail[160];
+	int64_t elapsed = mono_ns() - rc->start_mono;
+	long k = proclog_find(&rc->log, pid);
+	const char *comm = st->name;
+	if (start) {
+		k = (long)proc_seen(rc, pid, st, elapsed);
+		if (pid == rc->target->pid) {
+			rc->root = k;
+			if (rc->log.p[k].hwm_before >= 0)
+				rc->run->hwm_before = rc->log.p[k].hwm_before;
+		}
+	} else if (k >= 0) {
+		proclog_end(&rc->log, (size_t)k, elapsed, PROC_GONE, -1, -1);
+		comm = rc->log.p[k].comm;	/* an exit record may know its last name */
+	}
 	if (pid == rc->target->pid || rc->run->samples == 0)
 		return;
 	if (start)
-		snprintf(detail, sizeof(detail), "ppid=%d comm=%s", (int)st->ppid, st->name);
+		snprintf(detail, sizeof(detail), "ppid=%d comm=%s", (int)st->ppid, comm);
 	else
-		snprintf(detail, sizeof(detail), "comm=%s last_rss=%llukB", st->name,
+		snprintf(detail, sizeof(detail), "comm=%s last_rss=%llukB", comm,
 			 (unsigned long long)(st->rss / 1024));
 	store_add_event(rc->st, rc->run->id, real_ns(), start ? "proc_start" : "proc_exit", pid,
 			detail);
 }
 
-/* -g: the cgroup became empty or was removed. */
+/* The OOM kill among the processes that ended since the sample before the last (the
+ * last ones of a -g cgroup), or -1. */
+static long last_oom_victim(const struct recorder *rc)
+{
+	for (size_t i = rc->log.n; i-- > 0;) {
+		const struct proc_summary *p = &rc->log.p[i];
+		if (p->end_ns >= rc->prev_elapsed && strcmp(p->ended, PROC_OOM_KILLED) == 0)
+			return (long)i;
+	}
+	return -1;
+}
+
+/* -g: the cgroup became empty or was removed. When its last processes went because the
+ * OOM killer killed one of them, that is how the run ended. */
 static void cgroup_ended(struct recorder *rc)
 {
 	struct run *r = rc->run;
 	r->ended_at = real_ns();
-	strlcpy_rsw(r->outcome, OUTCOME_EXITED, sizeof(r->outcome));
-	r->exit_code = -1;
+	/* the kill line comes before the exit; give one that is late a moment */
+	int64_t deadline = mono_ns() + 200 * NS_PER_MS;
+	oom_watch_drain(&rc->oom, on_oom_kill, rc);
+	while (last_oom_victim(rc) < 0 && oom_watch_fd(&rc->oom) >= 0 && mono_ns() < deadline) {
+		struct pollfd p = { oom_watch_fd(&rc->oom), POLLIN, 0 };
+		if (poll(&p, 1, 50) <= 0)
+			break;
+		oom_watch_drain(&rc->oom, on_oom_kill, rc);
+	}
+	long v = last_oom_victim(rc);
 	free(r->outcome_note);
-	r->outcome_note = xstrdup(rc->set_end == -ENODEV ? "the cgroup was removed"
-							  : "the cgroup became empty");
+	if (v >= 0) {
+		const struct proc_summary *p = &rc->log.p[v];
+		strlcpy_rsw(r->outcome, OUTCOME_OOM_KILLED, sizeof(r->outcome));
+		r->signal = SIGKILL;
+		r->oom_at = r->started_at + p->end_ns;
+		r->outcome_note = xstrdup("the cgroup became empty: its last processes ended with "
+					  "an OOM kill");
+	} else {
+		strlcpy_rsw(r->outcome, OUTCOME_EXITED, sizeof(r->outcome));
+		r->outcome_note = xstrdup(rc->set_end == -ENODEV ? "the cgroup was removed"
+								  : "the cgroup became empty");
+	}
+	r->exit_code = -1;
 	rc->stop = TARGET_ENDED;
 }
 
@@ -459,11 +722,49 @@ static uid_t target_owner(pid_t pid)
 	return sb.st_uid;
 }
 
+/* --reset-peak: restarts the target's VmHWM (clear_refs 5), after noting its value. */
+static void reset_hwm(struct recorder *rc)
+{
+	struct proc_status st;
+	char path[64];
+	if (proc_reader_read(&rc->sampler.proc, &st) < 0 ||
+	    sysroot_path(path, sizeof(path), "/proc/%d/clear_refs", (int)rc->target->pid) < 0)
+		return;
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	if (write(fd, "5", 1) == 1)
+		rc->hwm_reset_from = st.hwm ? st.hwm : 1;
+	close(fd);
+	proc_reader_invalidate(&rc->sampler.proc);
+}
+
+/* GPU memory has no high-water mark: a spike between two samples is seen only by a
+ * read during it. When GPU reads are due more often than samples, they get their own
+ * timer, on deadlines start + k * gpu_interval as the sampler expects; otherwise (and
+ * without NVML) there is no timer and a sample reads when one is due. */
+static int gpu_timer_open(struct recorder *rc)
+{
+	int64_t every = rc->opts->gpu_interval_ns, first = rc->start_mono + every;
+	rc->gpufd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (rc->gpufd < 0)
+		return -errno;
+	struct itimerspec its = {
+		.it_interval = { (time_t)(every / NS_PER_S), (long)(every % NS_PER_S) },
+		.it_value = { (time_t)(first / NS_PER_S), (long)(first % NS_PER_S) },
+	};
+	if (timerfd_settime(rc->gpufd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
 static int setup(struct recorder *rc)
 {
 	int e = sampler_open(&rc->sampler, rc->target->pid);
 	if (e < 0)
 		return e;
+	if (rc->opts->reset_peak && rc->target->pid > 0 && !rc->target->is_child)
+		reset_hwm(rc);
 	rc->sampler_open = 1;
 	if (rc->target->set_cgroup_dir || rc->target->tree) {
 		if (rc->target->set_cgroup_dir)
@@ -480,12 +781,16 @@ static int setup(struct recorder *rc)
 	if (rc->opts->pss_interval_ns)
 		sampler_use_pss(&rc->sampler, rc->opts->pss_interval_ns);
 	if (rc->opts->nvml)
-		sampler_use_gpu(&rc->sampler, rc->opts->nvml, rc->opts->gpu_interval_ns);
+		sampler_use_gpu(&rc->sampler, rc->opts->nvml, rc->opts->gpu_interval_ns,
+				rc->start_mono);
 	if (rc->target->cg && rc->target->cg_sample)
-		sampler_use_cgroup(&rc->sampler, rc->target->cg, rc->target->cg_reset_peak);
+		rc->run->peak_cgroup_exact = sampler_use_cgroup(&rc->sampler, rc->target->cg,
+								rc->target->cg_reset_peak);
 	if (rc->target->psi_cgroup_dir)
 		sampler_use_cgroup_psi(&rc->sampler, rc->target->psi_cgroup_dir);	/* none: fine */
 	oom_watch_open(&rc->oom, rc->target->cg);
+	/* Exit records need root (CAP_NET_ADMIN) and the real machine, not a fixture. */
+	rc->run->exit_records = !*sysroot() && taskstats_open(&rc->ts) == 0;
 	rc->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (rc->timerfd < 0)
 		return -errno;
@@ -498,7 +803,17 @@ static int setup(struct recorder *rc)
 	};
 	if (timerfd_settime(rc->timerfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
 		return -errno;
+	if (rc->opts->nvml && rc->opts->gpu_interval_ns < rc->opts->interval_ns)
+		return gpu_timer_open(rc);
 	return 0;
+}
+
+/* A GPU poll: the highest GPU figures since the last sample (record/sampler.h). */
+static void gpu_tick(struct recorder *rc)
+{
+	uint64_t ticks;
+	if (read(rc->gpufd, &ticks, sizeof(ticks)) == (ssize_t)sizeof(ticks))
+		sampler_poll_gpu(&rc->sampler, mono_ns());
 }
 
 static int poll_timeout_ms(const struct recorder *rc)
@@ -524,6 +839,10 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	rc.run = run;
 	rc.sigfd = sigfd;
 	rc.timerfd = -1;
+	rc.root = -1;
+	rc.ts = (struct taskstats_listener)TASKSTATS_LISTENER_INIT;
+	proclog_init(&rc.log);
+	rc.gpufd = -1;
 	rc.start_mono = mono_ns();
 	rc.last_flush = rc.start_mono;
 	rc.every = opts->every;
@@ -533,6 +852,8 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	rc.since_live = rc.every - 1;	/* the first sample gets a line */
 
 	int e = setup(&rc);
+	if (e == 0)
+		note_untracked(&rc, 0);
 	if (e == 0 && take_sample(&rc) == -ESRCH) {
 		if (target->pidfd < 0)
 			cgroup_ended(&rc);
@@ -541,19 +862,22 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	}
 
 	while (e == 0 && rc.stop == RUNNING) {
-		struct pollfd pfd[4] = {
+		struct pollfd pfd[5] = {
 			{ rc.timerfd, POLLIN, 0 },
 			{ target->pidfd, POLLIN, 0 },
 			{ sigfd, POLLIN, 0 },
 			{ oom_watch_fd(&rc.oom), POLLIN, 0 },
+			{ rc.gpufd, POLLIN, 0 },
 		};
-		int n = poll(pfd, 4, poll_timeout_ms(&rc));
+		int n = poll(pfd, 5, poll_timeout_ms(&rc));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			e = -errno;
 			break;
 		}
+		if (pfd[4].revents & POLLIN)
+			gpu_tick(&rc);
 		if (pfd[3].revents & POLLIN)
 			oom_watch_drain(&rc.oom, on_oom_kill, &rc);
 		if (pfd[2].revents & POLLIN)
@@ -589,35 +913,60 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		struct cg_sample c;
 		memset(&c, 0, sizeof(c));
 		if (cg_reader_read(target->cg, &c) == 0 && (c.have & CG_S_PEAK) &&
-		    c.peak > run->peak_cgroup) {
+		    rc.sampler.cg_peak_exact && c.peak > run->peak_cgroup) {
 			run->peak_cgroup = c.peak;
 			run->peak_cgroup_at = run->ended_at ? run->ended_at : real_ns();
 		}
 	}
+	/* GPU reads since the last sample: a spike in the last moments counts too. */
+	uint64_t gpu_hi;
+	int64_t gpu_hi_at;
+	if (rc.sampler_open && sampler_gpu_pending(&rc.sampler, &gpu_hi, &gpu_hi_at) &&
+	    (int64_t)gpu_hi > run->peak_gpu) {
+		run->peak_gpu = (int64_t)gpu_hi;
+		run->peak_gpu_at = run->started_at + (gpu_hi_at - rc.start_mono);
+	}
 	/* Marks and counters written just before the target ended are still in its page. */
 	if (rc.page)
 		poll_client(&rc, mono_ns() - rc.start_mono);
-	/* Kernel log records of OOM kills of members that came in with the end. */
+	/* Kernel log records of OOM kills of members, and exit records, that came in with
+	 * the end. */
 	if (rc.set_open)
 		oom_watch_drain(&rc.oom, on_oom_kill, &rc);
+	drain_exits(&rc);
 	/* The set's last figures are stored; members left are not "exits". */
+	note_untracked(&rc, 1);
 	if (rc.stop == SIGNALED || rc.stop == DURATION || (e < 0 && rc.stop == RUNNING)) {
 		strlcpy_rsw(run->outcome, OUTCOME_STOPPED, sizeof(run->outcome));
 		run->ended_at = real_ns();
 	}
+	long big = proclog_largest(&rc.log);
+	if (big >= 0) {
+		run->peak_process_rss = rc.log.p[big].peak_rss;
+		run->peak_process_pid = rc.log.p[big].pid;
+		free(run->peak_process_comm);
+		run->peak_process_comm = xstrdup(rc.log.p[big].comm);
+	}
 	int fe;
 	for (int tries = 0; (fe = store_run_finish(st, run)) == -EBUSY && tries < 5; tries++)
 		;
+	for (int tries = 0; fe == 0 && tries < 5; tries++)
+		if ((fe = store_put_processes(st, run->id, rc.log.p, rc.log.n)) != -EBUSY)
+			break;
 	if (fe < 0 && e == 0)
 		e = fe;
 	if (rc.timerfd >= 0)
 		close(rc.timerfd);
+	if (rc.gpufd >= 0)
+		close(rc.gpufd);
 	if (rc.sampler_open)
 		sampler_close(&rc.sampler);
 	oom_watch_close(&rc.oom);
+	taskstats_close(&rc.ts);
 	if (rc.set_open)
 		procset_close(&rc.set, 0);
 	client_page_close(rc.page);
+	proclog_release(&rc.log);
 	if (rc.stop == TARGET_ENDED && target->pid > 0)
 		client_page_remove_stale(target->pid);
 	buf_release(&rc.line);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +21,44 @@ static int by_start(const void *a, const void *b)
 	if (x->starttime != y->starttime)
 		return x->starttime < y->starttime ? -1 : 1;
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+void proc_ancestry(pid_t pid, struct proc_id **out, size_t *n)
+{
+	struct proc_id *a = NULL;
+	size_t cnt = 0, cap = 0, steps = 0;
+	struct proc_stat ps;
+	while (pid > 0 && steps++ < ANCESTRY_MAX) {
+		if (proc_read_stat(pid, &ps) < 0) {
+			/* Gone since its child was read? Then the child has a new parent (a
+			 * subreaper or init, further up the same chain): go on from there. */
+			if (cnt == 0 || proc_read_stat(a[cnt - 1].pid, &ps) < 0 ||
+			    ps.starttime != a[cnt - 1].starttime || ps.ppid == pid)
+				break;
+			pid = ps.ppid;
+			continue;
+		}
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 16;
+			a = xrealloc(a, cap * sizeof(*a));
+		}
+		a[cnt].pid = pid;
+		a[cnt].starttime = ps.starttime;
+		cnt++;
+		if (pid == 1)
+			break;
+		pid = ps.ppid;
+	}
+	*out = a;
+	*n = cnt;
+}
+
+static int is_in(const struct proc_id *ids, size_t n, pid_t pid, uint64_t starttime)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i].pid == pid && ids[i].starttime == starttime)
+			return 1;
+	return 0;
 }
 
 int find_matches(const regex_t *re, struct proc_match **out, size_t *n)
@@ -33,6 +72,11 @@ int find_matches(const regex_t *re, struct proc_match **out, size_t *n)
 	struct proc_match *m = NULL;
 	size_t cnt = 0, cap = 0;
 	pid_t self = getpid();
+	/* Walked before the scan: later, the chain can only lose members (an orphan goes
+	 * to a subreaper or init above it), so the scan meets no ancestor missing here. */
+	struct proc_id *anc;
+	size_t nanc;
+	proc_ancestry(self, &anc, &nanc);
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		char *end;
@@ -44,7 +88,8 @@ int find_matches(const regex_t *re, struct proc_match **out, size_t *n)
 		memset(&pm, 0, sizeof(pm));
 		pm.pid = (pid_t)v;
 		/* The process may vanish at any step: then it simply does not match. */
-		if (proc_read_stat(pm.pid, &ps) < 0 || ps.state == 'Z')
+		if (proc_read_stat(pm.pid, &ps) < 0 || ps.state == 'Z' ||
+		    is_in(anc, nanc, pm.pid, ps.starttime))
 			continue;
 		if (proc_read_cmdline(pm.pid, pm.cmdline, sizeof(pm.cmdline)) < 0 || !pm.cmdline[0])
 			continue;
@@ -59,6 +104,7 @@ int find_matches(const regex_t *re, struct proc_match **out, size_t *n)
 		m[cnt++] = pm;
 	}
 	closedir(d);
+	free(anc);
 	if (cnt)
 		qsort(m, cnt, sizeof(*m), by_start);
 	*out = m;
@@ -132,13 +178,20 @@ struct rsw_pidfd_info {
 #define RSW_PIDFD_INFO_EXIT (1ULL << 3)
 #define RSW_PIDFD_GET_INFO _IOWR(0xFF, 11, struct rsw_pidfd_info)
 
-int pidfd_exit_status(int pidfd, int is_child, int *wstatus)
+int pidfd_exit_status(int pidfd, int is_child, int *wstatus, uint64_t *maxrss)
 {
+	if (maxrss)
+		*maxrss = 0;
 	if (is_child) {
 		siginfo_t si;
+		struct rusage ru;
 		memset(&si, 0, sizeof(si));
-		if (waitid((idtype_t)3 /* P_PIDFD */, (id_t)pidfd, &si, WEXITED) < 0)
+		memset(&ru, 0, sizeof(ru));
+		/* The raw system call takes a fifth argument, the rusage that wait4 gives. */
+		if (syscall(SYS_waitid, 3 /* P_PIDFD */, pidfd, &si, WEXITED, &ru) < 0)
 			return -errno;
+		if (maxrss && ru.ru_maxrss > 0)
+			*maxrss = (uint64_t)ru.ru_maxrss * 1024;
 		*wstatus = si.si_code == CLD_EXITED ? W_EXITCODE(si.si_status, 0)
 						    : (si.si_status & 0x7f);
 		return 0;

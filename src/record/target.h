@@ -18,9 +18,28 @@ struct proc_match {
 	char cmdline[256];
 };
 
+/* A process, told apart from a later one that reuses its pid by its start time. */
+struct proc_id {
+	pid_t pid;
+	uint64_t starttime;
+};
+
+/* The most steps proc_ancestry() takes: far deeper than real process trees, and a
+ * bound on a walk through a fixture tree whose parent links form a loop. */
+#define ANCESTRY_MAX 4096
+
+/* pid and its ancestors, nearest first, through the ppid field of each /proc/PID/stat
+ * (under the sysroot). The walk ends after pid 1, at a process whose parent is not
+ * visible (ppid 0: the parent is outside this pid namespace), at a parent that cannot
+ * be read (hidden; one that has gone is passed over when its child, read again, names
+ * a new parent), or after ANCESTRY_MAX steps. Sets *out (to free) and *n; *n is 0 when
+ * pid itself cannot be read. */
+void proc_ancestry(pid_t pid, struct proc_id **out, size_t *n);
+
 /* All processes whose name or full command line matches re (like pgrep and pgrep -f
- * together), except rsswatch itself and processes without a command line (kernel
- * threads, zombies). Sorted by start time, oldest first. */
+ * together), except rsswatch itself, its ancestors (the shell, timeout, sudo or sh -c
+ * that started it carry the pattern in their own command lines) and processes without
+ * a command line (kernel threads, zombies). Sorted by start time, oldest first. */
 int find_matches(const regex_t *re, struct proc_match **out, size_t *n);
 
 /* Starts argv as a child. The child gets orig_mask as its signal mask (the recorder
@@ -40,7 +59,10 @@ int pidfd_open_rsw(pid_t pid);
 /* The wait status of an exited process through its pidfd: for a child, reaps it with
  * waitid(P_PIDFD); for another process, asks PIDFD_GET_INFO (Linux 6.15+), which knows
  * the status only once the process's parent has reaped it. Returns 0 and *wstatus, or
- * -EAGAIN (not known yet), -EOPNOTSUPP (kernel cannot tell), other -errno. */
-int pidfd_exit_status(int pidfd, int is_child, int *wstatus);
+ * -EAGAIN (not known yet), -EOPNOTSUPP (kernel cannot tell), other -errno.
+ * For a child, *maxrss (when not NULL) is the rusage's ru_maxrss in bytes: the largest
+ * peak RSS of the child and of every descendant it (or they) reaped, as time -v reports
+ * it; 0 for another process. */
+int pidfd_exit_status(int pidfd, int is_child, int *wstatus, uint64_t *maxrss);
 
 #endif

@@ -678,7 +678,7 @@ static int move_into_leaf(const char *dir)
 	return -EBUSY;
 }
 
-static int enable_memory_below(const char *dir)
+static int enable_memory_below(const char *dir, unsigned flags)
 {
 	struct rfile f = RFILE_INIT;
 	int e = read_in(dir, "cgroup.controllers", &f);
@@ -690,6 +690,8 @@ static int enable_memory_below(const char *dir)
 	rfile_close(&f);
 	if (e < 0 || on)
 		return e;
+	if (flags & CG_CREATE_AS_IS)
+		return -EOPNOTSUPP;
 	e = write_in(dir, "cgroup.subtree_control", "+memory");
 	if (e == -EBUSY) {
 		/* the "no internal processes" rule: dir holds processes of its own */
@@ -701,7 +703,7 @@ static int enable_memory_below(const char *dir)
 }
 
 int cg_child_create(const struct cg_loc *parent, const char *name, uint64_t limit,
-		    struct cg_loc *out)
+		    unsigned flags, struct cg_loc *out)
 {
 	struct cg_loc c;
 	char text[24];
@@ -713,7 +715,7 @@ int cg_child_create(const struct cg_loc *parent, const char *name, uint64_t limi
 	c.version = parent->version;
 	if ((e = cg_file_path(c.dir, sizeof(c.dir), parent->dir, name)) < 0)
 		return e;
-	if (c.version == 2 && (e = enable_memory_below(parent->dir)) < 0)
+	if (c.version == 2 && (e = enable_memory_below(parent->dir, flags)) < 0)
 		return e;
 	if (mkdir(c.dir, 0755) < 0)
 		return -errno;

@@ -193,12 +193,15 @@ int cg_read_procs(const char *dir, pid_t **pids, size_t *count);
  * +memory is enabled, then the child is made with memory.max and, where the file
  * exists, memory.swap.max = 0, so that going over the limit ends in an OOM kill
  * rather than in swapping.
+ * With CG_CREATE_AS_IS in flags nothing of the parent is changed: on v2, unless
+ * memory is already enabled for its children, -EOPNOTSUPP.
  * out->dir is the new cgroup. Returns 0, -EEXIST when the child exists already,
  * -EOPNOTSUPP when memory cannot be enabled for children of parent, or -errno (EACCES
  * and EPERM without the right to manage cgroups). A child made before a later step
  * failed is removed again. */
+enum { CG_CREATE_AS_IS = 1u << 0 };
 int cg_child_create(const struct cg_loc *parent, const char *name, uint64_t limit,
-		    struct cg_loc *out);
+		    unsigned flags, struct cg_loc *out);
 /* Moves pid (0: the caller) into the cgroup by writing it to cgroup.procs. */
 int cg_attach(const struct cg_loc *cg, pid_t pid);
 /* Removes an empty cgroup. An exiting process can keep it busy for a moment after

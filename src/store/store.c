@@ -557,26 +557,43 @@ int store_add_oom_kill(struct store *st, int64_t run_id, const struct oom_kill *
 	return step_done(s);
 }
 
-int store_put_process(struct store *st, int64_t run_id, const struct proc_summary *p)
+int store_put_processes(struct store *st, int64_t run_id, const struct proc_summary *p, size_t n)
 {
 	sqlite3_stmt *s;
+	int e = 0;
+	if (!n)
+		return 0;
+	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return -EBUSY;
 	if (prepare(st, "INSERT OR REPLACE INTO process (run_id, pid, ppid, comm, first_ns,"
 			" end_ns, peak_rss, peak_source, hwm_before, ended, exit_code, signal)"
-			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", &s) < 0)
+			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", &s) < 0) {
+		exec_sql(st->db, "ROLLBACK");
 		return -EIO;
-	sqlite3_bind_int64(s, 1, run_id);
-	sqlite3_bind_int64(s, 2, p->pid);
-	sqlite3_bind_int64(s, 3, p->ppid);
-	sqlite3_bind_text(s, 4, p->comm, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 5, p->first_ns);
-	bind_opt_i64(s, 6, p->end_ns, p->end_ns >= 0);
-	sqlite3_bind_int64(s, 7, (int64_t)p->peak_rss);
-	sqlite3_bind_text(s, 8, p->peak_source, -1, SQLITE_STATIC);
-	bind_opt_i64(s, 9, p->hwm_before, p->hwm_before >= 0);
-	sqlite3_bind_text(s, 10, p->ended, -1, SQLITE_STATIC);
-	bind_opt_i64(s, 11, p->exit_code, p->exit_code >= 0);
-	bind_opt_i64(s, 12, p->signal, p->signal > 0);
-	return step_done(s);
+	}
+	for (size_t i = 0; i < n && e == 0; i++, p++) {
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, run_id);
+		sqlite3_bind_int64(s, 2, p->pid);
+		sqlite3_bind_int64(s, 3, p->ppid);
+		sqlite3_bind_text(s, 4, p->comm, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 5, p->first_ns);
+		bind_opt_i64(s, 6, p->end_ns, p->end_ns >= 0);
+		sqlite3_bind_int64(s, 7, (int64_t)p->peak_rss);
+		sqlite3_bind_text(s, 8, p->peak_source, -1, SQLITE_STATIC);
+		bind_opt_i64(s, 9, p->hwm_before, p->hwm_before >= 0);
+		sqlite3_bind_text(s, 10, p->ended, -1, SQLITE_STATIC);
+		bind_opt_i64(s, 11, p->exit_code, p->exit_code >= 0);
+		bind_opt_i64(s, 12, p->signal, p->signal > 0);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			e = -EIO;
+	}
+	sqlite3_finalize(s);
+	if (e < 0 || exec_sql(st->db, "COMMIT") < 0) {
+		exec_sql(st->db, "ROLLBACK");
+		return e < 0 ? e : -EIO;
+	}
+	return 0;
 }
 
 int store_add_mark(struct store *st, int64_t run_id, int64_t t, const char *label)

@@ -51,9 +51,9 @@ int store_add_event(struct store *st, int64_t run_id, int64_t t, const char *kin
 int store_add_mark(struct store *st, int64_t run_id, int64_t t, const char *label);
 /* An OOM kill of the target or a member (written at once, like events). */
 int store_add_oom_kill(struct store *st, int64_t run_id, const struct oom_kill *k);
-/* Writes (or rewrites) one process of the run: when it ends, and for those still alive
- * when the recording ends. Written at once, like events. */
-int store_put_process(struct store *st, int64_t run_id, const struct proc_summary *p);
+/* Writes (or rewrites) the processes p[0..n) of the run, in one transaction (the
+ * recorder writes them all when the recording ends). -EBUSY: the database is locked. */
+int store_put_processes(struct store *st, int64_t run_id, const struct proc_summary *p, size_t n);
 /* Writes the run's running totals (samples, peak, mean, last) and commits the batch. */
 int store_flush(struct store *st, const struct run *r);
 /* Writes the final state of the run (outcome, ended_at, ...) and commits. */

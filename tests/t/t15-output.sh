@@ -105,9 +105,14 @@ cp "$OUT" "$T/e.csv"
 # The host's memory pressure (PSI) is a column set of its own where the kernel has it.
 hdr="time,elapsed_s,rss_bytes,hwm_bytes,anon_bytes,file_bytes,shmem_bytes,swap_bytes,threads,mem_available_bytes"
 nf=10
+# A launched command has a cgroup of its own where one can be made (as root).
+if [ -n "$(sqlite3 "$RSSWATCH_DB" "SELECT cgroup FROM run WHERE id = 1")" ]; then
+	hdr="$hdr,cgroup_bytes,cgroup_peak_bytes"
+	nf=$((nf + 2))
+fi
 if cat /proc/pressure/memory >/dev/null 2>&1; then
 	hdr="$hdr,psi_some_avg10,psi_full_avg10,psi_some_total_us,psi_full_total_us"
-	nf=14
+	nf=$((nf + 4))
 fi
 check "export csv: the header exactly" test "$(head -1 "$T/e.csv")" = "$hdr"
 check "export csv: one row per sample ($samples)" test "$(( $(lines "$T/e.csv") - 1 ))" -eq "$samples"

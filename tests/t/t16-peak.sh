@@ -66,7 +66,7 @@ check "live lines: one per sample with --every 1 ($n lines, $(sfield samples) sa
 check "live lines: every line has the format" test "$(grep -Evc "$LIVE" "$T/live.txt")" -eq 0
 check "live line: shows at least 8 MiB once allocated" test "$(awk '$2 == "rss" && $4 == "MiB" && $3 >= 8' "$T/live.txt" | wc -l)" -gt 0
 check "live lines: a start line names the pid and run" \
-	grep -q "^rsswatch: recording pid $(sfield pid) (memhog) every 10ms as run $(sfield id) in $RSSWATCH_DB" "$ERR"
+	grep -q "^rsswatch: recording pid $(sfield pid) (memhog) and its descendants every 10ms as run $(sfield id) in $RSSWATCH_DB" "$ERR"
 
 expect_exit 0 "live lines with --every 5" "$RSW" record -i 10ms --every 5 -- "$HOG" sleep 200ms exit 0
 show_json

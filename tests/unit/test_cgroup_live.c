@@ -30,11 +30,11 @@ static void test_oom_kill_in_child_cgroup(void **state)
 		skip();
 	char name[64];
 	snprintf(name, sizeof(name), "rsswatch-test-%d", (int)getpid());
-	int e = cg_child_create(&parent, name, LIMIT, &child);
+	int e = cg_child_create(&parent, name, LIMIT, 0, &child);
 	if (e == -EACCES || e == -EPERM || e == -EROFS || e == -EOPNOTSUPP)
 		skip();
 	assert_int_equal(e, 0);
-	assert_int_equal(cg_child_create(&parent, name, LIMIT, &child), -EEXIST);
+	assert_int_equal(cg_child_create(&parent, name, LIMIT, 0, &child), -EEXIST);
 
 	struct cg_reader *r = malloc(sizeof(*r));
 	struct cg_sample s;

@@ -1,0 +1,131 @@
+#include "record/proclog.h"
+#include "base/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void proclog_init(struct proclog *l)
+{
+	memset(l, 0, sizeof(*l));
+}
+
+void proclog_release(struct proclog *l)
+{
+	free(l->p);
+	free(l->x);
+	free(l->index);
+	memset(l, 0, sizeof(*l));
+}
+
+static size_t slot_of(pid_t pid, size_t nindex)
+{
+	/* Fibonacci hashing: consecutive pids spread over the table. */
+	return (size_t)(((uint64_t)(uint32_t)pid * 0x9E3779B97F4A7C15ULL) >> 20) & (nindex - 1);
+}
+
+long proclog_find(const struct proclog *l, pid_t pid)
+{
+	if (!l->nindex)
+		return -1;
+	for (size_t k = slot_of(pid, l->nindex);; k = (k + 1) & (l->nindex - 1)) {
+		int32_t v = l->index[k];
+		if (v == 0)
+			return -1;
+		if (l->p[v - 1].pid == pid)
+			return v - 1;
+	}
+}
+
+/* Points pid's slot at entry i (its latest). */
+static void index_put(struct proclog *l, size_t i)
+{
+	pid_t pid = l->p[i].pid;
+	for (size_t k = slot_of(pid, l->nindex);; k = (k + 1) & (l->nindex - 1)) {
+		int32_t v = l->index[k];
+		if (v == 0 || l->p[v - 1].pid == pid) {
+			l->index[k] = (int32_t)(i + 1);
+			return;
+		}
+	}
+}
+
+static void index_grow(struct proclog *l)
+{
+	size_t want = l->nindex ? l->nindex * 2 : 64;
+	free(l->index);
+	l->index = xcalloc(want, sizeof(*l->index));
+	l->nindex = want;
+	for (size_t i = 0; i < l->n; i++)
+		index_put(l, i);	/* later entries of a pid overwrite earlier ones */
+}
+
+size_t proclog_add(struct proclog *l, pid_t pid, pid_t ppid, const char *comm, int64_t first_ns,
+		   int old, uint64_t hwm)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 16;
+		l->p = xrealloc(l->p, l->cap * sizeof(*l->p));
+		l->x = xrealloc(l->x, l->cap * sizeof(*l->x));
+	}
+	size_t i = l->n++;
+	struct proc_summary *p = &l->p[i];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->ppid = ppid;
+	strlcpy_rsw(p->comm, comm ? comm : "", sizeof(p->comm));
+	p->first_ns = first_ns;
+	p->end_ns = -1;
+	p->hwm_before = old ? (int64_t)hwm : -1;
+	strlcpy_rsw(p->ended, PROC_RUNNING, sizeof(p->ended));
+	p->exit_code = -1;
+	p->signal = -1;
+	l->x[i].old = old;
+	l->x[i].hwm0 = old ? hwm : 0;
+	if (l->n * 2 > l->nindex)
+		index_grow(l);
+	else
+		index_put(l, i);
+	return i;
+}
+
+static int is_high_water(const char *source)
+{
+	return strcmp(source, PEAK_FROM_HWM) == 0 || strcmp(source, PEAK_FROM_EXIT) == 0 ||
+	       strcmp(source, PEAK_FROM_WAIT) == 0;
+}
+
+uint64_t proclog_offer(struct proclog *l, size_t i, uint64_t bytes, const char *source)
+{
+	struct proc_summary *p = &l->p[i];
+	if (l->x[i].old && is_high_water(source) && bytes <= l->x[i].hwm0)
+		return 0;
+	if (bytes <= p->peak_rss)
+		return 0;
+	p->peak_rss = bytes;
+	strlcpy_rsw(p->peak_source, source, sizeof(p->peak_source));
+	return bytes;
+}
+
+void proclog_end(struct proclog *l, size_t i, int64_t end_ns, const char *ended, int exit_code,
+		 int signal)
+{
+	struct proc_summary *p = &l->p[i];
+	int known = strcmp(p->ended, PROC_RUNNING) != 0 && strcmp(p->ended, PROC_GONE) != 0;
+	/* An OOM kill is the most specific word; "gone" the least. */
+	if (known && (strcmp(ended, PROC_GONE) == 0 || strcmp(p->ended, PROC_OOM_KILLED) == 0))
+		return;
+	if (p->end_ns < 0 || end_ns < p->end_ns)
+		p->end_ns = end_ns;
+	strlcpy_rsw(p->ended, ended, sizeof(p->ended));
+	p->exit_code = exit_code;
+	p->signal = signal;
+}
+
+long proclog_largest(const struct proclog *l)
+{
+	long best = -1;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->p[i].peak_rss && (best < 0 || l->p[i].peak_rss > l->p[best].peak_rss))
+			best = (long)i;
+	return best;
+}

@@ -1,0 +1,157 @@
+/* Finding a target by pattern: the ancestry walk on a constructed /proc tree (a chain, a
+ * parent outside the namespace, a missing parent, a loop), and on this machine, that
+ * find_matches never returns this process or one of its ancestors. */
+#include "testutil.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/sysroot.h"
+#include "record/target.h"
+
+static char root[32];
+
+/* proc/PID/stat with the fields the parser reads: state (3), ppid (4), starttime (22). */
+static void put_stat(int pid, int ppid, unsigned long long start)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/proc/%d", root, pid);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/proc/%d/stat", root, pid);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%d (p%d) S %d %d 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %llu 1000 10 0\n",
+		pid, pid, ppid, pid, start);
+	fclose(f);
+}
+
+static int setup_tree(void **state)
+{
+	(void)state;
+	char path[PATH_MAX];
+	snprintf(root, sizeof(root), "/tmp/rsw-target-XXXXXX");
+	if (!mkdtemp(root))
+		return -1;
+	snprintf(path, sizeof(path), "%s/proc", root);
+	if (mkdir(path, 0755) < 0)
+		return -1;
+	put_stat(1, 0, 5);
+	put_stat(50, 1, 100);
+	put_stat(60, 50, 200);
+	put_stat(70, 60, 300);
+	put_stat(80, 0, 400);	/* its parent is outside the pid namespace */
+	put_stat(90, 999, 500);	/* its parent cannot be read */
+	put_stat(200, 201, 600);	/* a loop no kernel makes */
+	put_stat(201, 200, 601);
+	sysroot_set(root);
+	return 0;
+}
+
+static int teardown_tree(void **state)
+{
+	(void)state;
+	char cmd[PATH_MAX + 16];
+	sysroot_set(NULL);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_ancestry_chain(void **state)
+{
+	(void)state;
+	struct proc_id *a;
+	size_t n;
+	proc_ancestry(70, &a, &n);
+	assert_int_equal(n, 4);
+	static const pid_t pids[] = { 70, 60, 50, 1 };
+	static const uint64_t starts[] = { 300, 200, 100, 5 };
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(a[i].pid, pids[i]);
+		assert_int_equal(a[i].starttime, starts[i]);
+	}
+	free(a);
+}
+
+static void test_ancestry_ends(void **state)
+{
+	(void)state;
+	struct proc_id *a;
+	size_t n;
+	proc_ancestry(80, &a, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(a[0].pid, 80);
+	free(a);
+	proc_ancestry(90, &a, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(a[0].pid, 90);
+	free(a);
+	proc_ancestry(12345, &a, &n);
+	assert_int_equal(n, 0);
+	free(a);
+	proc_ancestry(200, &a, &n);
+	assert_int_equal(n, ANCESTRY_MAX);
+	assert_int_equal(a[n - 1].pid, 201);
+	free(a);
+}
+
+static void test_ancestry_real(void **state)
+{
+	(void)state;
+	struct proc_id *a;
+	size_t n;
+	proc_ancestry(getpid(), &a, &n);
+	assert_true(n >= 2);
+	assert_int_equal(a[0].pid, getpid());
+	assert_int_equal(a[1].pid, getppid());
+	free(a);
+}
+
+/* With a pattern that matches everything: a child is found, the caller and its
+ * ancestors are not. */
+static void test_find_matches_skips_ancestors(void **state)
+{
+	(void)state;
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	regex_t re;
+	assert_int_equal(regcomp(&re, ".", REG_EXTENDED | REG_NOSUB), 0);
+	struct proc_match *m = NULL;
+	size_t n = 0;
+	/* the child is listed, with the command line it shares with us, once fork returns */
+	assert_int_equal(find_matches(&re, &m, &n), 0);
+	int found = 0;
+	for (size_t i = 0; i < n; i++)
+		found |= m[i].pid == child;
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	regfree(&re);
+	assert_true(found);
+	struct proc_id *a;
+	size_t na;
+	proc_ancestry(getpid(), &a, &na);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < na; j++)
+			assert_int_not_equal(m[i].pid, a[j].pid);
+	free(a);
+	free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_ancestry_chain, setup_tree, teardown_tree),
+		cmocka_unit_test_setup_teardown(test_ancestry_ends, setup_tree, teardown_tree),
+		cmocka_unit_test(test_ancestry_real),
+		cmocka_unit_test(test_find_matches_skips_ancestors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
