@@ -10,6 +10,7 @@
 #include "render/json.h"
 #include "render/live.h"
 #include "render/procs.h"
+#include "render/rows.h"
 #include "render/summary.h"
 #include "render/tchart.h"
 
@@ -415,6 +416,47 @@ static void test_json_kills_processes(void **state)
 	buf_release(&b);
 }
 
+/* export --procs: one process at one sample, in CSV and JSON lines; a process name with
+ * a comma, a quote and an escape byte stays one field and never reaches a terminal raw. */
+static void test_proc_rows(void **state)
+{
+	(void)state;
+	struct proc_figures f;
+	memset(&f, 0, sizeof(f));
+	f.pid = 5123;
+	f.ppid = 5100;
+	strlcpy_rsw(f.comm, "py,\"3\"\x1b", sizeof(f.comm));
+	f.rss = 3 * MIB;
+	f.anon = 2 * MIB;
+	f.file = MIB;
+	f.shmem = 4096;
+	f.swap = 8192;
+	struct buf b = { 0 };
+	proc_rows_header(&b);
+	proc_row(&b, 0, 1795919059LL * 1000000000, 1250000000, &f);
+	assert_string_equal(buf_str(&b),
+		"time,elapsed_s,pid,ppid,comm,rss_bytes,anon_bytes,file_bytes,shmem_bytes,swap_bytes\n"
+		"2026-11-29T02:24:20.250Z,1.250,5123,5100,\"py,\"\"3\"\"?\",3145728,2097152,1048576,4096,8192\n");
+	buf_reset(&b);
+	proc_row(&b, 1, 1795919059LL * 1000000000, 1250000000, &f);
+	assert_string_equal(buf_str(&b),
+		"{\"time\":\"2026-11-29T02:24:20.250Z\",\"elapsed_s\":1.250,\"pid\":5123,\"ppid\":5100,"
+		"\"comm\":\"py,\\\"3\\\"\\u001b\",\"rss_bytes\":3145728,\"anon_bytes\":2097152,"
+		"\"file_bytes\":1048576,\"shmem_bytes\":4096,\"swap_bytes\":8192}\n");
+	/* a missing value, and a key chosen by an application */
+	buf_reset(&b);
+	struct row w;
+	row_begin(&w, &b, 1);
+	row_null(&w, "counter.a\"b");
+	row_end(&w);
+	row_begin(&w, &b, 0);
+	row_null(&w, "x");
+	row_u64(&w, "y", 7);
+	row_end(&w);
+	assert_string_equal(buf_str(&b), "{\"counter.a\\\"b\":null}\n,7\n");
+	buf_release(&b);
+}
+
 /* A ramp up to a peak at 60% of the time, then down: the golden chart shows the ramp,
  * the peak column marked '^' and the axes. */
 static void test_tchart_golden(void **state)
@@ -483,6 +525,7 @@ int main(void)
 		cmocka_unit_test(test_oom_kills_words),
 		cmocka_unit_test(test_procs_table),
 		cmocka_unit_test(test_json_kills_processes),
+		cmocka_unit_test(test_proc_rows),
 		cmocka_unit_test(test_tchart_golden),
 		cmocka_unit_test(test_tchart_marks_golden),
 	};
