@@ -86,6 +86,25 @@ static void ended_counts(struct buf *b, const struct proc_summary *p, size_t n)
 	}
 }
 
+void procs_rest_words(struct buf *b, const struct proc_summary *p, size_t n, const char *sep)
+{
+	char v[32], w[32];
+	/* Largest first: the first has the largest peak of them. The sum of their peaks
+	 * bounds what they held together at any moment. */
+	uint64_t sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += p[i].peak_rss;
+	buf_printf(b, "%zu more process%s: ", n, n == 1 ? "" : "es");
+	if (n == 1)
+		buf_printf(b, "peak %s", fmt_bytes(v, sizeof(v), p[0].peak_rss));
+	else
+		buf_printf(b, "each peaked at %s or less, all together at most %s",
+			   fmt_bytes(v, sizeof(v), p[0].peak_rss), fmt_bytes(w, sizeof(w), sum));
+	buf_printf(b, "%s(", sep);
+	ended_counts(b, p, n);
+	buf_putc(b, ')');
+}
+
 void procs_table(struct buf *b, const struct proc_summary *p, size_t n, size_t top)
 {
 	char st[32], en[32], v[32];
@@ -112,20 +131,9 @@ void procs_table(struct buf *b, const struct proc_summary *p, size_t n, size_t t
 		buf_putc(b, '\n');
 	}
 	if (shown < n) {
-		/* Largest first: the first left out has the largest peak of the rest. The sum
-		 * of their peaks bounds what they held together at any moment. */
-		uint64_t sum = 0;
-		for (size_t i = shown; i < n; i++)
-			sum += p[i].peak_rss;
-		buf_printf(b, "  ... and %zu more process%s: ", n - shown, n - shown == 1 ? "" : "es");
-		if (n - shown == 1)
-			buf_printf(b, "peak %s", fmt_bytes(v, sizeof(v), p[shown].peak_rss));
-		else
-			buf_printf(b, "each peaked at %s or less, all together at most %s",
-				   fmt_bytes(v, sizeof(v), p[shown].peak_rss), fmt_bytes(st, sizeof(st), sum));
-		buf_puts(b, "\n      (");
-		ended_counts(b, p + shown, n - shown);
-		buf_puts(b, ")\n");
+		buf_puts(b, "  ... and ");
+		procs_rest_words(b, p + shown, n - shown, "\n      ");
+		buf_putc(b, '\n');
 	}
 	if (exact)
 		buf_puts(b, "  * exact peak (exit record, wait4 or OOM report); the others are sampled\n");
@@ -141,26 +149,44 @@ static void kill_words(struct buf *b, const struct run *r, const struct oom_kill
 		buf_printf(b, ", anon-rss %s", fmt_bytes(v, sizeof(v), k->anon_rss));
 }
 
+/* The kills oom_kills_words names: all, or all but the target's own when its outcome
+ * says it already. Sets *first and *largest (by anon-rss) among them; returns how many. */
+static size_t named_kills(const struct run *r, const struct oom_kill *k, size_t n,
+			  const struct oom_kill **first, const struct oom_kill **largest)
+{
+	int root_killed = strcmp(r->outcome, OUTCOME_OOM_KILLED) == 0;
+	size_t named = 0;
+	*first = *largest = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (root_killed && k[i].pid == r->pid)
+			continue;
+		named++;
+		if (!*first)
+			*first = &k[i];
+		if (!*largest || k[i].anon_rss > (*largest)->anon_rss)
+			*largest = &k[i];
+	}
+	return named;
+}
+
+size_t oom_kills_other(const struct run *r, const struct oom_kill *k, size_t n)
+{
+	const struct oom_kill *first, *largest;
+	size_t named = named_kills(r, k, n, &first, &largest);
+	/* Kills counted (cgroup or vmstat counters) whose report the kernel log lacked. */
+	size_t counted = r->oom_kills > 0 ? (size_t)r->oom_kills : 0;
+	if (strcmp(r->outcome, OUTCOME_OOM_KILLED) == 0 && counted)
+		counted--;
+	return counted > named ? counted : named;
+}
+
 void oom_kills_words(struct buf *b, const struct run *r, const struct oom_kill *k, size_t n)
 {
 	char t[32];
 	int root_killed = strcmp(r->outcome, OUTCOME_OOM_KILLED) == 0;
-	const struct oom_kill *first = NULL, *largest = NULL;
-	size_t named = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (root_killed && k[i].pid == r->pid)
-			continue;	/* the outcome says it */
-		named++;
-		if (!first)
-			first = &k[i];
-		if (!largest || k[i].anon_rss > largest->anon_rss)
-			largest = &k[i];
-	}
-	/* Kills counted (cgroup or vmstat counters) whose report the kernel log lacked. */
-	size_t counted = r->oom_kills > 0 ? (size_t)r->oom_kills : 0;
-	if (root_killed && counted)
-		counted--;
-	size_t total = counted > named ? counted : named;
+	const struct oom_kill *first, *largest;
+	size_t named = named_kills(r, k, n, &first, &largest);
+	size_t total = oom_kills_other(r, k, n);
 	if (!total)
 		return;
 	const char *other = root_killed ? " other" : "";

@@ -24,6 +24,11 @@ const char *peak_source_words(const char *peak_source);
  * "running", "gone". */
 void proc_ended_words(struct buf *b, const struct proc_summary *p);
 
+/* The processes left out of a table, p[0..n) largest first, in words: "15 more
+ * processes: each peaked at 1.2 MiB or less, all together at most 9.7 MiB" then sep and
+ * how they ended, "(12 exited 0, 3 gone)". */
+void procs_rest_words(struct buf *b, const struct proc_summary *p, size_t n, const char *sep);
+
 /* The per-process table of `show`: p[0..n) largest peak first (as store_processes
  * gives them), the first `top` of them a row each (pid, command, start and end on the
  * run's elapsed time, peak with '*' where it is exact, how it ended), the rest in one
@@ -37,5 +42,7 @@ void procs_table(struct buf *b, const struct proc_summary *p, size_t n, size_t t
  * "2 other processes OOM-killed; ...". Nothing when there is nothing to add. k[0..n) are
  * in time order; r->oom_kills counts kills whose kernel report could not be read too. */
 void oom_kills_words(struct buf *b, const struct run *r, const struct oom_kill *k, size_t n);
+/* How many kills oom_kills_words speaks of (0: it writes nothing). */
+size_t oom_kills_other(const struct run *r, const struct oom_kill *k, size_t n);
 
 #endif
