@@ -161,6 +161,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	{	/* a test knob: follow a tree by walking only (see record_opts) */
 		const char *v = getenv("RSSWATCH_NO_PROCCN");
 		a->opts.no_proccn = v && *v && strcmp(v, "0") != 0;
+		v = getenv("RSSWATCH_NO_TASKSTATS");	/* and without exit records */
+		a->opts.no_exit_records = v && *v && strcmp(v, "0") != 0;
 	}
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:p:n:g:ti:d:l:qvh", longopts, NULL)) != -1) {

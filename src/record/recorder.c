@@ -763,6 +763,11 @@ static int setup(struct recorder *rc)
 	int e = sampler_open(&rc->sampler, rc->target->pid);
 	if (e < 0)
 		return e;
+	/* A cached status can hide a VmHWM that rose and fell back (source/proc.h): it is
+	 * read afresh at least once a second. */
+	unsigned reuse = rc->opts->interval_ns >= NS_PER_S ? 0
+			 : (unsigned)(NS_PER_S / rc->opts->interval_ns) - 1;
+	proc_reader_max_reuse(&rc->sampler.proc, reuse);
 	if (rc->opts->reset_peak && rc->target->pid > 0 && !rc->target->is_child)
 		reset_hwm(rc);
 	rc->sampler_open = 1;
@@ -775,6 +780,7 @@ static int setup(struct recorder *rc)
 					      !rc->opts->no_proccn && !*sysroot(), on_proc, rc);
 		if (e < 0)
 			return e;
+		rc->set.status_reuse = reuse;
 		rc->set_open = 1;
 		sampler_use_set(&rc->sampler, &rc->set);
 	}
@@ -790,7 +796,8 @@ static int setup(struct recorder *rc)
 		sampler_use_cgroup_psi(&rc->sampler, rc->target->psi_cgroup_dir);	/* none: fine */
 	oom_watch_open(&rc->oom, rc->target->cg);
 	/* Exit records need root (CAP_NET_ADMIN) and the real machine, not a fixture. */
-	rc->run->exit_records = !*sysroot() && taskstats_open(&rc->ts) == 0;
+	rc->run->exit_records = !*sysroot() && !rc->opts->no_exit_records &&
+				taskstats_open(&rc->ts) == 0;
 	rc->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (rc->timerfd < 0)
 		return -errno;

@@ -39,6 +39,8 @@ struct record_opts {
 	/* --tree: walk the children files at every sample instead of following fork
 	 * events through the proc connector (tests; RSSWATCH_NO_PROCCN=1). */
 	int no_proccn;
+	/* Do not read the kernel's exit records (benchmarks; RSSWATCH_NO_TASKSTATS=1). */
+	int no_exit_records;
 	/* --reset-peak: restart an attached target's VmHWM at the start (clear_refs 5). */
 	int reset_peak;
 };
