@@ -107,6 +107,7 @@ void json_run_fields(struct buf *b, const struct run *r)
 	json_opt_int(b, r->peak_process_pid, largest);
 	buf_puts(b, ",\"peak_process_comm\":");
 	json_opt_str(b, largest ? r->peak_process_comm : NULL);
+	buf_printf(b, ",\"exit_records\":%s", r->exit_records ? "true" : "false");
 	buf_printf(b, ",\"mean_rss_bytes\":%.0f,\"last_rss_bytes\":%llu,\"peak_gpu_bytes\":",
 		   run_mean_rss(r), (unsigned long long)r->last_rss);
 	json_opt_int(b, r->peak_gpu, r->peak_gpu >= 0);

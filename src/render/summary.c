@@ -57,7 +57,7 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss,
 		buf_putc(b, '\n');
 	}
 	if (r->hwm_before >= 0)
-		buf_printf(b, "earlier   peak %s before the recording (VmHWM when attached; not part of "
+		buf_printf(b, "earlier   peak %s before recording (VmHWM when attached; not part of "
 			      "this run)\n", fmt_bytes(a, sizeof(a), (uint64_t)r->hwm_before));
 	if (set && r->peak_process_pid > 0) {
 		buf_puts(b, "largest   ");

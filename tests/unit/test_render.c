@@ -227,7 +227,7 @@ static void test_summary_peak_source(void **state)
 	summary_text(&b, &r, r.peak_rss, NULL, 0);
 	t = buf_str(&b);
 	assert_non_null(strstr(t, "(+2.4s), from a sample\n"));
-	assert_non_null(strstr(t, "\nearlier   peak 407.9 MiB before the recording (VmHWM when attached; "
+	assert_non_null(strstr(t, "\nearlier   peak 407.9 MiB before recording (VmHWM when attached; "
 				 "not part of this run)\n"));
 	assert_non_null(strstr(t, "\nnote      peaks of processes that ended between samples are "
 				 "sampled only (not exact)\n"));
@@ -369,7 +369,7 @@ static void test_json_kills_processes(void **state)
 	assert_non_null(strstr(j, "\"signal\":null,\"oom_kills\":1,"));
 	assert_non_null(strstr(j, ",\"peak_source\":\"exit record\",\"hwm_before_bytes\":null,"
 				  "\"peak_process_rss_bytes\":359137280,\"peak_process_pid\":123,"
-				  "\"peak_process_comm\":\"cc1\","));
+				  "\"peak_process_comm\":\"cc1\",\"exit_records\":true,"));
 	assert_non_null(strstr(j, ",\"peak_cgroup_bytes\":null,\"peak_cgroup_exact\":false}"));
 	buf_reset(&b);
 	r.hwm_before = 4096;

@@ -269,19 +269,17 @@ static void test_processes_and_kills(void **state)
 	p[2].pid = 102;
 	p[2].first_ns = 6000000;
 	p[2].peak_rss = 9 << 20;
-	for (int i = 0; i < 3; i++)
-		assert_int_equal(store_put_process(st, r.id, &p[i]), 0);
+	assert_int_equal(store_put_processes(st, r.id, p, 3), 0);
 	/* p[1] ends: its row is rewritten with the exact peak of its exit record */
 	p[1].end_ns = 900000000;
 	p[1].peak_rss = 60 << 20;
 	strlcpy_rsw(p[1].peak_source, PEAK_FROM_EXIT, sizeof(p[1].peak_source));
 	strlcpy_rsw(p[1].ended, PROC_EXITED, sizeof(p[1].ended));
 	p[1].exit_code = 0;
-	assert_int_equal(store_put_process(st, r.id, &p[1]), 0);
 	p[2].end_ns = 700000000;
 	strlcpy_rsw(p[2].ended, PROC_OOM_KILLED, sizeof(p[2].ended));
 	p[2].signal = 9;
-	assert_int_equal(store_put_process(st, r.id, &p[2]), 0);
+	assert_int_equal(store_put_processes(st, r.id, p + 1, 2), 0);
 
 	struct oom_kill k[2];
 	memset(k, 0, sizeof(k));
