@@ -95,6 +95,12 @@ static void test_outcome_words(void **state)
 	strlcpy_rsw(r.outcome, OUTCOME_STOPPED, sizeof(r.outcome));
 	outcome_words(&b, &r);
 	assert_string_equal(buf_str(&b), "still running (recording stopped)");
+	/* a memory cgroup is named by whoever made it: printable only */
+	buf_reset(&b);
+	strlcpy_rsw(r.outcome, OUTCOME_OOM_KILLED, sizeof(r.outcome));
+	r.oom_memcg = "/a\x1b[2Jb";
+	outcome_words(&b, &r);
+	assert_string_equal(buf_str(&b), "killed by the OOM killer (memory cgroup /a?[2Jb)");
 	buf_release(&b);
 }
 
