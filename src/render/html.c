@@ -33,7 +33,7 @@ static const char css[] =
 	"table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}"
 	"th,td{text-align:left;padding:6px 10px;border-bottom:1px solid var(--line);vertical-align:top}"
 	"th{font-size:12px;color:var(--muted);font-weight:600;text-transform:uppercase;letter-spacing:.04em}"
-	"td.r,th.r{text-align:right}td.r{white-space:nowrap}"
+	"td.r,th.r{text-align:right;white-space:nowrap}"
 	".wide{overflow-x:auto}"
 	"td.l{overflow-wrap:anywhere}"
 	".up{color:var(--bad)}.down{color:#2a7a3b}"
