@@ -290,12 +290,11 @@ static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 static void on_exit_record(void *ctx, const struct taskstats_exit *x)
 {
 	struct recorder *rc = ctx;
-	if (x->scope != TASKSTATS_PID || apply_exit(rc, x) == 0)
+	/* Only a set gains members from records; on a busy host, past PENDING_EXITS the
+	 * unknown ones wait no longer (every exit on the host comes here). */
+	if (x->scope != TASKSTATS_PID || apply_exit(rc, x) == 0 || !rc->set_open ||
+	    rc->npending == PENDING_EXITS)
 		return;
-	if (rc->npending == PENDING_EXITS) {	/* a busy host: the oldest go */
-		memmove(rc->pending, rc->pending + 1, (PENDING_EXITS - 1) * sizeof(*rc->pending));
-		rc->npending--;
-	}
 	rc->pending[rc->npending++] = *x;
 }
 
