@@ -1,4 +1,5 @@
 #include "base/buf.h"
+#include "base/utf8.h"
 #include "base/util.h"
 
 #include <stdio.h>
@@ -58,8 +59,18 @@ void buf_printf(struct buf *b, const char *fmt, ...)
 
 void buf_put_printable(struct buf *b, const char *s)
 {
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		buf_putc(b, *p < 0x20 || *p == 0x7f ? '?' : (char)*p);
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p) {
+		size_t l = utf8_seq(p);
+		/* C1 controls (U+0080..U+009F) are as dangerous as C0 ones: CSI is U+009B. */
+		if (l > 1 && !(p[0] == 0xc2 && p[1] < 0xa0)) {
+			buf_append(b, p, l);
+			p += l;
+			continue;
+		}
+		buf_putc(b, l == 1 && *p >= 0x20 && *p != 0x7f ? (char)*p : '?');
+		p += l ? l : 1;
+	}
 }
 
 void buf_reset(struct buf *b)

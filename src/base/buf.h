@@ -20,7 +20,8 @@ void buf_putc(struct buf *b, char c);
 void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_vprintf(struct buf *b, const char *fmt, va_list ap);
 /* Appends s for a terminal: control characters (a newline in a label, an escape
- * sequence) become '?', so one value stays on one line and cannot drive the terminal. */
+ * sequence, C1 controls) and bytes that are not UTF-8 become '?', so one value stays on
+ * one line and cannot drive the terminal. */
 void buf_put_printable(struct buf *b, const char *s);
 void buf_reset(struct buf *b);
 void buf_release(struct buf *b);

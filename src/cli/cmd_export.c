@@ -1,8 +1,11 @@
-/* rsswatch export: a run's samples as CSV or JSON lines, one row per sample. */
+/* rsswatch export: a run's samples as CSV or JSON lines, one row per sample; with
+ * --procs, one row per process of a set per sample. */
 #include "base/buf.h"
 #include "base/fmt.h"
 #include "base/util.h"
 #include "cli/cli.h"
+#include "render/procs.h"
+#include "render/rows.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -12,7 +15,7 @@
 #include <string.h>
 
 static const char usage_text[] =
-	"usage: rsswatch export [RUN] --format csv|jsonl [-o FILE] [--db PATH]\n"
+	"usage: rsswatch export [RUN] --format csv|jsonl [--procs] [-o FILE] [--db PATH]\n"
 	"\n"
 	"Writes one row per sample of RUN (default: the last): time (ISO 8601 UTC),\n"
 	"elapsed_s, rss_bytes, hwm_bytes, anon_bytes, file_bytes, shmem_bytes, swap_bytes,\n"
@@ -25,7 +28,12 @@ static const char usage_text[] =
 	"counter.NAME for each counter the application published through librsswatch\n"
 	"(its latest value at that time).\n"
 	"\n"
+	"With --procs (a run of a set: --tree, -g, or a launched COMMAND), one row per\n"
+	"process per sample instead: time, elapsed_s, pid, ppid, comm, rss_bytes,\n"
+	"anon_bytes, file_bytes, shmem_bytes, swap_bytes.\n"
+	"\n"
 	"  -f, --format F   csv or jsonl\n"
+	"      --procs      one row per process of the set per sample\n"
 	"  -o, --output F   write to file F instead of standard output\n"
 	"      --db PATH    the run database\n";
 
@@ -110,25 +118,24 @@ static void side_release(struct side *sd)
 	free(sd->seen);
 }
 
-static void put_field(struct exporter *ex, const char *name, const char *value, int first);
-
 /* Appends the side's columns, as of time t. The last sample's row also takes the
  * values stored after it (the application's last counters, read once the target had
  * ended): they are the values at the end of the run. */
-static void side_fields(struct exporter *ex, struct side *sd, int64_t t, int last)
+static void side_fields(struct row *w, struct side *sd, int64_t t, int last)
 {
-	char v[32];
 	while (sd->next < sd->n && (last || sd->rows[sd->next].t <= t)) {
 		sd->cur[sd->rows[sd->next].col] = sd->rows[sd->next].v;
 		sd->seen[sd->rows[sd->next].col] = (char)sd->rows[sd->next].known;
 		sd->next++;
 	}
 	for (size_t i = 0; i < sd->ncols; i++) {
-		if (sd->seen[i])
-			snprintf(v, sizeof(v), "%lld", sd->cur[i]);
-		else
-			strlcpy_rsw(v, ex->jsonl ? "null" : "", sizeof(v));
-		put_field(ex, sd->names[i], v, 0);
+		if (!sd->seen[i]) {
+			row_null(w, sd->names[i]);
+			continue;
+		}
+		char v[32];
+		snprintf(v, sizeof(v), "%lld", sd->cur[i]);
+		row_raw(w, sd->names[i], v);
 	}
 }
 
@@ -167,51 +174,69 @@ static int scan_have(void *ctx, const struct sample *s)
 	return 0;
 }
 
-static void put_field(struct exporter *ex, const char *name, const char *value, int first)
-{
-	if (ex->jsonl)
-		buf_printf(&ex->line, "%s\"%s\":%s", first ? "{" : ",", name, value);
-	else
-		buf_printf(&ex->line, "%s%s", first ? "" : ",", value);
-}
-
 static int write_row(void *ctx, const struct sample *s)
 {
 	struct exporter *ex = ctx;
-	char t[40], v[48];
+	char v[48];
+	struct row w;
 	buf_reset(&ex->line);
-	fmt_iso8601(t, sizeof(t), ex->started_at + s->elapsed_ns);
-	if (ex->jsonl)
-		snprintf(v, sizeof(v), "\"%s\"", t);
-	put_field(ex, "time", ex->jsonl ? v : t, 1);
+	row_begin(&w, &ex->line, ex->jsonl);
+	row_str(&w, "time", fmt_iso8601(v, sizeof(v), ex->started_at + s->elapsed_ns));
 	snprintf(v, sizeof(v), "%.3f", (double)s->elapsed_ns / 1e9);
-	put_field(ex, "elapsed_s", v, 0);
+	row_raw(&w, "elapsed_s", v);
 	const struct { const char *name; uint64_t v; } cols[] = {
 		{ "rss_bytes", s->rss }, { "hwm_bytes", s->hwm }, { "anon_bytes", s->anon },
 		{ "file_bytes", s->file }, { "shmem_bytes", s->shmem }, { "swap_bytes", s->swap },
 		{ "threads", s->threads }, { "mem_available_bytes", s->mem_available },
 	};
-	for (size_t i = 0; i < ARRAY_SIZE(cols); i++) {
-		snprintf(v, sizeof(v), "%llu", (unsigned long long)cols[i].v);
-		put_field(ex, cols[i].name, v, 0);
-	}
+	for (size_t i = 0; i < ARRAY_SIZE(cols); i++)
+		row_u64(&w, cols[i].name, cols[i].v);
 	for (size_t i = 0; i < ARRAY_SIZE(optional_cols); i++) {
 		if (!(ex->have & optional_cols[i].flag))
 			continue;
 		const char *field = (const char *)s + optional_cols[i].off;
-		if ((s->have & optional_cols[i].flag) && optional_cols[i].is_pct)
+		const char *name = optional_cols[i].name;
+		if (!(s->have & optional_cols[i].flag)) {
+			row_null(&w, name);
+		} else if (optional_cols[i].is_pct) {
 			snprintf(v, sizeof(v), "%.2f", *(const double *)(const void *)field);
-		else if (s->have & optional_cols[i].flag)
-			snprintf(v, sizeof(v), "%llu", (unsigned long long)
-				 *(const uint64_t *)(const void *)field);
-		else
-			strlcpy_rsw(v, ex->jsonl ? "null" : "", sizeof(v));
-		put_field(ex, optional_cols[i].name, v, 0);
+			row_raw(&w, name, v);
+		} else {
+			row_u64(&w, name, *(const uint64_t *)(const void *)field);
+		}
 	}
 	int last = ++ex->row == ex->rows;
-	side_fields(ex, &ex->gpus, s->elapsed_ns, last);
-	side_fields(ex, &ex->counters, s->elapsed_ns, last);
-	buf_puts(&ex->line, ex->jsonl ? "}\n" : "\n");
+	side_fields(&w, &ex->gpus, s->elapsed_ns, last);
+	side_fields(&w, &ex->counters, s->elapsed_ns, last);
+	row_end(&w);
+	return fputs(buf_str(&ex->line), ex->out) < 0 ? -EIO : 0;
+}
+
+/* The CSV header of the sample rows: the columns this run has. */
+static void samples_header(struct exporter *ex)
+{
+	static const char *const fixed[] = { "time", "elapsed_s", "rss_bytes", "hwm_bytes",
+					     "anon_bytes", "file_bytes", "shmem_bytes", "swap_bytes",
+					     "threads", "mem_available_bytes" };
+	struct row w;
+	row_begin(&w, &ex->line, 0);
+	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++)
+		row_str(&w, fixed[i], fixed[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(optional_cols); i++)
+		if (ex->have & optional_cols[i].flag)
+			row_str(&w, optional_cols[i].name, optional_cols[i].name);
+	for (size_t i = 0; i < ex->gpus.ncols; i++)
+		row_str(&w, ex->gpus.names[i], ex->gpus.names[i]);
+	for (size_t i = 0; i < ex->counters.ncols; i++)
+		row_str(&w, ex->counters.names[i], ex->counters.names[i]);
+	row_end(&w);
+}
+
+static int write_proc_row(void *ctx, int64_t elapsed_ns, const struct proc_figures *p)
+{
+	struct exporter *ex = ctx;
+	buf_reset(&ex->line);
+	proc_row(&ex->line, ex->jsonl, ex->started_at, elapsed_ns, p);
 	return fputs(buf_str(&ex->line), ex->out) < 0 ? -EIO : 0;
 }
 
@@ -220,17 +245,19 @@ int cmd_export(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "procs", no_argument, NULL, 'P' },
 		{ "db", required_argument, NULL, CLI_OPT_DB },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, procs = 0;
 	const char *db = NULL, *format = NULL, *output = NULL;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":f:o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f': format = optarg; break;
 		case 'o': output = optarg; break;
+		case 'P': procs = 1; break;
 		case CLI_OPT_DB: db = optarg; break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
 		case ':': return cli_usage("export", "option '%s' needs a value", argv[optind - 1]);
@@ -257,10 +284,16 @@ int cmd_export(int argc, char **argv)
 	ex.jsonl = format[0] == 'j';
 	if ((ret = cli_resolve_run(st, ref, &id)) != 0)
 		goto out;
-	if (store_get_run(st, id, &r) < 0 || store_each_sample(st, id, scan_have, &ex) < 0 ||
+	if (store_get_run(st, id, &r) < 0 || (!procs && (store_each_sample(st, id, scan_have, &ex) < 0 ||
 	    store_each_counter(st, id, counter_row, &ex.counters) < 0 ||
-	    store_each_gpu(st, id, gpu_row, &ex.gpus) < 0) {
+	    store_each_gpu(st, id, gpu_row, &ex.gpus) < 0))) {
 		cli_error("cannot read run %lld: %s", (long long)id, store_errmsg(st));
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	if (procs && !run_is_set(&r)) {
+		cli_error("run %lld recorded one process; --procs needs a set: record with -t or a "
+			  "COMMAND", (long long)id);
 		ret = EXIT_FAIL;
 		goto out;
 	}
@@ -274,18 +307,15 @@ int cmd_export(int argc, char **argv)
 		goto out;
 	}
 	if (!ex.jsonl) {
-		fputs("time,elapsed_s,rss_bytes,hwm_bytes,anon_bytes,file_bytes,shmem_bytes,"
-		      "swap_bytes,threads,mem_available_bytes", ex.out);
-		for (size_t i = 0; i < ARRAY_SIZE(optional_cols); i++)
-			if (ex.have & optional_cols[i].flag)
-				fprintf(ex.out, ",%s", optional_cols[i].name);
-		for (size_t i = 0; i < ex.gpus.ncols; i++)
-			fprintf(ex.out, ",%s", ex.gpus.names[i]);
-		for (size_t i = 0; i < ex.counters.ncols; i++)
-			fprintf(ex.out, ",%s", ex.counters.names[i]);
-		fputc('\n', ex.out);
+		buf_reset(&ex.line);
+		if (procs)
+			proc_rows_header(&ex.line);
+		else
+			samples_header(&ex);
+		fputs(buf_str(&ex.line), ex.out);
 	}
-	int e = store_each_sample(st, id, write_row, &ex);
+	int e = procs ? store_each_proc_at_sample(st, id, write_proc_row, &ex)
+		      : store_each_sample(st, id, write_row, &ex);
 	if (fflush(ex.out) != 0 || ferror(ex.out))
 		e = -EIO;
 	if (output && fclose(ex.out) != 0)

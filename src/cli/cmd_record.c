@@ -849,10 +849,15 @@ int cmd_record(int argc, char **argv)
 
 	uint64_t max_rss = 0;
 	store_each_sample(st, run.id, max_rss_cb, &max_rss);
+	struct oom_kill *kills = NULL;
+	size_t nkills = 0;
+	if (store_oom_kills(st, run.id, &kills, &nkills) < 0)
+		nkills = 0;	/* the summary then names no kill; the run is stored */
 	struct buf sum = { 0 };
-	summary_text(&sum, &run, max_rss);
+	summary_text(&sum, &run, max_rss, kills, nkills);
 	fputs(buf_str(&sum), stderr);
 	buf_release(&sum);
+	free(kills);
 
 	ret = e < 0 ? fail : EXIT_OK;
 	if (a.command && e == 0) {

@@ -17,8 +17,8 @@ static const char usage_text[] =
 	"Writes one run (default: the last) as a single HTML file to open in any browser\n"
 	"or attach to a ticket: the summary, a chart of memory over time (hover it to read\n"
 	"values), the marks with RSS at each and the change since the previous mark, the\n"
-	"events and the run's details. The file needs no network: styles, chart and script\n"
-	"are inline. RUN is a run id or 'last'.\n"
+	"processes of a set, the OOM kills, the events and the run's details. The file\n"
+	"needs no network: styles, chart and script are inline. RUN is a run id or 'last'.\n"
 	"\n"
 	"  -o, --output FILE  the HTML file to write ('-' for standard output)\n"
 	"      --time KIND    chart x axis: 'elapsed' (default) or 'wall' (local clock time)\n"
@@ -68,12 +68,22 @@ int cmd_report(int argc, char **argv)
 	struct loaded_run lr;
 	struct chart_run cr;
 	struct buf b = { 0 };
+	struct proc_summary *procs = NULL;
+	struct oom_kill *kills = NULL;
+	size_t np = 0, nk = 0;
 	if ((ret = loaded_run_load(st, ref, &lr)) != 0)
 		goto out_store;
-	if ((ret = plot_prepare(&lr, 1, NULL, &cr)) == 0) {
-		html_report(&b, &cr, &o, "rsswatch " RSSWATCH_VERSION);
+	if (store_processes(st, lr.run.id, &procs, &np) < 0 ||
+	    store_oom_kills(st, lr.run.id, &kills, &nk) < 0) {
+		cli_error("cannot read run %lld: %s", (long long)lr.run.id, store_errmsg(st));
+		ret = EXIT_FAIL;
+	} else if ((ret = plot_prepare(&lr, 1, NULL, &cr)) == 0) {
+		struct html_procs hp = { procs, np, kills, nk };
+		html_report(&b, &cr, &o, &hp, "rsswatch " RSSWATCH_VERSION);
 		ret = write_output(out, &b);
 	}
+	free(procs);
+	free(kills);
 	loaded_run_release(&lr);
 out_store:
 	buf_release(&b);

@@ -1,9 +1,10 @@
-/* rsswatch show: one run's summary, its marks and events, and a chart of RSS. */
+/* rsswatch show: one run's summary, its processes, marks and events, and a chart of RSS. */
 #include "base/buf.h"
 #include "base/fmt.h"
 #include "base/util.h"
 #include "cli/cli.h"
 #include "render/json.h"
+#include "render/procs.h"
 #include "render/summary.h"
 #include "render/tchart.h"
 #include "store/store.h"
@@ -15,12 +16,15 @@
 #include <unistd.h>
 
 static const char usage_text[] =
-	"usage: rsswatch show [RUN] [--json] [--db PATH]\n"
+	"usage: rsswatch show [RUN] [--json] [--events] [--db PATH]\n"
 	"\n"
-	"Shows one run (default: the last): its summary, marks, events and a chart of RSS\n"
-	"over time that fits the terminal. RUN is a run id or 'last'.\n"
+	"Shows one run (default: the last): its summary, the largest processes of a set\n"
+	"(--tree, -g), marks, events and a chart of RSS over time that fits the terminal.\n"
+	"RUN is a run id or 'last'.\n"
 	"\n"
-	"      --json     one run object with its marks and events\n"
+	"      --events   list every event, with each process start and exit of a set\n"
+	"                 (otherwise counted in one line)\n"
+	"      --json     one run object with its marks, events, OOM kills and processes\n"
 	"      --db PATH  the run database\n";
 
 /* The most memory pressure seen (PSI avg10, percent) and the stall time over the run
@@ -166,7 +170,9 @@ static void marks_table(struct buf *b, const struct run *r, const struct mark *m
 				buf_printf(b, " %10s", fmt_bytes(v, sizeof(v), pts->gpu[k]));
 			prev = rss;
 		}
-		buf_printf(b, "  %s\n", m[i].label);
+		buf_puts(b, "  ");
+		buf_put_printable(b, m[i].label);
+		buf_putc(b, '\n');
 	}
 }
 
@@ -203,9 +209,54 @@ static int collect(void *ctx, const struct sample *s)
 	return 0;
 }
 
-static void show_json(struct buf *b, const struct run *r, const struct mark *m, size_t nm,
-		      const struct event *ev, size_t ne)
+/* How many processes of a set `show` gives a row each; the rest share one line. */
+#define SHOW_TOP_PROCS 20
+
+/* What `show` read of a run besides its samples. */
+struct shown {
+	struct mark *marks;
+	size_t nm;
+	struct event *events;
+	size_t ne;
+	struct oom_kill *kills;
+	size_t nk;
+	struct proc_summary *procs;
+	size_t np;
+};
+
+/* A set's process start and exit events: many, so listed only with --events. */
+static int process_event(const struct event *e)
 {
+	return strcmp(e->kind, "proc_start") == 0 || strcmp(e->kind, "proc_exit") == 0;
+}
+
+static void events_text(struct buf *b, const struct run *r, const struct shown *sh, int all)
+{
+	char t[32];
+	size_t hidden = 0;
+	for (size_t i = 0; i < sh->ne; i++)
+		hidden += !all && process_event(&sh->events[i]);
+	if (!sh->ne)
+		return;
+	buf_puts(b, "\nevents\n");
+	for (size_t i = 0; i < sh->ne; i++) {
+		const struct event *e = &sh->events[i];
+		if (!all && process_event(e))
+			continue;
+		buf_printf(b, "  +%-9s %-10s ", fmt_duration(t, sizeof(t), e->t - r->started_at), e->kind);
+		buf_put_printable(b, e->detail);
+		buf_putc(b, '\n');
+	}
+	if (hidden)
+		buf_printf(b, "  %zu process start/exit event%s: rsswatch show %lld --events\n", hidden,
+			   hidden == 1 ? "" : "s", (long long)r->id);
+}
+
+static void show_json(struct buf *b, const struct run *r, const struct shown *sh)
+{
+	const struct mark *m = sh->marks;
+	const struct event *ev = sh->events;
+	size_t nm = sh->nm, ne = sh->ne;
 	buf_putc(b, '{');
 	json_run_fields(b, r);
 	buf_puts(b, ",\"marks\":[");
@@ -229,23 +280,31 @@ static void show_json(struct buf *b, const struct run *r, const struct mark *m, 
 		json_str(b, ev[i].detail);
 		buf_putc(b, '}');
 	}
-	buf_puts(b, "]}\n");
+	buf_puts(b, "],\"oom\":");
+	json_oom_kills(b, r, sh->kills, sh->nk);
+	if (run_is_set(r)) {
+		buf_puts(b, ",\"processes\":");
+		json_processes(b, sh->procs, sh->np);
+	}
+	buf_puts(b, "}\n");
 }
 
 int cmd_show(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "events", no_argument, NULL, 'e' },
 		{ "db", required_argument, NULL, CLI_OPT_DB },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, json = 0;
+	int c, json = 0, all_events = 0;
 	const char *db = NULL;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
+		case 'e': all_events = 1; break;
 		case CLI_OPT_DB: db = optarg; break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
 		case ':': return cli_usage("show", "option '%s' needs a value", argv[optind - 1]);
@@ -262,50 +321,54 @@ int cmd_show(int argc, char **argv)
 		return ret;
 	int64_t id;
 	struct run r;
-	struct mark *marks = NULL;
-	struct event *events = NULL;
-	size_t nm = 0, ne = 0;
+	struct shown sh;
+	memset(&sh, 0, sizeof(sh));
 	struct points pts;
 	memset(&pts, 0, sizeof(pts));
 	struct counters cs = { NULL, 0 };
 	struct buf b = { 0 };
 	if ((ret = cli_resolve_run(st, ref, &id)) != 0)
 		goto out_store;
-	if (store_get_run(st, id, &r) < 0 || store_marks(st, id, &marks, &nm) < 0 ||
-	    store_events(st, id, &events, &ne) < 0 || store_each_sample(st, id, collect, &pts) < 0 ||
+	if (store_get_run(st, id, &r) < 0 || store_marks(st, id, &sh.marks, &sh.nm) < 0 ||
+	    store_events(st, id, &sh.events, &sh.ne) < 0 ||
+	    store_oom_kills(st, id, &sh.kills, &sh.nk) < 0 ||
+	    store_processes(st, id, &sh.procs, &sh.np) < 0 ||
+	    store_each_sample(st, id, collect, &pts) < 0 ||
 	    store_each_counter(st, id, counter_cb, &cs) < 0) {
 		cli_error("cannot read run %lld: %s", (long long)id, store_errmsg(st));
 		ret = EXIT_FAIL;
 		goto out_store;
 	}
 	if (json) {
-		show_json(&b, &r, marks, nm, events, ne);
+		show_json(&b, &r, &sh);
 	} else {
-		summary_text(&b, &r, pts.max_rss);
+		summary_text(&b, &r, pts.max_rss, sh.kills, sh.nk);
 		pss_line(&b, &pts);
 		pressure_line(&b, pts.psi);
-		char t[32], v[32];
-		if (nm)
-			marks_table(&b, &r, marks, nm, &pts);
+		char v[32];
+		if (sh.nm)
+			marks_table(&b, &r, sh.marks, sh.nm, &pts);
 		if (cs.n) {
 			buf_printf(&b, "\ncounters%*s%14s %14s\n", 24, "", "max", "last");
-			for (size_t i = 0; i < cs.n; i++)
-				buf_printf(&b, "  %-30s %14lld %14lld\n", cs.c[i].name, cs.c[i].max, cs.c[i].last);
+			for (size_t i = 0; i < cs.n; i++) {
+				struct buf name = { 0 };
+				buf_put_printable(&name, cs.c[i].name);
+				buf_printf(&b, "  %-30s %14lld %14lld\n", buf_str(&name), cs.c[i].max,
+					   cs.c[i].last);
+				buf_release(&name);
+			}
 		}
-		if (ne) {
-			buf_puts(&b, "\nevents\n");
-			for (size_t i = 0; i < ne; i++)
-				buf_printf(&b, "  +%-9s %-10s %s\n", fmt_duration(t, sizeof(t), events[i].t - r.started_at),
-					   events[i].kind, events[i].detail);
-		}
+		if (sh.np > 1)
+			procs_table(&b, sh.procs, sh.np, SHOW_TOP_PROCS);
+		events_text(&b, &r, &sh, all_events);
 		if (pts.n > 1) {
 			buf_printf(&b, "\nRSS over time (peak %s marked ^%s)\n", fmt_bytes(v, sizeof(v), pts.max_rss),
-				   nm ? ", marks by their letter" : "");
+				   sh.nm ? ", marks by their letter" : "");
 			int64_t end = pts.p[pts.n - 1].t;
-			int64_t *mt = xcalloc(nm ? nm : 1, sizeof(*mt));
-			for (size_t i = 0; i < nm; i++)
-				mt[i] = marks[i].t - r.started_at;
-			tchart_render_marks(&b, pts.p, pts.n, end, terminal_width(STDOUT_FILENO), 8, mt, nm);
+			int64_t *mt = xcalloc(sh.nm ? sh.nm : 1, sizeof(*mt));
+			for (size_t i = 0; i < sh.nm; i++)
+				mt[i] = sh.marks[i].t - r.started_at;
+			tchart_render_marks(&b, pts.p, pts.n, end, terminal_width(STDOUT_FILENO), 8, mt, sh.nm);
 			free(mt);
 		}
 	}
@@ -317,8 +380,10 @@ out_store:
 	free(pts.gpu);
 	free(pts.read_us);
 	free(cs.c);
-	store_free_marks(marks, nm);
-	store_free_events(events, ne);
+	store_free_marks(sh.marks, sh.nm);
+	store_free_events(sh.events, sh.ne);
+	free(sh.kills);
+	free(sh.procs);
 	store_close(st);
 	return ret;
 }

@@ -2,6 +2,7 @@
 #include "base/fmt.h"
 #include "base/util.h"
 #include "render/live.h"
+#include "render/procs.h"
 #include "render/xml.h"
 
 #include <stdio.h>
@@ -32,12 +33,16 @@ static const char css[] =
 	"table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}"
 	"th,td{text-align:left;padding:6px 10px;border-bottom:1px solid var(--line);vertical-align:top}"
 	"th{font-size:12px;color:var(--muted);font-weight:600;text-transform:uppercase;letter-spacing:.04em}"
-	"td.r,th.r{text-align:right}"
+	"td.r,th.r{text-align:right;white-space:nowrap}"
+	".wide{overflow-x:auto}"
 	"td.l{overflow-wrap:anywhere}"
 	".up{color:var(--bad)}.down{color:#2a7a3b}"
 	"dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 18px;margin:0}"
 	"dt{color:var(--muted)}dd{margin:0;overflow-wrap:anywhere}"
 	".none{color:var(--muted)}"
+	".ex{color:var(--accent);font-weight:600}"
+	".legend{color:var(--muted);font-size:12px;margin:6px 0 0}"
+	"details>summary{cursor:pointer;color:var(--muted);padding:8px 10px}"
 	"footer{margin-top:36px;color:var(--muted);font-size:12px}";
 
 /* Hover read-out: maps the pointer to time through the plot geometry and shows the
@@ -107,9 +112,98 @@ static void dl_item(struct buf *b, const char *k, const char *v, int code)
 	buf_printf(b, "%s</dd>\n", code ? "</code>" : "");
 }
 
-void html_report(struct buf *b, const struct chart_run *r, const struct chart_opts *o,
-		 const char *generator)
+/* "+1.2s" into v (n bytes); "-" for an end that never came (-1). */
+static const char *elapsed(char *v, size_t n, int64_t ns)
 {
+	char d[32];
+	if (ns < 0)
+		snprintf(v, n, "-");
+	else
+		snprintf(v, n, "+%s", fmt_duration(d, sizeof(d), ns));
+	return v;
+}
+
+static void procs_rows(struct buf *b, const struct proc_summary *p, size_t n)
+{
+	char st[32], en[32], pk[32];
+	for (size_t i = 0; i < n; i++) {
+		buf_printf(b, "<tr><td class=\"r\">%d</td><td class=\"l\">", (int)p[i].pid);
+		xml_text(b, p[i].comm);
+		buf_printf(b, "</td><td class=\"r\">%s</td><td class=\"r\">%s</td><td class=\"r\">%s",
+			   elapsed(st, sizeof(st), p[i].first_ns), elapsed(en, sizeof(en), p[i].end_ns),
+			   fmt_bytes(pk, sizeof(pk), p[i].peak_rss));
+		buf_puts(b, peak_is_exact(p[i].peak_source) ? "<span class=\"ex\">*</span>"
+							     : "<span class=\"ex\">&#160;</span>");
+		buf_puts(b, "</td><td>");
+		struct buf e = { 0 };
+		proc_ended_words(&e, &p[i]);
+		xml_text(b, buf_str(&e));
+		buf_release(&e);
+		buf_puts(b, "</td></tr>\n");
+	}
+}
+
+static const char procs_head[] =
+	"<div class=\"wide\"><table>\n<thead><tr><th class=\"r\">PID</th><th>Command</th><th class=\"r\">Start</th>"
+	"<th class=\"r\">End</th><th class=\"r\">Peak</th><th>Ended</th></tr></thead>\n<tbody>\n";
+
+/* The processes of a set: the largest a row each, the rest folded under one line. */
+static void procs_section(struct buf *b, const struct proc_summary *p, size_t n)
+{
+	size_t shown = n < HTML_TOP_PROCS ? n : HTML_TOP_PROCS;
+	int exact = 0;
+	for (size_t i = 0; i < n; i++)
+		exact |= peak_is_exact(p[i].peak_source);
+	buf_printf(b, "<h2>Processes <span class=\"none\">(%zu, largest peak first)</span></h2>\n", n);
+	buf_puts(b, procs_head);
+	procs_rows(b, p, shown);
+	buf_puts(b, "</tbody>\n</table></div>\n");
+	if (shown < n) {
+		struct buf t = { 0 };
+		procs_rest_words(&t, p + shown, n - shown, " ");
+		buf_puts(b, "<details><summary>");
+		xml_text(b, buf_str(&t));
+		buf_puts(b, "</summary>\n");
+		buf_puts(b, procs_head);
+		procs_rows(b, p + shown, n - shown);
+		buf_puts(b, "</tbody>\n</table></div>\n</details>\n");
+		buf_release(&t);
+	}
+	if (exact)
+		buf_puts(b, "<p class=\"legend\"><span class=\"ex\">*</span> exact peak (exit record, "
+			    "wait4 or OOM report); the others are sampled.</p>\n");
+}
+
+static void kills_section(struct buf *b, const struct run *run, const struct oom_kill *k, size_t n)
+{
+	char v[32];
+	buf_puts(b, "<h2>OOM kills</h2>\n<div class=\"wide\"><table>\n<thead><tr><th>Time</th><th class=\"r\">PID</th>"
+		    "<th>Command</th><th class=\"r\">anon-rss</th><th class=\"r\">file-rss</th>"
+		    "<th class=\"r\">shmem-rss</th><th class=\"r\">total-vm</th><th>Memory cgroup</th>"
+		    "</tr></thead>\n<tbody>\n");
+	for (size_t i = 0; i < n; i++) {
+		buf_printf(b, "<tr><td>%s</td><td class=\"r\">%d</td><td class=\"l\">",
+			   elapsed(v, sizeof(v), k[i].t - run->started_at), (int)k[i].pid);
+		xml_text(b, k[i].comm);
+		buf_printf(b, "</td><td class=\"r\">%s</td>", fmt_bytes(v, sizeof(v), k[i].anon_rss));
+		buf_printf(b, "<td class=\"r\">%s</td>", fmt_bytes(v, sizeof(v), k[i].file_rss));
+		buf_printf(b, "<td class=\"r\">%s</td>", fmt_bytes(v, sizeof(v), k[i].shmem_rss));
+		buf_printf(b, "<td class=\"r\">%s</td><td class=\"l\">", fmt_bytes(v, sizeof(v), k[i].total_vm));
+		if (k[i].memcg[0])
+			xml_text(b, k[i].memcg);
+		else
+			buf_puts(b, "<span class=\"none\">\xe2\x80\x94</span>");
+		buf_puts(b, "</td></tr>\n");
+	}
+	buf_puts(b, "</tbody>\n</table></div>\n");
+}
+
+void html_report(struct buf *b, const struct chart_run *r, const struct chart_opts *o,
+		 const struct html_procs *hp, const char *generator)
+{
+	static const struct html_procs none;
+	if (!hp)
+		hp = &none;
 	const struct run *run = r->run;
 	char v[64], w[64], x[64];
 	struct buf t = { 0 };
@@ -148,9 +242,25 @@ void html_report(struct buf *b, const struct chart_run *r, const struct chart_op
 		fmt_bytes(v, sizeof(v), run->peak_rss);
 		buf_reset(&t);
 		buf_printf(&t, "at +%s", fmt_duration(w, sizeof(w), run->peak_rss_at - run->started_at));
+		const char *from = peak_source_words(run->peak_source);
+		if (from)
+			buf_printf(&t, ", %s", from);
 		if (max_sampled && run->peak_rss > max_sampled)
-			buf_printf(&t, " (VmHWM; highest sample %s)", fmt_bytes(x, sizeof(x), max_sampled));
+			buf_printf(&t, "%s highest sample %s", from ? ";" : " (VmHWM;",
+				   fmt_bytes(x, sizeof(x), max_sampled));
+		if (!from && max_sampled && run->peak_rss > max_sampled)
+			buf_putc(&t, ')');
 		card(b, "Peak RSS", v, buf_str(&t), 0);
+		if (run->hwm_before >= 0)
+			card(b, "Before recording", fmt_bytes(v, sizeof(v), (uint64_t)run->hwm_before),
+			     "VmHWM when attached; not part of this run", 0);
+		if (run_is_set(run) && run->peak_process_pid > 0) {
+			buf_reset(&t);
+			buf_printf(&t, "%s (pid %d)", run->peak_process_comm ? run->peak_process_comm : "",
+				   (int)run->peak_process_pid);
+			card(b, "Largest process", fmt_bytes(v, sizeof(v), run->peak_process_rss),
+			     buf_str(&t), 0);
+		}
 		card(b, "Mean", fmt_bytes(v, sizeof(v), (uint64_t)run_mean_rss(run)), NULL, 0);
 		card(b, "Last", fmt_bytes(v, sizeof(v), run->last_rss), NULL, 0);
 		if (run->peak_gpu >= 0)
@@ -161,11 +271,20 @@ void html_report(struct buf *b, const struct chart_run *r, const struct chart_op
 	card(b, "Duration", fmt_duration(v, sizeof(v), end - run->started_at), buf_str(&t), 0);
 	buf_reset(&t);
 	outcome_words(&t, run);
+	struct buf kw = { 0 };
+	oom_kills_words(&kw, run, hp->kills, hp->nkills);
 	int bad = strcmp(run->outcome, OUTCOME_OOM_KILLED) == 0 || strcmp(run->outcome, OUTCOME_SIGNALED) == 0 ||
 		  strcmp(run->outcome, OUTCOME_INTERRUPTED) == 0 ||
 		  (strcmp(run->outcome, OUTCOME_EXITED) == 0 && run->exit_code != 0);
 	card(b, "Outcome", buf_str(&t), NULL, bad);
+	if (kw.len) {
+		snprintf(v, sizeof(v), "%zu", oom_kills_other(run, hp->kills, hp->nkills));
+		card(b, "OOM kills", v, buf_str(&kw), 1);
+	}
 	buf_puts(b, "</section>\n");
+	if (run_is_set(run) && !run->exit_records && run->samples)
+		buf_puts(b, "<p class=\"legend\">Peaks of processes that ended between samples are "
+			    "sampled only (not exact).</p>\n");
 
 	/* The chart, and the data its hover read-out uses. */
 	struct chart_opts co = *o;
@@ -217,6 +336,11 @@ void html_report(struct buf *b, const struct chart_run *r, const struct chart_op
 			    "<code>rsw_mark()</code> from the application.</p>\n");
 	}
 
+	if (hp->nprocs > 1)
+		procs_section(b, hp->procs, hp->nprocs);
+	if (hp->nkills)
+		kills_section(b, run, hp->kills, hp->nkills);
+
 	buf_puts(b, "<h2>Events</h2>\n");
 	if (r->nevents) {
 		buf_puts(b, "<table>\n<thead><tr><th>Time</th><th>Event</th><th>PID</th><th>Detail</th></tr></thead>\n<tbody>\n");
@@ -255,7 +379,10 @@ void html_report(struct buf *b, const struct chart_run *r, const struct chart_op
 	dl_item(b, "samples", v, 0);
 	buf_reset(&t);
 	outcome_words(&t, run);
+	if (kw.len)
+		buf_printf(&t, "; %s", buf_str(&kw));
 	dl_item(b, "outcome", buf_str(&t), 0);
+	buf_release(&kw);
 	buf_puts(b, "</dl>\n");
 	buf_puts(b, "<footer>");
 	if (generator) {

@@ -1,18 +1,31 @@
 /* The HTML report of one run: a single self-contained page (inline CSS, inline SVG and
  * a small inline script for hover read-outs; nothing is fetched from anywhere) with the
  * summary, the chart, the marks with RSS at each and its change since the previous
- * one, the events and the run's metadata. Pure: text into a buffer. Every string that
- * came from the run (label, command line, marks, event details, host) is escaped. */
+ * one, the processes of a set, the OOM kills, the events and the run's metadata. Pure:
+ * text into a buffer. Every string that came from the run (label, command line, marks,
+ * event details, host, process names) is escaped. */
 #ifndef RSW_RENDER_HTML_H
 #define RSW_RENDER_HTML_H
 
 #include "base/buf.h"
 #include "render/svg.h"
 
+/* The processes of a run (largest peak first, as store_processes gives them) and its
+ * OOM kills (in time order); either may be none. */
+struct html_procs {
+	const struct proc_summary *procs;
+	size_t nprocs;
+	const struct oom_kill *kills;
+	size_t nkills;
+};
+
 /* r is one run with its samples, marks and events; o the chart's options (its title is
- * ignored: the page has its own). generator names the program in the footer ("rsswatch
- * 0.1.0"); NULL for none. */
+ * ignored: the page has its own); hp its processes and OOM kills (NULL: none). A set
+ * gets a table of its processes, the largest HTML_TOP_PROCS shown and the rest folded
+ * under a summary line. generator names the program in the footer ("rsswatch 0.1.0");
+ * NULL for none. */
+#define HTML_TOP_PROCS 20
 void html_report(struct buf *b, const struct chart_run *r, const struct chart_opts *o,
-		 const char *generator);
+		 const struct html_procs *hp, const char *generator);
 
 #endif

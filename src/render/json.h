@@ -1,7 +1,9 @@
-/* A minimal JSON writer for --json output: strings are escaped per RFC 8259. */
+/* A minimal JSON writer for --json output: strings are escaped per RFC 8259, and bytes
+ * that are not UTF-8 become U+FFFD, so the output is always valid JSON. */
 #ifndef RSW_RENDER_JSON_H
 #define RSW_RENDER_JSON_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/buf.h"
@@ -14,5 +16,12 @@ void json_time(struct buf *b, int64_t realtime_ns);
 void json_run(struct buf *b, const struct run *r);
 /* The same fields without the enclosing braces, for objects that add more. */
 void json_run_fields(struct buf *b, const struct run *r);
+/* The array of a run's OOM kills k[0..n) (show --json "oom"): pid, comm, time,
+ * elapsed_s and the kernel's figures in bytes. A run recorded before kills were kept
+ * one by one gives its target's kill from the run's own fields. */
+void json_oom_kills(struct buf *b, const struct run *r, const struct oom_kill *k, size_t n);
+/* The array of a set's processes p[0..n) (show --json "processes"); times in seconds of
+ * the run's elapsed time, ended_s null for one alive at the end. */
+void json_processes(struct buf *b, const struct proc_summary *p, size_t n);
 
 #endif

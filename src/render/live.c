@@ -57,8 +57,11 @@ static void oom_words(struct buf *b, const struct run *r)
 {
 	char t[16], v[32];
 	buf_puts(b, "killed by the OOM killer");
-	if (r->oom_memcg && r->oom_memcg[0])
-		buf_printf(b, " (memory cgroup %s)", r->oom_memcg);
+	if (r->oom_memcg && r->oom_memcg[0]) {
+		buf_puts(b, " (memory cgroup ");	/* its name is whoever made it chose */
+		buf_put_printable(b, r->oom_memcg);
+		buf_putc(b, ')');
+	}
 	if (r->oom_at)
 		buf_printf(b, " at %s", fmt_hms(t, sizeof(t), r->oom_at));
 	if (r->oom_rss_known)

@@ -1,10 +1,12 @@
 #include "render/summary.h"
 #include "base/fmt.h"
 #include "render/live.h"
+#include "render/procs.h"
 
 #include <string.h>
 
-void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss)
+void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss,
+		  const struct oom_kill *kills, size_t nkills)
 {
 	char a[48], c[48], d[48];
 	int64_t end = r->ended_at ? r->ended_at : r->last_at ? r->last_at : r->started_at;
@@ -17,6 +19,7 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss)
 	}
 	buf_putc(b, '\n');
 	int cgroup_mode = r->mode && strcmp(r->mode, "cgroup") == 0;
+	int set = run_is_set(r);
 	buf_puts(b, cgroup_mode ? "target    memory cgroup " : "target    ");
 	buf_put_printable(b, r->target);
 	if (cgroup_mode)
@@ -41,13 +44,32 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss)
 		buf_printf(b, "peak      %s at %s (+%s)", fmt_bytes(a, sizeof(a), r->peak_rss),
 			   fmt_hms(c, sizeof(c), r->peak_rss_at),
 			   fmt_duration(d, sizeof(d), r->peak_rss_at - r->started_at));
-		if (r->oom_at && r->peak_rss_at == r->oom_at && r->peak_rss > max_sampled_rss)
-			buf_printf(b, " from the kernel's OOM report; the highest sampled RSS was %s",
-				   fmt_bytes(a, sizeof(a), max_sampled_rss));
+		const char *from = peak_source_words(r->peak_source);
+		if (from)
+			buf_printf(b, ", %s", from);
+		else if (r->oom_at && r->peak_rss_at == r->oom_at && r->peak_rss > max_sampled_rss)
+			buf_puts(b, ", from the OOM report");	/* recorded before schema 8 */
 		else if (max_sampled_rss && r->peak_rss > max_sampled_rss)
-			buf_printf(b, " from VmHWM; the highest sampled RSS was %s",
+			buf_puts(b, ", from VmHWM");
+		if (max_sampled_rss && r->peak_rss > max_sampled_rss)
+			buf_printf(b, "; the highest sampled %s was %s", set ? "total" : "RSS",
 				   fmt_bytes(a, sizeof(a), max_sampled_rss));
 		buf_putc(b, '\n');
+	}
+	if (r->hwm_before >= 0)
+		buf_printf(b, "earlier   peak %s before recording (VmHWM when attached; not part of "
+			      "this run)\n", fmt_bytes(a, sizeof(a), (uint64_t)r->hwm_before));
+	if (set && r->peak_process_pid > 0) {
+		buf_puts(b, "largest   ");
+		buf_put_printable(b, r->peak_process_comm && r->peak_process_comm[0] ?
+					     r->peak_process_comm : "?");
+		buf_printf(b, " (pid %d), peak %s\n", (int)r->peak_process_pid,
+			   fmt_bytes(a, sizeof(a), r->peak_process_rss));
+	}
+	if (set && !r->exit_records && r->samples)
+		buf_puts(b, "note      peaks of processes that ended between samples are sampled only "
+			    "(not exact)\n");
+	if (r->samples) {
 		if (r->peak_gpu >= 0)
 			buf_printf(b, "gpu peak  %s at %s (+%s)\n", fmt_bytes(a, sizeof(a), (uint64_t)r->peak_gpu),
 				   fmt_hms(c, sizeof(c), r->peak_gpu_at),
@@ -56,7 +78,10 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss)
 			buf_printf(b, "cgroup    peak %s", fmt_bytes(a, sizeof(a), r->peak_cgroup));
 			if (r->cgroup_limit)
 				buf_printf(b, " of a %s limit", fmt_bytes(c, sizeof(c), r->cgroup_limit));
-			buf_printf(b, " at %s (%s)\n", fmt_hms(d, sizeof(d), r->peak_cgroup_at), r->cgroup);
+			buf_printf(b, " at %s (", fmt_hms(d, sizeof(d), r->peak_cgroup_at));
+			buf_put_printable(b, r->cgroup ? r->cgroup : "");
+			buf_printf(b, "), %s\n", r->peak_cgroup_exact ? "the cgroup's own peak"
+								  : "the highest usage sampled");
 		}
 		buf_printf(b, "mean      %s, last %s\n",
 			   fmt_bytes(a, sizeof(a), (uint64_t)run_mean_rss(r)),
@@ -64,5 +89,10 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss)
 	}
 	buf_puts(b, "outcome   ");
 	outcome_words(b, r);
+	struct buf k = { 0 };
+	oom_kills_words(&k, r, kills, nkills);
+	if (k.len)
+		buf_printf(b, "; %s", buf_str(&k));
+	buf_release(&k);
 	buf_putc(b, '\n');
 }

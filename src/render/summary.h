@@ -2,13 +2,19 @@
 #ifndef RSW_RENDER_SUMMARY_H
 #define RSW_RENDER_SUMMARY_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "base/buf.h"
 #include "store/model.h"
 
-/* Several "key   value" lines: run, target, when, duration and samples, peak (and when),
- * mean, last, outcome. max_sampled_rss is the highest VmRSS any sample saw; when the
- * peak is higher, it came from VmHWM (a spike between samples, or before the recording
- * began) and the summary says so. */
-void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss);
+/* Several "key   value" lines: run, target, when, duration and samples, peak (when, and
+ * where the figure came from: PEAK_FROM_* in words), the target's peak from before the
+ * recording (hwm_before, apart), the largest process of a set, mean, last, and the
+ * outcome with the OOM kills of the run (kills[0..nkills) in time order; may be none).
+ * max_sampled_rss is the highest RSS (or set total) any sample saw; when the peak is
+ * higher, the summary gives both. */
+void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss,
+		  const struct oom_kill *kills, size_t nkills);
 
 #endif

@@ -1068,6 +1068,50 @@ int store_each_gpu(struct store *st, int64_t id, store_gpu_cb cb, void *ctx)
 	return ret;
 }
 
+static void col_copy(sqlite3_stmt *s, int i, char *out, size_t n)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+	strlcpy_rsw(out, t ? (const char *)t : "", n);
+}
+
+/* The rows of the view proc_at_sample for one run. The view finds each member's row
+ * with a subquery per (sample, row) pair, which takes tens of seconds for a run of a
+ * thousand samples; here each stored row is valid from its time until the member's next
+ * row (lead()), and the samples in that range come from the sample table's key. */
+int store_each_proc_at_sample(struct store *st, int64_t id, store_proc_cb cb, void *ctx)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "WITH p AS (SELECT elapsed_ns, pid, ppid, comm, rss, anon, file, shmem,"
+			" swap, gone, coalesce(lead(elapsed_ns) OVER (PARTITION BY pid ORDER BY"
+			" elapsed_ns), 9223372036854775807) AS until FROM proc_sample WHERE"
+			" run_id = ?1)"
+			" SELECT s.elapsed_ns, p.pid, p.ppid, p.comm, p.rss, p.anon, p.file,"
+			" p.shmem, p.swap FROM p JOIN sample s ON s.run_id = ?1 AND"
+			" s.elapsed_ns >= p.elapsed_ns AND s.elapsed_ns < p.until"
+			" WHERE p.gone = 0 ORDER BY s.elapsed_ns, p.pid", &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, id);
+	int rc, ret = 0;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct proc_figures f;
+		memset(&f, 0, sizeof(f));
+		f.pid = (pid_t)sqlite3_column_int64(s, 1);
+		f.ppid = (pid_t)sqlite3_column_int64(s, 2);
+		col_copy(s, 3, f.comm, sizeof(f.comm));
+		f.rss = (uint64_t)sqlite3_column_int64(s, 4);
+		f.anon = (uint64_t)sqlite3_column_int64(s, 5);
+		f.file = (uint64_t)sqlite3_column_int64(s, 6);
+		f.shmem = (uint64_t)sqlite3_column_int64(s, 7);
+		f.swap = (uint64_t)sqlite3_column_int64(s, 8);
+		if ((ret = cb(ctx, sqlite3_column_int64(s, 0), &f)) != 0)
+			break;
+	}
+	sqlite3_finalize(s);
+	if (ret == 0 && rc != SQLITE_DONE)
+		return -EIO;
+	return ret;
+}
+
 int store_events(struct store *st, int64_t id, struct event **out, size_t *n)
 {
 	sqlite3_stmt *s;
@@ -1101,12 +1145,6 @@ void store_free_events(struct event *ev, size_t n)
 	for (size_t i = 0; i < n; i++)
 		free(ev[i].detail);
 	free(ev);
-}
-
-static void col_copy(sqlite3_stmt *s, int i, char *out, size_t n)
-{
-	const unsigned char *t = sqlite3_column_text(s, i);
-	strlcpy_rsw(out, t ? (const char *)t : "", n);
 }
 
 int store_oom_kills(struct store *st, int64_t id, struct oom_kill **out, size_t *n)

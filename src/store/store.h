@@ -84,6 +84,13 @@ typedef int (*store_gpu_cb)(void *ctx, int64_t elapsed_ns, const struct gpu_figu
 /* Calls cb for each stored GPU row (one per device per GPU reading), in time order. */
 int store_each_gpu(struct store *st, int64_t id, store_gpu_cb cb, void *ctx);
 
+typedef int (*store_proc_cb)(void *ctx, int64_t elapsed_ns, const struct proc_figures *p);
+/* Calls cb for every member of a process set (--tree, -g) at every sample, in time
+ * order and by pid within a sample: the rows of the view proc_at_sample (each member's
+ * last stored figures at or before the sample; not after it left). Stops early as
+ * store_each_sample does. */
+int store_each_proc_at_sample(struct store *st, int64_t id, store_proc_cb cb, void *ctx);
+
 struct event {
 	int64_t t;
 	char kind[24];

@@ -66,7 +66,8 @@ rc=$?
 "$bin" show --json >"$tmp/json"
 check "kill -9: exit status 137" test "$rc" -eq 137
 check "kill -9: outcome signaled" grep -q '"outcome":"signaled","exit_code":null,"signal":9' "$tmp/json"
-check "kill -9: no oom_kill event" sh -c '! grep -q oom_kill "$1"' - "$tmp/json"
+check "kill -9: no oom_kill event" sh -c '! grep -q "\"kind\":\"oom_kill\"" "$1"' - "$tmp/json"
+check "kill -9: no OOM kill counted" grep -q '"oom_kills":0,' "$tmp/json"
 check "kill -9: the summary says SIGKILL" grep -q '^outcome   killed by SIGKILL$' "$tmp/err"
 check "kill -9: the cgroup is gone" no_leftovers
 # ... nor without a limit.

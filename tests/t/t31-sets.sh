@@ -60,7 +60,8 @@ for mode in events walk; do
 	"$bin" show >"$tmp/show"
 	check "tree ($mode): show notes that summed RSS counts shared pages more than once" \
 		grep -q '^note      RSS is summed over the processes' "$tmp/show"
-	check "tree ($mode): show lists proc_start events" grep -q ' proc_start .*comm=memhog' "$tmp/show"
+	"$bin" show --events >"$tmp/show"
+	check "tree ($mode): show --events lists proc_start events" grep -q ' proc_start .*comm=memhog' "$tmp/show"
 	"$bin" show --json >"$tmp/json"
 	check "tree ($mode): outcome exited with 0" grep -q '"outcome":"exited","exit_code":0' "$tmp/json"
 done

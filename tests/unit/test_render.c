@@ -9,6 +9,9 @@
 #include "base/util.h"
 #include "render/json.h"
 #include "render/live.h"
+#include "render/procs.h"
+#include "render/rows.h"
+#include "render/summary.h"
 #include "render/tchart.h"
 
 #define GIB (1024ULL * 1024 * 1024)
@@ -92,6 +95,12 @@ static void test_outcome_words(void **state)
 	strlcpy_rsw(r.outcome, OUTCOME_STOPPED, sizeof(r.outcome));
 	outcome_words(&b, &r);
 	assert_string_equal(buf_str(&b), "still running (recording stopped)");
+	/* a memory cgroup is named by whoever made it: printable only */
+	buf_reset(&b);
+	strlcpy_rsw(r.outcome, OUTCOME_OOM_KILLED, sizeof(r.outcome));
+	r.oom_memcg = "/a\x1b[2Jb";
+	outcome_words(&b, &r);
+	assert_string_equal(buf_str(&b), "killed by the OOM killer (memory cgroup /a?[2Jb)");
 	buf_release(&b);
 }
 
@@ -101,6 +110,20 @@ static void test_json_escape(void **state)
 	struct buf b = { 0 };
 	json_str(&b, "<script>\"a\\b\"\n\t\x01</script>");
 	assert_string_equal(buf_str(&b), "\"<script>\\\"a\\\\b\\\"\\n\\t\\u0001</script>\"");
+	buf_release(&b);
+}
+
+/* Text from other users' processes: bytes that are not UTF-8 and C1 controls never
+ * pass raw, valid UTF-8 does. */
+static void test_untrusted_text(void **state)
+{
+	(void)state;
+	struct buf b = { 0 };
+	json_str(&b, "a\xff\xc3\xa9\xc2\x9b[2J");
+	assert_string_equal(buf_str(&b), "\"a\\ufffd\xc3\xa9\xc2\x9b[2J\"");
+	buf_reset(&b);
+	buf_put_printable(&b, "a\xff\xc3\xa9\xc2\x9b[2J\x1b\xe2\x82");
+	assert_string_equal(buf_str(&b), "a?\xc3\xa9?[2J???");
 	buf_release(&b);
 }
 
@@ -135,6 +158,308 @@ static void test_json_run(void **state)
 	assert_non_null(strstr(j, "\"peak_rss_bytes\":1024,"));
 	assert_non_null(strstr(j, "\"peak_gpu_bytes\":null"));
 	assert_true(j[0] == '{' && j[strlen(j) - 1] == '}');
+	buf_release(&b);
+}
+
+/* A set run of three processes with one OOM kill, as the recorder stores them. */
+static void set_run(struct run *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->id = 12;
+	r->label = "";
+	r->host = "h";
+	r->kernel = "k";
+	r->target = "make -j8";
+	r->mode = "command";
+	r->tree = 1;
+	r->pid = 100;
+	r->started_at = 1795919059LL * 1000000000;
+	r->ended_at = r->started_at + 3000000000LL;
+	r->interval_ns = 100000000;
+	r->samples = 30;
+	strlcpy_rsw(r->outcome, OUTCOME_EXITED, sizeof(r->outcome));
+	r->exit_code = 0;
+	r->signal = -1;
+	r->peak_gpu = -1;
+	r->peak_rss = 508 * MIB + MIB / 5;
+	r->peak_rss_at = r->started_at + 2400000000LL;
+	r->sum_rss = 30.0 * 100 * MIB;
+	r->last_rss = 10 * MIB;
+	r->hwm_before = -1;
+	r->peak_source = PEAK_FROM_EXIT;
+	r->oom_kills = 1;
+	r->peak_process_rss = 342 * MIB + MIB / 2;
+	r->peak_process_pid = 123;
+	r->peak_process_comm = "cc1";
+	r->exit_records = 1;
+}
+
+static const struct oom_kill one_kill = {
+	.t = 1795919059LL * 1000000000 + 1200000000,
+	.pid = 5123,
+	.comm = "python3",
+	.anon_rss = 199 * MIB + 6 * MIB / 10 + 1,
+	.file_rss = 4096,
+	.total_vm = 300 * MIB,
+	.memcg = "/rsswatch-12",
+};
+
+static void test_summary_peak_source(void **state)
+{
+	(void)state;
+	struct run r;
+	struct buf b = { 0 };
+	set_run(&r);
+	summary_text(&b, &r, 400 * MIB, &one_kill, 1);
+	const char *t = buf_str(&b);
+	assert_non_null(strstr(t, "\npeak      508.2 MiB at 02:24:21 (+2.4s), from the exit record; "
+				 "the highest sampled total was 400.0 MiB\n"));
+	assert_non_null(strstr(t, "\nlargest   cc1 (pid 123), peak 342.5 MiB\n"));
+	assert_non_null(strstr(t, "\noutcome   exited with 0; 1 process OOM-killed: python3 (pid 5123) "
+				 "at +1.2s, anon-rss 199.6 MiB\n"));
+	assert_null(strstr(t, "earlier"));
+	assert_null(strstr(t, "sampled only"));
+	assert_null(strstr(t, "cgroup    "));
+
+	/* attached, no exit records, a sampled cgroup peak, a sampled peak */
+	buf_reset(&b);
+	r.hwm_before = (int64_t)(407 * MIB + 9 * MIB / 10 + 1);
+	r.peak_source = PEAK_FROM_SAMPLE;
+	r.exit_records = 0;
+	r.oom_kills = 0;
+	r.peak_cgroup = 600 * MIB;
+	r.peak_cgroup_at = r.started_at;
+	r.cgroup = "/x";
+	summary_text(&b, &r, r.peak_rss, NULL, 0);
+	t = buf_str(&b);
+	assert_non_null(strstr(t, "(+2.4s), from a sample\n"));
+	assert_non_null(strstr(t, "\nearlier   peak 407.9 MiB before recording (VmHWM when attached; "
+				 "not part of this run)\n"));
+	assert_non_null(strstr(t, "\nnote      peaks of processes that ended between samples are "
+				 "sampled only (not exact)\n"));
+	assert_non_null(strstr(t, "\ncgroup    peak 600.0 MiB at 02:24:19 (/x), the highest usage sampled\n"));
+	assert_non_null(strstr(t, "\noutcome   exited with 0\n"));
+
+	/* one process alone: no largest process, no note on sets */
+	buf_reset(&b);
+	r.tree = 0;
+	r.peak_cgroup_exact = 1;
+	summary_text(&b, &r, r.peak_rss, NULL, 0);
+	t = buf_str(&b);
+	assert_null(strstr(t, "largest"));
+	assert_null(strstr(t, "sampled only"));
+	assert_non_null(strstr(t, "(/x), the cgroup's own peak\n"));
+
+	/* every source in its words, and runs from before schema 8 as before */
+	const char *const src[] = { PEAK_FROM_HWM, PEAK_FROM_WAIT, PEAK_FROM_OOM, "" };
+	const char *const words[] = { ", from VmHWM; the highest sampled RSS was 100.0 MiB\n",
+				      ", from wait4; the highest sampled RSS was 100.0 MiB\n",
+				      ", from the OOM report; the highest sampled RSS was 100.0 MiB\n",
+				      ", from VmHWM; the highest sampled RSS was 100.0 MiB\n" };
+	for (size_t i = 0; i < ARRAY_SIZE(src); i++) {
+		buf_reset(&b);
+		r.peak_source = (char *)src[i];
+		summary_text(&b, &r, 100 * MIB, NULL, 0);
+		assert_non_null(strstr(buf_str(&b), words[i]));
+	}
+	buf_release(&b);
+}
+
+static void test_oom_kills_words(void **state)
+{
+	(void)state;
+	struct run r;
+	struct buf b = { 0 };
+	set_run(&r);
+	struct oom_kill k[3] = { one_kill, one_kill, one_kill };
+	k[1].pid = 5124;
+	k[1].t += 1000000000;
+	k[1].anon_rss = 300 * MIB;
+	strlcpy_rsw(k[1].comm, "ld\x1b[31m", sizeof(k[1].comm));
+	k[2].pid = r.pid;
+	k[2].t += 1500000000;
+	k[2].anon_rss = 10 * MIB;
+	r.oom_kills = 2;
+	oom_kills_words(&b, &r, k, 2);
+	assert_string_equal(buf_str(&b), "2 processes OOM-killed, the first at +1.2s; the largest: "
+					 "ld?[31m (pid 5124) at +2.2s, anon-rss 300.0 MiB");
+	/* the target itself was killed: its outcome says so, the others are named here */
+	buf_reset(&b);
+	strlcpy_rsw(r.outcome, OUTCOME_OOM_KILLED, sizeof(r.outcome));
+	r.oom_kills = 3;
+	oom_kills_words(&b, &r, k, 3);
+	assert_string_equal(buf_str(&b), "2 other processes OOM-killed, the first at +1.2s; the largest: "
+					 "ld?[31m (pid 5124) at +2.2s, anon-rss 300.0 MiB");
+	buf_reset(&b);
+	r.oom_kills = 1;
+	oom_kills_words(&b, &r, &k[2], 1);
+	assert_string_equal(buf_str(&b), "");
+	/* counted, but the kernel log named none */
+	buf_reset(&b);
+	strlcpy_rsw(r.outcome, OUTCOME_EXITED, sizeof(r.outcome));
+	r.oom_kills = 2;
+	oom_kills_words(&b, &r, NULL, 0);
+	assert_string_equal(buf_str(&b), "2 processes OOM-killed");
+	buf_reset(&b);
+	r.oom_kills = 0;
+	oom_kills_words(&b, &r, NULL, 0);
+	assert_string_equal(buf_str(&b), "");
+	buf_release(&b);
+}
+
+static struct proc_summary proc(pid_t pid, const char *comm, int64_t first_ms, int64_t end_ms,
+				uint64_t peak, const char *src, const char *ended, int code, int sig)
+{
+	struct proc_summary p;
+	memset(&p, 0, sizeof(p));
+	p.pid = pid;
+	p.ppid = 100;
+	strlcpy_rsw(p.comm, comm, sizeof(p.comm));
+	p.first_ns = first_ms * 1000000;
+	p.end_ns = end_ms < 0 ? -1 : end_ms * 1000000;
+	p.peak_rss = peak;
+	strlcpy_rsw(p.peak_source, src, sizeof(p.peak_source));
+	p.hwm_before = -1;
+	strlcpy_rsw(p.ended, ended, sizeof(p.ended));
+	p.exit_code = code;
+	p.signal = sig;
+	return p;
+}
+
+static void test_procs_table(void **state)
+{
+	(void)state;
+	struct proc_summary p[6] = {
+		proc(123, "cc1", 100, 2500, 342 * MIB + MIB / 2, PEAK_FROM_EXIT, PROC_EXITED, 0, -1),
+		proc(100, "make", 0, -1, 20 * MIB, PEAK_FROM_HWM, PROC_RUNNING, -1, -1),
+		proc(5123, "python3\n\x1b[2J", 200, 1200, 12 * MIB, PEAK_FROM_OOM, PROC_OOM_KILLED, -1, 9),
+		proc(124, "a-very-long-process-name", 300, 400, 3 * MIB, PEAK_FROM_SAMPLE, PROC_SIGNALED, -1, 15),
+		proc(125, "as", 500, 600, 2 * MIB, PEAK_FROM_SAMPLE, PROC_EXITED, 1, -1),
+		proc(126, "as", 700, 800, 1 * MIB, PEAK_FROM_SAMPLE, PROC_GONE, -1, -1),
+	};
+	struct buf b = { 0 };
+	procs_table(&b, p, 6, 4);
+	assert_string_equal(buf_str(&b),
+		"\nprocesses (6, largest peak first)\n"
+		"      PID  COMMAND           START       END               PEAK   ENDED\n"
+		"      123  cc1               +100ms      +2.5s        342.5 MiB*  exited 0\n"
+		"      100  make              +0ms        -             20.0 MiB   running\n"
+		"     5123  python3??[2J      +200ms      +1.2s         12.0 MiB*  OOM-killed\n"
+		"      124  a-very-long-p...  +300ms      +400ms         3.0 MiB   killed by SIGTERM\n"
+		"  ... and 2 more processes: each peaked at 2.0 MiB or less, all together at most 3.0 MiB\n"
+		"      (1 exited non-zero, 1 gone)\n"
+		"  * exact peak (exit record, wait4 or OOM report); the others are sampled\n");
+	/* all shown, none exact: no summary line, no legend */
+	buf_reset(&b);
+	procs_table(&b, p + 3, 3, 20);
+	assert_null(strstr(buf_str(&b), "more process"));
+	assert_null(strstr(buf_str(&b), "exact"));
+	assert_non_null(strstr(buf_str(&b), "  exited 1\n"));
+	buf_reset(&b);
+	procs_table(&b, p, 0, 20);
+	assert_int_equal(b.len, 0);
+	buf_release(&b);
+	assert_true(peak_is_exact(PEAK_FROM_WAIT));
+	assert_false(peak_is_exact(PEAK_FROM_HWM));
+	assert_false(peak_is_exact(""));
+}
+
+static void test_json_kills_processes(void **state)
+{
+	(void)state;
+	struct run r;
+	struct buf b = { 0 };
+	set_run(&r);
+	json_run(&b, &r);
+	const char *j = buf_str(&b);
+	assert_non_null(strstr(j, "\"signal\":null,\"oom_kills\":1,"));
+	assert_non_null(strstr(j, ",\"peak_source\":\"exit record\",\"hwm_before_bytes\":null,"
+				  "\"peak_process_rss_bytes\":359137280,\"peak_process_pid\":123,"
+				  "\"peak_process_comm\":\"cc1\",\"exit_records\":true,"));
+	assert_non_null(strstr(j, ",\"peak_cgroup_bytes\":null,\"peak_cgroup_exact\":false}"));
+	buf_reset(&b);
+	r.hwm_before = 4096;
+	r.peak_process_pid = 0;
+	r.peak_source = "";
+	json_run(&b, &r);
+	assert_non_null(strstr(buf_str(&b), ",\"peak_source\":null,\"hwm_before_bytes\":4096,"
+				  "\"peak_process_rss_bytes\":null,\"peak_process_pid\":null,"
+				  "\"peak_process_comm\":null,"));
+
+	buf_reset(&b);
+	struct oom_kill k = one_kill;
+	strlcpy_rsw(k.comm, "a\"b\x01", sizeof(k.comm));
+	json_oom_kills(&b, &r, &k, 1);
+	assert_string_equal(buf_str(&b), "[{\"pid\":5123,\"comm\":\"a\\\"b\\u0001\","
+		"\"time\":\"2026-11-29T02:24:20.200Z\",\"elapsed_s\":1.200,\"anon_rss_bytes\":209295770,"
+		"\"file_rss_bytes\":4096,\"shmem_rss_bytes\":0,\"total_vm_bytes\":314572800,"
+		"\"memcg\":\"/rsswatch-12\"}]");
+	/* a run from before schema 8: its target's kill from the run's fields */
+	buf_reset(&b);
+	r.oom_at = r.started_at + 500000000;
+	r.oom_anon_rss = 8192;
+	r.oom_rss_known = 1;
+	r.oom_memcg = "";
+	json_oom_kills(&b, &r, NULL, 0);
+	assert_string_equal(buf_str(&b), "[{\"pid\":100,\"comm\":null,\"time\":\"2026-11-29T02:24:19.500Z\","
+		"\"elapsed_s\":0.500,\"anon_rss_bytes\":8192,\"file_rss_bytes\":null,"
+		"\"shmem_rss_bytes\":null,\"total_vm_bytes\":null,\"memcg\":null}]");
+
+	buf_reset(&b);
+	struct proc_summary p[2] = {
+		proc(123, "cc1", 100, 2500, 4096, PEAK_FROM_EXIT, PROC_EXITED, 0, -1),
+		proc(100, "make", 0, -1, 8192, PEAK_FROM_HWM, PROC_RUNNING, -1, -1),
+	};
+	p[1].hwm_before = 65536;
+	json_processes(&b, p, 2);
+	assert_string_equal(buf_str(&b),
+		"[{\"pid\":123,\"ppid\":100,\"comm\":\"cc1\",\"started_s\":0.100,\"ended_s\":2.500,"
+		"\"peak_rss_bytes\":4096,\"peak_exact\":true,\"peak_source\":\"exit record\","
+		"\"hwm_before_bytes\":null,\"ended\":\"exited\",\"exit_code\":0,\"signal\":null},"
+		"{\"pid\":100,\"ppid\":100,\"comm\":\"make\",\"started_s\":0.000,\"ended_s\":null,"
+		"\"peak_rss_bytes\":8192,\"peak_exact\":false,\"peak_source\":\"VmHWM\","
+		"\"hwm_before_bytes\":65536,\"ended\":\"running\",\"exit_code\":null,\"signal\":null}]");
+	buf_release(&b);
+}
+
+/* export --procs: one process at one sample, in CSV and JSON lines; a process name with
+ * a comma, a quote and an escape byte stays one field and never reaches a terminal raw. */
+static void test_proc_rows(void **state)
+{
+	(void)state;
+	struct proc_figures f;
+	memset(&f, 0, sizeof(f));
+	f.pid = 5123;
+	f.ppid = 5100;
+	strlcpy_rsw(f.comm, "py,\"3\"\x1b", sizeof(f.comm));
+	f.rss = 3 * MIB;
+	f.anon = 2 * MIB;
+	f.file = MIB;
+	f.shmem = 4096;
+	f.swap = 8192;
+	struct buf b = { 0 };
+	proc_rows_header(&b);
+	proc_row(&b, 0, 1795919059LL * 1000000000, 1250000000, &f);
+	assert_string_equal(buf_str(&b),
+		"time,elapsed_s,pid,ppid,comm,rss_bytes,anon_bytes,file_bytes,shmem_bytes,swap_bytes\n"
+		"2026-11-29T02:24:20.250Z,1.250,5123,5100,\"py,\"\"3\"\"?\",3145728,2097152,1048576,4096,8192\n");
+	buf_reset(&b);
+	proc_row(&b, 1, 1795919059LL * 1000000000, 1250000000, &f);
+	assert_string_equal(buf_str(&b),
+		"{\"time\":\"2026-11-29T02:24:20.250Z\",\"elapsed_s\":1.250,\"pid\":5123,\"ppid\":5100,"
+		"\"comm\":\"py,\\\"3\\\"\\u001b\",\"rss_bytes\":3145728,\"anon_bytes\":2097152,"
+		"\"file_bytes\":1048576,\"shmem_bytes\":4096,\"swap_bytes\":8192}\n");
+	/* a missing value, and a key chosen by an application */
+	buf_reset(&b);
+	struct row w;
+	row_begin(&w, &b, 1);
+	row_null(&w, "counter.a\"b");
+	row_end(&w);
+	row_begin(&w, &b, 0);
+	row_null(&w, "x");
+	row_u64(&w, "y", 7);
+	row_end(&w);
+	assert_string_equal(buf_str(&b), "{\"counter.a\\\"b\":null}\n,7\n");
 	buf_release(&b);
 }
 
@@ -200,7 +525,13 @@ int main(void)
 		cmocka_unit_test(test_live_line),
 		cmocka_unit_test(test_outcome_words),
 		cmocka_unit_test(test_json_escape),
+		cmocka_unit_test(test_untrusted_text),
 		cmocka_unit_test(test_json_run),
+		cmocka_unit_test(test_summary_peak_source),
+		cmocka_unit_test(test_oom_kills_words),
+		cmocka_unit_test(test_procs_table),
+		cmocka_unit_test(test_json_kills_processes),
+		cmocka_unit_test(test_proc_rows),
 		cmocka_unit_test(test_tchart_golden),
 		cmocka_unit_test(test_tchart_marks_golden),
 	};

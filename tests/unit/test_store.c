@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "base/util.h"
 #include "source/proc.h"
 #include "store/store.h"
@@ -230,6 +231,239 @@ static void test_interrupted(void **state)
 	store_close(st);
 }
 
+/* Schema 8: the run's own peak and its source, the process rows and the OOM kills
+ * come back as written, and go with the run. */
+static void test_processes_and_kills(void **state)
+{
+	(void)state;
+	struct store *st = NULL;
+	char err[256];
+	struct run r, got;
+	assert_int_equal(store_open(path, STORE_CREATE, &st, err, sizeof(err)), 0);
+	new_run(&r);
+	r.tree = 1;
+	assert_int_equal(store_run_begin(st, &r), 0);
+
+	struct proc_summary p[3];
+	memset(p, 0, sizeof(p));
+	p[0].pid = 100;
+	p[0].ppid = 1;
+	strlcpy_rsw(p[0].comm, "sh", sizeof(p[0].comm));
+	p[0].first_ns = 0;
+	p[0].end_ns = -1;
+	p[0].peak_rss = 2 << 20;
+	strlcpy_rsw(p[0].peak_source, PEAK_FROM_HWM, sizeof(p[0].peak_source));
+	p[0].hwm_before = 3 << 20;
+	strlcpy_rsw(p[0].ended, PROC_RUNNING, sizeof(p[0].ended));
+	p[0].exit_code = -1;
+	p[0].signal = -1;
+	p[1] = p[0];
+	p[1].pid = 101;
+	p[1].ppid = 100;
+	strlcpy_rsw(p[1].comm, "cc1 \"x\",\t", sizeof(p[1].comm));
+	p[1].first_ns = 5000000;
+	p[1].peak_rss = 50 << 20;
+	p[1].hwm_before = -1;
+	strlcpy_rsw(p[1].peak_source, PEAK_FROM_SAMPLE, sizeof(p[1].peak_source));
+	p[2] = p[1];
+	p[2].pid = 102;
+	p[2].first_ns = 6000000;
+	p[2].peak_rss = 9 << 20;
+	assert_int_equal(store_put_processes(st, r.id, p, 3), 0);
+	/* p[1] ends: its row is rewritten with the exact peak of its exit record */
+	p[1].end_ns = 900000000;
+	p[1].peak_rss = 60 << 20;
+	strlcpy_rsw(p[1].peak_source, PEAK_FROM_EXIT, sizeof(p[1].peak_source));
+	strlcpy_rsw(p[1].ended, PROC_EXITED, sizeof(p[1].ended));
+	p[1].exit_code = 0;
+	p[2].end_ns = 700000000;
+	strlcpy_rsw(p[2].ended, PROC_OOM_KILLED, sizeof(p[2].ended));
+	p[2].signal = 9;
+	assert_int_equal(store_put_processes(st, r.id, p + 1, 2), 0);
+
+	struct oom_kill k[2];
+	memset(k, 0, sizeof(k));
+	k[0].t = r.started_at + 800000000;
+	k[0].pid = 103;
+	strlcpy_rsw(k[0].comm, "late", sizeof(k[0].comm));
+	k[1].t = r.started_at + 700000000;
+	k[1].pid = 102;
+	strlcpy_rsw(k[1].comm, "cc1 \"x\",\t", sizeof(k[1].comm));
+	k[1].anon_rss = 8 << 20;
+	k[1].file_rss = 1 << 20;
+	k[1].shmem_rss = 4096;
+	k[1].total_vm = 100 << 20;
+	strlcpy_rsw(k[1].memcg, "/rsswatch-1", sizeof(k[1].memcg));
+	assert_int_equal(store_add_oom_kill(st, r.id, &k[0]), 0);
+	assert_int_equal(store_add_oom_kill(st, r.id, &k[1]), 0);
+
+	r.hwm_before = 3 << 20;
+	r.peak_source = PEAK_FROM_EXIT;
+	r.oom_kills = 2;
+	r.peak_process_rss = 60 << 20;
+	r.peak_process_pid = 101;
+	r.peak_process_comm = "cc1";
+	r.exit_records = 1;
+	r.peak_cgroup = 70 << 20;
+	r.peak_cgroup_exact = 1;
+	strlcpy_rsw(r.outcome, OUTCOME_EXITED, sizeof(r.outcome));
+	r.exit_code = 0;
+	r.ended_at = r.started_at + 1000000000;
+	assert_int_equal(store_run_finish(st, &r), 0);
+
+	assert_int_equal(store_get_run(st, r.id, &got), 0);
+	assert_int_equal(got.hwm_before, 3 << 20);
+	assert_string_equal(got.peak_source, PEAK_FROM_EXIT);
+	assert_int_equal(got.oom_kills, 2);
+	assert_int_equal(got.peak_process_rss, 60 << 20);
+	assert_int_equal(got.peak_process_pid, 101);
+	assert_string_equal(got.peak_process_comm, "cc1");
+	assert_int_equal(got.exit_records, 1);
+	assert_int_equal(got.peak_cgroup_exact, 1);
+	run_release(&got);
+
+	struct proc_summary *ps;
+	size_t n;
+	assert_int_equal(store_processes(st, r.id, &ps, &n), 0);
+	assert_int_equal(n, 3);
+	/* largest peak first */
+	assert_int_equal(ps[0].pid, 101);
+	assert_int_equal(ps[1].pid, 102);
+	assert_int_equal(ps[2].pid, 100);
+	assert_string_equal(ps[0].comm, "cc1 \"x\",\t");
+	assert_int_equal(ps[0].ppid, 100);
+	assert_int_equal(ps[0].first_ns, 5000000);
+	assert_int_equal(ps[0].end_ns, 900000000);
+	assert_int_equal(ps[0].peak_rss, 60 << 20);
+	assert_string_equal(ps[0].peak_source, PEAK_FROM_EXIT);
+	assert_int_equal(ps[0].hwm_before, -1);
+	assert_string_equal(ps[0].ended, PROC_EXITED);
+	assert_int_equal(ps[0].exit_code, 0);
+	assert_int_equal(ps[0].signal, -1);
+	assert_string_equal(ps[1].ended, PROC_OOM_KILLED);
+	assert_int_equal(ps[1].exit_code, -1);
+	assert_int_equal(ps[1].signal, 9);
+	assert_int_equal(ps[2].end_ns, -1);
+	assert_int_equal(ps[2].hwm_before, 3 << 20);
+	assert_string_equal(ps[2].ended, PROC_RUNNING);
+	free(ps);
+
+	struct oom_kill *ks;
+	assert_int_equal(store_oom_kills(st, r.id, &ks, &n), 0);
+	assert_int_equal(n, 2);
+	/* time order, not the order written */
+	assert_int_equal(ks[0].pid, 102);
+	assert_true(ks[0].t == k[1].t);
+	assert_string_equal(ks[0].comm, "cc1 \"x\",\t");
+	assert_int_equal(ks[0].anon_rss, 8 << 20);
+	assert_int_equal(ks[0].file_rss, 1 << 20);
+	assert_int_equal(ks[0].shmem_rss, 4096);
+	assert_int_equal(ks[0].total_vm, 100 << 20);
+	assert_string_equal(ks[0].memcg, "/rsswatch-1");
+	assert_int_equal(ks[1].pid, 103);
+	assert_string_equal(ks[1].memcg, "");
+	free(ks);
+
+	assert_int_equal(store_delete_run(st, r.id), 0);
+	assert_int_equal(store_processes(st, r.id, &ps, &n), 0);
+	assert_int_equal(n, 0);
+	free(ps);
+	assert_int_equal(store_oom_kills(st, r.id, &ks, &n), 0);
+	assert_int_equal(n, 0);
+	free(ks);
+	store_close(st);
+}
+
+struct proc_rows {
+	struct buf b;
+	size_t n;
+};
+
+static int proc_row_cb(void *ctx, int64_t elapsed_ns, const struct proc_figures *p)
+{
+	struct proc_rows *pr = ctx;
+	buf_printf(&pr->b, "%lld|%d|%d|%s|%llu|%llu|%llu|%llu|%llu\n", (long long)elapsed_ns,
+		   (int)p->pid, (int)p->ppid, p->comm, (unsigned long long)p->rss,
+		   (unsigned long long)p->anon, (unsigned long long)p->file,
+		   (unsigned long long)p->shmem, (unsigned long long)p->swap);
+	pr->n++;
+	return 0;
+}
+
+static int view_row_cb(void *ctx, int ncols, char **vals, char **names)
+{
+	struct proc_rows *pr = ctx;
+	(void)names;
+	for (int i = 0; i < ncols; i++)
+		buf_printf(&pr->b, "%s%s", i ? "|" : "", vals[i] ? vals[i] : "NULL");
+	buf_putc(&pr->b, '\n');
+	pr->n++;
+	return 0;
+}
+
+/* store_each_proc_at_sample gives exactly the rows of the view proc_at_sample: members
+ * that come, change, leave, and a pid that comes back after leaving. */
+static void test_proc_at_sample(void **state)
+{
+	(void)state;
+	struct store *st = NULL;
+	char err[256];
+	struct run r;
+	assert_int_equal(store_open(path, STORE_CREATE, &st, err, sizeof(err)), 0);
+	new_run(&r);
+	r.tree = 1;
+	assert_int_equal(store_run_begin(st, &r), 0);
+	struct sample s;
+	memset(&s, 0, sizeof(s));
+	struct proc_figures f;
+	for (int i = 0; i < 12; i++) {
+		s.elapsed_ns = (int64_t)i * 1000;
+		assert_int_equal(store_add_sample(st, r.id, &s), 0);
+		r.samples++;
+		for (int pid = 10; pid < 14; pid++) {
+			memset(&f, 0, sizeof(f));
+			f.pid = pid;
+			f.ppid = 10;
+			snprintf(f.comm, sizeof(f.comm), "p%d", pid);
+			f.rss = (uint64_t)(pid * 100 + i);
+			f.anon = 1;
+			f.file = 2;
+			f.shmem = 3;
+			f.swap = 4;
+			if (pid == 10 && i > 0)
+				continue;	/* pid 10 never changes: its first row stands */
+			if (pid == 11 && i % 3)
+				continue;	/* stored every third sample */
+			if (pid == 12 && i >= 4 && i < 8) {
+				f.gone = i == 4;	/* leaves at 4, back at 8 */
+				if (!f.gone)
+					continue;
+			}
+			if (pid == 13 && i < 6)
+				continue;	/* comes at 6 */
+			assert_int_equal(store_add_proc(st, r.id, s.elapsed_ns, &f), 0);
+		}
+	}
+	assert_int_equal(store_flush(st, &r), 0);
+
+	struct proc_rows got = { { 0 }, 0 }, want = { { 0 }, 0 };
+	assert_int_equal(store_each_proc_at_sample(st, r.id, proc_row_cb, &got), 0);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	char sql[256];
+	snprintf(sql, sizeof(sql), "SELECT elapsed_ns, pid, ppid, comm, rss, anon, file, shmem, swap"
+		 " FROM proc_at_sample WHERE run_id = %lld ORDER BY elapsed_ns, pid", (long long)r.id);
+	assert_int_equal(sqlite3_exec(db, sql, view_row_cb, &want, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	/* 12 samples of pid 10 and 11, 8 of 12, 6 of 13 */
+	assert_int_equal(want.n, 12 + 12 + 8 + 6);
+	assert_string_equal(buf_str(&got.b), buf_str(&want.b));
+	assert_non_null(strstr(buf_str(&got.b), "\n5000|11|10|p11|1103|1|2|3|4\n"));
+	buf_release(&got.b);
+	buf_release(&want.b);
+	store_close(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +472,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_newer_schema, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_interrupted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_processes_and_kills, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proc_at_sample, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,40 @@
+/* Rows of CSV or JSON lines for `export`, written field by field. CSV follows RFC 4180
+ * (a field with a comma, quote or line break is quoted, quotes doubled); JSON lines are
+ * one object per row, the field names as keys. Text from elsewhere (a process name)
+ * reaches CSV through buf_put_printable and JSON through json_str. */
+#ifndef RSW_RENDER_ROWS_H
+#define RSW_RENDER_ROWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "store/model.h"
+
+struct row {
+	struct buf *b;
+	int jsonl;
+	int fields;		/* written so far in this row */
+};
+
+/* Starts a row in b (appended to). */
+void row_begin(struct row *w, struct buf *b, int jsonl);
+/* A field whose text is already a JSON number (or null): written as it is. */
+void row_raw(struct row *w, const char *name, const char *value);
+void row_u64(struct row *w, const char *name, uint64_t v);
+/* A missing value: empty in CSV, null in JSON lines. */
+void row_null(struct row *w, const char *name);
+/* A text field. */
+void row_str(struct row *w, const char *name, const char *s);
+/* Ends the row with its newline (and the closing brace in JSON lines). */
+void row_end(struct row *w);
+
+/* The CSV header of `export --procs`, with its newline. */
+void proc_rows_header(struct buf *b);
+/* One process of a set at one sample (`export --procs`): time (ISO 8601 UTC: started_at
+ * plus elapsed_ns), elapsed_s, pid, ppid, comm, rss_bytes, anon_bytes, file_bytes,
+ * shmem_bytes, swap_bytes. */
+void proc_row(struct buf *b, int jsonl, int64_t started_at, int64_t elapsed_ns,
+	      const struct proc_figures *p);
+
+#endif
