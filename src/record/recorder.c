@@ -267,6 +267,9 @@ static long current_entry(const struct recorder *rc, pid_t pid)
  * ended. Returns 0, or -ENOENT when the process is not (yet) known to be the run's. */
 static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 {
+	/* Records are read at samples: a process that ended since the last one is placed
+	 * at this one (the record does not say when it was sent). */
+	int64_t at = real_ns();
 	int64_t now = mono_ns() - rc->start_mono;
 	pid_t tgid = x->tgid ? x->tgid : x->pid;
 	long i = current_entry(rc, tgid);
@@ -285,7 +288,7 @@ static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 	if (x->pid == tgid && x->comm[0])
 		strlcpy_rsw(rc->log.p[i].comm, x->comm, sizeof(rc->log.p[i].comm));
 	if (x->have & TASKSTATS_HAVE_XACCT)
-		proc_peak(rc, (size_t)i, x->hiwater_rss, real_ns(), PEAK_FROM_EXIT);
+		proc_peak(rc, (size_t)i, x->hiwater_rss, at, PEAK_FROM_EXIT);
 	/* The process ended with this thread (AGROUP; before version 12, the leader). */
 	if ((x->flags & AGROUP) || (!(x->have & TASKSTATS_HAVE_TGID) && x->pid == tgid)) {
 		int ws = (int)x->exit_code;
