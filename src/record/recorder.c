@@ -524,6 +524,14 @@ static void on_oom_kill(void *ctx, const struct kmsg_oom *kill, const char *memc
 	strlcpy_rsw(k.memcg, memcg ? memcg : "", sizeof(k.memcg));
 	store_add_oom_kill(rc->st, r->id, &k);
 	r->oom_kills++;
+	if (!rc->set_open && kill->pid != rc->target->pid) {
+		/* in the command's cgroup, but not recorded (--no-tree): counted, and its
+		 * figures are no part of the run's peak */
+		char detail[600];
+		oom_kill_detail(kill, memcg, detail, sizeof(detail));
+		store_add_event(rc->st, r->id, realtime_ns, "oom_kill", kill->pid, detail);
+		return;
+	}
 	/* The kernel's figures at the kill are the victim's last and often its highest: a
 	 * process that grows fast is killed between two samples. */
 	int64_t elapsed = realtime_ns - r->started_at;
@@ -932,7 +940,9 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		struct cg_sample c;
 		memset(&c, 0, sizeof(c));
 		if (cg_reader_read(target->cg, &c) == 0 && (c.have & CG_S_PEAK) &&
-		    rc.sampler.cg_peak_exact && c.peak > run->peak_cgroup) {
+		    (rc.sampler.cg_peak_exact || c.peak > rc.sampler.cg_peak_before) &&
+		    c.peak > run->peak_cgroup) {
+			rc.sampler.cg_peak_rose |= !rc.sampler.cg_peak_exact;
 			run->peak_cgroup = c.peak;
 			run->peak_cgroup_at = run->ended_at ? run->ended_at : real_ns();
 		}
@@ -959,6 +969,8 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		strlcpy_rsw(run->outcome, OUTCOME_STOPPED, sizeof(run->outcome));
 		run->ended_at = real_ns();
 	}
+	if (rc.sampler.cg_peak_rose)
+		run->peak_cgroup_exact = 1;	/* the run reached it: an exact peak of the run */
 	long big = proclog_largest(&rc.log);
 	if (big >= 0) {
 		run->peak_process_rss = rc.log.p[big].peak_rss;

@@ -230,6 +230,11 @@ int sampler_use_cgroup(struct sampler *s, struct cg_reader *cg, int reset_peak)
 	/* A cgroup made for the run has no history; another one's peak is the run's own
 	 * only from a reset at the start. */
 	s->cg_peak_exact = cg->owned || s->cg_reset;
+	struct cg_sample c;
+	memset(&c, 0, sizeof(c));
+	s->cg_peak_before = UINT64_MAX;
+	if (!s->cg_peak_exact && cg_reader_read(cg, &c) == 0 && (c.have & CG_S_PEAK))
+		s->cg_peak_before = c.peak;
 	return s->cg_peak_exact;
 }
 
@@ -243,9 +248,12 @@ static void read_cgroup(struct sampler *s, struct sample *out)
 	out->have |= SAMPLE_CGROUP;
 	out->cgroup = c.usage;
 	out->cgroup_limit = (c.have & CG_S_LIMIT) ? c.limit : CG_UNLIMITED;
-	if ((c.have & CG_S_PEAK) && s->cg_peak_exact) {
+	/* A peak with history counts once it rises above its value at the start: it
+	 * was then reached during the run. */
+	if ((c.have & CG_S_PEAK) && (s->cg_peak_exact || c.peak > s->cg_peak_before)) {
 		out->have |= SAMPLE_CGROUP_PEAK;
 		out->cgroup_peak = c.peak > c.usage ? c.peak : c.usage;
+		s->cg_peak_rose |= !s->cg_peak_exact;
 	}
 	if (s->cg_reset && cg_reader_reset_peak(s->cg) < 0)
 		s->cg_reset = 0;

@@ -52,7 +52,9 @@ struct sampler {
 	int gpu_fresh;
 	struct cg_reader *cg;		/* cgroup figures from here (borrowed), or NULL */
 	int cg_reset;			/* restart the cgroup's peak after each read */
-	int cg_peak_exact;		/* its peak covers the run only: sampled (else not) */
+	int cg_peak_exact;		/* its peak covers the run only */
+	uint64_t cg_peak_before;	/* else: its peak at the start (UINT64_MAX: none) */
+	int cg_peak_rose;		/* and it rose above that: the run reached it */
 	struct procset *set;		/* totals over this set (borrowed), or NULL */
 	size_t nprocs;			/* members summed in the last sample */
 	/* Memory pressure: the host's /proc/pressure/memory and a v2 cgroup's
@@ -96,8 +98,9 @@ int sampler_gpu_pending(const struct sampler *s, uint64_t *bytes, int64_t *at);
  * peak over the interval before it (only where cg_reader_reset_peak() can: a v1 cgroup
  * rsswatch made, or v2 on 6.12+). The cgroup's peak is sampled only where it covers
  * the run alone: a cgroup made for the run (cg->owned), or one whose peak was reset
- * here; otherwise samples carry its usage only (its peak is history from before).
- * Returns whether the peak is sampled. */
+ * here. Otherwise its peak holds history from before the run: it is sampled only once
+ * it rises above its value now (cg_peak_rose), and samples carry the usage until then.
+ * Returns whether the peak covers the run alone. */
 int sampler_use_cgroup(struct sampler *s, struct cg_reader *cg, int reset_peak);
 /* Adds the pressure of the v2 cgroup directory cgdir (absolute, with the sysroot):
  * its memory.pressure. Returns 0, or -ENOENT where it has none (v1, PSI off). */
