@@ -16,6 +16,7 @@ $(BUILD)/fake/old/libnvidia-ml.so.1: tests/fake/fake_nvml.c
 $(BUILD)/fake/nomem/libnvidia-ml.so.1: tests/fake/fake_nvml.c
 	$(call fake_nvml_cmd,-DFAKE_NO_MEMORY_QUERY)
 
-# The GPU unit test and benchmark load the fakes at run time.
+# The GPU unit tests and benchmark load the fakes at run time.
 $(BUILD)/tests/test_nvml: | $(FAKE_NVML)
+$(BUILD)/tests/test_sampler: | $(FAKE_NVML)
 $(BUILD)/bench/bench_nvml: | $(FAKE_NVML)

@@ -18,6 +18,7 @@ static void init(struct procset *ps, procset_cb cb, void *ctx)
 	ps->cn.fd = -1;
 	ps->cb = cb;
 	ps->ctx = ctx;
+	ps->status_reuse = UINT_MAX;
 }
 
 int procset_open_tree(struct procset *ps, pid_t root, int use_cn, procset_cb cb, void *ctx)
@@ -202,6 +203,7 @@ static struct procset_member *member(struct procset *ps, pid_t pid, int *is_new)
 	nm.smaps.f = (struct rfile)RFILE_INIT;
 	if (proc_reader_open(&nm.proc, pid) < 0)
 		return NULL;
+	proc_reader_max_reuse(&nm.proc, ps->status_reuse);
 	if (ps->kind == PROCSET_TREE) {
 		char rel[64];
 		snprintf(rel, sizeof(rel), "/proc/%d/task/%d/children", (int)pid, (int)pid);

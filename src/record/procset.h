@@ -80,6 +80,7 @@ struct procset {
 	unsigned long walks, cn_lost;	/* for tests and benchmarks */
 	procset_cb cb;
 	void *ctx;
+	unsigned status_reuse;		/* each member's proc_reader_max_reuse (default: none) */
 };
 
 /* A tree from root. Subscribes to the proc connector when it can (use_cn), before the

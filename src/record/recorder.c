@@ -11,6 +11,9 @@
 #include "record/target.h"
 #include "render/live.h"
 #include "source/client.h"
+#include "source/taskstats.h"
+
+#include <linux/acct.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +31,7 @@
  * it bounds the memory the batch takes. */
 #define FLUSH_EVERY_SAMPLES 256
 #define CLIENT_COUNTERS_MAX 64
+#define PENDING_EXITS 256
 
 enum stop_reason { RUNNING, TARGET_ENDED, SIGNALED, DURATION };
 
@@ -37,6 +41,7 @@ struct recorder {
 	struct store *st;
 	struct run *run;
 	int sigfd, timerfd;
+	int gpufd;		/* the GPU poll's timerfd, or -1 */
 	struct sampler sampler;
 	int64_t start_mono;
 	int64_t last_flush;
@@ -65,6 +70,12 @@ struct recorder {
 	uint64_t hwm_reset_from;	/* --reset-peak: VmHWM before the reset (0: none) */
 	int target_kill_counted;	/* the target's OOM kill is in run->oom_kills */
 	int64_t last_elapsed, prev_elapsed;	/* the last two samples taken */
+	/* The kernel's exit records (taskstats), drained at each sample: a record whose
+	 * process is not known yet (its fork is read at the next sample, or its parent's
+	 * record comes later) waits one drain in pending. */
+	struct taskstats_listener ts;
+	struct taskstats_exit pending[PENDING_EXITS], retry[PENDING_EXITS];
+	size_t npending;
 	size_t untracked_n;	/* one process attached: the most descendants it had */
 	uint64_t untracked_rss;	/* and the most RSS they held, not recorded */
 };
@@ -239,6 +250,72 @@ static size_t proc_seen(struct recorder *rc, pid_t pid, const struct proc_status
 	return i;
 }
 
+/* One exit record: the exact peak of a process of the run, its last name and how it
+ * ended. Returns 0, or -ENOENT when the process is not (yet) known to be the run's. */
+static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
+{
+	int64_t now = mono_ns() - rc->start_mono;
+	pid_t tgid = x->tgid ? x->tgid : x->pid;
+	long i = proclog_find(&rc->log, tgid);
+	/* an entry of a process that ended long ago belongs to an earlier use of the pid */
+	if (i >= 0 && rc->log.p[i].end_ns >= 0 && rc->log.p[i].end_ns + 2 * NS_PER_S < now)
+		i = -1;
+	if (i < 0) {
+		/* One that lived between two samples, in a set: its parent is the run's. */
+		if (!rc->set_open || x->pid != tgid || x->ppid <= 0 ||
+		    proclog_find(&rc->log, x->ppid) < 0)
+			return -ENOENT;
+		int64_t born = now - (int64_t)x->etime_us * 1000;
+		struct proc_status st;
+		memset(&st, 0, sizeof(st));
+		st.ppid = x->ppid;
+		strlcpy_rsw(st.name, x->comm, sizeof(st.name));
+		i = (long)proclog_add(&rc->log, tgid, x->ppid, x->comm, born > 0 ? born : 0, 0, 0);
+	}
+	if (x->pid == tgid && x->comm[0])
+		strlcpy_rsw(rc->log.p[i].comm, x->comm, sizeof(rc->log.p[i].comm));
+	if (x->have & TASKSTATS_HAVE_XACCT)
+		proc_peak(rc, (size_t)i, x->hiwater_rss, real_ns(), PEAK_FROM_EXIT);
+	/* The process ended with this thread (AGROUP; before version 12, the leader). */
+	if ((x->flags & AGROUP) || (!(x->have & TASKSTATS_HAVE_TGID) && x->pid == tgid)) {
+		int ws = (int)x->exit_code;
+		if (WIFSIGNALED(ws))
+			proclog_end(&rc->log, (size_t)i, now, PROC_SIGNALED, -1, WTERMSIG(ws));
+		else
+			proclog_end(&rc->log, (size_t)i, now, PROC_EXITED, WEXITSTATUS(ws), -1);
+	}
+	return 0;
+}
+
+static void on_exit_record(void *ctx, const struct taskstats_exit *x)
+{
+	struct recorder *rc = ctx;
+	if (x->scope != TASKSTATS_PID || apply_exit(rc, x) == 0)
+		return;
+	if (rc->npending == PENDING_EXITS) {	/* a busy host: the oldest go */
+		memmove(rc->pending, rc->pending + 1, (PENDING_EXITS - 1) * sizeof(*rc->pending));
+		rc->npending--;
+	}
+	rc->pending[rc->npending++] = *x;
+}
+
+/* Reads the exit records waiting; those left from the last drain are tried once more,
+ * after the new ones (a parent's record may come after its child's), then dropped. */
+static void drain_exits(struct recorder *rc)
+{
+	if (taskstats_fd(&rc->ts) < 0)
+		return;
+	size_t nretry = rc->npending;
+	memcpy(rc->retry, rc->pending, nretry * sizeof(*rc->retry));
+	rc->npending = 0;
+	if (taskstats_drain(&rc->ts, on_exit_record, rc) < 0) {
+		taskstats_close(&rc->ts);
+		rc->run->exit_records = 0;
+	}
+	for (size_t k = 0; k < nretry; k++)
+		apply_exit(rc, &rc->retry[k]);
+}
+
 /* The per-process rows of a tree or cgroup: a member's row is stored when its figures
  * change (an idle member of a large tree costs nothing), and a row of zeros when it
  * leaves the set; readers take a member's last row at or before a sample as its
@@ -313,6 +390,7 @@ static int take_sample(struct recorder *rc)
 {
 	struct sample s;
 	int64_t now = mono_ns();
+	drain_exits(rc);	/* first: a member's last name is known when it leaves */
 	int e = sampler_read(&rc->sampler, now, &s);
 	if (e < 0) {
 		if (rc->set_open && rc->target->pid <= 0)
@@ -517,6 +595,7 @@ static void target_ended(struct recorder *rc)
 	}
 	r->ended_at = real_ns();
 	int64_t end = r->ended_at - r->started_at;
+	drain_exits(rc);	/* the target's record comes before its pidfd is readable */
 	/* wait4's peak is the largest of the command and of every descendant reaped in
 	 * its tree: the run's when the run is that tree (not with --no-tree). */
 	if (rc->set_open)
@@ -660,11 +739,35 @@ static void reset_hwm(struct recorder *rc)
 	proc_reader_invalidate(&rc->sampler.proc);
 }
 
+/* GPU memory has no high-water mark: a spike between two samples is seen only by a
+ * read during it. When GPU reads are due more often than samples, they get their own
+ * timer, on deadlines start + k * gpu_interval as the sampler expects; otherwise (and
+ * without NVML) there is no timer and a sample reads when one is due. */
+static int gpu_timer_open(struct recorder *rc)
+{
+	int64_t every = rc->opts->gpu_interval_ns, first = rc->start_mono + every;
+	rc->gpufd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (rc->gpufd < 0)
+		return -errno;
+	struct itimerspec its = {
+		.it_interval = { (time_t)(every / NS_PER_S), (long)(every % NS_PER_S) },
+		.it_value = { (time_t)(first / NS_PER_S), (long)(first % NS_PER_S) },
+	};
+	if (timerfd_settime(rc->gpufd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
 static int setup(struct recorder *rc)
 {
 	int e = sampler_open(&rc->sampler, rc->target->pid);
 	if (e < 0)
 		return e;
+	/* A cached status can hide a VmHWM that rose and fell back (source/proc.h): it is
+	 * read afresh at least once a second. */
+	unsigned reuse = rc->opts->interval_ns >= NS_PER_S ? 0
+			 : (unsigned)(NS_PER_S / rc->opts->interval_ns) - 1;
+	proc_reader_max_reuse(&rc->sampler.proc, reuse);
 	if (rc->opts->reset_peak && rc->target->pid > 0 && !rc->target->is_child)
 		reset_hwm(rc);
 	rc->sampler_open = 1;
@@ -677,19 +780,24 @@ static int setup(struct recorder *rc)
 					      !rc->opts->no_proccn && !*sysroot(), on_proc, rc);
 		if (e < 0)
 			return e;
+		rc->set.status_reuse = reuse;
 		rc->set_open = 1;
 		sampler_use_set(&rc->sampler, &rc->set);
 	}
 	if (rc->opts->pss_interval_ns)
 		sampler_use_pss(&rc->sampler, rc->opts->pss_interval_ns);
 	if (rc->opts->nvml)
-		sampler_use_gpu(&rc->sampler, rc->opts->nvml, rc->opts->gpu_interval_ns);
+		sampler_use_gpu(&rc->sampler, rc->opts->nvml, rc->opts->gpu_interval_ns,
+				rc->start_mono);
 	if (rc->target->cg && rc->target->cg_sample)
 		rc->run->peak_cgroup_exact = sampler_use_cgroup(&rc->sampler, rc->target->cg,
 								rc->target->cg_reset_peak);
 	if (rc->target->psi_cgroup_dir)
 		sampler_use_cgroup_psi(&rc->sampler, rc->target->psi_cgroup_dir);	/* none: fine */
 	oom_watch_open(&rc->oom, rc->target->cg);
+	/* Exit records need root (CAP_NET_ADMIN) and the real machine, not a fixture. */
+	rc->run->exit_records = !*sysroot() && !rc->opts->no_exit_records &&
+				taskstats_open(&rc->ts) == 0;
 	rc->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (rc->timerfd < 0)
 		return -errno;
@@ -702,7 +810,17 @@ static int setup(struct recorder *rc)
 	};
 	if (timerfd_settime(rc->timerfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
 		return -errno;
+	if (rc->opts->nvml && rc->opts->gpu_interval_ns < rc->opts->interval_ns)
+		return gpu_timer_open(rc);
 	return 0;
+}
+
+/* A GPU poll: the highest GPU figures since the last sample (record/sampler.h). */
+static void gpu_tick(struct recorder *rc)
+{
+	uint64_t ticks;
+	if (read(rc->gpufd, &ticks, sizeof(ticks)) == (ssize_t)sizeof(ticks))
+		sampler_poll_gpu(&rc->sampler, mono_ns());
 }
 
 static int poll_timeout_ms(const struct recorder *rc)
@@ -729,7 +847,9 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	rc.sigfd = sigfd;
 	rc.timerfd = -1;
 	rc.root = -1;
+	rc.ts = (struct taskstats_listener)TASKSTATS_LISTENER_INIT;
 	proclog_init(&rc.log);
+	rc.gpufd = -1;
 	rc.start_mono = mono_ns();
 	rc.last_flush = rc.start_mono;
 	rc.every = opts->every;
@@ -749,19 +869,22 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	}
 
 	while (e == 0 && rc.stop == RUNNING) {
-		struct pollfd pfd[4] = {
+		struct pollfd pfd[5] = {
 			{ rc.timerfd, POLLIN, 0 },
 			{ target->pidfd, POLLIN, 0 },
 			{ sigfd, POLLIN, 0 },
 			{ oom_watch_fd(&rc.oom), POLLIN, 0 },
+			{ rc.gpufd, POLLIN, 0 },
 		};
-		int n = poll(pfd, 4, poll_timeout_ms(&rc));
+		int n = poll(pfd, 5, poll_timeout_ms(&rc));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			e = -errno;
 			break;
 		}
+		if (pfd[4].revents & POLLIN)
+			gpu_tick(&rc);
 		if (pfd[3].revents & POLLIN)
 			oom_watch_drain(&rc.oom, on_oom_kill, &rc);
 		if (pfd[2].revents & POLLIN)
@@ -802,12 +925,22 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 			run->peak_cgroup_at = run->ended_at ? run->ended_at : real_ns();
 		}
 	}
+	/* GPU reads since the last sample: a spike in the last moments counts too. */
+	uint64_t gpu_hi;
+	int64_t gpu_hi_at;
+	if (rc.sampler_open && sampler_gpu_pending(&rc.sampler, &gpu_hi, &gpu_hi_at) &&
+	    (int64_t)gpu_hi > run->peak_gpu) {
+		run->peak_gpu = (int64_t)gpu_hi;
+		run->peak_gpu_at = run->started_at + (gpu_hi_at - rc.start_mono);
+	}
 	/* Marks and counters written just before the target ended are still in its page. */
 	if (rc.page)
 		poll_client(&rc, mono_ns() - rc.start_mono);
-	/* Kernel log records of OOM kills of members that came in with the end. */
+	/* Kernel log records of OOM kills of members, and exit records, that came in with
+	 * the end. */
 	if (rc.set_open)
 		oom_watch_drain(&rc.oom, on_oom_kill, &rc);
+	drain_exits(&rc);
 	/* The set's last figures are stored; members left are not "exits". */
 	note_untracked(&rc, 1);
 	if (rc.stop == SIGNALED || rc.stop == DURATION || (e < 0 && rc.stop == RUNNING)) {
@@ -831,9 +964,12 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		e = fe;
 	if (rc.timerfd >= 0)
 		close(rc.timerfd);
+	if (rc.gpufd >= 0)
+		close(rc.gpufd);
 	if (rc.sampler_open)
 		sampler_close(&rc.sampler);
 	oom_watch_close(&rc.oom);
+	taskstats_close(&rc.ts);
 	if (rc.set_open)
 		procset_close(&rc.set, 0);
 	client_page_close(rc.page);

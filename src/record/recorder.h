@@ -1,7 +1,8 @@
 /* The recording loop: one thread polling a timerfd (absolute, drift-free deadlines on
  * CLOCK_MONOTONIC), the target's pidfd (its exit is seen at once, not at the next
  * sample) and a signalfd (SIGINT, SIGTERM, SIGHUP end the recording cleanly, or are
- * passed on to a launched command).
+ * passed on to a launched command); with NVML, a second timerfd for GPU reads between
+ * samples when they are due more often than samples.
  *
  * Each tick assembles one sample from kept-open files, folds it into the run's running
  * totals and appends it to the store's batch; the batch is committed at least once a
@@ -25,7 +26,7 @@ struct record_opts {
 	int quiet;		/* no live lines */
 	FILE *live;		/* where live lines go (stderr) */
 	struct nvml *nvml;	/* GPU figures from here, or NULL */
-	int64_t gpu_interval_ns;	/* read GPU figures at most this often */
+	int64_t gpu_interval_ns;	/* read GPU figures this often; samples keep the highest */
 	/* --warn: a "warn" event and a highlighted line when memory reaches warn_bytes,
 	 * or warn_pct percent of the cgroup's limit (where one is sampled: the cgroup's
 	 * usage is compared then) else of MemTotal; "warn_clear" when it falls back. */
@@ -38,6 +39,8 @@ struct record_opts {
 	/* --tree: walk the children files at every sample instead of following fork
 	 * events through the proc connector (tests; RSSWATCH_NO_PROCCN=1). */
 	int no_proccn;
+	/* Do not read the kernel's exit records (benchmarks; RSSWATCH_NO_TASKSTATS=1). */
+	int no_exit_records;
 	/* --reset-peak: restart an attached target's VmHWM at the start (clear_refs 5). */
 	int reset_peak;
 };

@@ -2,6 +2,7 @@
 #include "base/clock.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 int sampler_open(struct sampler *s, pid_t pid)
@@ -92,17 +93,18 @@ static void put_psi(struct sampler *s, struct sample *out)
 					&out->cg_psi_full_avg10, &out->cg_psi_full_total_us);
 }
 
-void sampler_use_gpu(struct sampler *s, struct nvml *n, int64_t every_ns)
+void sampler_use_gpu(struct sampler *s, struct nvml *n, int64_t every_ns, int64_t origin_ns)
 {
 	s->nvml = n;
-	s->gpu_every_ns = every_ns;
-	s->gpu_next_ns = 0;
+	s->gpu_every_ns = every_ns > 0 ? every_ns : 1;
+	s->gpu_origin_ns = origin_ns;
+	s->gpu_next_ns = INT64_MIN;	/* the first sample reads */
 }
 
-/* Reads the devices and the target's use of them: with a process set (--tree, -g),
- * the use of every member this sample saw. A failed read leaves the figures of the
- * last good one. */
-static void read_gpus(struct sampler *s)
+/* One read of the devices and of the target's use of them: with a process set (--tree,
+ * -g), the use of every member the last sample saw. Returns 0, or -errno when NVML
+ * would not answer (r is then not written). */
+static int read_gpus(struct sampler *s, int64_t now, struct gpu_reading *r)
 {
 	struct gpu_device dev[SAMPLER_MAX_GPUS];
 	struct gpu_usage use;
@@ -113,23 +115,112 @@ static void read_gpus(struct sampler *s)
 		npids = s->set->nlist;
 	}
 	int n = nvml_read_devices(s->nvml, dev, SAMPLER_MAX_GPUS);
-	if (n < 0 || nvml_read_usage(s->nvml, pids, npids, &use) < 0)
-		return;
-	s->ngpus = 0;
-	for (int i = 0; i < n && s->ngpus < SAMPLER_MAX_GPUS; i++) {
+	if (n < 0)
+		return n;
+	int e = nvml_read_usage(s->nvml, pids, npids, &use);
+	if (e < 0)
+		return e;
+	r->ndev = 0;
+	for (int i = 0; i < n && r->ndev < SAMPLER_MAX_GPUS; i++) {
 		/* A device that is lost or failed this time is stored as unknown (used and
 		 * total 0, the target's use NULL), so readers do not carry its last value on. */
 		int ok = dev[i].present && !dev[i].err;
-		struct gpu_figures *g = &s->gpus[s->ngpus++];
+		struct gpu_figures *g = &r->dev[r->ndev++];
 		g->device = dev[i].index;
 		g->used_bytes = ok ? dev[i].used : 0;
 		g->total_bytes = ok ? dev[i].total : 0;
 		g->target_known = ok && !(use.unknown_mask & (1ULL << (dev[i].index % 64)));
 		g->target_bytes = dev[i].index < NVML_MAX_DEVICES ? use.per_device[dev[i].index] : 0;
 	}
-	s->gpu_have = use.known;
-	s->gpu_bytes = use.bytes;
-	s->gpu_fresh = 1;
+	r->have = use.known;
+	r->bytes = use.bytes;
+	r->at = now;
+	return 0;
+}
+
+/* Folds one device's figures g into the highest so far, w (same device). A known
+ * figure beats an unknown one (a lower bound); a device that failed this read (total
+ * 0) leaves used and total as they were. */
+static void fold_device(struct gpu_figures *w, const struct gpu_figures *g)
+{
+	if (g->target_known && !w->target_known) {
+		w->target_known = 1;
+		w->target_bytes = g->target_bytes;
+	} else if (g->target_known == w->target_known && g->target_bytes > w->target_bytes) {
+		w->target_bytes = g->target_bytes;
+	}
+	if (g->total_bytes) {
+		if (!w->total_bytes || g->used_bytes > w->used_bytes)
+			w->used_bytes = g->used_bytes;
+		w->total_bytes = g->total_bytes;
+	}
+}
+
+/* Folds read r into the highest figures w since the last sample. */
+static void fold_reading(struct gpu_reading *w, const struct gpu_reading *r)
+{
+	if (r->have && (!w->have || r->bytes > w->bytes)) {
+		w->have = 1;
+		w->bytes = r->bytes;
+		w->at = r->at;
+	}
+	for (size_t i = 0; i < r->ndev; i++) {
+		size_t j = 0;
+		while (j < w->ndev && w->dev[j].device != r->dev[i].device)
+			j++;
+		if (j == w->ndev) {
+			if (j == SAMPLER_MAX_GPUS)
+				continue;
+			w->dev[w->ndev++] = r->dev[i];
+			continue;
+		}
+		fold_device(&w->dev[j], &r->dev[i]);
+	}
+}
+
+int sampler_poll_gpu(struct sampler *s, int64_t now)
+{
+	struct gpu_reading r;
+	if (!s->nvml || now < s->gpu_next_ns)
+		return 0;
+	/* The next deadline of the grid after now: reads stay on the caller's timer
+	 * however late this one was. */
+	if (now < s->gpu_origin_ns)
+		s->gpu_next_ns = s->gpu_origin_ns;
+	else
+		s->gpu_next_ns = s->gpu_origin_ns +
+				 ((now - s->gpu_origin_ns) / s->gpu_every_ns + 1) * s->gpu_every_ns;
+	if (read_gpus(s, now, &r) < 0)
+		return 0;
+	s->gpu_last = r;
+	fold_reading(&s->gpu_win, &r);
+	s->gpu_nread++;
+	return 1;
+}
+
+int sampler_gpu_pending(const struct sampler *s, uint64_t *bytes, int64_t *at)
+{
+	if (!s->gpu_nread || !s->gpu_win.have)
+		return 0;
+	*bytes = s->gpu_win.bytes;
+	*at = s->gpu_win.at;
+	return 1;
+}
+
+/* The GPU figures of a sample: the highest since the last one, after a read if one
+ * is due. The window then restarts from the latest read. */
+static void take_gpus(struct sampler *s, int64_t now, struct sample *out)
+{
+	sampler_poll_gpu(s, now);
+	s->gpu_fresh = s->gpu_nread > 0;
+	if (s->gpu_win.have) {
+		out->have |= SAMPLE_GPU;
+		out->gpu = s->gpu_win.bytes;
+	}
+	memcpy(s->gpus, s->gpu_win.dev, s->gpu_win.ndev * sizeof(s->gpus[0]));
+	s->ngpus = s->gpu_win.ndev;
+	s->gpu_win = s->gpu_last;
+	s->gpu_nread = 0;
 }
 
 int sampler_use_cgroup(struct sampler *s, struct cg_reader *cg, int reset_peak)
@@ -256,14 +347,8 @@ int sampler_read(struct sampler *s, int64_t now, struct sample *out)
 	if (s->cg)
 		read_cgroup(s, out);
 	s->gpu_fresh = 0;
-	if (s->nvml && now >= s->gpu_next_ns) {
-		read_gpus(s);
-		s->gpu_next_ns = now + s->gpu_every_ns;
-	}
-	if (s->gpu_have) {
-		out->have |= SAMPLE_GPU;
-		out->gpu = s->gpu_bytes;
-	}
+	if (s->nvml)
+		take_gpus(s, now, out);
 	read_psi(s, now);
 	put_psi(s, out);
 	return 0;

@@ -17,17 +17,36 @@
 
 #define SAMPLER_MAX_GPUS 16
 
-/* GPU figures are read at their own, slower pace (an NVML process query costs tens of
- * microseconds per device): at most every gpu_every_ns; samples in between carry the
- * last value. gpu_fresh says whether this sample read them anew. */
+/* GPU figures from one NVML read, or the highest of several: have says bytes (the
+ * target's total) is known; at is the monotonic time of the read that gave bytes.
+ * dev[] holds one entry per device in NVML's order; a device lost or failing at the
+ * read has used and total 0 and target_known 0. */
+struct gpu_reading {
+	int have;
+	uint64_t bytes;
+	int64_t at;
+	struct gpu_figures dev[SAMPLER_MAX_GPUS];
+	size_t ndev;
+};
+
+/* GPU memory has no high-water mark, so the sampler keeps one: NVML is read at its own
+ * pace, on the grid gpu_origin_ns + k * gpu_every_ns (by sampler_poll_gpu() between
+ * samples, or by a sample that finds a read due), and every read is folded into
+ * gpu_win, the highest figures since the last sample (each figure on its own: the
+ * total, and per device the target's bytes and the device's used bytes). A sample
+ * takes gpu_win and restarts it from gpu_last, the latest good read, so a sample with
+ * no read since the one before carries the latest figures. gpus[0..ngpus) are the
+ * per-device figures the last sample took; gpu_fresh says whether any read was folded
+ * into them since the sample before (gpu_nread counts those reads). A failed read
+ * changes nothing. */
 struct sampler {
 	pid_t pid;
 	struct proc_reader proc;	/* /proc/PID/status */
 	struct rfile meminfo;		/* /proc/meminfo */
 	struct nvml *nvml;		/* NULL: no GPU figures */
-	int64_t gpu_every_ns, gpu_next_ns;
-	int gpu_have;			/* gpu_bytes is known */
-	uint64_t gpu_bytes;
+	int64_t gpu_every_ns, gpu_origin_ns, gpu_next_ns;
+	struct gpu_reading gpu_last, gpu_win;
+	unsigned gpu_nread;
 	struct gpu_figures gpus[SAMPLER_MAX_GPUS];
 	size_t ngpus;
 	int gpu_fresh;
@@ -59,8 +78,19 @@ struct sampler {
 /* Opens the target's files (pid 0: no single process, a cgroup's set is sampled).
  * Returns 0, -ESRCH when the process is gone, or -errno. */
 int sampler_open(struct sampler *s, pid_t pid);
-/* Adds GPU figures from n (owned by the caller), read at most every every_ns. */
-void sampler_use_gpu(struct sampler *s, struct nvml *n, int64_t every_ns);
+/* Adds GPU figures from n (owned by the caller), read at monotonic times
+ * origin_ns + k * every_ns: a caller polling on a timer with the same deadlines (a
+ * timerfd never fires early) reads at every deadline, and a sample that falls on a
+ * deadline already read does not read again. */
+void sampler_use_gpu(struct sampler *s, struct nvml *n, int64_t every_ns, int64_t origin_ns);
+/* Reads the GPU figures if a read is due at monotonic time now and folds them into the
+ * highest since the last sample. Returns 1 when it read, else 0. Costs one NVML device
+ * query and one or two process queries per device (tens of microseconds). */
+int sampler_poll_gpu(struct sampler *s, int64_t now);
+/* The highest known GPU total of reads made since the last sample, and when it was
+ * read (monotonic): for the end of a recording, whose last moments no sample took.
+ * Returns 1 when there is one, else 0. */
+int sampler_gpu_pending(const struct sampler *s, uint64_t *bytes, int64_t *at);
 /* Adds the cgroup's usage, limit and peak (cg owned by the caller). With reset_peak
  * the peak is restarted now and after every read, so each sample's cgroup_peak is the
  * peak over the interval before it (only where cg_reader_reset_peak() can: a v1 cgroup
@@ -82,8 +112,9 @@ int sampler_pss_due(const struct sampler *s, int64_t now);
 int sampler_read_pss(struct sampler *s, int64_t now, struct sample *out);
 /* Samples the totals over set (owned by the caller) instead of the one process. */
 void sampler_use_set(struct sampler *s, struct procset *set);
-/* Fills out (all but elapsed_ns) at monotonic time now. Returns 0, -ESRCH when the
- * target is gone (reaped or a zombie), or another -errno. */
+/* Fills out (all but elapsed_ns) at monotonic time now: GPU figures are the highest
+ * since the previous sample (a read is made first if one is due). Returns 0, -ESRCH
+ * when the target is gone (reaped or a zombie), or another -errno. */
 int sampler_read(struct sampler *s, int64_t now, struct sample *out);
 void sampler_close(struct sampler *s);
 

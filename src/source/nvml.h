@@ -7,8 +7,9 @@
  * a scriptable stand-in library for tests and benchmarks (see docs/GPU.md).
  *
  * Cost: a device memory query costs a few microseconds and a process query a few tens
- * per device on real drivers. Callers sample GPUs on their own, slower interval (no
- * faster than every 100 ms by default); nothing here rate-limits.
+ * per device on real drivers. The recorder reads GPUs on their own interval (every
+ * 20 ms by default) and keeps the highest figures between samples (record/sampler.h);
+ * nothing here rate-limits.
  *
  * PIDs: NVML reports host PIDs (the initial PID namespace). They match the PIDs rsswatch
  * reads under /proc only when rsswatch itself runs in the initial PID namespace; see

@@ -200,6 +200,12 @@ void proc_reader_init(struct proc_reader *r)
 	memset(r, 0, sizeof(*r));
 	r->status = (struct rfile)RFILE_INIT;
 	r->statm_fd = r->task_fd = -1;
+	r->reuse_max = UINT_MAX;
+}
+
+void proc_reader_max_reuse(struct proc_reader *r, unsigned n)
+{
+	r->reuse_max = n;
 }
 
 int proc_reader_open(struct proc_reader *r, pid_t pid)
@@ -250,7 +256,9 @@ int proc_reader_read(struct proc_reader *r, struct proc_status *out)
 	int kb = read_key(r, before, sizeof(before), &blen);
 	if (kb < 0)
 		return kb;
-	if (kb && r->cached && blen == r->key_len && memcmp(before, r->key, blen) == 0) {
+	if (kb && r->cached && blen == r->key_len && memcmp(before, r->key, blen) == 0 &&
+	    r->reuses < r->reuse_max) {
+		r->reuses++;
 		*out = r->last;
 		return 0;
 	}
@@ -268,6 +276,7 @@ int proc_reader_read(struct proc_reader *r, struct proc_status *out)
 		r->key_len = blen;
 		r->last = *out;
 		r->cached = 1;
+		r->reuses = 0;
 	}
 	return 0;
 }

@@ -54,7 +54,10 @@ int meminfo_parse(const char *buf, size_t len, struct meminfo *out);
  * link count of /proc/PID/task), and re-reads status only when one of them changed
  * since the status now cached. Every change of the status figures recorded here moves
  * one of them: RSS and its parts change resident or shared pages, swap-out lowers
- * resident, freeing swapped memory lowers the size, VmHWM only rises when RSS does.
+ * resident, freeing swapped memory lowers the size. All but VmHWM: it rises with RSS,
+ * and RSS can rise and fall back to the same page count between two reads (a spike
+ * mapped and unmapped). So a cached status is reused at most reuse_max times in a row
+ * (proc_reader_max_reuse; the recorder bounds it to about a second).
  * The key is kept only when it read the same before and after the status read, so a
  * process changing meanwhile is never cached under a stale key.
  *
@@ -75,6 +78,7 @@ struct proc_reader {
 	char key[96];			/* statm bytes and thread count of the cached status */
 	size_t key_len;
 	int cached;
+	unsigned reuses, reuse_max;	/* times the cached status was reused in a row */
 	struct proc_status last;
 	unsigned long reads, status_reads;	/* for benchmarks: how often status was read */
 };
@@ -87,6 +91,8 @@ int proc_reader_read(struct proc_reader *r, struct proc_status *out);
 /* on: the key leaves out the thread count; the caller promises proc_reader_invalidate()
  * (see above). off: back to the fstat of /proc/PID/task. */
 void proc_reader_use_thread_events(struct proc_reader *r, int on);
+/* A cached status is reused at most n times in a row (default: no bound). */
+void proc_reader_max_reuse(struct proc_reader *r, unsigned n);
 /* The next read re-reads status. */
 void proc_reader_invalidate(struct proc_reader *r);
 void proc_reader_close(struct proc_reader *r);

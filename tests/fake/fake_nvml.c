@@ -21,7 +21,18 @@
  * and per query, from 1: memory queries for "used" and "fail memory", compute process
  * queries for "proc" and "fail procs"; a call answered INSUFFICIENT_SIZE does not count,
  * and a graphics query sees the count of the last compute query) and "from ms N",
- * "to ms M" (milliseconds since nvmlInit, end excluded).
+ * "to ms M" (milliseconds since nvmlInit, end excluded). A call sees one instant: its
+ * time is taken once, so a window that opens or closes during the call does not change
+ * its answer half-way. A short spike between two samples of a recorder:
+ *
+ *   proc self device 0 bytes 500M to ms 1300
+ *   proc self device 0 bytes 6G from ms 1300 to ms 1450
+ *   proc self device 0 bytes 500M from ms 1450
+ *
+ * When FAKE_NVML_LOG names a file, every memory and process query appends one line to
+ * it: "MS memory DEV USED", "MS procs DEV COUNT" or "MS graphics DEV COUNT" (MS since
+ * nvmlInit; USED and COUNT are what the call answered, "-" for an error), so a test
+ * can tell when and how often the driver was asked.
  *
  * Variants, by compile-time define: FAKE_NO_PROCESS_QUERY exports no process query;
  * FAKE_OLD_DRIVER exports only the unversioned symbols (16-byte process entries,
@@ -120,6 +131,7 @@ static struct rule rules[MAX_RULES];
 static int nrules;
 static int entry32;
 static struct timespec t0;
+static FILE *query_log;
 
 static long elapsed_ms(void)
 {
@@ -128,14 +140,14 @@ static long elapsed_ms(void)
 	return (long)((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
 }
 
-static int in_window(const struct window *w, long call)
+/* Whether window w holds at the given call, at ms since nvmlInit. */
+static int in_window(const struct window *w, long call, long ms)
 {
 	if (w->from_call && call < w->from_call)
 		return 0;
 	if (w->to_call && call > w->to_call)
 		return 0;
 	if (w->from_ms >= 0 || w->to_ms >= 0) {
-		long ms = elapsed_ms();
 		if (w->from_ms >= 0 && ms < w->from_ms)
 			return 0;
 		if (w->to_ms >= 0 && ms >= w->to_ms)
@@ -376,6 +388,10 @@ static int load_script(void)
 	memset(devs, 0, sizeof(devs));
 	ndev = nrules = entry32 = 0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	const char *log = getenv("FAKE_NVML_LOG");
+	if (query_log)
+		fclose(query_log);
+	query_log = log && *log ? fopen(log, "ae") : NULL;
 	const char *path = getenv("FAKE_NVML_SCRIPT");
 	if (!path || !*path)
 		return 0;
@@ -406,8 +422,20 @@ static int load_script(void)
 	return bad ? -1 : 0;
 }
 
-/* The scripted error for func on device d at this call, or 0. */
-static int failure(enum func func, int d, long call)
+/* One line of the query log (FAKE_NVML_LOG), written at once. */
+static void log_call(long ms, const char *what, int d, int ok, unsigned long long v)
+{
+	if (!query_log)
+		return;
+	if (ok)
+		fprintf(query_log, "%ld %s %d %llu\n", ms, what, d, v);
+	else
+		fprintf(query_log, "%ld %s %d -\n", ms, what, d);
+	fflush(query_log);
+}
+
+/* The scripted error for func on device d at this call (at ms), or 0. */
+static int failure(enum func func, int d, long call, long ms)
 {
 	for (int i = 0; i < nrules; i++) {
 		const struct rule *r = &rules[i];
@@ -415,7 +443,7 @@ static int failure(enum func func, int d, long call)
 			continue;
 		if (r->func != func && !(r->func == F_ALL && func >= F_MEMORY))
 			continue;
-		if (func <= F_COUNT || in_window(&r->w, call))
+		if (func <= F_COUNT || in_window(&r->w, call, ms))
 			return r->error;
 	}
 	return 0;
@@ -436,7 +464,7 @@ nvmlReturn_t nvmlInit(void)
 {
 	if (load_script() < 0)
 		return E_UNKNOWN;
-	int e = failure(F_INIT, -1, 0);
+	int e = failure(F_INIT, -1, 0, 0);
 	if (e)
 		return e;
 	initialised = 1;
@@ -446,6 +474,9 @@ nvmlReturn_t nvmlInit(void)
 nvmlReturn_t nvmlShutdown(void)
 {
 	initialised = 0;
+	if (query_log)
+		fclose(query_log);
+	query_log = NULL;
 	return E_SUCCESS;
 }
 
@@ -466,7 +497,7 @@ nvmlReturn_t nvmlDeviceGetCount(unsigned int *count)
 {
 	if (!initialised)
 		return 1;
-	int e = failure(F_COUNT, -1, 0);
+	int e = failure(F_COUNT, -1, 0, 0);
 	if (e)
 		return e;
 	*count = (unsigned)ndev;
@@ -486,7 +517,7 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t h, char *name, unsigned int len)
 	struct fake_device *x = dev_of(h);
 	if (!x)
 		return E_INVALID_ARGUMENT;
-	int e = failure(F_NAME, (int)(x - devs), 1);
+	int e = failure(F_NAME, (int)(x - devs), 1, elapsed_ms());
 	if (e)
 		return e;
 	if (strlen(x->name) >= len)
@@ -537,16 +568,19 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *dev
 static int memory_now(struct fake_device *x, unsigned long long *used)
 {
 	int d = (int)(x - devs);
-	long call = ++x->mem_calls;
-	int e = failure(F_MEMORY, d, call);
-	if (e)
+	long call = ++x->mem_calls, ms = elapsed_ms();
+	int e = failure(F_MEMORY, d, call, ms);
+	if (e) {
+		log_call(ms, "memory", d, 0, 0);
 		return e;
+	}
 	*used = x->used;
 	for (int i = 0; i < nrules; i++) {
 		const struct rule *r = &rules[i];
-		if (r->kind == R_USED && r->dev == d && in_window(&r->w, call))
+		if (r->kind == R_USED && r->dev == d && in_window(&r->w, call, ms))
 			*used = r->bytes;
 	}
+	log_call(ms, "memory", d, 1, *used);
 	return E_SUCCESS;
 }
 
@@ -596,21 +630,25 @@ static nvmlReturn_t procs(nvmlDevice_t h, unsigned int *n, void *infos, int grap
 		return E_INVALID_ARGUMENT;
 	int d = (int)(x - devs);
 	long call = graphics ? (x->proc_calls ? x->proc_calls : 1) : x->proc_calls + 1;
-	int e = failure(F_PROCS, d, call);
+	long ms = elapsed_ms();
+	const char *what = graphics ? "graphics" : "procs";
+	int e = failure(F_PROCS, d, call, ms);
 	if (e) {
 		if (!graphics)
 			x->proc_calls++;
+		log_call(ms, what, d, 0, 0);
 		return e;
 	}
 	unsigned count = 0;
 	for (int i = 0; i < nrules; i++) {
 		const struct rule *r = &rules[i];
 		if (r->kind == R_PROC && r->dev == d && r->graphics == graphics &&
-		    in_window(&r->w, call))
+		    in_window(&r->w, call, ms))
 			count++;
 	}
 	if (count > *n) {
 		*n = count;
+		log_call(ms, what, d, 0, 0);
 		return E_INSUFFICIENT_SIZE;
 	}
 	if (!graphics)
@@ -619,7 +657,7 @@ static nvmlReturn_t procs(nvmlDevice_t h, unsigned int *n, void *infos, int grap
 	for (int i = 0; i < nrules; i++) {
 		const struct rule *r = &rules[i];
 		if (r->kind != R_PROC || r->dev != d || r->graphics != graphics ||
-		    !in_window(&r->w, call))
+		    !in_window(&r->w, call, ms))
 			continue;
 		unsigned pid = (unsigned)r->pid;
 		unsigned long long zero = 0;
@@ -635,6 +673,7 @@ static nvmlReturn_t procs(nvmlDevice_t h, unsigned int *n, void *infos, int grap
 		p += stride;
 	}
 	*n = count;
+	log_call(ms, what, d, 1, count);
 	return E_SUCCESS;
 }
 

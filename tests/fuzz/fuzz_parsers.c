@@ -14,6 +14,7 @@
 #include "source/proccn.h"
 #include "source/psi.h"
 #include "source/smaps.h"
+#include "source/taskstats.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -46,8 +47,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int64_t i;
 		pid_t pids[64];
 		struct proccn_event cn[8];
+		struct taskstats_exit ts[4];
 	} out;
 	size_t n;
+	uint16_t fam;
 	struct kmsg_record *rec = malloc(sizeof(*rec));
 	struct kmsg_oom *oom = malloc(sizeof(*oom));
 
@@ -64,7 +67,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 9: cg_events_parse(buf, len, &out.ev); break;
 	case 10: cg_oom_control_parse(buf, len, &out.oc); break;
 	case 11: cg_stat_parse(buf, len, &out.cs); break;
-	case 12: cg_procs_parse(buf, len, out.pids, 64, &n); proccn_parse(buf, len, out.cn, 8); break;
+	case 12:
+		cg_procs_parse(buf, len, out.pids, 64, &n);
+		proccn_parse(buf, len, out.cn, 8);
+		/* the family the first message claims, so that its body is parsed */
+		taskstats_parse(buf, len, len >= 6 ? (uint16_t)(data[5] | data[6] << 8) : 0,
+				out.ts, 4);
+		taskstats_family_parse(buf, len, &fam);
+		break;
 	case 13: psi_parse(buf, len, &out.psi); smaps_rollup_parse(buf, len, &out.sm); break;
 	case 14:
 		if (rec && kmsg_record_parse(buf, len, rec) == 0 && oom)

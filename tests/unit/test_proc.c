@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include "source/proc.h"
@@ -182,6 +183,13 @@ static void test_reader_cache(void **state)
 	for (int i = 0; i < 50; i++)
 		assert_int_equal(proc_reader_read(&r, &st), 0);
 	assert_true(r.status_reads <= 2);	/* idle: the cached status serves */
+	/* bounded reuse: with at most 4 reuses in a row, 50 reads read status 10 times */
+	unsigned long bounded = r.status_reads;
+	proc_reader_max_reuse(&r, 4);
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(proc_reader_read(&r, &st), 0);
+	assert_true(r.status_reads - bounded >= 10 && r.status_reads - bounded <= 11);
+	proc_reader_max_reuse(&r, UINT_MAX);
 	unsigned long before = r.status_reads;
 	uint64_t rss0 = st.rss;
 

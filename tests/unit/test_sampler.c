@@ -1,6 +1,8 @@
 /* The sampler against a small fixture tree made in a temporary directory (the sysroot):
  * memory pressure is sampled where /proc/pressure/memory exists, at most once a
- * second, and is simply absent where it does not. */
+ * second, and is simply absent where it does not. GPU figures come from the fake NVML
+ * library (BUILD/fake, next to this binary's folder): each sample keeps the highest
+ * figures read since the one before. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -8,6 +10,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +28,12 @@
 
 #define FIX "tests/fixtures"
 #define PID 4242
+#define MiB (1024ULL * 1024)
+#define GiB (1024 * MiB)
+#define MS 1000000LL
 
 static char root[64];
+static char fake_lib[PATH_MAX + 32];
 
 static void put(const char *rel, const char *text)
 {
@@ -224,13 +231,140 @@ static void test_tree_connector(void **state)
 	sysroot_set(root);
 }
 
+/* The highest GPU figures since the last sample, each on its own: reads on the grid
+ * k * 20ms between samples (a late read does not shift the next), a sample that finds
+ * a read due makes it, a sample with no read since the last carries the latest read,
+ * and a read whose process query fails does not lower what is known. Windows in the
+ * fake's script count calls, so no clock is involved. */
+static void test_gpu_max(void **state)
+{
+	(void)state;
+	char script[128];
+	struct nvml *n = NULL;
+	struct sampler s;
+	struct sample out;
+	char why[256] = "";
+	uint64_t hi;
+	int64_t at;
+	if (access(fake_lib, R_OK) != 0)
+		skip();
+	snprintf(script, sizeof(script), "%s/nvml.script", root);
+	put("/nvml.script",
+	    "device 0 total 141G used 10G\n"
+	    "device 1 total 80G used 1G\n"
+	    "used device 0 bytes 30G from call 3 to call 3\n"
+	    "proc 4242 device 0 bytes 1G to call 2\n"
+	    "proc 4242 device 0 bytes 5G from call 3 to call 3\n"
+	    "proc 4242 device 0 bytes 2G from call 4\n"
+	    "proc 4242 device 1 bytes 100M to call 3\n"
+	    "proc 4242 device 1 bytes 700M from call 4 to call 4\n"
+	    "proc 4242 device 1 bytes 100M from call 5\n"
+	    "fail procs device 0 error unknown from call 7 to call 7\n");
+	setenv("RSSWATCH_NVML_LIB", fake_lib, 1);
+	setenv("FAKE_NVML_SCRIPT", script, 1);
+	if (nvml_open(&n, why, sizeof(why)) != 0)
+		fail_msg("nvml_open: %s", why);
+	assert_int_equal(sampler_open(&s, PID), 0);
+	sampler_use_gpu(&s, n, 20 * MS, 0);
+
+	/* read 1, by the first sample */
+	assert_int_equal(sampler_read(&s, 0, &out), 0);
+	assert_true(out.have & SAMPLE_GPU);
+	assert_true(out.gpu == GiB + 100 * MiB);
+	assert_true(s.gpu_fresh);
+	assert_int_equal(s.ngpus, 2);
+	assert_true(s.gpus[0].target_bytes == GiB && s.gpus[0].used_bytes == 10 * GiB);
+	assert_true(s.gpus[1].target_bytes == 100 * MiB && s.gpus[1].total_bytes == 80 * GiB);
+	assert_int_equal(sampler_gpu_pending(&s, &hi, &at), 0);
+
+	assert_int_equal(sampler_poll_gpu(&s, 10 * MS), 0);	/* not due */
+	assert_int_equal(sampler_poll_gpu(&s, 20 * MS), 1);	/* read 2 */
+	assert_int_equal(sampler_poll_gpu(&s, 45 * MS), 1);	/* read 3, late: the spike */
+	assert_int_equal(sampler_poll_gpu(&s, 59 * MS), 0);	/* next deadline 60ms */
+	assert_int_equal(sampler_poll_gpu(&s, 60 * MS), 1);	/* read 4: device 1 peaks */
+	assert_int_equal(sampler_poll_gpu(&s, 79 * MS), 0);
+	assert_int_equal(sampler_gpu_pending(&s, &hi, &at), 1);
+	assert_true(hi == 5 * GiB + 100 * MiB && at == 45 * MS);
+
+	/* The sample between: the spike of read 3 and device 1's peak of read 4. */
+	assert_int_equal(sampler_read(&s, 79 * MS, &out), 0);
+	assert_true(out.gpu == 5 * GiB + 100 * MiB);
+	assert_true(s.gpu_fresh);
+	assert_true(s.gpus[0].target_known && s.gpus[0].target_bytes == 5 * GiB);
+	assert_true(s.gpus[0].used_bytes == 30 * GiB && s.gpus[0].total_bytes == 141 * GiB);
+	assert_true(s.gpus[1].target_known && s.gpus[1].target_bytes == 700 * MiB);
+	assert_int_equal(sampler_gpu_pending(&s, &hi, &at), 0);
+
+	/* No read since: the latest read (4) is carried, not the spike. */
+	assert_int_equal(sampler_read(&s, 79 * MS + 1, &out), 0);
+	assert_false(s.gpu_fresh);
+	assert_true(out.gpu == 2 * GiB + 700 * MiB);
+	assert_true(s.gpus[0].target_bytes == 2 * GiB && s.gpus[0].used_bytes == 10 * GiB);
+
+	/* A sample on a deadline reads (5); its window started from read 4. */
+	assert_int_equal(sampler_read(&s, 80 * MS, &out), 0);
+	assert_true(s.gpu_fresh);
+	assert_true(out.gpu == 2 * GiB + 700 * MiB);
+	assert_int_equal(sampler_poll_gpu(&s, 80 * MS), 0);	/* that deadline is read */
+
+	/* Read 6 is good, read 7's process query on device 0 fails: the sample keeps 6.
+	 * (The window started from read 5, as high as 6: its time stays.) */
+	assert_int_equal(sampler_poll_gpu(&s, 100 * MS), 1);
+	assert_int_equal(sampler_poll_gpu(&s, 120 * MS), 1);
+	assert_int_equal(sampler_gpu_pending(&s, &hi, &at), 1);
+	assert_true(hi == 2 * GiB + 100 * MiB && at == 80 * MS);
+	assert_int_equal(sampler_read(&s, 121 * MS, &out), 0);
+	assert_true(out.have & SAMPLE_GPU);
+	assert_true(out.gpu == 2 * GiB + 100 * MiB);
+	assert_true(s.gpus[0].target_known && s.gpus[0].target_bytes == 2 * GiB);
+	/* Then only read 7 is left: the total is not known. */
+	assert_int_equal(sampler_read(&s, 122 * MS, &out), 0);
+	assert_false(out.have & SAMPLE_GPU);
+	assert_false(s.gpus[0].target_known);
+	assert_true(s.gpus[1].target_known && s.gpus[1].target_bytes == 100 * MiB);
+
+	sampler_close(&s);
+	nvml_close(n);
+	unsetenv("FAKE_NVML_SCRIPT");
+	unsetenv("RSSWATCH_NVML_LIB");
+}
+
+/* Without NVML the sampler never reads GPU figures and a sample has none. */
+static void test_gpu_none(void **state)
+{
+	(void)state;
+	struct sampler s;
+	struct sample out;
+	assert_int_equal(sampler_open(&s, PID), 0);
+	assert_int_equal(sampler_poll_gpu(&s, 0), 0);
+	assert_int_equal(sampler_read(&s, 1, &out), 0);
+	assert_false(out.have & SAMPLE_GPU);
+	assert_int_equal(s.ngpus, 0);
+	sampler_close(&s);
+}
+
 int main(void)
 {
+	char exe[PATH_MAX];
+	ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (k < 0)
+		return 1;
+	exe[k] = '\0';
+	/* BUILD/tests/test_sampler -> BUILD/fake/libnvidia-ml.so.1 */
+	for (int i = 0; i < 2; i++) {
+		char *p = strrchr(exe, '/');
+		if (!p)
+			return 1;
+		*p = '\0';
+	}
+	snprintf(fake_lib, sizeof(fake_lib), "%s/fake/libnvidia-ml.so.1", exe);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_psi),
 		cmocka_unit_test(test_psi),
 		cmocka_unit_test(test_tree_of_800),
 		cmocka_unit_test(test_tree_connector),
+		cmocka_unit_test(test_gpu_max),
+		cmocka_unit_test(test_gpu_none),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

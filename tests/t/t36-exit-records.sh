@@ -1,0 +1,73 @@
+#!/bin/sh
+# Exit records (taskstats): a process that lives 5 ms between two samples still leaves
+# its exact peak; an attached target's peak from before the attach is kept apart; a
+# recorder without root says its peaks are sampled, and still takes wait4's.
+. tests/t/lib.sh
+MiB=1048576
+last="(SELECT max(id) FROM run)"
+q() { sqlite3 "$RSSWATCH_DB" "$1"; }
+
+if [ "$(id -u)" -ne 0 ]; then
+	skip "exit records need root"
+	done_testing
+	exit 0
+fi
+
+# A child of the launched command maps 100 MiB and lives about 5 ms, 300 ms after the
+# first sample and long before the next (at 1 s).
+expect_exit 0 "a 5 ms child between two samples: exit 0" \
+	"$RSW" record -q -i 1s -- sh -c "sleep 0.3; '$HOG' +100M sleep 5ms exit 0; sleep 0.9"
+check "exit records were read" test "$(q "SELECT exit_records FROM run WHERE id = $last")" = 1
+check "no sample saw it: the highest sampled RSS is under 50 MiB" \
+	test "$(q "SELECT max(rss) FROM sample WHERE run_id = $last")" -lt $((50 * MiB))
+row=$(q "SELECT peak_rss, peak_source, ended, exit_code FROM process WHERE run_id = $last AND comm = 'memhog'")
+diag "memhog's row: $row"
+check "the child is in the process table with its exact peak (>= 100 MiB)" \
+	test "${row%%|*}" -ge $((100 * MiB))
+check "its peak is from the exit record, and it exited 0" \
+	test "$(q "SELECT peak_source || ',' || ended || ',' || exit_code FROM process WHERE run_id = $last AND comm = 'memhog'")" = "exit record,exited,0"
+check "the run's peak is at least the child's" \
+	test "$(q "SELECT peak_rss FROM run WHERE id = $last")" -ge "${row%%|*}"
+check "the largest process is the child" \
+	test "$(q "SELECT peak_process_comm FROM run WHERE id = $last")" = memhog
+
+# The same child under an attached tree (-p -t): the record is attributed through its
+# parent, which is a member.
+spawn tree sh -c "sleep 0.6; '$HOG' +100M sleep 5ms exit 0; sleep 1.2; : $T"
+pid=$!
+expect_exit 0 "-p -t of a shell whose child lives 5 ms: exit 0" \
+	"$RSW" record -q -i 1s -t -d 1500ms -p "$pid"
+check "-p -t: the child's exact peak is the run's (>= 100 MiB)" \
+	test "$(q "SELECT peak_rss FROM run WHERE id = $last")" -ge $((100 * MiB))
+check "-p -t: from the exit record" \
+	test "$(q "SELECT peak_source FROM run WHERE id = $last")" = "exit record"
+finish "$pid"
+
+# An attached process that peaked at 200 MiB before the attach, idles, then exits: its
+# exit record says 200 MiB, which is history, not the run's.
+spawn old "$HOG" +200M - sleep 800ms exit 0 "$T"
+pid=$!
+wait_until 5 sh -c "grep -q '^VmHWM:.* [0-9]\{6,\} kB' /proc/$pid/status && [ \$(awk '/^VmRSS/ { print \$2 }' /proc/$pid/status) -lt 51200 ]"
+expect_exit 0 "attach after an old peak: exit 0" "$RSW" record -q -i 100ms -p "$pid"
+check "attach: hwm_before holds the old peak (>= 200 MiB)" \
+	test "$(q "SELECT hwm_before FROM run WHERE id = $last")" -ge $((200 * MiB))
+check "attach: the run's peak is its own (under 50 MiB), not the exit record's history" \
+	test "$(q "SELECT peak_rss FROM run WHERE id = $last")" -lt $((50 * MiB))
+finish "$pid"
+
+# Without root (nobody): no exit records; a launched command's peak still comes from
+# wait4, exact.
+if id nobody >/dev/null 2>&1; then
+	mkdir -p "$T/nobody" && chmod 777 "$T/nobody"
+	expect_exit 0 "as nobody: a 5 ms child: exit 0" \
+		su nobody -s /bin/sh -c "'$RSW' record -q -i 1s --db '$T/nobody/r.db' -- sh -c \"sleep 0.3; '$HOG' +100M sleep 5ms exit 0; sleep 0.5\""
+	check "as nobody: exit records were not read" \
+		test "$(sqlite3 "$T/nobody/r.db" "SELECT exit_records FROM run")" = 0
+	check "as nobody: the peak is wait4's, >= 100 MiB" \
+		test "$(sqlite3 "$T/nobody/r.db" "SELECT peak_rss >= 100 * $MiB AND peak_source = 'wait4' FROM run")" = 1
+else
+	skip "no user nobody"
+	skip "no user nobody"
+	skip "no user nobody"
+fi
+done_testing
