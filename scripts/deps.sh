@@ -1,9 +1,10 @@
 #!/bin/sh
-# Installs the Debian packages the build (and, with "test", the test suite) needs,
-# only when one is missing. Safe to run again; does nothing when all are present.
+# Installs the Debian packages the build (and, with "test", the test suite; with
+# "bench", the suite and the benchmarks) needs, only when one is missing. Safe to run
+# again; does nothing when all are present.
 set -eu
 want=test
-[ "${1:-}" = build ] && want=build
+case "${1:-}" in build | bench) want=$1 ;; esac
 
 missing=""
 need_pkg() {	# need_pkg DEBIAN-PACKAGE CHECK-COMMAND...
@@ -15,11 +16,18 @@ need_pkg make command -v make
 need_pkg pkg-config command -v pkg-config
 need_pkg libsqlite3-dev pkg-config --exists sqlite3
 need_pkg libmicrohttpd-dev pkg-config --exists libmicrohttpd
-if [ "$want" = test ]; then
+if [ "$want" != build ]; then
 	need_pkg libcmocka-dev pkg-config --exists cmocka
 	need_pkg sqlite3 command -v sqlite3
 	need_pkg chromium command -v chromium
 	need_pkg sudo command -v sudo
+	# real programs measured beside /usr/bin/time (t18-real)
+	need_pkg time test -x /usr/bin/time
+	need_pkg stress-ng command -v stress-ng
+	need_pkg python3 command -v python3
+fi
+if [ "$want" = bench ]; then
+	need_pkg sysstat command -v pidstat	# bench/peaks.sh
 fi
 [ -z "$missing" ] && exit 0
 
