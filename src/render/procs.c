@@ -151,10 +151,17 @@ static void kill_words(struct buf *b, const struct run *r, const struct oom_kill
 
 /* The kills oom_kills_words names: all, or all but the target's own when its outcome
  * says it already. Sets *first and *largest (by anon-rss) among them; returns how many. */
+/* The run ended with its target's OOM kill: that kill is told by the outcome. A -g run
+ * (no target process) ended oom_killed tells its kills here. */
+static int target_oom_killed(const struct run *r)
+{
+	return strcmp(r->outcome, OUTCOME_OOM_KILLED) == 0 && r->pid > 0;
+}
+
 static size_t named_kills(const struct run *r, const struct oom_kill *k, size_t n,
 			  const struct oom_kill **first, const struct oom_kill **largest)
 {
-	int root_killed = strcmp(r->outcome, OUTCOME_OOM_KILLED) == 0;
+	int root_killed = target_oom_killed(r);
 	size_t named = 0;
 	*first = *largest = NULL;
 	for (size_t i = 0; i < n; i++) {
@@ -175,7 +182,7 @@ size_t oom_kills_other(const struct run *r, const struct oom_kill *k, size_t n)
 	size_t named = named_kills(r, k, n, &first, &largest);
 	/* Kills counted (cgroup or vmstat counters) whose report the kernel log lacked. */
 	size_t counted = r->oom_kills > 0 ? (size_t)r->oom_kills : 0;
-	if (strcmp(r->outcome, OUTCOME_OOM_KILLED) == 0 && counted)
+	if (target_oom_killed(r) && counted)
 		counted--;
 	return counted > named ? counted : named;
 }
@@ -183,7 +190,7 @@ size_t oom_kills_other(const struct run *r, const struct oom_kill *k, size_t n)
 void oom_kills_words(struct buf *b, const struct run *r, const struct oom_kill *k, size_t n)
 {
 	char t[32];
-	int root_killed = strcmp(r->outcome, OUTCOME_OOM_KILLED) == 0;
+	int root_killed = target_oom_killed(r);
 	const struct oom_kill *first, *largest;
 	size_t named = named_kills(r, k, n, &first, &largest);
 	size_t total = oom_kills_other(r, k, n);

@@ -220,6 +220,10 @@ else
 				test "$peak" -ge $((95 * MiB)) -a "$peak" -le $((130 * MiB))
 			check "-g: the largest process is python3 ($(runcol peak_process_comm))" \
 				test "$(runcol peak_process_comm)" = python3
+			check "-g: the cgroup's peak rose during the run: exact, near the limit ($(runcol peak_cgroup) B)" \
+				test "$(runcol peak_cgroup_exact)" = 1 -a "$(runcol peak_cgroup)" -ge $((95 * MiB))
+			check "-g: the summary names the kill, not as another process's" \
+				grep -Eq '^outcome   killed by the OOM killer .*; 1 process OOM-killed: python3 \(pid [0-9]+\)' "$ERR"
 		else
 			not_ok "-g: the shell joined the cgroup"
 		fi
