@@ -831,11 +831,15 @@ int cmd_record(int argc, char **argv)
 			fprintf(stderr, "rsswatch: recording memory cgroup %s every %s as run %lld in %s\n",
 				tc->path, fmt_duration(iv, sizeof(iv), a.opts.interval_ns),
 				(long long)run.id, dbpath);
-		else
+		else {
+			/* the name is the target's to choose: no control characters reach us */
+			struct buf name = { 0 };
+			buf_put_printable(&name, proc_read_stat(t.pid, &ps) == 0 ? ps.comm : "?");
 			fprintf(stderr, "rsswatch: recording pid %d (%s)%s every %s as run %lld in %s\n",
-				(int)t.pid, proc_read_stat(t.pid, &ps) == 0 ? ps.comm : "?",
-				a.tree ? " and its descendants" : "",
+				(int)t.pid, buf_str(&name), a.tree ? " and its descendants" : "",
 				fmt_duration(iv, sizeof(iv), a.opts.interval_ns), (long long)run.id, dbpath);
+			buf_release(&name);
+		}
 		if (tc->made && a.memory_limit)
 			fprintf(stderr, "rsswatch: in memory cgroup %s limited to %s\n", tc->path,
 				fmt_bytes(lim, sizeof(lim), a.memory_limit));

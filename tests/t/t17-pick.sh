@@ -112,4 +112,12 @@ expect_exit 2 "-g twice: exit 2" "$RSW" record -q --db "$DB" -g /a -g /b
 check "-g twice: one line saying so" \
 	sh -c "test \$(wc -l <'$ERR') -eq 1 && grep -q \"give -g once (got '/a' and '/b')\" '$ERR'"
 
+
+# --- the start line names the target without its control characters
+evil="$T/x$(printf '\033]0;OWNED\007')"
+ln -s "$HOG" "$evil"
+expect_exit 0 "a target whose name holds an escape: recorded" "$RSW" record --db "$DB" -i 50ms -- "$evil" sleep 100ms
+check "the start line shows the name with '?'" grep -q "^rsswatch: recording pid [0-9]* (x?]0;OWNED?) " "$ERR"
+check "no escape or bell character reaches stderr" sh -c "! grep -q '$(printf '[\033\007]')' '$ERR'"
+
 done_testing
