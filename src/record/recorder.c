@@ -524,14 +524,16 @@ static void on_oom_kill(void *ctx, const struct kmsg_oom *kill, const char *memc
 	strlcpy_rsw(k.memcg, memcg ? memcg : "", sizeof(k.memcg));
 	store_add_oom_kill(rc->st, r->id, &k);
 	r->oom_kills++;
-	if (!rc->set_open && kill->pid != rc->target->pid) {
-		/* in the command's cgroup, but not recorded (--no-tree): counted, and its
-		 * figures are no part of the run's peak */
+	/* the target's own kill has its event when its death is decided (attribute_kill) */
+	if (kill->pid != rc->target->pid) {
 		char detail[600];
 		oom_kill_detail(kill, memcg, detail, sizeof(detail));
 		store_add_event(rc->st, r->id, realtime_ns, "oom_kill", kill->pid, detail);
-		return;
 	}
+	/* in the command's cgroup, but not recorded (--no-tree): counted, and no part of
+	 * the run's peak */
+	if (!rc->set_open && kill->pid != rc->target->pid)
+		return;
 	/* The kernel's figures at the kill are the victim's last and often its highest: a
 	 * process that grows fast is killed between two samples. */
 	int64_t elapsed = realtime_ns - r->started_at;
@@ -541,12 +543,8 @@ static void on_oom_kill(void *ctx, const struct kmsg_oom *kill, const char *memc
 	proc_peak(rc, (size_t)i, kill->anon_rss + kill->file_rss + kill->shmem_rss, realtime_ns,
 		  PEAK_FROM_OOM);
 	proclog_end(&rc->log, (size_t)i, elapsed, PROC_OOM_KILLED, -1, SIGKILL);
-	if (kill->pid != rc->target->pid) {
-		char detail[600];
-		oom_kill_detail(kill, memcg, detail, sizeof(detail));
-		store_add_event(rc->st, r->id, realtime_ns, "oom_kill", kill->pid, detail);
+	if (kill->pid != rc->target->pid)
 		return;
-	}
 	rc->target_kill_counted = 1;
 	rc->ev.kill_seen = true;
 	rc->ev.kill = *kill;
@@ -936,16 +934,11 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 
 	/* The cgroup's peak since the last sample (its last moments are often the
 	 * highest, and an OOM-killed command dies between two samples). */
-	if (target->cg && target->cg_sample) {
-		struct cg_sample c;
-		memset(&c, 0, sizeof(c));
-		if (cg_reader_read(target->cg, &c) == 0 && (c.have & CG_S_PEAK) &&
-		    (rc.sampler.cg_peak_exact || c.peak > rc.sampler.cg_peak_before) &&
-		    c.peak > run->peak_cgroup) {
-			rc.sampler.cg_peak_rose |= !rc.sampler.cg_peak_exact;
-			run->peak_cgroup = c.peak;
-			run->peak_cgroup_at = run->ended_at ? run->ended_at : real_ns();
-		}
+	uint64_t cg_peak;
+	if (rc.sampler_open && sampler_cgroup_peak(&rc.sampler, &cg_peak) &&
+	    cg_peak > run->peak_cgroup) {
+		run->peak_cgroup = cg_peak;
+		run->peak_cgroup_at = run->ended_at ? run->ended_at : real_ns();
 	}
 	/* GPU reads since the last sample: a spike in the last moments counts too. */
 	uint64_t gpu_hi;

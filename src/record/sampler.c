@@ -238,6 +238,26 @@ int sampler_use_cgroup(struct sampler *s, struct cg_reader *cg, int reset_peak)
 	return s->cg_peak_exact;
 }
 
+/* Whether the peak in c is one the run reached. A peak with history counts once it
+ * rises above its value at the start: it was then reached during the run. */
+static int run_peak_of(struct sampler *s, const struct cg_sample *c)
+{
+	if (!(c->have & CG_S_PEAK) || !(s->cg_peak_exact || c->peak > s->cg_peak_before))
+		return 0;
+	s->cg_peak_rose |= !s->cg_peak_exact;
+	return 1;
+}
+
+int sampler_cgroup_peak(struct sampler *s, uint64_t *peak)
+{
+	struct cg_sample c;
+	memset(&c, 0, sizeof(c));
+	if (!s->cg || cg_reader_read(s->cg, &c) < 0 || !run_peak_of(s, &c))
+		return 0;
+	*peak = c.peak;
+	return 1;
+}
+
 /* One pread per cgroup file; the cgroup may be gone (-ENODEV): then no figures. */
 static void read_cgroup(struct sampler *s, struct sample *out)
 {
@@ -248,12 +268,9 @@ static void read_cgroup(struct sampler *s, struct sample *out)
 	out->have |= SAMPLE_CGROUP;
 	out->cgroup = c.usage;
 	out->cgroup_limit = (c.have & CG_S_LIMIT) ? c.limit : CG_UNLIMITED;
-	/* A peak with history counts once it rises above its value at the start: it
-	 * was then reached during the run. */
-	if ((c.have & CG_S_PEAK) && (s->cg_peak_exact || c.peak > s->cg_peak_before)) {
+	if (run_peak_of(s, &c)) {
 		out->have |= SAMPLE_CGROUP_PEAK;
 		out->cgroup_peak = c.peak > c.usage ? c.peak : c.usage;
-		s->cg_peak_rose |= !s->cg_peak_exact;
 	}
 	if (s->cg_reset && cg_reader_reset_peak(s->cg) < 0)
 		s->cg_reset = 0;

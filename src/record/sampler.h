@@ -102,6 +102,9 @@ int sampler_gpu_pending(const struct sampler *s, uint64_t *bytes, int64_t *at);
  * it rises above its value now (cg_peak_rose), and samples carry the usage until then.
  * Returns whether the peak covers the run alone. */
 int sampler_use_cgroup(struct sampler *s, struct cg_reader *cg, int reset_peak);
+/* The cgroup's peak now, where it is the run's (see sampler_use_cgroup): since the
+ * last reset, or above its value at the start. Returns 1 with *peak, else 0. */
+int sampler_cgroup_peak(struct sampler *s, uint64_t *peak);
 /* Adds the pressure of the v2 cgroup directory cgdir (absolute, with the sysroot):
  * its memory.pressure. Returns 0, or -ENOENT where it has none (v1, PSI off). */
 int sampler_use_cgroup_psi(struct sampler *s, const char *cgdir);
