@@ -27,7 +27,10 @@ if [ "$want" != build ]; then
 	need_pkg python3 command -v python3
 fi
 if [ "$want" = bench ]; then
-	need_pkg sysstat command -v pidstat	# bench/peaks.sh
+	# the peers of bench/run.sh (make bench) and bench/peaks.sh
+	need_pkg sysstat command -v pidstat
+	need_pkg python3-psutil /usr/bin/python3 -c 'import psutil'
+	need_pkg procps command -v ps
 fi
 [ -z "$missing" ] && exit 0
 
