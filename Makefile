@@ -3,6 +3,9 @@
 #   make check      install missing Debian packages, build, run every test suite
 #   make check SANITIZE=1   the same under AddressSanitizer and UBSan (in build-san/)
 #   make demo       record the bundled example workload and show the result
+#   make bench      rsswatch beside the bash loop, pidstat and a psutil sampler: one table
+#                   of ratios in build/bench/ (about 6 minutes; QUICK=1: about 1 minute)
+#   make bench-bin  only build what the benchmarks run (for the scripts in bench/)
 #   make install PREFIX=/usr/local DESTDIR=
 
 PREFIX  ?= /usr/local
@@ -48,7 +51,7 @@ LIBSO    := $(BUILD)/librsswatch.so
 LIBA     := $(BUILD)/librsswatch.a
 CORE_A   := $(BUILD)/libcore.a
 
-.PHONY: all check unit shell demo deps deps-build install clean fuzz bench
+.PHONY: all check unit shell demo deps deps-build install clean fuzz bench bench-bin
 all: $(RSSWATCH) $(LIBSO) $(LIBA)
 
 $(BUILD)/%.o: %.c
@@ -112,7 +115,14 @@ check: deps
 .PHONY: tests-built
 tests-built: all $(UNIT_BIN) $(TBIN) $(EX_BIN) $(TEST_EXTRA)
 
-bench: all $(BENCH_BIN) $(TBIN)
+bench-bin: all $(BENCH_BIN) $(TBIN)
+
+# As check does: the peers are installed first, then everything is built in a sub-make.
+QUICK ?= 0
+bench:
+	@scripts/deps.sh bench
+	@$(MAKE) --no-print-directory bench-bin
+	@BUILD=$(BUILD) QUICK=$(QUICK) bench/run.sh
 
 demo: deps-build
 	@$(MAKE) --no-print-directory all $(EX_BIN) $(TBIN)

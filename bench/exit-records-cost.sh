@@ -11,7 +11,7 @@ rounds=${2:-3}
 B=${BUILD:-build}
 rsw=$B/rsswatch
 ru=$B/bench/rusage
-[ -x "$rsw" ] && [ -x "$ru" ] || { echo "run 'make bench' first" >&2; exit 2; }
+[ -x "$rsw" ] && [ -x "$ru" ] || { echo "run 'make bench-bin' first" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'kill $idle $churn 2>/dev/null; rm -rf "$tmp"' EXIT
 churn=

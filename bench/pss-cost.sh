@@ -1,7 +1,7 @@
 #!/bin/sh
 # Cost of one --pss read (smaps_rollup) against the size of the target.
 #
-#   make bench && bench/pss-cost.sh [READS]
+#   make bench-bin && bench/pss-cost.sh [READS]
 #
 # For each size (64 MiB, 256 MiB, 1 GiB, 2 GiB of touched anonymous memory, 4 KiB
 # pages), memhog holds it and build/bench/pssread reads /proc/PID/smaps_rollup READS
@@ -13,7 +13,7 @@ READS=${1:-21}
 HOG=$BUILD/tests/bin/memhog
 PSSREAD=$BUILD/bench/pssread
 for f in "$HOG" "$PSSREAD"; do
-	[ -x "$f" ] || { echo "missing $f: run 'make bench' first" >&2; exit 2; }
+	[ -x "$f" ] || { echo "missing $f: run 'make bench-bin' first" >&2; exit 2; }
 done
 tmp=$(mktemp -d)
 hog=

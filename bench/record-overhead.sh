@@ -1,7 +1,7 @@
 #!/bin/sh
 # Cost of recording one process: rsswatch beside the bash loop it replaces, in one run.
 #
-#   make bench && bench/record-overhead.sh [REPEATS]
+#   make bench-bin && bench/record-overhead.sh [REPEATS]
 #
 # For each repetition, against the same idle target (memhog holding 256 MiB):
 #   rsswatch  record -p PID -i 1ms -d 10s -q      (about 10,000 samples)
@@ -18,7 +18,7 @@ RSW=$BUILD/rsswatch
 RUSAGE=$BUILD/bench/rusage
 HOG=$BUILD/tests/bin/memhog
 for f in "$RSW" "$RUSAGE" "$HOG"; do
-	[ -x "$f" ] || { echo "missing $f: run 'make bench' first" >&2; exit 2; }
+	[ -x "$f" ] || { echo "missing $f: run 'make bench-bin' first" >&2; exit 2; }
 done
 tmp=$(mktemp -d)
 trap 'kill $hog 2>/dev/null; rm -rf "$tmp"' EXIT

@@ -2,7 +2,7 @@
 # CPU cost per sample of recording a tree of processes (--tree), beside a full /proc
 # scan and the bash loops of the story, for trees of 10, 100 and 1,000 processes.
 #
-#   make bench && bench/tree-cost.sh [REPEATS]
+#   make bench-bin && bench/tree-cost.sh [REPEATS]
 #
 # The tree: build/bench/forktree N 256 (a parent and N idle children holding 256 KiB
 # each). For each repetition (default 5), CPU time (user+system of the command and its
@@ -23,7 +23,7 @@ RUSAGE=$BUILD/bench/rusage
 TREE=$BUILD/bench/forktree
 SCAN=$BUILD/bench/procscan
 for f in "$RSW" "$RUSAGE" "$TREE" "$SCAN"; do
-	[ -x "$f" ] || { echo "missing $f: run 'make bench' first" >&2; exit 2; }
+	[ -x "$f" ] || { echo "missing $f: run 'make bench-bin' first" >&2; exit 2; }
 done
 tmp=$(mktemp -d)
 root=
