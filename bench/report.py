@@ -336,7 +336,7 @@ def main():
         f"{m.get('rsswatch', '')}; {m.get('wall_s', '?')} s.",
         "",
         "Medians of the repetitions. (Nx): the tool's figure divided by rsswatch's. CPU per "
-        "sample: the tool's own CPU time (the scheduler's) over a window of a long run that "
+        "sample: the tool's own CPU time (its CPU-time clock, all threads) over a window of a long run that "
         "leaves out its start, divided by the samples in the window; for the bash loop, whose "
         "cost is its children's, user + system from wait4 of a long run minus a short one.",
         "",

@@ -37,7 +37,8 @@ HOG=$BUILD/tests/bin/memhog
 PY=/usr/bin/python3
 OUT=$BUILD/bench
 for f in "$RSW" "$RUSAGE" "$HOG" "$BUILD/bench/statmloop" "$BUILD/bench/timerloop" \
-	"$BUILD/bench/forktree" "$BUILD/bench/endstamp" "$BUILD/bench/touchloop"; do
+	"$BUILD/bench/forktree" "$BUILD/bench/endstamp" "$BUILD/bench/touchloop" \
+	"$BUILD/bench/cpuwindow"; do
 	[ -x "$f" ] || { echo "bench: missing $f: run 'make bench-bin' first" >&2; exit 2; }
 done
 for p in bash ps pgrep pidstat sqlite3 /usr/bin/time; do
@@ -114,7 +115,7 @@ secs_of() { awk -v ms="$1" 'BEGIN { printf "%g", ms / 1000 }'; }
 # FILE.ru. With TREE=1 in the environment, the loop and psutil sum the children too, and
 # rsswatch records the tree. With WINDOW="START LENGTH" (seconds), FILE.win gets the CPU
 # time in nanoseconds that the tool's process took from START to START + LENGTH after it
-# started (the scheduler's sum_exec_runtime, from /proc/PID/schedstat).
+# started (its CPU-time clock: build/bench/cpuwindow).
 run_tool() {
 	local tool=$1 ms=$2 secs=$3 f=$4 pid count tr rpid
 	shift 4
@@ -153,22 +154,18 @@ run_tool() {
 	wait "$rpid" || true
 }
 
-# window_of RUSAGE_PID START LENGTH: the CPU nanoseconds of rusage's child (the tool)
-# between START and START + LENGTH seconds from now
-# (nothing when the tool was not running at both ends)
+# window_of RUSAGE_PID START LENGTH: the CPU nanoseconds of rusage's child (the tool, all
+# its threads) between START and START + LENGTH seconds from now (nothing when the tool
+# was not running at both ends)
 window_of() {
-	local tp= i=0 a b
+	local tp= i=0
 	while [ -z "$tp" ] && [ $i -lt 500 ]; do
 		tp=$(pgrep -P "$1" || true)
 		[ -n "$tp" ] || sleep 0.01
 		i=$((i + 1))
 	done
-	[ -n "$tp" ] || return 0
-	sleep "$2"
-	a=$(cut -d' ' -f1 "/proc/$tp/schedstat" 2>/dev/null || true)
-	sleep "$3"
-	b=$(cut -d' ' -f1 "/proc/$tp/schedstat" 2>/dev/null || true)
-	[ -z "$a" ] || [ -z "$b" ] || echo $((b - a))
+	[ -z "$tp" ] || "$BUILD/bench/cpuwindow" "$tp" \
+		"$(awk -v s="$2" 'BEGIN { print int(s * 1000) }')" $(($3 * 1000)) || true
 }
 
 # cpu_of FILE, maxrss_of FILE: from FILE.ru, seconds and KiB (0 without FILE.ru)
