@@ -846,7 +846,8 @@ int cmd_record(int argc, char **argv)
 	}
 
 	open_gpu(&a);
-	int e = record(&a.opts, &t, sigfd, st, &run);
+	int store_err = 0;
+	int e = record(&a.opts, &t, sigfd, st, &run, &store_err);
 	if (e < 0)
 		cli_error("recording of %s ended early: %s", a.cgroup ? "the cgroup" : "the target",
 			  errstr(e));
@@ -862,6 +863,17 @@ int cmd_record(int argc, char **argv)
 	fputs(buf_str(&sum), stderr);
 	buf_release(&sum);
 	free(kills);
+	/* The summary is what was recorded; say when the database holds less. */
+	struct store_lost lost = store_lost(st);
+	if (store_err)
+		cli_error("run %lld was not saved completely (%s): the database holds it up to "
+			  "the last write, and shows it as interrupted", (long long)run.id,
+			  store_err == -ENOSPC ? "disk full" : errstr(store_err));
+	else if (lost.samples_merged || lost.rows_dropped)
+		fprintf(stderr, "rsswatch: while the database could not be written, %llu samples "
+			"were merged into their neighbours (the higher kept) and %llu other rows "
+			"dropped\n", (unsigned long long)lost.samples_merged,
+			(unsigned long long)lost.rows_dropped);
 
 	ret = e < 0 ? fail : EXIT_OK;
 	if (a.command && e == 0) {
