@@ -223,7 +223,7 @@ static int insert_rows(struct store *st, const struct batch *b)
 	return 0;
 }
 
-/* Binds the run's mutable state to parameters 1..13 and 15..29 of an UPDATE ...
+/* Binds the run's mutable state to parameters 1..13 and 15..30 of an UPDATE ...
  * WHERE id = ?14. */
 static void bind_progress(sqlite3_stmt *s, const struct run *r)
 {
@@ -257,6 +257,7 @@ static void bind_progress(sqlite3_stmt *s, const struct run *r)
 			  SQLITE_STATIC);
 	sqlite3_bind_int(s, 28, r->exit_records);
 	sqlite3_bind_int(s, 29, r->peak_cgroup_exact);
+	sqlite3_bind_int64(s, 30, r->started_at);
 }
 
 static int write_progress(struct store *st, const struct run *r)
@@ -270,7 +271,7 @@ static int write_progress(struct store *st, const struct run *r)
 			" peak_cgroup_at = ?20, cgroup_limit = ?21, hwm_before = ?22,"
 			" oom_kills = ?23, peak_source = ?24, peak_process_rss = ?25,"
 			" peak_process_pid = ?26, peak_process_comm = ?27, exit_records = ?28,"
-			" peak_cgroup_exact = ?29 WHERE id = ?14", &s) < 0)
+			" peak_cgroup_exact = ?29, started_at = ?30 WHERE id = ?14", &s) < 0)
 		return -EIO;
 	bind_progress(s, r);
 	return step_done(s);
