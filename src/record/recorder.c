@@ -401,7 +401,8 @@ static void note_untracked(struct recorder *rc, int at_end)
 	size_t n = 0;
 	uint64_t rss = 0;
 	char v[32];
-	if (rc->set_open || rc->target->is_child || rc->target->pid <= 0)
+	if (rc->target->tree || rc->target->set_cgroup_dir || rc->target->is_child ||
+	    rc->target->pid <= 0)
 		return;
 	if (procset_descendants(rc->target->pid, &n, &rss) == 0 && rss > rc->untracked_rss) {
 		rc->untracked_n = n;
@@ -627,15 +628,16 @@ static void target_ended(struct recorder *rc)
 	struct run *r = rc->run;
 	int ws = 0, e;
 	uint64_t maxrss = 0;
-	/* A non-child's status is known once its parent reaps it; give that parent a
-	 * moment, then say we do not know rather than guess. */
+	/* It ended now (its pidfd said so); the wait for its status below is not part of
+	 * the run. A non-child's status is known once its parent reaps it; give that parent
+	 * a moment, then say we do not know rather than guess. */
+	r->ended_at = real_ns();
 	for (int tries = 0; ; tries++) {
 		e = pidfd_exit_status(rc->target->pidfd, rc->target->is_child, &ws, &maxrss);
 		if (e != -EAGAIN || tries >= 200)
 			break;
 		poll(NULL, 0, 10);
 	}
-	r->ended_at = real_ns();
 	int64_t end = r->ended_at - r->started_at;
 	drain_exits(rc);	/* the target's record comes before its pidfd is readable */
 	/* wait4's peak is the largest of the command and of every descendant reaped in
@@ -802,6 +804,15 @@ static int gpu_timer_open(struct recorder *rc)
 
 static int setup(struct recorder *rc)
 {
+	/* The slow parts first (netlink round trips, a thread, a walk of /proc), so that
+	 * the run's clock starts with its files open and its first sample. Exit records
+	 * need root (CAP_NET_ADMIN) and the real machine, not a fixture. */
+	rc->run->exit_records = !*sysroot() && !rc->opts->no_exit_records &&
+				taskstats_open(&rc->ts) == 0;
+	if (store_writer_start(rc->st) < 0)
+		flush(rc);	/* no thread: writes wait on the database (never fails here) */
+	note_untracked(rc, 0);
+	rc->start_mono = rc->last_flush = mono_ns();
 	int e = sampler_open(&rc->sampler, rc->target->pid);
 	if (e < 0)
 		return e;
@@ -837,9 +848,6 @@ static int setup(struct recorder *rc)
 	if (rc->target->psi_cgroup_dir)
 		sampler_use_cgroup_psi(&rc->sampler, rc->target->psi_cgroup_dir);	/* none: fine */
 	oom_watch_open(&rc->oom, rc->target->cg);
-	/* Exit records need root (CAP_NET_ADMIN) and the real machine, not a fixture. */
-	rc->run->exit_records = !*sysroot() && !rc->opts->no_exit_records &&
-				taskstats_open(&rc->ts) == 0;
 	rc->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (rc->timerfd < 0)
 		return -errno;
@@ -901,10 +909,6 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	rc.since_live = rc.every - 1;	/* the first sample gets a line */
 
 	int e = setup(&rc);
-	if (e == 0 && store_writer_start(st) < 0)
-		flush(&rc);	/* no thread: writes wait on the database (never fails here) */
-	if (e == 0)
-		note_untracked(&rc, 0);
 	if (e == 0 && take_sample(&rc) == -ESRCH) {
 		if (target->pidfd < 0)
 			cgroup_ended(&rc);
