@@ -33,6 +33,17 @@ check "the run's peak is at least the child's" \
 check "the largest process is the child" \
 	test "$(q "SELECT peak_process_comm FROM run WHERE id = $last")" = memhog
 
+# A child sharing its parent's address space (clone CLONE_VM, as vfork and posix_spawn
+# do before the exec) holds the same pages: they count once in the totals.
+SHM="$BUILD/tests/bin/sharemm"
+expect_exit 0 "a CLONE_VM child of a 100 MiB process: exit 0" "$RSW" record -q -i 20ms -- "$SHM" 100
+check "both processes are in the table" \
+	test "$(q "SELECT count(*) FROM process WHERE run_id = $last AND comm = 'sharemm'")" -ge 2
+check "the sampled total counts the shared 100 MiB once (under 150 MiB)" \
+	test "$(q "SELECT max(rss) FROM sample WHERE run_id = $last")" -lt $((150 * MiB))
+check "the run's peak is the one address space's (100..150 MiB)" \
+	test "$(q "SELECT peak_rss >= 100 * $MiB AND peak_rss < 150 * $MiB FROM run WHERE id = $last")" = 1
+
 # The same child under an attached tree (-p -t): the record is attributed through its
 # parent, which is a member.
 spawn tree sh -c "sleep 0.6; '$HOG' +100M sleep 5ms exit 0; sleep 1.2; : $T"
