@@ -27,7 +27,7 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 VERSION   := 0.1.0
 CPPFLAGS  += -Isrc -Iinclude -D_GNU_SOURCE -DRSSWATCH_VERSION=\"$(VERSION)\"
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN) $(PKG_CFLAGS)
-LDLIBS    = $(PKG_LIBS) -ldl -lm
+LDLIBS    = $(PKG_LIBS) -ldl -lm -lpthread
 
 CORE_SRC := $(sort $(wildcard src/base/*.c src/source/*.c src/record/*.c src/store/*.c \
 	src/render/*.c src/export/*.c))

@@ -108,6 +108,8 @@ int cmd_ls(int argc, char **argv)
 			int64_t end = r->ended_at ? r->ended_at : r->last_at ? r->last_at : r->started_at;
 			struct buf out = { 0 };
 			outcome_short(&out, r);
+			if (!r->samples)	/* e.g. a recorder killed at once; ended before one */
+				buf_puts(&out, ", no samples");
 			cut(label, sizeof(label), r->label, 20);
 			cut(target, sizeof(target), r->target, 30);
 			gpeak[0] = '\0';
@@ -117,7 +119,7 @@ int cmd_ls(int argc, char **argv)
 			buf_printf(&b, "%5lld  %-16s  %-20s  %-30s  %9s  %10s  %s%s\n", (long long)r->id,
 				   fmt_datetime(when, sizeof(when), r->started_at), label, target,
 				   fmt_duration(dur, sizeof(dur), end - r->started_at),
-				   r->samples ? fmt_bytes(peak, sizeof(peak), r->peak_rss) : "-",
+				   r->peak_rss ? fmt_bytes(peak, sizeof(peak), r->peak_rss) : "-",
 				   gpeak, buf_str(&out));
 			buf_release(&out);
 		}

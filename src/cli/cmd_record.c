@@ -702,6 +702,14 @@ static int join_cgroup(void *ctx)
 	return cg_attach(ctx, 0);
 }
 
+/* A run whose command could not be started leaves no row behind. */
+static void discard_run(struct store *st, struct run *r)
+{
+	strlcpy_rsw(r->outcome, OUTCOME_EXITED, sizeof(r->outcome));
+	if (store_run_finish(st, r) == 0)
+		store_delete_run(st, r->id);
+}
+
 /* The highest sampled RSS of the run, to tell whether the peak came from VmHWM. */
 static int max_rss_cb(void *ctx, const struct sample *s)
 {
@@ -759,31 +767,7 @@ int cmd_record(int argc, char **argv)
 	    (ret = make_run_cgroup(a.memory_limit, a.verbose, tc)) != 0)
 		goto out;
 	if (a.command) {
-		int setup_failed;
-		pid_t child = launch_command(a.command, &old, tc->made ? join_cgroup : NULL,
-					     &tc->loc, &setup_failed);
-		if (child < 0) {
-			if (setup_failed) {
-				cli_error("cannot move '%s' into the memory cgroup %s: %s", a.command[0],
-					  tc->loc.dir, errstr(child));
-				ret = EXIT_CANCELED;
-			} else if (child == -ENOENT) {
-				cli_error("cannot run '%s': command not found", a.command[0]);
-				ret = EXIT_ENOENT;
-			} else {
-				cli_error("cannot run '%s': %s", a.command[0], errstr(child));
-				ret = EXIT_CANNOT_INVOKE;
-			}
-			goto out;
-		}
-		t.pid = child;
-		t.is_child = 1;
-		t.pidfd = pidfd_open_rsw(child);
-		if (t.pidfd < 0) {
-			cli_error("cannot watch pid %d: %s", (int)child, errstr(t.pidfd));
-			ret = fail;
-			goto out;
-		}
+		/* launched once its run exists (below): no moment of it goes unrecorded */
 	} else if (a.cgroup) {
 		if ((ret = open_named_cgroup(a.cgroup, tc)) != 0)
 			goto out;
@@ -823,6 +807,37 @@ int cmd_record(int argc, char **argv)
 		ret = fail;
 		goto out;
 	}
+	if (a.command) {
+		int setup_failed;
+		pid_t child = launch_command(a.command, &old, tc->made ? join_cgroup : NULL,
+					     &tc->loc, &setup_failed);
+		if (child < 0) {
+			if (setup_failed) {
+				cli_error("cannot move '%s' into the memory cgroup %s: %s", a.command[0],
+					  tc->loc.dir, errstr(child));
+				ret = EXIT_CANCELED;
+			} else if (child == -ENOENT) {
+				cli_error("cannot run '%s': command not found", a.command[0]);
+				ret = EXIT_ENOENT;
+			} else {
+				cli_error("cannot run '%s': %s", a.command[0], errstr(child));
+				ret = EXIT_CANNOT_INVOKE;
+			}
+			discard_run(st, &run);
+			goto out;
+		}
+		t.pid = child;
+		t.is_child = 1;
+		t.pidfd = pidfd_open_rsw(child);
+		if (t.pidfd < 0) {
+			cli_error("cannot watch pid %d: %s", (int)child, errstr(t.pidfd));
+			ret = fail;
+			goto out;
+		}
+		run.pid = child;
+		run.started_at = real_ns();	/* the command's start, not the row's */
+	}
+
 	if (!a.opts.quiet) {
 		char iv[32];
 		struct proc_stat ps;
@@ -846,7 +861,8 @@ int cmd_record(int argc, char **argv)
 	}
 
 	open_gpu(&a);
-	int e = record(&a.opts, &t, sigfd, st, &run);
+	int store_err = 0;
+	int e = record(&a.opts, &t, sigfd, st, &run, &store_err);
 	if (e < 0)
 		cli_error("recording of %s ended early: %s", a.cgroup ? "the cgroup" : "the target",
 			  errstr(e));
@@ -862,6 +878,17 @@ int cmd_record(int argc, char **argv)
 	fputs(buf_str(&sum), stderr);
 	buf_release(&sum);
 	free(kills);
+	/* The summary is what was recorded; say when the database holds less. */
+	struct store_lost lost = store_lost(st);
+	if (store_err)
+		cli_error("run %lld was not saved completely (%s): the database holds it up to "
+			  "the last write, and shows it as interrupted", (long long)run.id,
+			  store_err == -ENOSPC ? "disk full" : errstr(store_err));
+	else if (lost.samples_merged || lost.rows_dropped)
+		fprintf(stderr, "rsswatch: while the database could not be written, %llu samples "
+			"were merged into their neighbours (the higher kept) and %llu other rows "
+			"dropped\n", (unsigned long long)lost.samples_merged,
+			(unsigned long long)lost.rows_dropped);
 
 	ret = e < 0 ? fail : EXIT_OK;
 	if (a.command && e == 0) {

@@ -24,7 +24,8 @@
  * loss of events, invalidates that member's (or every member's) cached status.
  *
  * A member that has left (dead) stays in m[] until the next read, so that the caller
- * can store that it left.
+ * can store that it left. A member that shares another member's address space (a vfork
+ * child before its exec) reads as 0: the totals count those pages once.
  *
  * Invariant: members[] is sorted by pid; every member has its status file open. */
 #ifndef RSW_RECORD_PROCSET_H
@@ -81,6 +82,8 @@ struct procset {
 	procset_cb cb;
 	void *ctx;
 	unsigned status_reuse;		/* each member's proc_reader_max_reuse (default: none) */
+	struct procset_member **live;	/* scratch: this read's members, by figures */
+	int no_kcmp;			/* kcmp is not available: shared address spaces count twice */
 };
 
 /* A tree from root. Subscribes to the proc connector when it can (use_cn), before the

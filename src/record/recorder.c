@@ -26,9 +26,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define FLUSH_EVERY_NS NS_PER_S
-/* Also flush once this many samples wait (at 1 kHz, four short transactions a second):
- * it bounds the memory the batch takes. */
+/* A batch goes to the store every FLUSH_EVERY_NS, or once FLUSH_EVERY_SAMPLES wait (at
+ * 1 kHz, four short transactions a second), or at every sample while memory is near a
+ * limit (the machine may be about to die): what a killed recorder can lose. Each
+ * commit costs about as much as a hundred samples of one process. */
+#define FLUSH_EVERY_NS (5 * NS_PER_S)
 #define FLUSH_EVERY_SAMPLES 256
 #define CLIENT_COUNTERS_MAX 64
 #define PENDING_EXITS 256
@@ -88,15 +90,36 @@ void recorder_signals(sigset_t *set)
 	sigaddset(set, SIGHUP);
 }
 
+/* Words for a store error. */
+static const char *store_words(struct recorder *rc, int e)
+{
+	return e == -ENOSPC ? "disk full" : e == -EBUSY ? "the database is locked by another "
+							  "process" : store_errmsg(rc->st);
+}
+
 static void flush(struct recorder *rc)
 {
 	int e = store_flush(rc->st, rc->run);
 	if (e < 0 && e != rc->store_error && rc->opts->live)
-		fprintf(rc->opts->live, "rsswatch: cannot write samples yet (%s); keeping them "
-			"in memory and trying again\n", e == -EBUSY ? "database busy"
-							    : store_errmsg(rc->st));
+		fprintf(rc->opts->live, "rsswatch: cannot write to the database yet (%s); sampling "
+			"goes on, the samples wait in memory (bounded: past about 30,000 the "
+			"higher of each two is kept) and are written once it works again\n",
+			store_words(rc, e));
+	else if (e == 0 && rc->store_error < 0 && rc->opts->live)
+		fprintf(rc->opts->live, "rsswatch: writing to the database again\n");
 	rc->store_error = e;
 	rc->last_flush = mono_ns();
+}
+
+/* Memory near a limit: the cgroup's (90%), or the host's (5% available). */
+static int near_limit(const struct recorder *rc, const struct sample *s)
+{
+	if (rc->warned)
+		return 1;
+	if ((s->have & SAMPLE_CGROUP) && s->cgroup_limit && s->cgroup_limit != CG_UNLIMITED &&
+	    s->cgroup >= s->cgroup_limit / 10 * 9)
+		return 1;
+	return rc->run->mem_total && s->mem_available < rc->run->mem_total / 20;
 }
 
 static void on_mark(void *ctx, long long realtime_ns, const char *label)
@@ -378,7 +401,8 @@ static void note_untracked(struct recorder *rc, int at_end)
 	size_t n = 0;
 	uint64_t rss = 0;
 	char v[32];
-	if (rc->set_open || rc->target->is_child || rc->target->pid <= 0)
+	if (rc->target->tree || rc->target->set_cgroup_dir || rc->target->is_child ||
+	    rc->target->pid <= 0)
 		return;
 	if (procset_descendants(rc->target->pid, &n, &rss) == 0 && rss > rc->untracked_rss) {
 		rc->untracked_n = n;
@@ -478,7 +502,8 @@ static int take_sample(struct recorder *rc)
 		buf_putc(&rc->line, '\n');
 		fputs(buf_str(&rc->line), rc->opts->live);
 	}
-	if (now - rc->last_flush >= FLUSH_EVERY_NS || store_pending(rc->st) >= FLUSH_EVERY_SAMPLES)
+	if (now - rc->last_flush >= FLUSH_EVERY_NS || store_pending(rc->st) >= FLUSH_EVERY_SAMPLES ||
+	    near_limit(rc, &s))
 		flush(rc);
 	return 0;
 }
@@ -603,15 +628,16 @@ static void target_ended(struct recorder *rc)
 	struct run *r = rc->run;
 	int ws = 0, e;
 	uint64_t maxrss = 0;
-	/* A non-child's status is known once its parent reaps it; give that parent a
-	 * moment, then say we do not know rather than guess. */
+	/* It ended now (its pidfd said so); the wait for its status below is not part of
+	 * the run. A non-child's status is known once its parent reaps it; give that parent
+	 * a moment, then say we do not know rather than guess. */
+	r->ended_at = real_ns();
 	for (int tries = 0; ; tries++) {
 		e = pidfd_exit_status(rc->target->pidfd, rc->target->is_child, &ws, &maxrss);
 		if (e != -EAGAIN || tries >= 200)
 			break;
 		poll(NULL, 0, 10);
 	}
-	r->ended_at = real_ns();
 	int64_t end = r->ended_at - r->started_at;
 	drain_exits(rc);	/* the target's record comes before its pidfd is readable */
 	/* wait4's peak is the largest of the command and of every descendant reaped in
@@ -778,6 +804,15 @@ static int gpu_timer_open(struct recorder *rc)
 
 static int setup(struct recorder *rc)
 {
+	/* The slow parts first (netlink round trips, a thread, a walk of /proc), so that
+	 * the run's clock starts with its files open and its first sample. Exit records
+	 * need root (CAP_NET_ADMIN) and the real machine, not a fixture. */
+	rc->run->exit_records = !*sysroot() && !rc->opts->no_exit_records &&
+				taskstats_open(&rc->ts) == 0;
+	if (store_writer_start(rc->st) < 0)
+		flush(rc);	/* no thread: writes wait on the database (never fails here) */
+	note_untracked(rc, 0);
+	rc->start_mono = rc->last_flush = mono_ns();
 	int e = sampler_open(&rc->sampler, rc->target->pid);
 	if (e < 0)
 		return e;
@@ -813,9 +848,6 @@ static int setup(struct recorder *rc)
 	if (rc->target->psi_cgroup_dir)
 		sampler_use_cgroup_psi(&rc->sampler, rc->target->psi_cgroup_dir);	/* none: fine */
 	oom_watch_open(&rc->oom, rc->target->cg);
-	/* Exit records need root (CAP_NET_ADMIN) and the real machine, not a fixture. */
-	rc->run->exit_records = !*sysroot() && !rc->opts->no_exit_records &&
-				taskstats_open(&rc->ts) == 0;
 	rc->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (rc->timerfd < 0)
 		return -errno;
@@ -852,7 +884,7 @@ static int poll_timeout_ms(const struct recorder *rc)
 }
 
 int record(const struct record_opts *opts, const struct record_target *target, int sigfd,
-	   struct store *st, struct run *run)
+	   struct store *st, struct run *run, int *store_err)
 {
 	struct recorder rc;
 	memset(&rc, 0, sizeof(rc));
@@ -877,8 +909,6 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	rc.since_live = rc.every - 1;	/* the first sample gets a line */
 
 	int e = setup(&rc);
-	if (e == 0)
-		note_untracked(&rc, 0);
 	if (e == 0 && take_sample(&rc) == -ESRCH) {
 		if (target->pidfd < 0)
 			cgroup_ended(&rc);
@@ -971,14 +1001,17 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		free(run->peak_process_comm);
 		run->peak_process_comm = xstrdup(rc.log.p[big].comm);
 	}
+	/* The end is written on this thread; a locked database or a full disk gets a few
+	 * more tries (space may come back), then the run is left as the store has it. */
 	int fe;
-	for (int tries = 0; (fe = store_run_finish(st, run)) == -EBUSY && tries < 5; tries++)
-		;
-	for (int tries = 0; fe == 0 && tries < 5; tries++)
-		if ((fe = store_put_processes(st, run->id, rc.log.p, rc.log.n)) != -EBUSY)
-			break;
-	if (fe < 0 && e == 0)
-		e = fe;
+	int64_t give_up = mono_ns() + 3 * NS_PER_S;
+	while ((fe = store_run_finish(st, run)) < 0 && mono_ns() < give_up)
+		poll(NULL, 0, 200);
+	while (fe == 0 && (fe = store_put_processes(st, run->id, rc.log.p, rc.log.n)) < 0 &&
+	       mono_ns() < give_up)
+		poll(NULL, 0, 200);
+	if (store_err)
+		*store_err = fe;
 	if (rc.timerfd >= 0)
 		close(rc.timerfd);
 	if (rc.gpufd >= 0)

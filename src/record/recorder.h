@@ -81,10 +81,13 @@ struct record_target {
  * record/oom.h): run->outcome becomes "oom_killed" and an "oom_kill" event is stored,
  * or run->outcome_note says what partial evidence there was.
  * Records target into run (already begun in st) until it ends, the duration passes or a
- * signal stops it. On return run holds the final outcome and totals, already written
- * to the store. sigfd is a signalfd for recorder_signals(). Returns 0, or -errno when
- * the recording could not be carried out (what was recorded is still stored). */
+ * signal stops it. On return run holds the final outcome and totals, written to the
+ * store unless *store_err (when not NULL) says why not (-ENOSPC, -EBUSY, ...: the run
+ * then stays in the store as far as it got, and reads as interrupted). sigfd is a
+ * signalfd for recorder_signals(). Writes go through the store's writer thread, so
+ * sampling never waits on the database. Returns 0, or -errno when the recording could
+ * not be carried out (what was recorded is still stored). */
 int record(const struct record_opts *opts, const struct record_target *target, int sigfd,
-	   struct store *st, struct run *run);
+	   struct store *st, struct run *run, int *store_err);
 
 #endif

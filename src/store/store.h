@@ -35,6 +35,11 @@ const char *store_errmsg(struct store *st);
 
 /* Inserts the run with outcome "running" and sets r->id. */
 int store_run_begin(struct store *st, struct run *r);
+/* Moves writing to a thread of its own (src/store/write.c): from now on store_flush()
+ * never waits on the database, and events, marks and kills wait for the next flush.
+ * Until store_run_finish(), the caller makes no other call that writes or reads.
+ * Returns 0 or -errno. */
+int store_writer_start(struct store *st);
 /* Appends one sample to the open batch (starting a transaction when none is open). */
 int store_add_sample(struct store *st, int64_t run_id, const struct sample *s);
 /* The number of samples waiting for the next flush. */
@@ -54,10 +59,24 @@ int store_add_oom_kill(struct store *st, int64_t run_id, const struct oom_kill *
 /* Writes (or rewrites) the processes p[0..n) of the run, in one transaction (the
  * recorder writes them all when the recording ends). -EBUSY: the database is locked. */
 int store_put_processes(struct store *st, int64_t run_id, const struct proc_summary *p, size_t n);
-/* Writes the run's running totals (samples, peak, mean, last) and commits the batch. */
+/* Hands the batch over with the run's running totals (samples, peak, mean, last).
+ * Without the writer thread it is written now; with it, it is written by the thread
+ * unless the thread is still busy with the last one (then the rows wait, bounded:
+ * see store_lost()). Returns 0, or the -errno of the last write that failed
+ * (-ENOSPC: disk full; -EBUSY: another process holds the lock; -EROFS, -EIO), which
+ * is retried. */
 int store_flush(struct store *st, const struct run *r);
-/* Writes the final state of the run (outcome, ended_at, ...) and commits. */
+/* Writes the final state of the run (outcome, ended_at, ...) and everything waiting,
+ * on the caller's thread (the writer thread ends first). Returns 0 or -errno as
+ * store_flush(); what could not be written stays and a later call tries again. */
 int store_run_finish(struct store *st, const struct run *r);
+/* What the bounds of the waiting batch cost while writes failed: samples merged into
+ * their neighbours (the higher kept), other rows dropped. */
+struct store_lost {
+	uint64_t samples_merged;
+	uint64_t rows_dropped;
+};
+struct store_lost store_lost(const struct store *st);
 
 /* --- reading --- */
 

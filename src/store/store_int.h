@@ -1,0 +1,113 @@
+/* Inside the store: the handle and the small SQL helpers that store.c (schema, reads)
+ * and write.c (batches, the writer thread) share. Not for use outside src/store. */
+#ifndef RSW_STORE_STORE_INT_H
+#define RSW_STORE_STORE_INT_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <sqlite3.h>
+
+#include "store/store.h"
+
+/* The rows a recorder hands over, waiting for one transaction. Every row is a value
+ * (strings are owned copies), so a batch can move to the writer thread whole. */
+struct counter_row {
+	int64_t elapsed_ns;
+	char name[48];
+	long long value;
+};
+struct gpu_row {
+	int64_t elapsed_ns;
+	struct gpu_figures g;
+};
+struct proc_row {
+	int64_t elapsed_ns;
+	struct proc_figures p;
+};
+struct event_row {
+	int64_t t;
+	char kind[24];
+	pid_t pid;
+	char *detail;
+};
+struct mark_row {
+	int64_t t;
+	char *label;
+};
+
+struct batch {
+	int64_t run_id;
+	struct sample *samples;
+	size_t nsamples, capsamples;
+	struct counter_row *counters;
+	size_t ncounters, capcounters;
+	struct gpu_row *gpus;
+	size_t ngpus, capgpus;
+	struct proc_row *procs;
+	size_t nprocs, capprocs;
+	struct event_row *events;
+	size_t nevents, capevents;
+	struct mark_row *marks;
+	size_t nmarks, capmarks;
+	struct oom_kill *kills;
+	size_t nkills, capkills;
+	struct run progress;	/* the run's state to write with the rows (deep copy) */
+	int have_progress;
+};
+
+struct store {
+	sqlite3 *db;
+	sqlite3_stmt *ins_sample, *ins_counter, *ins_gpu, *ins_proc;
+	/* Rows wait in front until a flush. Without the writer thread the flush writes them
+	 * at once; with it, front and back swap and the thread writes back (write.c). */
+	struct batch front, back;
+	struct store_lost lost;		/* rows dropped or merged past the bounds */
+	/* the writer thread: everything below is under mu */
+	pthread_t writer;
+	int writer_on;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int back_full;		/* back holds rows the thread has not written yet */
+	int stop;		/* the thread is to write back once more and end */
+	int werr;		/* the last write's result: 0 or -errno */
+	char werrmsg[160];	/* its words */
+};
+
+static inline int exec_sql(sqlite3 *db, const char *sql)
+{
+	return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+static inline int prepare(struct store *st, const char *sql, sqlite3_stmt **out)
+{
+	return sqlite3_prepare_v2(st->db, sql, -1, out, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+/* Steps a statement that returns no rows and finalizes it. */
+static inline int step_done(sqlite3_stmt *s)
+{
+	int rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : (rc == SQLITE_BUSY ? -EBUSY : -EIO);
+}
+
+static inline void bind_opt_i64(sqlite3_stmt *s, int i, int64_t v, int present)
+{
+	if (present)
+		sqlite3_bind_int64(s, i, v);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+static inline void bind_opt_f64(sqlite3_stmt *s, int i, double v, int present)
+{
+	if (present)
+		sqlite3_bind_double(s, i, v);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+/* write.c: frees what the batches and the writer hold (store_close). */
+void store_write_release(struct store *st);
+
+#endif

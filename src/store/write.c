@@ -1,0 +1,681 @@
+/* Writing runs: the batch of rows a recorder hands over, its transaction, and the
+ * writer thread that keeps SQLite off the sampling path.
+ *
+ * A recorder appends rows to the front batch (memory only) and calls store_flush()
+ * about once a second. Without the writer (store_writer_start() not called: tests,
+ * `mark --run`) the flush writes the batch at once. With it, the flush swaps the front
+ * batch with the back one, which the thread writes, and returns without waiting: a
+ * lock held by another process, a slow disk or a full one stall only the thread. While
+ * the back batch cannot be written, rows gather in front up to fixed bounds; past them,
+ * samples are merged two into one, keeping the higher of each (so the peak survives),
+ * and other rows are dropped and counted (store_lost()). */
+#include "store/store_int.h"
+#include "base/clock.h"
+#include "base/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Bounds of the front batch while writes fail (about 10 MiB in all). */
+#define MAX_SAMPLES 32768
+#define MAX_ROWS 32768		/* per kind of row: counters, GPUs, processes */
+#define MAX_NOTES 4096		/* events, marks, kills */
+
+int store_run_begin(struct store *st, struct run *r)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "INSERT INTO run (label, host, kernel, target, mode, pid, started_at,"
+			" interval_ns, outcome, mem_total, recorder_pid, recorder_start, boot_id,"
+			" cgroup, cgroup_limit, tree, pss_interval_ns)"
+			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &s) < 0)
+		return -EIO;
+	sqlite3_bind_text(s, 1, r->label ? r->label : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, r->host ? r->host : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, r->kernel ? r->kernel : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, r->target ? r->target : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, r->mode ? r->mode : "", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 6, r->pid);
+	sqlite3_bind_int64(s, 7, r->started_at);
+	sqlite3_bind_int64(s, 8, r->interval_ns);
+	sqlite3_bind_text(s, 9, OUTCOME_RUNNING, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 10, (int64_t)r->mem_total);
+	sqlite3_bind_int64(s, 11, r->recorder_pid);
+	sqlite3_bind_int64(s, 12, (int64_t)r->recorder_start);
+	sqlite3_bind_text(s, 13, r->boot_id ? r->boot_id : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 14, r->cgroup ? r->cgroup : "", -1, SQLITE_STATIC);
+	bind_opt_i64(s, 15, (int64_t)r->cgroup_limit, r->cgroup_limit != 0);
+	sqlite3_bind_int(s, 16, r->tree);
+	sqlite3_bind_int64(s, 17, r->pss_interval_ns);
+	int e = step_done(s);
+	if (e == 0)
+		r->id = sqlite3_last_insert_rowid(st->db);
+	return e;
+}
+
+/* Words and -errno for a failed SQLite call on st's connection, taken before a
+ * ROLLBACK replaces them. */
+static int sql_failure(struct store *st, char *msg, size_t n)
+{
+	int rc = sqlite3_extended_errcode(st->db) & 0xff;
+	snprintf(msg, n, "%s", rc == SQLITE_FULL ? "disk full" : sqlite3_errmsg(st->db));
+	if (!sqlite3_get_autocommit(st->db))
+		exec_sql(st->db, "ROLLBACK");
+	switch (rc) {
+	case SQLITE_FULL: return -ENOSPC;
+	case SQLITE_BUSY: case SQLITE_LOCKED: return -EBUSY;
+	case SQLITE_READONLY: return -EROFS;
+	default: return -EIO;
+	}
+}
+
+static int insert_event(struct store *st, int64_t run_id, int64_t t, const char *kind,
+			pid_t pid, const char *detail)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "INSERT INTO event (run_id, t, kind, pid, detail) VALUES (?,?,?,?,?)", &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, t);
+	sqlite3_bind_text(s, 3, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 4, pid);
+	sqlite3_bind_text(s, 5, detail ? detail : "", -1, SQLITE_STATIC);
+	return step_done(s);
+}
+
+static int insert_kill(struct store *st, int64_t run_id, const struct oom_kill *k)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "INSERT INTO oom_kill (run_id, t, pid, comm, anon_rss, file_rss,"
+			" shmem_rss, total_vm, memcg) VALUES (?,?,?,?,?,?,?,?,?)", &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, k->t);
+	sqlite3_bind_int64(s, 3, k->pid);
+	sqlite3_bind_text(s, 4, k->comm, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 5, (int64_t)k->anon_rss);
+	sqlite3_bind_int64(s, 6, (int64_t)k->file_rss);
+	sqlite3_bind_int64(s, 7, (int64_t)k->shmem_rss);
+	sqlite3_bind_int64(s, 8, (int64_t)k->total_vm);
+	sqlite3_bind_text(s, 9, k->memcg, -1, SQLITE_STATIC);
+	return step_done(s);
+}
+
+static int insert_mark(struct store *st, int64_t run_id, int64_t t, const char *label)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "INSERT INTO mark (run_id, t, label) VALUES (?,?,?)", &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, t);
+	sqlite3_bind_text(s, 3, label, -1, SQLITE_STATIC);
+	return step_done(s);
+}
+
+static int insert_rows(struct store *st, const struct batch *b)
+{
+	if (!st->ins_sample &&
+	    prepare(st, "INSERT OR REPLACE INTO sample (run_id, elapsed_ns, rss, hwm, anon, file,"
+			" shmem, swap, threads, mem_available, pss, uss, cgroup, gpu, cgroup_peak,"
+			" psi_some_avg10, psi_full_avg10, psi_some_total_us, psi_full_total_us,"
+			" cg_psi_some_avg10, cg_psi_full_avg10, cg_psi_some_total_us,"
+			" cg_psi_full_total_us, swap_pss, pss_read_us)"
+			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &st->ins_sample) < 0)
+		return -EIO;
+	sqlite3_stmt *s = st->ins_sample;
+	for (size_t i = 0; i < b->nsamples; i++) {
+		const struct sample *m = &b->samples[i];
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, b->run_id);
+		sqlite3_bind_int64(s, 2, m->elapsed_ns);
+		sqlite3_bind_int64(s, 3, (int64_t)m->rss);
+		sqlite3_bind_int64(s, 4, (int64_t)m->hwm);
+		sqlite3_bind_int64(s, 5, (int64_t)m->anon);
+		sqlite3_bind_int64(s, 6, (int64_t)m->file);
+		sqlite3_bind_int64(s, 7, (int64_t)m->shmem);
+		sqlite3_bind_int64(s, 8, (int64_t)m->swap);
+		sqlite3_bind_int64(s, 9, m->threads);
+		sqlite3_bind_int64(s, 10, (int64_t)m->mem_available);
+		bind_opt_i64(s, 11, (int64_t)m->pss, m->have & SAMPLE_PSS);
+		bind_opt_i64(s, 12, (int64_t)m->uss, m->have & SAMPLE_PSS);
+		bind_opt_i64(s, 13, (int64_t)m->cgroup, m->have & SAMPLE_CGROUP);
+		bind_opt_i64(s, 14, (int64_t)m->gpu, m->have & SAMPLE_GPU);
+		bind_opt_i64(s, 15, (int64_t)m->cgroup_peak, m->have & SAMPLE_CGROUP_PEAK);
+		bind_opt_f64(s, 16, m->psi_some_avg10, m->have & SAMPLE_PSI);
+		bind_opt_f64(s, 17, m->psi_full_avg10, m->have & SAMPLE_PSI_FULL);
+		bind_opt_i64(s, 18, (int64_t)m->psi_some_total_us, m->have & SAMPLE_PSI);
+		bind_opt_i64(s, 19, (int64_t)m->psi_full_total_us, m->have & SAMPLE_PSI_FULL);
+		bind_opt_f64(s, 20, m->cg_psi_some_avg10, m->have & SAMPLE_CG_PSI);
+		bind_opt_f64(s, 21, m->cg_psi_full_avg10, m->have & SAMPLE_CG_PSI_FULL);
+		bind_opt_i64(s, 22, (int64_t)m->cg_psi_some_total_us, m->have & SAMPLE_CG_PSI);
+		bind_opt_i64(s, 23, (int64_t)m->cg_psi_full_total_us, m->have & SAMPLE_CG_PSI_FULL);
+		bind_opt_i64(s, 24, (int64_t)m->swap_pss, m->have & SAMPLE_PSS);
+		bind_opt_i64(s, 25, m->pss_read_us, m->have & SAMPLE_PSS);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			return -EIO;
+	}
+	if (b->ncounters && !st->ins_counter &&
+	    prepare(st, "INSERT OR REPLACE INTO counter (run_id, elapsed_ns, name, value)"
+			" VALUES (?,?,?,?)", &st->ins_counter) < 0)
+		return -EIO;
+	for (size_t i = 0; i < b->ncounters; i++) {
+		s = st->ins_counter;
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, b->run_id);
+		sqlite3_bind_int64(s, 2, b->counters[i].elapsed_ns);
+		sqlite3_bind_text(s, 3, b->counters[i].name, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 4, b->counters[i].value);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			return -EIO;
+	}
+	if (b->ngpus && !st->ins_gpu &&
+	    prepare(st, "INSERT OR REPLACE INTO gpu (run_id, elapsed_ns, device, target_bytes,"
+			" used_bytes, total_bytes) VALUES (?,?,?,?,?,?)", &st->ins_gpu) < 0)
+		return -EIO;
+	if (b->nprocs && !st->ins_proc &&
+	    prepare(st, "INSERT OR REPLACE INTO proc_sample (run_id, elapsed_ns, pid, ppid, comm,"
+			" rss, anon, file, shmem, swap, gone) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+		    &st->ins_proc) < 0)
+		return -EIO;
+	for (size_t i = 0; i < b->nprocs; i++) {
+		const struct proc_row *pr = &b->procs[i];
+		s = st->ins_proc;
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, b->run_id);
+		sqlite3_bind_int64(s, 2, pr->elapsed_ns);
+		sqlite3_bind_int64(s, 3, pr->p.pid);
+		sqlite3_bind_int64(s, 4, pr->p.ppid);
+		sqlite3_bind_text(s, 5, pr->p.comm, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 6, (int64_t)pr->p.rss);
+		sqlite3_bind_int64(s, 7, (int64_t)pr->p.anon);
+		sqlite3_bind_int64(s, 8, (int64_t)pr->p.file);
+		sqlite3_bind_int64(s, 9, (int64_t)pr->p.shmem);
+		sqlite3_bind_int64(s, 10, (int64_t)pr->p.swap);
+		sqlite3_bind_int64(s, 11, pr->p.gone);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			return -EIO;
+	}
+	for (size_t i = 0; i < b->ngpus; i++) {
+		const struct gpu_row *g = &b->gpus[i];
+		s = st->ins_gpu;
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, b->run_id);
+		sqlite3_bind_int64(s, 2, g->elapsed_ns);
+		sqlite3_bind_int64(s, 3, g->g.device);
+		bind_opt_i64(s, 4, (int64_t)g->g.target_bytes, g->g.target_known);
+		sqlite3_bind_int64(s, 5, (int64_t)g->g.used_bytes);
+		sqlite3_bind_int64(s, 6, (int64_t)g->g.total_bytes);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			return -EIO;
+	}
+	for (size_t i = 0; i < b->nevents; i++) {
+		const struct event_row *ev = &b->events[i];
+		if (insert_event(st, b->run_id, ev->t, ev->kind, ev->pid, ev->detail) < 0)
+			return -EIO;
+	}
+	for (size_t i = 0; i < b->nmarks; i++)
+		if (insert_mark(st, b->run_id, b->marks[i].t, b->marks[i].label) < 0)
+			return -EIO;
+	for (size_t i = 0; i < b->nkills; i++)
+		if (insert_kill(st, b->run_id, &b->kills[i]) < 0)
+			return -EIO;
+	return 0;
+}
+
+/* Binds the run's mutable state to parameters 1..13 and 15..30 of an UPDATE ...
+ * WHERE id = ?14. */
+static void bind_progress(sqlite3_stmt *s, const struct run *r)
+{
+	sqlite3_bind_int64(s, 1, r->samples);
+	sqlite3_bind_int64(s, 2, (int64_t)r->peak_rss);
+	bind_opt_i64(s, 3, r->peak_rss_at, r->peak_rss_at != 0);
+	bind_opt_i64(s, 4, r->peak_gpu, r->peak_gpu >= 0);
+	bind_opt_i64(s, 5, r->peak_gpu_at, r->peak_gpu >= 0);
+	sqlite3_bind_double(s, 6, r->sum_rss);
+	sqlite3_bind_int64(s, 7, (int64_t)r->last_rss);
+	bind_opt_i64(s, 8, r->last_at, r->last_at != 0);
+	sqlite3_bind_text(s, 9, r->outcome, -1, SQLITE_STATIC);
+	bind_opt_i64(s, 10, r->ended_at, r->ended_at != 0);
+	bind_opt_i64(s, 11, r->exit_code, r->exit_code >= 0);
+	bind_opt_i64(s, 12, r->signal, r->signal > 0);
+	sqlite3_bind_int64(s, 13, r->pid);
+	sqlite3_bind_int64(s, 14, r->id);
+	bind_opt_i64(s, 15, r->oom_at, r->oom_at != 0);
+	bind_opt_i64(s, 16, (int64_t)r->oom_anon_rss, r->oom_rss_known);
+	sqlite3_bind_text(s, 17, r->oom_memcg ? r->oom_memcg : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 18, r->outcome_note ? r->outcome_note : "", -1, SQLITE_STATIC);
+	bind_opt_i64(s, 19, (int64_t)r->peak_cgroup, r->peak_cgroup != 0);
+	bind_opt_i64(s, 20, r->peak_cgroup_at, r->peak_cgroup != 0);
+	bind_opt_i64(s, 21, (int64_t)r->cgroup_limit, r->cgroup_limit != 0);
+	bind_opt_i64(s, 22, r->hwm_before, r->hwm_before >= 0);
+	sqlite3_bind_int64(s, 23, r->oom_kills);
+	sqlite3_bind_text(s, 24, r->peak_source ? r->peak_source : "", -1, SQLITE_STATIC);
+	bind_opt_i64(s, 25, (int64_t)r->peak_process_rss, r->peak_process_pid > 0);
+	bind_opt_i64(s, 26, r->peak_process_pid, r->peak_process_pid > 0);
+	sqlite3_bind_text(s, 27, r->peak_process_comm ? r->peak_process_comm : "", -1,
+			  SQLITE_STATIC);
+	sqlite3_bind_int(s, 28, r->exit_records);
+	sqlite3_bind_int(s, 29, r->peak_cgroup_exact);
+	sqlite3_bind_int64(s, 30, r->started_at);
+}
+
+static int write_progress(struct store *st, const struct run *r)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "UPDATE run SET samples = ?1, peak_rss = ?2, peak_rss_at = ?3,"
+			" peak_gpu = ?4, peak_gpu_at = ?5, sum_rss = ?6, last_rss = ?7,"
+			" last_at = ?8, outcome = ?9, ended_at = ?10, exit_code = ?11,"
+			" signal = ?12, pid = ?13, oom_at = ?15, oom_anon_rss = ?16,"
+			" oom_memcg = ?17, outcome_note = ?18, peak_cgroup = ?19,"
+			" peak_cgroup_at = ?20, cgroup_limit = ?21, hwm_before = ?22,"
+			" oom_kills = ?23, peak_source = ?24, peak_process_rss = ?25,"
+			" peak_process_pid = ?26, peak_process_comm = ?27, exit_records = ?28,"
+			" peak_cgroup_exact = ?29, started_at = ?30 WHERE id = ?14", &s) < 0)
+		return -EIO;
+	bind_progress(s, r);
+	return step_done(s);
+}
+
+/* Writes batch b in one transaction. Returns 0, or -errno with words in msg. */
+static int commit_batch(struct store *st, const struct batch *b, char *msg, size_t n)
+{
+	if (!b->nsamples && !b->ncounters && !b->ngpus && !b->nprocs && !b->nevents &&
+	    !b->nmarks && !b->nkills && !b->have_progress)
+		return 0;
+	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
+	    insert_rows(st, b) < 0 || (b->have_progress && write_progress(st, &b->progress) < 0) ||
+	    sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		return sql_failure(st, msg, n);
+	return 0;
+}
+
+/* The strings of a run that write_progress binds, owned by the batch. */
+static void progress_free(struct run *p)
+{
+	free(p->oom_memcg);
+	free(p->outcome_note);
+	free(p->peak_source);
+	free(p->peak_process_comm);
+	memset(p, 0, sizeof(*p));
+}
+
+static void progress_set(struct batch *b, const struct run *r)
+{
+	progress_free(&b->progress);
+	b->progress = *r;
+	b->progress.label = b->progress.host = b->progress.kernel = NULL;
+	b->progress.target = b->progress.mode = b->progress.boot_id = NULL;
+	b->progress.cgroup = NULL;
+	b->progress.oom_memcg = r->oom_memcg ? xstrdup(r->oom_memcg) : NULL;
+	b->progress.outcome_note = r->outcome_note ? xstrdup(r->outcome_note) : NULL;
+	b->progress.peak_source = r->peak_source ? xstrdup(r->peak_source) : NULL;
+	b->progress.peak_process_comm = r->peak_process_comm ? xstrdup(r->peak_process_comm) : NULL;
+	b->have_progress = 1;
+}
+
+/* Empties b, keeping its arrays for the next rows. */
+static void batch_clear(struct batch *b)
+{
+	for (size_t i = 0; i < b->nevents; i++)
+		free(b->events[i].detail);
+	for (size_t i = 0; i < b->nmarks; i++)
+		free(b->marks[i].label);
+	b->nsamples = b->ncounters = b->ngpus = b->nprocs = 0;
+	b->nevents = b->nmarks = b->nkills = 0;
+	progress_free(&b->progress);
+	b->have_progress = 0;
+}
+
+static void batch_free(struct batch *b)
+{
+	batch_clear(b);
+	free(b->samples);
+	free(b->counters);
+	free(b->gpus);
+	free(b->procs);
+	free(b->events);
+	free(b->marks);
+	free(b->kills);
+	memset(b, 0, sizeof(*b));
+}
+
+static int batch_empty(const struct batch *b)
+{
+	return !b->nsamples && !b->ncounters && !b->ngpus && !b->nprocs && !b->nevents &&
+	       !b->nmarks && !b->nkills;
+}
+
+/* A slot for one more row of an array, or NULL past max (the row is dropped). */
+static void *slot(void **arr, size_t *n, size_t *cap, size_t size, size_t max)
+{
+	if (*n >= max)
+		return NULL;
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 64;
+		*arr = xrealloc(*arr, *cap * size);
+	}
+	return (char *)*arr + (*n)++ * size;
+}
+#define SLOT(b, field, max) \
+	slot((void **)&(b)->field, &(b)->n##field, &(b)->cap##field, sizeof(*(b)->field), max)
+
+/* Rows of one run at a time: a batch belongs to the run of its first row. */
+static int batch_for(struct store *st, int64_t run_id)
+{
+	struct batch *b = &st->front;
+	if (!batch_empty(b) && b->run_id != run_id)
+		return -EINVAL;
+	b->run_id = run_id;
+	return 0;
+}
+
+/* The front batch holds MAX_SAMPLES: merges each two neighbours into the one with the
+ * higher RSS, carrying the higher of their other high-water figures, so that what
+ * the run peaked at survives at half the time resolution. */
+static void merge_samples(struct store *st)
+{
+	struct batch *b = &st->front;
+	size_t k = 0;
+	for (size_t i = 0; i + 1 < b->nsamples; i += 2) {
+		struct sample x = b->samples[i], y = b->samples[i + 1];
+		struct sample m = y.rss > x.rss ? y : x;
+		m.hwm = x.hwm > y.hwm ? x.hwm : y.hwm;
+		if ((x.have | y.have) & SAMPLE_GPU) {
+			m.gpu = x.gpu > y.gpu ? x.gpu : y.gpu;
+			m.have |= SAMPLE_GPU;
+		}
+		if ((x.have | y.have) & SAMPLE_CGROUP_PEAK) {
+			m.cgroup_peak = x.cgroup_peak > y.cgroup_peak ? x.cgroup_peak : y.cgroup_peak;
+			m.have |= SAMPLE_CGROUP_PEAK;
+		}
+		b->samples[k++] = m;
+	}
+	if (b->nsamples % 2)
+		b->samples[k++] = b->samples[b->nsamples - 1];
+	st->lost.samples_merged += b->nsamples - k;
+	b->nsamples = k;
+}
+
+int store_add_sample(struct store *st, int64_t run_id, const struct sample *smp)
+{
+	if (batch_for(st, run_id) < 0)
+		return -EINVAL;
+	if (st->front.nsamples >= MAX_SAMPLES)
+		merge_samples(st);
+	*(struct sample *)SLOT(&st->front, samples, MAX_SAMPLES) = *smp;
+	return 0;
+}
+
+size_t store_pending(const struct store *st)
+{
+	return st->front.nsamples;
+}
+
+struct store_lost store_lost(const struct store *st)
+{
+	return st->lost;
+}
+
+int store_add_counter(struct store *st, int64_t run_id, int64_t elapsed_ns, const char *name,
+		      long long value)
+{
+	if (batch_for(st, run_id) < 0)
+		return -EINVAL;
+	struct counter_row *c = SLOT(&st->front, counters, MAX_ROWS);
+	if (!c) {
+		st->lost.rows_dropped++;
+		return -ENOBUFS;
+	}
+	c->elapsed_ns = elapsed_ns;
+	strlcpy_rsw(c->name, name, sizeof(c->name));
+	c->value = value;
+	return 0;
+}
+
+int store_add_gpu(struct store *st, int64_t run_id, int64_t elapsed_ns, const struct gpu_figures *g)
+{
+	if (batch_for(st, run_id) < 0)
+		return -EINVAL;
+	struct gpu_row *r = SLOT(&st->front, gpus, MAX_ROWS);
+	if (!r) {
+		st->lost.rows_dropped++;
+		return -ENOBUFS;
+	}
+	r->elapsed_ns = elapsed_ns;
+	r->g = *g;
+	return 0;
+}
+
+int store_add_proc(struct store *st, int64_t run_id, int64_t elapsed_ns, const struct proc_figures *p)
+{
+	if (batch_for(st, run_id) < 0)
+		return -EINVAL;
+	struct proc_row *r = SLOT(&st->front, procs, MAX_ROWS);
+	if (!r) {
+		st->lost.rows_dropped++;
+		return -ENOBUFS;
+	}
+	r->elapsed_ns = elapsed_ns;
+	r->p = *p;
+	return 0;
+}
+
+/* Events, marks and kills are written at once where no writer thread runs (a mark
+ * from `rsswatch mark --run`), else with the next batch. */
+int store_add_event(struct store *st, int64_t run_id, int64_t t, const char *kind, pid_t pid,
+		    const char *detail)
+{
+	if (!st->writer_on)
+		return insert_event(st, run_id, t, kind, pid, detail);
+	if (batch_for(st, run_id) < 0)
+		return -EINVAL;
+	struct event_row *e = SLOT(&st->front, events, MAX_NOTES);
+	if (!e) {
+		st->lost.rows_dropped++;
+		return -ENOBUFS;
+	}
+	e->t = t;
+	strlcpy_rsw(e->kind, kind, sizeof(e->kind));
+	e->pid = pid;
+	e->detail = xstrdup(detail ? detail : "");
+	return 0;
+}
+
+int store_add_mark(struct store *st, int64_t run_id, int64_t t, const char *label)
+{
+	if (!st->writer_on)
+		return insert_mark(st, run_id, t, label);
+	if (batch_for(st, run_id) < 0)
+		return -EINVAL;
+	struct mark_row *m = SLOT(&st->front, marks, MAX_NOTES);
+	if (!m) {
+		st->lost.rows_dropped++;
+		return -ENOBUFS;
+	}
+	m->t = t;
+	m->label = xstrdup(label);
+	return 0;
+}
+
+int store_add_oom_kill(struct store *st, int64_t run_id, const struct oom_kill *k)
+{
+	if (!st->writer_on)
+		return insert_kill(st, run_id, k);
+	if (batch_for(st, run_id) < 0)
+		return -EINVAL;
+	struct oom_kill *o = SLOT(&st->front, kills, MAX_NOTES);
+	if (!o) {
+		st->lost.rows_dropped++;
+		return -ENOBUFS;
+	}
+	*o = *k;
+	return 0;
+}
+
+/* --- the writer thread --- */
+
+static void *writer_main(void *arg)
+{
+	struct store *st = arg;
+	char msg[sizeof(st->werrmsg)];
+	pthread_mutex_lock(&st->mu);
+	for (;;) {
+		while (!st->back_full && !st->stop)
+			pthread_cond_wait(&st->cv, &st->mu);
+		if (!st->back_full)
+			break;
+		pthread_mutex_unlock(&st->mu);
+		int e = commit_batch(st, &st->back, msg, sizeof(msg));
+		pthread_mutex_lock(&st->mu);
+		st->werr = e;
+		if (e == 0) {
+			batch_clear(&st->back);
+			st->back_full = 0;
+			continue;
+		}
+		strlcpy_rsw(st->werrmsg, msg, sizeof(st->werrmsg));
+		if (st->stop)
+			break;	/* store_run_finish() writes what is left */
+		/* try again in a second (a lock released, space freed) */
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += 1;
+		while (!st->stop && pthread_cond_timedwait(&st->cv, &st->mu, &ts) == 0)
+			;
+	}
+	pthread_mutex_unlock(&st->mu);
+	return NULL;
+}
+
+int store_writer_start(struct store *st)
+{
+	pthread_condattr_t ca;
+	if (st->writer_on)
+		return 0;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_mutex_init(&st->mu, NULL);
+	pthread_cond_init(&st->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	st->stop = st->back_full = 0;
+	int e = pthread_create(&st->writer, NULL, writer_main, st);
+	if (e != 0) {
+		pthread_cond_destroy(&st->cv);
+		pthread_mutex_destroy(&st->mu);
+		return -e;
+	}
+	st->writer_on = 1;
+	return 0;
+}
+
+/* Ends the thread once it has tried to write what it holds. */
+static void writer_stop(struct store *st)
+{
+	if (!st->writer_on)
+		return;
+	pthread_mutex_lock(&st->mu);
+	st->stop = 1;
+	pthread_cond_signal(&st->cv);
+	pthread_mutex_unlock(&st->mu);
+	pthread_join(st->writer, NULL);
+	pthread_cond_destroy(&st->cv);
+	pthread_mutex_destroy(&st->mu);
+	st->writer_on = 0;
+}
+
+/* Writes what waits, in order (back, then front), on the caller's thread. */
+static int flush_sync(struct store *st)
+{
+	char msg[sizeof(st->werrmsg)];
+	int e = 0;
+	if (st->back_full) {
+		if ((e = commit_batch(st, &st->back, msg, sizeof(msg))) < 0)
+			goto fail;
+		batch_clear(&st->back);
+		st->back_full = 0;
+	}
+	if ((e = commit_batch(st, &st->front, msg, sizeof(msg))) < 0)
+		goto fail;
+	batch_clear(&st->front);
+	st->werr = 0;
+	return 0;
+fail:
+	st->werr = e;
+	strlcpy_rsw(st->werrmsg, msg, sizeof(st->werrmsg));
+	return e;
+}
+
+int store_flush(struct store *st, const struct run *r)
+{
+	progress_set(&st->front, r);
+	st->front.run_id = r->id;
+	if (!st->writer_on)
+		return flush_sync(st);
+	pthread_mutex_lock(&st->mu);
+	int e = st->werr;
+	if (!st->back_full) {
+		struct batch t = st->back;
+		st->back = st->front;
+		st->front = t;
+		st->back_full = 1;
+		pthread_cond_signal(&st->cv);
+	}
+	pthread_mutex_unlock(&st->mu);
+	return e;
+}
+
+int store_run_finish(struct store *st, const struct run *r)
+{
+	progress_set(&st->front, r);
+	st->front.run_id = r->id;
+	writer_stop(st);
+	return flush_sync(st);
+}
+
+void store_write_release(struct store *st)
+{
+	writer_stop(st);
+	batch_free(&st->front);
+	batch_free(&st->back);
+}
+
+int store_put_processes(struct store *st, int64_t run_id, const struct proc_summary *p, size_t n)
+{
+	sqlite3_stmt *s;
+	int e = 0;
+	if (!n)
+		return 0;
+	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return -EBUSY;
+	if (prepare(st, "INSERT OR REPLACE INTO process (run_id, pid, ppid, comm, first_ns,"
+			" end_ns, peak_rss, peak_source, hwm_before, ended, exit_code, signal)"
+			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", &s) < 0) {
+		exec_sql(st->db, "ROLLBACK");
+		return -EIO;
+	}
+	for (size_t i = 0; i < n && e == 0; i++, p++) {
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, run_id);
+		sqlite3_bind_int64(s, 2, p->pid);
+		sqlite3_bind_int64(s, 3, p->ppid);
+		sqlite3_bind_text(s, 4, p->comm, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 5, p->first_ns);
+		bind_opt_i64(s, 6, p->end_ns, p->end_ns >= 0);
+		sqlite3_bind_int64(s, 7, (int64_t)p->peak_rss);
+		sqlite3_bind_text(s, 8, p->peak_source, -1, SQLITE_STATIC);
+		bind_opt_i64(s, 9, p->hwm_before, p->hwm_before >= 0);
+		sqlite3_bind_text(s, 10, p->ended, -1, SQLITE_STATIC);
+		bind_opt_i64(s, 11, p->exit_code, p->exit_code >= 0);
+		bind_opt_i64(s, 12, p->signal, p->signal > 0);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			e = -EIO;
+	}
+	sqlite3_finalize(s);
+	if (e < 0 || exec_sql(st->db, "COMMIT") < 0) {
+		exec_sql(st->db, "ROLLBACK");
+		return e < 0 ? e : -EIO;
+	}
+	return 0;
+}
+
