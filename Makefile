@@ -4,7 +4,7 @@
 #   make check SANITIZE=1   the same under AddressSanitizer and UBSan (in build-san/)
 #   make demo       record the bundled example workload and show the result
 #   make bench      rsswatch beside the bash loop, pidstat and a psutil sampler: one table
-#                   of ratios in build/bench/ (about 6 minutes; QUICK=1: about 1 minute)
+#                   of ratios in build/bench/ (about 6 minutes; QUICK=1: under a minute)
 #   make bench-bin  only build what the benchmarks run (for the scripts in bench/)
 #   make install PREFIX=/usr/local DESTDIR=
 

@@ -1,18 +1,23 @@
 /* cpuwindow PID START_MS LENGTH_MS: the CPU time, in nanoseconds, that process PID (all
  * its threads, those that end meanwhile included) takes from START_MS to START_MS +
  * LENGTH_MS from now. It reads the process's CPU-time clock (clock_getcpuclockid), which
- * any process may read, at both ends; prints nothing and exits 1 when PID was not
- * running at both ends. bench/run.sh measures a tool's cost per sample over such a
+ * any process may read, at both ends; says why and exits 1 when PID was not running
+ * at both ends. bench/run.sh measures a tool's cost per sample over such a
  * window of a long run, which leaves its start-up out. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
-static int cpu_ns(clockid_t clk, long long *out)
+static int cpu_ns(clockid_t clk, long pid, long long *out)
 {
 	struct timespec ts;
-	if (clock_gettime(clk, &ts) < 0)
+	if (clock_gettime(clk, &ts) < 0) {
+		fprintf(stderr, "cpuwindow: cannot read the CPU clock of pid %ld: %s\n", pid,
+			strerror(errno));
 		return -1;
+	}
 	*out = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 	return 0;
 }
@@ -41,16 +46,19 @@ int main(int argc, char **argv)
 	clockid_t clk;
 	if (*e1 || *e2 || *e3 || pid <= 0 || start < 0 || len <= 0)
 		return 2;
-	if (clock_getcpuclockid((pid_t)pid, &clk) != 0)
+	int e = clock_getcpuclockid((pid_t)pid, &clk);
+	if (e != 0) {
+		fprintf(stderr, "cpuwindow: no CPU clock for pid %ld: %s\n", pid, strerror(e));
 		return 1;
+	}
 	struct timespec t;
 	long long a, b;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	sleep_until(&t, start);
-	if (cpu_ns(clk, &a) < 0)
+	if (cpu_ns(clk, pid, &a) < 0)
 		return 1;
 	sleep_until(&t, len);
-	if (cpu_ns(clk, &b) < 0)
+	if (cpu_ns(clk, pid, &b) < 0)
 		return 1;
 	printf("%lld\n", b - a);
 	return 0;

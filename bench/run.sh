@@ -1,7 +1,9 @@
 #!/bin/sh
 # rsswatch side by side with the tools users would pick instead, in one run (issue 15):
 #
-#   make bench            about 6 minutes on 2 cores; make bench QUICK=1: about 1 minute
+#   make bench            about 6 minutes on 2 cores
+#   make bench QUICK=1    under a minute: one short repetition of each, the tools at once
+#                         (for CI: it shows that every tool still runs, its figures mean little)
 #
 # The tools, each watching the same kind of target in the same run:
 #   rsswatch   build/rsswatch record -q (-p PID, or -- COMMAND)
@@ -13,9 +15,10 @@
 #   floors     build/bench/statmloop (one pread of statm per interval, nothing stored) and
 #              build/bench/timerloop (an empty timer loop: the cost of waking up)
 # The measurements (the method of each is in docs/BENCHMARKS.md):
-#   1. CPU per sample (user + system from wait4, children included, in bench/rusage) and
-#      the tool's own peak RSS: a long recording minus a short one, to leave out the
-#      start-up; at 1 s, and at each tool's fastest interval
+#   1. CPU per sample and the tool's own peak RSS (wait4, in bench/rusage), at 1 s and at
+#      each tool's fastest interval: the CPU time of the tool's process over a window of a
+#      long run that leaves out its start (bench/cpuwindow) over the samples in it; for
+#      the bash loop, whose cost is its children's, a long run minus a short one (wait4)
 #   2. peak capture at 1 s: a spike between samples, a process that allocates and exits
 #      between two samples, a tree whose child spikes; against time -v's figure
 #   3. end detection: from the target's exit (stamped by build/bench/endstamp) to the tool
@@ -50,17 +53,19 @@ done
 
 if [ "$QUICK" = 1 ]; then
 	# 1. at 1 s: seconds of the long and the short runs, and the repetitions (all at once)
-	SLOW_LONG=3 SLOW_SHORT=1 REPS=1
-	FAST_LONG=3 FAST_SHORT=1	# 1. at fast intervals, one after the other, REPS times
+	SLOW_LONG=4 SLOW_SHORT=1 REPS=1
+	FAST_LONG=4 FAST_SHORT=1	# 1. at fast intervals, one after the other, REPS times
 	PEAK_REPS=1 END_REPS=1
-	TREE_LONG=3 TREE_REPS=1
+	TREE_LONG=4 TREE_REPS=1
 	TOUCH_MS=1000 TOUCH_REPS=1
+	APART=0	# the tools that full runs measure one at a time run at once: only a check
 else
 	SLOW_LONG=30 SLOW_SHORT=2 REPS=3
-	FAST_LONG=5 FAST_SHORT=1
+	FAST_LONG=6 FAST_SHORT=1
 	PEAK_REPS=5 END_REPS=5
-	TREE_LONG=6 TREE_REPS=2
+	TREE_LONG=7 TREE_REPS=2
 	TOUCH_MS=2000 TOUCH_REPS=3
+	APART=1
 fi
 
 mkdir -p "$OUT"
@@ -150,7 +155,7 @@ run_tool() {
 	fi
 	rpid=$!
 	# shellcheck disable=SC2086
-	[ -z "${WINDOW:-}" ] || window_of "$rpid" $WINDOW >"$f.win" || true
+	[ -z "${WINDOW:-}" ] || window_of "$rpid" $WINDOW >"$f.win" 2>"$f.win.err" || true
 	wait "$rpid" || true
 }
 
@@ -164,8 +169,9 @@ window_of() {
 		[ -n "$tp" ] || sleep 0.01
 		i=$((i + 1))
 	done
-	[ -z "$tp" ] || "$BUILD/bench/cpuwindow" "$tp" \
-		"$(awk -v s="$2" 'BEGIN { print int(s * 1000) }')" $(($3 * 1000)) || true
+	[ -n "$tp" ] || { echo "no process under rusage pid $1" >&2; return 0; }
+	"$BUILD/bench/cpuwindow" "$tp" "$(awk -v s="$2" 'BEGIN { print int(s * 1000) }')" \
+		$(($3 * 1000)) || true
 }
 
 # cpu_of FILE, maxrss_of FILE: from FILE.ru, seconds and KiB (0 without FILE.ru)
@@ -208,15 +214,16 @@ check() {
 # (whose CPU is mostly its children's) and where SHORT is not 0, also a short one, so
 # that long minus short leaves out the start-up (both at once with PAR=1). Every tool but
 # the bash loop is also measured over a window of the long run that leaves out its
-# first 1.5 s and its last 0.5 s (LONG - 2 seconds: the samples in it are known).
+# first and last 1.5 s (LONG - 3 seconds, half-way between samples at 1 s: the samples
+# in it are known).
 cost() {
 	local key=$1 tool=$2 ms=$3 long=$4 short=$5 f cl sl ss=0 win= wn=0
 	shift 5
 	f=$tmp/$key-$tool-$ms-${REP:-0}
 	[ "$tool" != bashloop ] || [ "$short" -gt 0 ] || short=1
 	if [ "$tool" != bashloop ]; then
-		win="1.5 $((long - 2))"
-		wn=$(((long - 2) * 1000 / ms))
+		win="1.5 $((long - 3))"
+		wn=$(((long - 3) * 1000 / ms))
 	fi
 	rm -f "$f-s"*
 	if [ "$short" -gt 0 ] && [ "${PAR:-0}" = 1 ]; then
@@ -231,7 +238,13 @@ cost() {
 	sl=$(samples_of "$tool" "$ms" "$long" "$f-l" "$1")
 	[ "$short" -eq 0 ] || ss=$(samples_of "$tool" "$ms" "$short" "$f-s" "$1")
 	check "$tool" "$sl" "$f-l"
-	[ -z "$win" ] || [ -s "$f-l.win" ] || die "$tool: no CPU figure for its window"
+	[ -z "$win" ] || [ -s "$f-l.win" ] || die "$tool: no CPU figure for its window:" \
+		"$(cat "$f-l.win.err" "$f-l.ru" 2>/dev/null)"
+	# the samples in the window: at fast intervals, as many fewer as the tool took fewer
+	# than its interval asks for over the whole run (a late wake-up takes one sample)
+	if [ -n "$win" ] && [ "$ms" -lt 1000 ]; then
+		wn=$(((long - 3) * sl / long))
+	fi
 	echo "$key $tool $ms $(cpu_of "$f-l") $(cpu_of "$f-s" || echo 0) $sl $ss" \
 		"$(maxrss_of "$f-l") $(bytes_of "$tool" "$f-l") $(bytes_of "$tool" "$f-s")" \
 		"$(cat "$f-l.win" 2>/dev/null || echo 0) $wn" >>"$raw"
@@ -249,7 +262,7 @@ for rep in $(seq "$REPS"); do
 		REP=$rep PAR=1 cost cpu "$t" 1000 "$SLOW_LONG" "$SLOW_SHORT" "$hog" &
 		jobs="$jobs $!"
 	done
-	sleep 0.2
+	sleep 0.3	# the repetitions wake a third of a second apart
 done
 joined
 say "1. CPU per sample at fast intervals: one tool at a time, ${FAST_LONG} s, $REPS times"
@@ -257,8 +270,14 @@ for rep in $(seq "$REPS"); do
 	for tm in rsswatch:1 rsswatch:10 psutil:10 statm:1 statm:10 timer:1 timer:10; do
 		short=0	# only for the database's growth
 		[ "$tm" != rsswatch:1 ] || short=$FAST_SHORT
-		cost cpu "${tm%:*}" "${tm#*:}" "$FAST_LONG" "$short" "$hog"
+		if [ "$APART" = 1 ]; then
+			cost cpu "${tm%:*}" "${tm#*:}" "$FAST_LONG" "$short" "$hog"
+		else
+			cost cpu "${tm%:*}" "${tm#*:}" "$FAST_LONG" "$short" "$hog" &
+			jobs="$jobs $!"
+		fi
 	done
+	joined
 done
 touch "$tmp/stop"
 wait "$hog" 2>/dev/null || true
@@ -372,7 +391,12 @@ for n in 10 100 1000; do
 	pids="$root $(pgrep -P "$root" | tr '\n' ' ')"
 	for rep in $(seq "$TREE_REPS"); do
 		# shellcheck disable=SC2086
-		TREE=1 cost "tree$n" rsswatch 100 "$TREE_LONG" 0 $pids
+		if [ "$APART" = 1 ]; then
+			TREE=1 cost "tree$n" rsswatch 100 "$TREE_LONG" 0 $pids
+		else
+			TREE=1 cost "tree$n" rsswatch 100 "$TREE_LONG" 0 $pids &
+			jobs="$jobs $!"
+		fi
 		for tm in bashloop:1000 pidstat:1000 psutil:100 statm:100 timer:100; do
 			# shellcheck disable=SC2086
 			TREE=1 PAR=1 cost "tree$n" "${tm%:*}" "${tm#*:}" "$TREE_LONG" 0 $pids &
