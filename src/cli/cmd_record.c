@@ -878,6 +878,14 @@ int cmd_record(int argc, char **argv)
 	fputs(buf_str(&sum), stderr);
 	buf_release(&sum);
 	free(kills);
+	/* What one attached process left out: its descendants (an "untracked" event). */
+	struct event *ev = NULL;
+	size_t nev = 0;
+	if (store_events(st, run.id, &ev, &nev) == 0)
+		for (size_t i = 0; i < nev; i++)
+			if (strcmp(ev[i].kind, "untracked") == 0)
+				fprintf(stderr, "note      %s\n", ev[i].detail);
+	store_free_events(ev, nev);
 	/* The summary is what was recorded; say when the database holds less. */
 	struct store_lost lost = store_lost(st);
 	if (store_err)
