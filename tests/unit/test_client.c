@@ -663,7 +663,8 @@ static void test_signal_mark(void **state)
 	free(m);
 }
 
-static void test_outside_mark(void **state)
+/* Labels over the limit are cut at a UTF-8 boundary; the reader terminates them. */
+static void test_long_labels(void **state)
 {
 	struct client_page *p = open_self();
 	struct marks *m = calloc(1, sizeof(*m));
@@ -672,9 +673,9 @@ static void test_outside_mark(void **state)
 
 	(void)state;
 	assert_non_null(m);
-	assert_int_equal(client_page_mark(p, "from rsswatch mark"), 0);
-	assert_int_equal(client_page_mark(p, ""), -EINVAL);
-	assert_int_equal(client_page_mark(p, NULL), -EINVAL);
+	assert_int_equal(rsw_mark("short"), 0);
+	assert_int_equal(rsw_mark(""), -EINVAL);
+	assert_int_equal(rsw_mark(NULL), -EINVAL);
 	/* 94 bytes then a 2-byte UTF-8 character that would cross the 95-byte limit:
 	 * the label is cut before the character, not inside it. */
 	memset(label, 'x', 94);
@@ -682,10 +683,10 @@ static void test_outside_mark(void **state)
 	assert_int_equal(rsw_mark(label), 0);
 	label[95] = '\0';
 	memset(label, 'y', 95);
-	assert_int_equal(client_page_mark(p, label), 0);
+	assert_int_equal(rsw_mark(label), 0);
 	assert_int_equal(client_page_drain_marks(p, collect, m), 0);
 	assert_int_equal(m->n, 3);
-	assert_string_equal(m->label[0], "from rsswatch mark");
+	assert_string_equal(m->label[0], "short");
 	assert_true(m->ns[0] >= before && m->ns[0] <= real_ns());
 	assert_int_equal(strlen(m->label[1]), 94);
 	assert_int_equal(strlen(m->label[2]), 95);
@@ -840,10 +841,10 @@ static void test_refused(void **state)
 	assert_int_equal(client_page_open(777777777, 0, &p), 0);
 	client_page_close(p);
 	p = NULL;
-	/* Truncated after opening: calls refuse instead of touching the mapping. */
+	/* Truncated after opening: calls refuse (the reader never maps the page, so no
+	 * access can fault). */
 	assert_int_equal(client_page_open(777777777, 0, &p), 0);
 	assert_int_equal(truncate(other, 4096), 0);
-	assert_int_equal(client_page_mark(p, "x"), -EPROTO);
 	assert_int_equal(client_page_drain_marks(p, collect, NULL), -EPROTO);
 	assert_int_equal(client_page_counters(p, NULL, 10), 0);
 	client_page_close(p);
@@ -912,6 +913,71 @@ static int remove_dir(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* The parsers on bytes at odd addresses, short buffers and garbage. */
+static void test_parsers(void **state)
+{
+	static unsigned char raw[sizeof(struct rsw_page) + 1];
+	struct rsw_page *pg = calloc(1, sizeof(*pg));
+	struct client_header h;
+	struct client_counter c[4];
+	char label[RSW_PAGE_LABEL_SIZE];
+	int64_t ns = 0;
+	unsigned char *odd = raw + 1;	/* misaligned on purpose */
+
+	(void)state;
+	assert_non_null(pg);
+	pg->hdr.version = RSW_PAGE_VERSION;
+	pg->hdr.size = sizeof(*pg);
+	pg->hdr.pid = 4242;
+	pg->hdr.n_counters = RSW_PAGE_COUNTERS;
+	pg->hdr.ring_slots = RSW_PAGE_RING_SLOTS;
+	pg->hdr.name_size = RSW_PAGE_NAME_SIZE;
+	pg->hdr.label_size = RSW_PAGE_LABEL_SIZE;
+	pg->hdr.ring_head = 9;
+	memcpy(odd, pg, sizeof(*pg));
+	assert_int_equal(client_header_parse(odd, sizeof(*pg), &h), -ENOENT);	/* no magic yet */
+	pg->hdr.magic = RSW_PAGE_MAGIC;
+	memcpy(odd, pg, sizeof(*pg));
+	assert_int_equal(client_header_parse(odd, sizeof(pg->hdr) - 1, &h), -EPROTO);
+	assert_int_equal(client_header_parse(odd, sizeof(pg->hdr), &h), 0);
+	assert_int_equal(h.pid, 4242);
+	assert_int_equal(h.ring_head, 9);
+	pg->hdr.label_size = 4096;
+	memcpy(odd, pg, sizeof(*pg));
+	assert_int_equal(client_header_parse(odd, sizeof(pg->hdr), &h), -EPROTO);
+
+	/* Counters: READY in the first copy counts, with the name of the second. */
+	pg->counters[0].state = RSW_SLOT_READY;
+	pg->counters[0].kind = RSW_KIND_GAUGE;
+	memcpy(pg->counters[0].name, "depth", 6);
+	pg->counters[0].value = (uint64_t)-5;
+	pg->counters[1].state = RSW_SLOT_CLAIMING;
+	memcpy(pg->counters[1].name, "half", 5);
+	pg->counters[1].kind = RSW_KIND_COUNTER;
+	memcpy(odd, pg->counters, sizeof(pg->counters));
+	assert_int_equal(client_counters_parse(odd, odd, sizeof(pg->counters), c, 4), 1);
+	assert_string_equal(c[0].name, "depth");
+	assert_int_equal(c[0].value, -5);
+	assert_int_equal(c[0].is_gauge, 1);
+	/* A table shorter than one slot yields nothing; max bounds the output. */
+	assert_int_equal(client_counters_parse(odd, odd, 63, c, 4), 0);
+	assert_int_equal(client_counters_parse(odd, odd, sizeof(pg->counters), c, 0), 0);
+
+	/* A mark slot: complete for its ticket, not yet, or taken by a newer one; the
+	 * label is terminated even when the slot holds none. */
+	pg->ring[3].seq = 2 * 3 + 2;
+	pg->ring[3].realtime_ns = 77;
+	memset(pg->ring[3].label, 'L', sizeof(pg->ring[3].label));
+	memcpy(odd, &pg->ring[3], sizeof(pg->ring[3]));
+	assert_int_equal(client_mark_parse(odd, sizeof(pg->ring[3]), 3, &ns, label), 1);
+	assert_int_equal(ns, 77);
+	assert_int_equal(strlen(label), RSW_LABEL_MAX);
+	assert_int_equal(client_mark_parse(odd, sizeof(pg->ring[3]), 4, &ns, label), 0);
+	assert_int_equal(client_mark_parse(odd, sizeof(pg->ring[3]), 2, &ns, label), -1);
+	assert_int_equal(client_mark_parse(odd, sizeof(pg->ring[3]) - 1, 3, &ns, label), 0);
+	free(pg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -926,10 +992,11 @@ int main(void)
 		cmocka_unit_test(test_torn_read),
 		cmocka_unit_test(test_concurrent_marks),
 		cmocka_unit_test(test_signal_mark),
-		cmocka_unit_test(test_outside_mark),
+		cmocka_unit_test(test_long_labels),
 		cmocka_unit_test(test_stale),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_hostile_page),
+		cmocka_unit_test(test_parsers),
 	};
 
 	if (!mkdtemp(shm_dir) || setenv("RSSWATCH_SHM_DIR", shm_dir, 1) != 0)
