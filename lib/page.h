@@ -35,7 +35,7 @@
 #include <string.h>
 
 #define RSW_PAGE_MAGIC 0x50575352u	/* "RSWP" in little-endian memory */
-#define RSW_PAGE_VERSION 1u
+#define RSW_PAGE_VERSION 2u	/* 2: created_boot_ns and start_ticks */
 #define RSW_PAGE_PREFIX "rsswatch."
 #define RSW_PAGE_DIR_DEFAULT "/dev/shm"
 #define RSW_PAGE_DIR_ENV "RSSWATCH_SHM_DIR"
@@ -63,7 +63,14 @@ struct rsw_page_header {
 	uint32_t name_size;	/* RSW_PAGE_NAME_SIZE */
 	uint32_t label_size;	/* RSW_PAGE_LABEL_SIZE */
 	int64_t created_ns;	/* CLOCK_REALTIME at creation */
-	char pad0[24];
+	/* Who made the page, so that a reader can tell a stale page (left by a process
+	 * that died without removing it) from the page of the process now using that
+	 * pid: a page whose creator started before, or at another time than, the target
+	 * is not the target's. (Version 2.) */
+	int64_t created_boot_ns;	/* CLOCK_BOOTTIME at creation */
+	uint64_t start_ticks;	/* the creator's start time: field 22 of /proc/self/stat,
+				   clock ticks after boot; 0 when /proc could not say */
+	char pad0[8];
 	/* Second cache line: the producers' shared tickets. */
 	uint64_t ring_head;	/* tickets handed out so far */
 	uint64_t ring_dropped;	/* marks given up because their slot was still busy */

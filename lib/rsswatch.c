@@ -94,6 +94,42 @@ static int build_path(pid_t pid)
 	return 0;
 }
 
+/* This process's start time in clock ticks after boot, field 22 of /proc/self/stat
+ * (the same figure a recorder reads from /proc/PID/stat), or 0 when it cannot be read.
+ * The name before it (field 2) may hold spaces and ')': the fields start after the
+ * last ')'. Without stdio, which may allocate. */
+static uint64_t own_start_ticks(void)
+{
+	char buf[1024];
+	size_t len = 0;
+	ssize_t r;
+	uint64_t v = 0;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), field = 2, digits = 0;
+	char *p, *end;
+
+	if (fd < 0)
+		return 0;
+	while (len < sizeof(buf) - 1 && ((r = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0 ||
+					 (r < 0 && errno == EINTR)))
+		if (r > 0)
+			len += (size_t)r;
+	close(fd);
+	end = buf + len;
+	for (p = end; p > buf && p[-1] != ')'; p--)
+		;
+	if (p == buf)
+		return 0;
+	for (; p < end && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	for (; p < end && *p >= '0' && *p <= '9'; p++, digits++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return 0;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	return field == 22 && digits > 0 ? v : 0;
+}
+
 /* Creates, sizes and maps this process's page; publishes the header with the magic
  * last. A file already at our name belongs to no live process but us (a process that
  * died without its exit handler, or this process before an exec): it is unlinked and
@@ -138,6 +174,9 @@ static int create_page(void)
 	pg->hdr.label_size = RSW_PAGE_LABEL_SIZE;
 	if (clock_gettime(CLOCK_REALTIME, &ts) == 0)
 		pg->hdr.created_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	if (clock_gettime(CLOCK_BOOTTIME, &ts) == 0)
+		pg->hdr.created_boot_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	pg->hdr.start_ticks = own_start_ticks();
 	__atomic_store_n(&pg->hdr.magic, RSW_PAGE_MAGIC, __ATOMIC_RELEASE);
 	g_page = pg;
 	g_pid = pid;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "source/proc.h"
 #include "../../lib/page.h"
 
 #define STALL_NS 1000000000LL	/* an unfinished mark is given up after this long */
@@ -70,6 +71,8 @@ int client_header_parse(const void *buf, size_t len, struct client_header *out)
 		return -EPROTO;
 	out->pid = (pid_t)h.pid;
 	out->created_ns = h.created_ns;
+	out->created_boot_ns = h.created_boot_ns;
+	out->start_ticks = h.start_ticks;
 	out->ring_head = h.ring_head;
 	out->ring_dropped = h.ring_dropped;
 	return 0;
@@ -118,6 +121,23 @@ int client_mark_parse(const void *slot, size_t len, uint64_t t, int64_t *ns, cha
 	memcpy(label, m.label, RSW_PAGE_LABEL_SIZE);
 	label[RSW_PAGE_LABEL_SIZE - 1] = '\0';
 	return 1;
+}
+
+int client_header_is_of(const struct client_header *h, pid_t pid, uint64_t start_ticks,
+			long ticks_per_s)
+{
+	if (h->pid != pid)
+		return -ESTALE;
+	if (start_ticks == 0 || ticks_per_s <= 0)
+		return 0;
+	if (h->start_ticks != 0 && h->start_ticks != start_ticks)
+		return -ESTALE;
+	/* The start time is whole ticks, rounded down: a page made by the target itself
+	 * is never older than it. */
+	if (start_ticks > (uint64_t)INT64_MAX / 1000000000u)
+		return -ESTALE;
+	int64_t start_ns = (int64_t)start_ticks * (1000000000 / ticks_per_s);
+	return h->created_boot_ns >= start_ns ? 0 : -ESTALE;
 }
 
 /* ---- Reading the file ------------------------------------------------------------ */
@@ -175,14 +195,14 @@ static int check_size(int fd)
 	return st.st_size == (off_t)sizeof(struct rsw_page) ? 0 : -EPROTO;
 }
 
-int client_page_open_fd(int fd, pid_t pid, uid_t uid, struct client_page **out)
+int client_page_open_fd(int fd, pid_t pid, uid_t uid, uint64_t start_ticks,
+			struct client_page **out)
 {
 	struct client_header h;
 	struct client_page *p;
 	struct stat st;
 	int rc;
 
-	(void)pid;
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	if (!S_ISREG(st.st_mode) || st.st_uid != uid || (st.st_mode & 07777) != 0600 ||
@@ -191,6 +211,17 @@ int client_page_open_fd(int fd, pid_t pid, uid_t uid, struct client_page **out)
 	if (st.st_size != (off_t)sizeof(struct rsw_page))
 		return st.st_size == 0 ? -ENOENT : -EPROTO;
 	rc = read_header(fd, &h);
+	if (rc)
+		return rc;
+	if (start_ticks == 0) {
+		/* The target's start time, as the page's creator read its own. */
+		struct proc_stat ps;
+
+		if ((rc = proc_read_stat(pid, &ps)) < 0)
+			return rc == -ENOENT ? -ESRCH : rc;
+		start_ticks = ps.starttime;
+	}
+	rc = client_header_is_of(&h, pid, start_ticks, sysconf(_SC_CLK_TCK));
 	if (rc)
 		return rc;
 	p = calloc(1, sizeof(*p));
@@ -214,7 +245,7 @@ int client_page_open(pid_t pid, uid_t uid, struct client_page **out)
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ELOOP ? -EPERM : -errno;
-	rc = client_page_open_fd(fd, pid, uid, out);
+	rc = client_page_open_fd(fd, pid, uid, 0, out);
 	if (rc)
 		close(fd);
 	return rc;

@@ -34,6 +34,8 @@ struct client_counter {
 struct client_header {
 	pid_t pid;		/* the creator's getpid() */
 	int64_t created_ns;	/* CLOCK_REALTIME at creation */
+	int64_t created_boot_ns;	/* CLOCK_BOOTTIME at creation */
+	uint64_t start_ticks;	/* the creator's start time (ticks after boot), 0: unknown */
 	uint64_t ring_head;	/* mark tickets handed out */
 	uint64_t ring_dropped;	/* marks given up by their writers */
 };
@@ -42,6 +44,14 @@ struct client_header {
  * (magic still 0: its creator has not finished), -EPROTO (short, bad magic, version or
  * table sizes). out is written only on success. */
 int client_header_parse(const void *buf, size_t len, struct client_header *out);
+
+/* Whether the page of header h is that of process pid, started start_ticks clock
+ * ticks (of ticks_per_s) after boot, and not a stale page left by a process that had
+ * the pid before: 0, or -ESTALE when the creator was another process (another pid,
+ * another start time, or a page made before the target started). start_ticks 0
+ * checks the pid only. */
+int client_header_is_of(const struct client_header *h, pid_t pid, uint64_t start_ticks,
+			long ticks_per_s);
 
 /* Reads the counter table from two copies of it, the first (states) taken before the
  * second (table), each len bytes (at most the whole table; any alignment). A slot
@@ -62,12 +72,16 @@ int client_mark_parse(const void *slot, size_t len, uint64_t t, int64_t *ns, cha
 /* Finds and opens the page of process pid whose owner must be uid. Its directory is
  * $RSSWATCH_SHM_DIR, else /dev/shm. Returns 0, -ENOENT (none yet, or still being
  * created: try again later), -EPERM (wrong owner, mode or file type, a symlink, more
- * than one link), -EPROTO (bad size, magic or version), other -errno (-EACCES when we
- * may not open it, -ENOMEM). *out is written only on success. */
+ * than one link), -EPROTO (bad size, magic or version), -ESTALE (the page of another
+ * process that had this pid before: its creator is not the process now running under
+ * the pid), -ESRCH (no process pid), other -errno (-EACCES when we may not open it,
+ * -ENOMEM). *out is written only on success. */
 int client_page_open(pid_t pid, uid_t uid, struct client_page **out);
 /* The same checks on a file already open for reading (taken over on success: closed
- * by client_page_close). For tests and the fuzzer. */
-int client_page_open_fd(int fd, pid_t pid, uid_t uid, struct client_page **out);
+ * by client_page_close), for the process started start_ticks after boot (0: read it
+ * from /proc/PID/stat). For tests and the fuzzer. */
+int client_page_open_fd(int fd, pid_t pid, uid_t uid, uint64_t start_ticks,
+			struct client_page **out);
 
 /* Calls cb for each new mark since the last call, in ticket order; label is
  * terminated, at most 95 bytes, valid only during the call. The first call after open

@@ -68,10 +68,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		img->hdr.ring_slots = RSW_PAGE_RING_SLOTS;
 		img->hdr.name_size = RSW_PAGE_NAME_SIZE;
 		img->hdr.label_size = RSW_PAGE_LABEL_SIZE;
+		img->hdr.created_boot_ns = 1000000000;	/* after the start given below */
+		img->hdr.start_ticks = 1;
 	}
 	if (write(fd, img, page) != (ssize_t)page)
 		goto out;
-	if (client_page_open_fd(fd, getpid(), geteuid(), &p) != 0)
+	if (client_page_open_fd(fd, getpid(), geteuid(), 1, &p) != 0)
 		goto out;
 	client_page_drain_marks(p, on_mark, &n);
 	client_page_counters(p, c, RSW_PAGE_COUNTERS);

@@ -55,4 +55,31 @@ fi
 kill -KILL "$SHRINK" 2>/dev/null
 finish "$SHRINK"
 
+# --- 4. a dead process's page, and a new process under its pid -----------------------
+# The first process makes a page with a mark and a gauge and is killed (its page
+# stays); a process that does not use the library then gets the same pid.
+spawn stale "$HOSTILE" stale "$T/stale.ready"
+STALE=$!
+wait_until 10 test -e "$T/stale.ready"
+kill -KILL "$STALE"
+finish "$STALE"
+check "pid reuse: the killed process left its page" test -f "$SHM/rsswatch.$STALE"
+spawn reuse "$HOSTILE" at "$STALE" "$HOG" touch "$T/reuse.ready" await "$T/reuse.go"
+REUSE=$!
+if wait_until 10 test -e "$T/reuse.ready"; then
+	run "$RSW" record -q -i 10ms -d 500ms --db "$DB" -p "$STALE"
+	check "pid reuse: recording pid $STALE again: exit 0" test "$RC" -eq 0
+	"$RSW" show --json --db "$DB" >"$T/reuse.json" 2>/dev/null
+	"$RSW" export --format csv --db "$DB" >"$T/reuse.csv" 2>/dev/null
+	check "pid reuse: the new process is not given the dead one's mark" \
+		test "$(jget "$T/reuse.json" '$.marks')" = "[]"
+	check "pid reuse: nor its gauge" eval "! grep -q stale_gauge '$T/reuse.csv'"
+else
+	skip "pid reuse: pid $STALE was taken by another process before the test could"
+	skip "pid reuse: (mark)"
+	skip "pid reuse: (gauge)"
+fi
+touch "$T/reuse.go"
+finish "$REUSE"
+
 done_testing

@@ -27,6 +27,7 @@
 #include "rsswatch.h"
 #include "base/clock.h"
 #include "source/client.h"
+#include "source/proc.h"
 #include "../../lib/page.h"
 
 static char shm_dir[] = "/tmp/rsswatch-test-client.XXXXXX";
@@ -739,21 +740,23 @@ static void test_stale(void **state)
 	/* The library replaces what is in its way; the child dies without its exit
 	 * handler, as a killed process would, leaving the page behind. */
 	child_start(&c, child_replaces_stale, 1);
-	assert_int_equal(child_finish(&c), 0);
-	page_path(c.pid, path, sizeof(path));
-	assert_int_equal(lstat(path, &st), 0);
 	assert_int_equal(client_page_open(c.pid, geteuid(), &p), 0);
 	assert_int_equal(counter_value(p, "after_stale", NULL), 7);
 	client_page_close(p);
+	assert_int_equal(child_finish(&c), 0);
+	page_path(c.pid, path, sizeof(path));
+	assert_int_equal(lstat(path, &st), 0);
+	/* Its process is gone: the page left behind is nobody's. */
+	assert_int_equal(client_page_open(c.pid, geteuid(), &p), -ESRCH);
 	assert_int_equal(client_page_remove_stale(c.pid), 0);
 	assert_int_equal(lstat(path, &st), -1);
 	assert_int_equal(client_page_remove_stale(c.pid), -ENOENT);
 
 	child_start(&c, child_replaces_junk, 1);
-	assert_int_equal(child_finish(&c), 0);
 	assert_int_equal(client_page_open(c.pid, geteuid(), &p), 0);
 	assert_int_equal(counter_value(p, "after_stale", NULL), 8);
 	client_page_close(p);
+	assert_int_equal(child_finish(&c), 0);
 	assert_int_equal(client_page_remove_stale(c.pid), 0);
 
 	/* A live process's page is never removed. */
@@ -762,11 +765,40 @@ static void test_stale(void **state)
 	assert_int_equal(lstat(path, &st), 0);
 }
 
-/* Writes a file of the given size and magic at the page name of a made-up pid. */
+/* A process that only waits to be killed: a live pid for made-up pages. */
+static pid_t idle_start(void)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+static void idle_stop(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static int64_t boot_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Writes a file of the given size and magic at the page name of pid, with a header
+ * that says pid made it now (as the library of a live process pid would). */
 static void fake_page(pid_t pid, off_t size, uint32_t magic, mode_t mode)
 {
 	char path[PATH_MAX];
 	struct rsw_page pg;
+	struct proc_stat ps;
 	int fd;
 
 	page_path(pid, path, sizeof(path));
@@ -777,10 +809,14 @@ static void fake_page(pid_t pid, off_t size, uint32_t magic, mode_t mode)
 	pg.hdr.magic = magic;
 	pg.hdr.version = RSW_PAGE_VERSION;
 	pg.hdr.size = sizeof(pg);
+	pg.hdr.pid = pid;
 	pg.hdr.n_counters = RSW_PAGE_COUNTERS;
 	pg.hdr.ring_slots = RSW_PAGE_RING_SLOTS;
 	pg.hdr.name_size = RSW_PAGE_NAME_SIZE;
 	pg.hdr.label_size = RSW_PAGE_LABEL_SIZE;
+	pg.hdr.created_boot_ns = boot_ns();
+	if (proc_read_stat(pid, &ps) == 0)
+		pg.hdr.start_ticks = ps.starttime;
 	if (size > 0)
 		assert_int_equal(write(fd, &pg, (size_t)size), size);
 	assert_int_equal(fchmod(fd, mode), 0);
@@ -791,6 +827,7 @@ static void test_refused(void **state)
 {
 	struct client_page *p = NULL;
 	char path[PATH_MAX], other[PATH_MAX];
+	pid_t fake = idle_start();
 
 	(void)state;
 	assert_int_equal(geteuid(), 0);	/* chown needs root */
@@ -809,46 +846,47 @@ static void test_refused(void **state)
 	assert_int_equal(client_page_open(getpid(), 0, &p), -EPERM);
 	assert_int_equal(chmod(path, 0600), 0);
 	/* A second link to it. */
-	page_path(777777777, other, sizeof(other));
+	page_path(fake, other, sizeof(other));
 	assert_int_equal(link(path, other), 0);
 	assert_int_equal(client_page_open(getpid(), 0, &p), -EPERM);
-	assert_int_equal(client_page_open(777777777, 0, &p), -EPERM);
+	assert_int_equal(client_page_open(fake, 0, &p), -EPERM);
 	assert_int_equal(unlink(other), 0);
 	/* A symlink to a valid page. */
 	assert_int_equal(symlink(path, other), 0);
-	assert_int_equal(client_page_open(777777777, 0, &p), -EPERM);
+	assert_int_equal(client_page_open(fake, 0, &p), -EPERM);
 	assert_int_equal(unlink(other), 0);
 	/* A FIFO: refused, without blocking in open(). */
 	assert_int_equal(mkfifo(other, 0600), 0);
-	assert_int_equal(client_page_open(777777777, 0, &p), -EPERM);
+	assert_int_equal(client_page_open(fake, 0, &p), -EPERM);
 	assert_int_equal(unlink(other), 0);
 	/* A directory. */
 	assert_int_equal(mkdir(other, 0600), 0);
-	assert_true(client_page_open(777777777, 0, &p) < 0);
+	assert_true(client_page_open(fake, 0, &p) < 0);
 	assert_int_equal(rmdir(other), 0);
 	assert_null(p);
 
 	/* Headers: empty (being created), unfinished, wrong size, wrong magic/version. */
-	fake_page(777777777, 0, 0, 0600);
-	assert_int_equal(client_page_open(777777777, 0, &p), -ENOENT);
-	fake_page(777777777, sizeof(struct rsw_page), 0, 0600);
-	assert_int_equal(client_page_open(777777777, 0, &p), -ENOENT);
-	fake_page(777777777, 100, RSW_PAGE_MAGIC, 0600);
-	assert_int_equal(client_page_open(777777777, 0, &p), -EPROTO);
-	fake_page(777777777, sizeof(struct rsw_page), 0x12345678, 0600);
-	assert_int_equal(client_page_open(777777777, 0, &p), -EPROTO);
-	fake_page(777777777, sizeof(struct rsw_page), RSW_PAGE_MAGIC, 0600);
-	assert_int_equal(client_page_open(777777777, 0, &p), 0);
+	fake_page(fake, 0, 0, 0600);
+	assert_int_equal(client_page_open(fake, 0, &p), -ENOENT);
+	fake_page(fake, sizeof(struct rsw_page), 0, 0600);
+	assert_int_equal(client_page_open(fake, 0, &p), -ENOENT);
+	fake_page(fake, 100, RSW_PAGE_MAGIC, 0600);
+	assert_int_equal(client_page_open(fake, 0, &p), -EPROTO);
+	fake_page(fake, sizeof(struct rsw_page), 0x12345678, 0600);
+	assert_int_equal(client_page_open(fake, 0, &p), -EPROTO);
+	fake_page(fake, sizeof(struct rsw_page), RSW_PAGE_MAGIC, 0600);
+	assert_int_equal(client_page_open(fake, 0, &p), 0);
 	client_page_close(p);
 	p = NULL;
 	/* Truncated after opening: calls refuse (the reader never maps the page, so no
 	 * access can fault). */
-	assert_int_equal(client_page_open(777777777, 0, &p), 0);
+	assert_int_equal(client_page_open(fake, 0, &p), 0);
 	assert_int_equal(truncate(other, 4096), 0);
 	assert_int_equal(client_page_drain_marks(p, collect, NULL), -EPROTO);
 	assert_int_equal(client_page_counters(p, NULL, 10), 0);
 	client_page_close(p);
 	unlink(other);
+	idle_stop(fake);
 }
 
 /* Hostile content: a reader must not trust indexes, strings or states. */
@@ -860,11 +898,12 @@ static void test_hostile_page(void **state)
 	struct rsw_page *pg;
 	char path[PATH_MAX];
 	int fd, i;
+	pid_t fake = idle_start();
 
 	(void)state;
 	assert_non_null(m);
-	fake_page(777777776, sizeof(struct rsw_page), RSW_PAGE_MAGIC, 0600);
-	page_path(777777776, path, sizeof(path));
+	fake_page(fake, sizeof(struct rsw_page), RSW_PAGE_MAGIC, 0600);
+	page_path(fake, path, sizeof(path));
 	fd = open(path, O_RDWR);
 	assert_true(fd >= 0);
 	pg = mmap(NULL, sizeof(*pg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -884,7 +923,7 @@ static void test_hostile_page(void **state)
 		memset(pg->ring[i].label, 'L', RSW_PAGE_LABEL_SIZE);	/* no NUL */
 	}
 	pg->hdr.ring_head = RSW_PAGE_RING_SLOTS;
-	assert_int_equal(client_page_open(777777776, 0, &p), 0);
+	assert_int_equal(client_page_open(fake, 0, &p), 0);
 	assert_int_equal(client_page_counters(p, c, RSW_COUNTERS_MAX), 62);
 	assert_int_equal(strlen(c[0].name), RSW_NAME_MAX);
 	assert_string_equal(c[3].name, "ok");
@@ -902,6 +941,7 @@ static void test_hostile_page(void **state)
 	munmap(pg, sizeof(*pg));
 	unlink(path);
 	free(m);
+	idle_stop(fake);
 }
 
 static int remove_dir(void **state)
@@ -911,6 +951,62 @@ static int remove_dir(void **state)
 	(void)state;
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", shm_dir);
 	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A page left by a process that died, found under the same pid by a later process:
+ * its creator's pid, start time or creation time gives it away. */
+static void test_stale_owner(void **state)
+{
+	struct client_page *p = NULL;
+	struct client_header h;
+	char path[PATH_MAX];
+	struct rsw_page pg;
+	pid_t fake = idle_start();
+	int fd;
+
+	(void)state;
+	/* The pure check: tick 500 at 100 ticks a second is 5 s after boot. */
+	memset(&h, 0, sizeof(h));
+	h.pid = 42;
+	h.start_ticks = 500;
+	h.created_boot_ns = 5000000000LL;
+	assert_int_equal(client_header_is_of(&h, 42, 500, 100), 0);
+	assert_int_equal(client_header_is_of(&h, 43, 500, 100), -ESTALE);
+	assert_int_equal(client_header_is_of(&h, 42, 501, 100), -ESTALE);
+	h.created_boot_ns = 4999999999LL;	/* made before the target started */
+	assert_int_equal(client_header_is_of(&h, 42, 500, 100), -ESTALE);
+	h.start_ticks = 0;	/* a creator that could not read /proc: the time decides */
+	assert_int_equal(client_header_is_of(&h, 42, 500, 100), -ESTALE);
+	h.created_boot_ns = 5000000000LL;
+	assert_int_equal(client_header_is_of(&h, 42, 500, 100), 0);
+	assert_int_equal(client_header_is_of(&h, 42, 0, 100), 0);	/* pid only */
+
+	/* The same on files, for a live process. */
+	page_path(fake, path, sizeof(path));
+	fake_page(fake, sizeof(struct rsw_page), RSW_PAGE_MAGIC, 0600);
+	assert_int_equal(client_page_open(fake, geteuid(), &p), 0);
+	client_page_close(p);
+	p = NULL;
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &pg, sizeof(pg), 0), sizeof(pg));
+	pg.hdr.pid = fake + 1;
+	assert_int_equal(pwrite(fd, &pg, sizeof(pg), 0), sizeof(pg));
+	assert_int_equal(client_page_open(fake, geteuid(), &p), -ESTALE);
+	pg.hdr.pid = fake;
+	pg.hdr.start_ticks++;
+	assert_int_equal(pwrite(fd, &pg, sizeof(pg), 0), sizeof(pg));
+	assert_int_equal(client_page_open(fake, geteuid(), &p), -ESTALE);
+	pg.hdr.start_ticks = 0;
+	pg.hdr.created_boot_ns = 1;
+	assert_int_equal(pwrite(fd, &pg, sizeof(pg), 0), sizeof(pg));
+	assert_int_equal(client_page_open(fake, geteuid(), &p), -ESTALE);
+	assert_null(p);
+	close(fd);
+	/* The pid's process is gone. */
+	idle_stop(fake);
+	assert_int_equal(client_page_open(fake, geteuid(), &p), -ESRCH);
+	unlink(path);
 }
 
 /* The parsers on bytes at odd addresses, short buffers and garbage. */
@@ -997,6 +1093,7 @@ int main(void)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_hostile_page),
 		cmocka_unit_test(test_parsers),
+		cmocka_unit_test(test_stale_owner),
 	};
 
 	if (!mkdtemp(shm_dir) || setenv("RSSWATCH_SHM_DIR", shm_dir, 1) != 0)
