@@ -2,6 +2,7 @@
  * file and lib/page.h for the layout and the ring protocol. */
 #include "source/client.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -12,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -24,6 +27,8 @@
  * counted as lost exactly once. */
 struct client_page {
 	int fd;			/* the page, open read-only; never mapped */
+	int squatted;		/* found under a fallback name: the pid's own was taken */
+	int64_t created_boot_ns;	/* from its header */
 	uint64_t tail;
 	uint64_t drops_seen;	/* ring_dropped already used to skip tickets */
 	uint64_t stall_ticket;	/* the ticket the last drain stopped at ... */
@@ -73,6 +78,7 @@ int client_header_parse(const void *buf, size_t len, struct client_header *out)
 	out->created_ns = h.created_ns;
 	out->created_boot_ns = h.created_boot_ns;
 	out->start_ticks = h.start_ticks;
+	out->pid_ino = h.pid_ino;
 	out->ring_head = h.ring_head;
 	out->ring_dropped = h.ring_dropped;
 	return 0;
@@ -123,21 +129,45 @@ int client_mark_parse(const void *slot, size_t len, uint64_t t, int64_t *ns, cha
 	return 1;
 }
 
-int client_header_is_of(const struct client_header *h, pid_t pid, uint64_t start_ticks,
+int client_header_is_of(const struct client_header *h, const struct client_ident *who,
 			long ticks_per_s)
 {
-	if (h->pid != pid)
+	if (h->pid != who->pid)
 		return -ESTALE;
-	if (start_ticks == 0 || ticks_per_s <= 0)
+	if (h->pid_ino && who->pid_ino)
+		return h->pid_ino == who->pid_ino ? 0 : -ESTALE;
+	if (who->start_ticks == 0 || ticks_per_s <= 0)
 		return 0;
-	if (h->start_ticks != 0 && h->start_ticks != start_ticks)
+	if (h->start_ticks != 0 && h->start_ticks != who->start_ticks)
 		return -ESTALE;
 	/* The start time is whole ticks, rounded down: a page made by the target itself
 	 * is never older than it. */
-	if (start_ticks > (uint64_t)INT64_MAX / 1000000000u)
+	if (who->start_ticks > (uint64_t)INT64_MAX / 1000000000u)
 		return -ESTALE;
-	int64_t start_ns = (int64_t)start_ticks * (1000000000 / ticks_per_s);
+	int64_t start_ns = (int64_t)who->start_ticks * (1000000000 / ticks_per_s);
 	return h->created_boot_ns >= start_ns ? 0 : -ESTALE;
+}
+
+int client_ident_read(pid_t pid, struct client_ident *out)
+{
+	struct proc_stat ps;
+	struct statfs sf;
+	struct stat st;
+	int rc = proc_read_stat(pid, &ps);
+
+	if (rc < 0)
+		return rc == -ENOENT ? -ESRCH : rc;
+	out->pid = pid;
+	out->start_ticks = ps.starttime;
+	out->pid_ino = 0;
+	long fd = syscall(SYS_pidfd_open, (long)pid, 0L);
+	if (fd >= 0) {
+		if (fstatfs((int)fd, &sf) == 0 && (unsigned long)sf.f_type == RSW_PIDFS_MAGIC &&
+		    fstat((int)fd, &st) == 0)
+			out->pid_ino = (uint64_t)st.st_ino;
+		close((int)fd);
+	}
+	return 0;
 }
 
 /* ---- Reading the file ------------------------------------------------------------ */
@@ -195,9 +225,10 @@ static int check_size(int fd)
 	return st.st_size == (off_t)sizeof(struct rsw_page) ? 0 : -EPROTO;
 }
 
-int client_page_open_fd(int fd, pid_t pid, uid_t uid, uint64_t start_ticks,
+int client_page_open_fd(int fd, pid_t pid, uid_t uid, const struct client_ident *who,
 			struct client_page **out)
 {
+	struct client_ident ident;
 	struct client_header h;
 	struct client_page *p;
 	struct stat st;
@@ -213,28 +244,85 @@ int client_page_open_fd(int fd, pid_t pid, uid_t uid, uint64_t start_ticks,
 	rc = read_header(fd, &h);
 	if (rc)
 		return rc;
-	if (start_ticks == 0) {
-		/* The target's start time, as the page's creator read its own. */
-		struct proc_stat ps;
-
-		if ((rc = proc_read_stat(pid, &ps)) < 0)
-			return rc == -ENOENT ? -ESRCH : rc;
-		start_ticks = ps.starttime;
+	if (!who) {
+		if ((rc = client_ident_read(pid, &ident)) < 0)
+			return rc;
+		who = &ident;
 	}
-	rc = client_header_is_of(&h, pid, start_ticks, sysconf(_SC_CLK_TCK));
+	rc = client_header_is_of(&h, who, sysconf(_SC_CLK_TCK));
 	if (rc)
 		return rc;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	p->fd = fd;
+	p->created_boot_ns = h.created_boot_ns;
 	*out = p;
+	return 0;
+}
+
+/* The page dir/name for a fallback "rsswatch.<pid>.<16 hex digits>" of pid? */
+static int is_fallback_name(const char *name, pid_t pid)
+{
+	char prefix[32];
+	int n = snprintf(prefix, sizeof(prefix), RSW_PAGE_PREFIX "%ld.", (long)pid);
+
+	if (n < 0 || (size_t)n >= sizeof(prefix) || strncmp(name, prefix, (size_t)n) != 0)
+		return 0;
+	name += n;
+	for (n = 0; n < RSW_PAGE_FALLBACK_DIGITS; n++)
+		if (!((name[n] >= '0' && name[n] <= '9') || (name[n] >= 'a' && name[n] <= 'f')))
+			return 0;
+	return name[n] == '\0';
+}
+
+/* The page pid made under a fallback name because its own was taken (lib/rsswatch.c):
+ * the newest that passes every check, when there are several (an exec'd program makes
+ * a new one, and the old one stays). */
+static int open_fallback(pid_t pid, uid_t uid, struct client_page **out)
+{
+	const char *dir = secure_getenv(RSW_PAGE_DIR_ENV);
+	struct client_page *best = NULL, *p;
+	struct client_ident who;
+	struct dirent *de;
+	DIR *d;
+	int rc;
+
+	if ((rc = client_ident_read(pid, &who)) < 0)
+		return rc;
+	if (!dir || !*dir)
+		dir = RSW_PAGE_DIR_DEFAULT;
+	if (!(d = opendir(dir)))
+		return -errno;
+	while ((de = readdir(d))) {
+		if (!is_fallback_name(de->d_name, pid))
+			continue;
+		int fd = openat(dirfd(d), de->d_name,
+				O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (client_page_open_fd(fd, pid, uid, &who, &p) != 0) {
+			close(fd);
+			continue;
+		}
+		if (best && best->created_boot_ns >= p->created_boot_ns) {
+			client_page_close(p);
+		} else {
+			client_page_close(best);
+			best = p;
+		}
+	}
+	closedir(d);
+	if (!best)
+		return -ENOENT;
+	*out = best;
 	return 0;
 }
 
 int client_page_open(pid_t pid, uid_t uid, struct client_page **out)
 {
 	char path[PATH_MAX];
+	struct stat st;
 	int fd, rc;
 
 	if (pid <= 0)
@@ -243,12 +331,31 @@ int client_page_open(pid_t pid, uid_t uid, struct client_page **out)
 	if (rc)
 		return rc;
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ELOOP ? -EPERM : -errno;
-	rc = client_page_open_fd(fd, pid, uid, 0, out);
-	if (rc)
+	if (fd < 0 && errno != ELOOP && errno != ENXIO)
+		return -errno;
+	/* A symlink, a socket, any other kind of file than a regular one, or a file of
+	 * another user: what the library never makes there. Another user took the name
+	 * first (squatting), and the library made its page under a fallback name. */
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == uid) {
+		rc = client_page_open_fd(fd, pid, uid, NULL, out);
+		if (rc)
+			close(fd);
+		return rc;
+	}
+	if (fd >= 0)
 		close(fd);
-	return rc;
+	rc = open_fallback(pid, uid, out);
+	if (rc == -ESRCH)
+		return rc;
+	if (rc)
+		return -EEXIST;
+	(*out)->squatted = 1;
+	return 0;
+}
+
+int client_page_squatted(const struct client_page *p)
+{
+	return p->squatted;
 }
 
 void client_page_close(struct client_page *p)
@@ -342,22 +449,39 @@ size_t client_page_counters(struct client_page *p, struct client_counter *out, s
 
 int client_page_remove_stale(pid_t pid)
 {
+	const char *dir = secure_getenv(RSW_PAGE_DIR_ENV);
 	struct stat st;
 	char path[PATH_MAX];
-	int rc;
+	int rc, alive;
+	DIR *d;
 
 	if (pid <= 0)
 		return -EINVAL;
 	rc = page_path(pid, path, sizeof(path));
 	if (rc)
 		return rc;
+	alive = kill(pid, 0) == 0 || errno == EPERM;
 	if (lstat(path, &st) < 0)
-		return -errno;
-	if (kill(pid, 0) == 0 || errno == EPERM)
+		rc = -errno;
+	else if (alive)
 		return -EBUSY;
-	if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-		return -EPERM;
-	if (unlink(path) < 0)
-		return -errno;
-	return 0;
+	else if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+		rc = -EPERM;
+	else
+		rc = unlink(path) < 0 ? -errno : 0;
+	/* And the pages it made under fallback names, its own being taken. */
+	if (!dir || !*dir)
+		dir = RSW_PAGE_DIR_DEFAULT;
+	if (!alive && (d = opendir(dir))) {
+		struct dirent *de;
+
+		while ((de = readdir(d)))
+			if (is_fallback_name(de->d_name, pid) &&
+			    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) &&
+			    unlinkat(dirfd(d), de->d_name, 0) == 0 && rc == -ENOENT)
+				rc = 0;
+		closedir(d);
+	}
+	return rc;
 }

@@ -36,6 +36,7 @@ struct client_header {
 	int64_t created_ns;	/* CLOCK_REALTIME at creation */
 	int64_t created_boot_ns;	/* CLOCK_BOOTTIME at creation */
 	uint64_t start_ticks;	/* the creator's start time (ticks after boot), 0: unknown */
+	uint64_t pid_ino;	/* the creator's pidfs inode, 0: unknown */
 	uint64_t ring_head;	/* mark tickets handed out */
 	uint64_t ring_dropped;	/* marks given up by their writers */
 };
@@ -45,12 +46,25 @@ struct client_header {
  * table sizes). out is written only on success. */
 int client_header_parse(const void *buf, size_t len, struct client_header *out);
 
-/* Whether the page of header h is that of process pid, started start_ticks clock
- * ticks (of ticks_per_s) after boot, and not a stale page left by a process that had
- * the pid before: 0, or -ESTALE when the creator was another process (another pid,
- * another start time, or a page made before the target started). start_ticks 0
- * checks the pid only. */
-int client_header_is_of(const struct client_header *h, pid_t pid, uint64_t start_ticks,
+/* Who a process is, beyond its pid (which the kernel reuses). */
+struct client_ident {
+	pid_t pid;
+	uint64_t start_ticks;	/* /proc/PID/stat field 22: clock ticks after boot; 0: unknown */
+	uint64_t pid_ino;	/* inode of a pidfd of it on pidfs (Linux 6.9+), unique for
+				   the life of the system; 0: unknown */
+};
+
+/* Reads the identity of the process now running as pid. Returns 0, -ESRCH (no such
+ * process) or -errno. */
+int client_ident_read(pid_t pid, struct client_ident *out);
+
+/* Whether the page of header h is that of process who, and not a stale page left by a
+ * process that had the pid before: 0, or -ESTALE when its creator was another process.
+ * Where both know their pidfs inode, it decides; else the start times (of ticks_per_s
+ * ticks a second) must be the same, and the page must not be older than the target.
+ * Two processes that started within the same tick with the same pid are told apart by
+ * the inode only. */
+int client_header_is_of(const struct client_header *h, const struct client_ident *who,
 			long ticks_per_s);
 
 /* Reads the counter table from two copies of it, the first (states) taken before the
@@ -70,18 +84,26 @@ int client_mark_parse(const void *slot, size_t len, uint64_t t, int64_t *ns, cha
 /* ---- The reader ------------------------------------------------------------------ */
 
 /* Finds and opens the page of process pid whose owner must be uid. Its directory is
- * $RSSWATCH_SHM_DIR, else /dev/shm. Returns 0, -ENOENT (none yet, or still being
- * created: try again later), -EPERM (wrong owner, mode or file type, a symlink, more
- * than one link), -EPROTO (bad size, magic or version), -ESTALE (the page of another
- * process that had this pid before: its creator is not the process now running under
- * the pid), -ESRCH (no process pid), other -errno (-EACCES when we may not open it,
- * -ENOMEM). *out is written only on success. */
+ * $RSSWATCH_SHM_DIR, else /dev/shm, its name rsswatch.PID; when another user took
+ * that name first (a file of another owner, a symlink, a directory, a FIFO: squatting),
+ * the library made its page under a fallback name rsswatch.PID.<16 hex digits>, and
+ * the newest such page that passes every check is taken (client_page_squatted() then
+ * says so). Returns 0, -ENOENT (none yet, or still being created: try again later),
+ * -EEXIST (the name is taken by something not uid's, and no fallback page is there),
+ * -EPERM (uid's file, but of the wrong mode or with more than one link), -EPROTO (bad
+ * size, magic or version), -ESTALE (the page of another process that had this pid
+ * before: its creator is not the process now running under the pid), -ESRCH (no
+ * process pid), other -errno (-EACCES when we may not open it, -ENOMEM). *out is
+ * written only on success. */
 int client_page_open(pid_t pid, uid_t uid, struct client_page **out);
 /* The same checks on a file already open for reading (taken over on success: closed
- * by client_page_close), for the process started start_ticks after boot (0: read it
- * from /proc/PID/stat). For tests and the fuzzer. */
-int client_page_open_fd(int fd, pid_t pid, uid_t uid, uint64_t start_ticks,
+ * by client_page_close), for the process who (NULL: read it for pid). For tests and
+ * the fuzzer. */
+int client_page_open_fd(int fd, pid_t pid, uid_t uid, const struct client_ident *who,
 			struct client_page **out);
+/* 1 when the page was found under a fallback name because another user took the
+ * pid's own name (the recorder warns about it), else 0. */
+int client_page_squatted(const struct client_page *p);
 
 /* Calls cb for each new mark since the last call, in ticket order; label is
  * terminated, at most 95 bytes, valid only during the call. The first call after open

@@ -5,9 +5,9 @@
  *                              growing and scribbling over (while a recorder reads it)
  *   hostile stale READY        an application with a mark and a counter, then idle
  *                              (the test kills it with SIGKILL: its page stays)
- *   hostile victim READY GO    an application that marks "victim mark 1", touches READY,
- *                              waits for GO, marks "victim mark 2" and exits; prints
- *                              "init N" (what rsw_init returned)
+ *   hostile victim READY GO END  an application that marks "victim mark 1", touches
+ *                              READY, waits for GO, marks "victim mark 2", waits for END
+ *                              and exits; prints "init N" (what rsw_init returned)
  *   hostile squat PATH         makes PATH a page-sized file with a valid header and a
  *                              mark "squatted" (0600, the caller's own)
  *   hostile at PID CMD...      runs CMD as process PID (through ns_last_pid: root only)
@@ -144,20 +144,25 @@ static int do_stale(const char *ready)
 	return 0;
 }
 
-static int do_victim(const char *ready, const char *go)
+static void await_file(const char *path, time_t end)
 {
+	while (!exists(path) && time(NULL) < end)
+		sleep_ms(5);
+}
+
+static int do_victim(const char *ready, const char *go, const char *end_file)
+{
+	time_t end = time(NULL) + LIFETIME_S;
 	int e = rsw_init();
+
 	printf("init %d\n", e);
 	fflush(stdout);
 	rsw_mark("victim mark 1");
 	rsw_gauge_set("victim_gauge", 17);
 	touch(ready);
-	time_t end = time(NULL) + LIFETIME_S;
-	while (!exists(go) && time(NULL) < end)
-		sleep_ms(5);
+	await_file(go, end);
 	rsw_mark("victim mark 2");
-	/* The recorder drains marks at each sample: give it one before exiting. */
-	sleep_ms(100);
+	await_file(end_file, end);
 	return 0;
 }
 
@@ -238,13 +243,13 @@ int main(int argc, char **argv)
 		return do_shrink(argv[2]);
 	if (strcmp(cmd, "stale") == 0 && argc == 3)
 		return do_stale(argv[2]);
-	if (strcmp(cmd, "victim") == 0 && argc == 4)
-		return do_victim(argv[2], argv[3]);
+	if (strcmp(cmd, "victim") == 0 && argc == 5)
+		return do_victim(argv[2], argv[3], argv[4]);
 	if (strcmp(cmd, "squat") == 0 && argc == 3)
 		return do_squat(argv[2]);
 	if (strcmp(cmd, "at") == 0 && argc >= 4)
 		return do_at(argv[2], argv + 3);
-	fputs("usage: hostile shrink READY | stale READY | victim READY GO | squat PATH |"
+	fputs("usage: hostile shrink READY | stale READY | victim READY GO END | squat PATH |"
 	      " at PID CMD...\n", stderr);
 	return 2;
 }

@@ -73,7 +73,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (write(fd, img, page) != (ssize_t)page)
 		goto out;
-	if (client_page_open_fd(fd, getpid(), geteuid(), 1, &p) != 0)
+	struct client_ident who = { getpid(), 1, 0 };
+	if (client_page_open_fd(fd, getpid(), geteuid(), &who, &p) != 0)
 		goto out;
 	client_page_drain_marks(p, on_mark, &n);
 	client_page_counters(p, c, RSW_PAGE_COUNTERS);

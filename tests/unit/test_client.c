@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -772,6 +774,7 @@ static pid_t idle_start(void)
 
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);	/* not even a failed test leaves it */
 		for (;;)
 			pause();
 	}
@@ -798,7 +801,7 @@ static void fake_page(pid_t pid, off_t size, uint32_t magic, mode_t mode)
 {
 	char path[PATH_MAX];
 	struct rsw_page pg;
-	struct proc_stat ps;
+	struct client_ident who;
 	int fd;
 
 	page_path(pid, path, sizeof(path));
@@ -815,8 +818,10 @@ static void fake_page(pid_t pid, off_t size, uint32_t magic, mode_t mode)
 	pg.hdr.name_size = RSW_PAGE_NAME_SIZE;
 	pg.hdr.label_size = RSW_PAGE_LABEL_SIZE;
 	pg.hdr.created_boot_ns = boot_ns();
-	if (proc_read_stat(pid, &ps) == 0)
-		pg.hdr.start_ticks = ps.starttime;
+	if (client_ident_read(pid, &who) == 0) {
+		pg.hdr.start_ticks = who.start_ticks;
+		pg.hdr.pid_ino = who.pid_ino;
+	}
 	if (size > 0)
 		assert_int_equal(write(fd, &pg, (size_t)size), size);
 	assert_int_equal(fchmod(fd, mode), 0);
@@ -833,9 +838,9 @@ static void test_refused(void **state)
 	assert_int_equal(geteuid(), 0);	/* chown needs root */
 	page_path(getpid(), path, sizeof(path));
 
-	/* Another owner. */
+	/* Another owner: the name is taken by another user (and no fallback page). */
 	assert_int_equal(chown(path, 65534, 65534), 0);
-	assert_int_equal(client_page_open(getpid(), 0, &p), -EPERM);
+	assert_int_equal(client_page_open(getpid(), 0, &p), -EEXIST);
 	assert_null(p);
 	assert_int_equal(client_page_open(getpid(), 65534, &p), 0);
 	client_page_close(p);
@@ -851,13 +856,13 @@ static void test_refused(void **state)
 	assert_int_equal(client_page_open(getpid(), 0, &p), -EPERM);
 	assert_int_equal(client_page_open(fake, 0, &p), -EPERM);
 	assert_int_equal(unlink(other), 0);
-	/* A symlink to a valid page. */
+	/* A symlink to a valid page: never followed. */
 	assert_int_equal(symlink(path, other), 0);
-	assert_int_equal(client_page_open(fake, 0, &p), -EPERM);
+	assert_int_equal(client_page_open(fake, 0, &p), -EEXIST);
 	assert_int_equal(unlink(other), 0);
 	/* A FIFO: refused, without blocking in open(). */
 	assert_int_equal(mkfifo(other, 0600), 0);
-	assert_int_equal(client_page_open(fake, 0, &p), -EPERM);
+	assert_int_equal(client_page_open(fake, 0, &p), -EEXIST);
 	assert_int_equal(unlink(other), 0);
 	/* A directory. */
 	assert_int_equal(mkdir(other, 0600), 0);
@@ -966,20 +971,38 @@ static void test_stale_owner(void **state)
 
 	(void)state;
 	/* The pure check: tick 500 at 100 ticks a second is 5 s after boot. */
+	struct client_ident who = { 42, 500, 0 };
 	memset(&h, 0, sizeof(h));
 	h.pid = 42;
 	h.start_ticks = 500;
 	h.created_boot_ns = 5000000000LL;
-	assert_int_equal(client_header_is_of(&h, 42, 500, 100), 0);
-	assert_int_equal(client_header_is_of(&h, 43, 500, 100), -ESTALE);
-	assert_int_equal(client_header_is_of(&h, 42, 501, 100), -ESTALE);
+	assert_int_equal(client_header_is_of(&h, &who, 100), 0);
+	who.pid = 43;
+	assert_int_equal(client_header_is_of(&h, &who, 100), -ESTALE);
+	who.pid = 42;
+	who.start_ticks = 501;
+	assert_int_equal(client_header_is_of(&h, &who, 100), -ESTALE);
+	who.start_ticks = 500;
 	h.created_boot_ns = 4999999999LL;	/* made before the target started */
-	assert_int_equal(client_header_is_of(&h, 42, 500, 100), -ESTALE);
+	assert_int_equal(client_header_is_of(&h, &who, 100), -ESTALE);
 	h.start_ticks = 0;	/* a creator that could not read /proc: the time decides */
-	assert_int_equal(client_header_is_of(&h, 42, 500, 100), -ESTALE);
+	assert_int_equal(client_header_is_of(&h, &who, 100), -ESTALE);
 	h.created_boot_ns = 5000000000LL;
-	assert_int_equal(client_header_is_of(&h, 42, 500, 100), 0);
-	assert_int_equal(client_header_is_of(&h, 42, 0, 100), 0);	/* pid only */
+	assert_int_equal(client_header_is_of(&h, &who, 100), 0);
+	who.start_ticks = 0;	/* nothing known of the target but its pid */
+	assert_int_equal(client_header_is_of(&h, &who, 100), 0);
+	/* Two processes that started in the same tick: the pidfs inode tells them apart,
+	 * and decides alone where both sides know it. */
+	who.start_ticks = 500;
+	h.start_ticks = 500;
+	h.pid_ino = 7;
+	who.pid_ino = 8;
+	assert_int_equal(client_header_is_of(&h, &who, 100), -ESTALE);
+	who.pid_ino = 7;
+	h.created_boot_ns = 0;
+	assert_int_equal(client_header_is_of(&h, &who, 100), 0);
+	who.pid_ino = 0;	/* the recorder's kernel has no pidfs: times decide */
+	assert_int_equal(client_header_is_of(&h, &who, 100), -ESTALE);
 
 	/* The same on files, for a live process. */
 	page_path(fake, path, sizeof(path));
@@ -994,6 +1017,10 @@ static void test_stale_owner(void **state)
 	assert_int_equal(pwrite(fd, &pg, sizeof(pg), 0), sizeof(pg));
 	assert_int_equal(client_page_open(fake, geteuid(), &p), -ESTALE);
 	pg.hdr.pid = fake;
+	pg.hdr.pid_ino++;
+	assert_int_equal(pwrite(fd, &pg, sizeof(pg), 0), sizeof(pg));
+	assert_int_equal(client_page_open(fake, geteuid(), &p), -ESTALE);
+	pg.hdr.pid_ino = 0;
 	pg.hdr.start_ticks++;
 	assert_int_equal(pwrite(fd, &pg, sizeof(pg), 0), sizeof(pg));
 	assert_int_equal(client_page_open(fake, geteuid(), &p), -ESTALE);
@@ -1007,6 +1034,89 @@ static void test_stale_owner(void **state)
 	idle_stop(fake);
 	assert_int_equal(client_page_open(fake, geteuid(), &p), -ESRCH);
 	unlink(path);
+}
+
+/* Squatting: a directory made at the child's page name before it sets up (a user
+ * can do that for any pid to come, and nobody else can remove it). */
+static int child_squatted_by_dir(void)
+{
+	char path[PATH_MAX];
+	int bad = 0;
+
+	snprintf(path, sizeof(path), "%s/rsswatch.%ld", shm_dir, (long)getpid());
+	bad |= mkdir(path, 0755) != 0;
+	bad |= rsw_init() != 0;
+	bad |= rsw_mark("squatted but heard") != 0;
+	bad |= rsw_gauge_set("squat_gauge", 5) != 0;
+	return bad;
+}
+
+/* ... and a file of another user in a sticky directory, against a victim that is not
+ * root (root may remove any file, so it simply takes its name back). */
+static int child_squatted_by_file(void)
+{
+	char path[PATH_MAX];
+	int fd, bad = 0;
+
+	snprintf(path, sizeof(path), "%s/rsswatch.%ld", shm_dir, (long)getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	bad |= fd < 0 || fchown(fd, 65533, 65533) != 0;
+	close(fd);
+	bad |= setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0;
+	bad |= rsw_init() != 0;
+	bad |= rsw_gauge_set("squat_gauge", 6) != 0;
+	return bad;
+}
+
+static void test_squatted(void **state)
+{
+	struct client_page *p = NULL;
+	struct marks *m = calloc(1, sizeof(*m));
+	struct child c;
+	char path[PATH_MAX];
+	DIR *d;
+	struct dirent *de;
+	int fallbacks = 0;
+
+	(void)state;
+	assert_non_null(m);
+	child_start(&c, child_squatted_by_dir, 0);
+	assert_int_equal(client_page_open(c.pid, geteuid(), &p), 0);
+	assert_int_equal(client_page_squatted(p), 1);
+	assert_int_equal(counter_value(p, "squat_gauge", NULL), 5);
+	assert_int_equal(client_page_drain_marks(p, collect, m), 0);
+	assert_int_equal(m->n, 1);
+	assert_string_equal(m->label[0], "squatted but heard");
+	client_page_close(p);
+	p = NULL;
+	/* The fallback is a file "rsswatch.PID." and 16 hex digits, removed at exit. */
+	snprintf(path, sizeof(path), "rsswatch.%ld.", (long)c.pid);
+	d = opendir(shm_dir);
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (strncmp(de->d_name, path, strlen(path)) == 0 &&
+		    strlen(de->d_name) == strlen(path) + 16)
+			fallbacks++;
+	closedir(d);
+	assert_int_equal(fallbacks, 1);
+	assert_int_equal(child_finish(&c), 0);
+	/* The squatter's directory is no page: left alone. */
+	assert_int_equal(client_page_remove_stale(c.pid), -EPERM);
+	page_path(c.pid, path, sizeof(path));
+	assert_int_equal(rmdir(path), 0);
+
+	assert_int_equal(chmod(shm_dir, 01777), 0);
+	child_start(&c, child_squatted_by_file, 0);
+	/* The squatter's file is refused as the page of a process of uid 65534. */
+	assert_int_equal(client_page_open(c.pid, 65534, &p), 0);
+	assert_int_equal(client_page_squatted(p), 1);
+	assert_int_equal(counter_value(p, "squat_gauge", NULL), 6);
+	client_page_close(p);
+	assert_int_equal(child_finish(&c), 0);
+	assert_int_equal(chmod(shm_dir, 0700), 0);
+	page_path(c.pid, path, sizeof(path));
+	unlink(path);
+	free(m);
 }
 
 /* The parsers on bytes at odd addresses, short buffers and garbage. */
@@ -1094,6 +1204,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_page),
 		cmocka_unit_test(test_parsers),
 		cmocka_unit_test(test_stale_owner),
+		cmocka_unit_test(test_squatted),
 	};
 
 	if (!mkdtemp(shm_dir) || setenv("RSSWATCH_SHM_DIR", shm_dir, 1) != 0)
