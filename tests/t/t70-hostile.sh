@@ -60,6 +60,97 @@ fi
 kill -KILL "$SHRINK" 2>/dev/null
 finish "$SHRINK"
 
+# --- 2. the database: planted symlinks, pre-created files, unsafe directories --------
+"$RSW" record -q --db "$DB" -- "$HOG" exit 0 2>/dev/null	# a run to read later
+mkdir -m 700 "$T/rootdir" "$T/safe"
+# A symlink another user planted where root's database is to be made.
+$AS_EVIL ln -s "$T/rootdir/target.db" "$PUB/l.db"
+expect_exit 125 "db: a symlink planted by another user: refused" \
+	"$RSW" record -q --db "$PUB/l.db" -- "$HOG" exit 0
+check "db: ... and nothing made where it leads" test ! -e "$T/rootdir/target.db"
+check "db: ... the message names the directory and the fix" grep -q "$PUB can be written by every user.*chmod go-w" "$ERR"
+# Even root's own symlink: the database is opened without following one.
+ln -s "$T/safe/real.db" "$T/safe/l.db"
+expect_exit 125 "db: a symlink in a safe directory: refused" \
+	"$RSW" record -q --db "$T/safe/l.db" -- "$HOG" exit 0
+check "db: ... says it is a symbolic link" grep -q "$T/safe/l.db is a symbolic link" "$ERR"
+check "db: ... and nothing made where it leads" test ! -e "$T/safe/real.db"
+# A file another user made first, writable by all, in a directory all can write.
+$AS_EVIL sh -c "umask 0; : >'$PUB/x.db'"
+expect_exit 125 "db: a world-writable file pre-created by another user: refused" \
+	"$RSW" record -q --db "$PUB/x.db" -- "$HOG" exit 0
+check "db: ... and no run went into it" test ! -s "$PUB/x.db"
+# Another user's file in a safe directory.
+: >"$T/safe/theirs.db"
+chown "$EVIL" "$T/safe/theirs.db"
+chmod 600 "$T/safe/theirs.db"
+expect_exit 125 "db: another user's file: refused" \
+	"$RSW" record -q --db "$T/safe/theirs.db" -- "$HOG" exit 0
+check "db: ... says whose it is" grep -q "belongs to another user (uid $EVIL)" "$ERR"
+# A directory its group may write.
+mkdir -m 770 "$T/gw"
+expect_exit 1 "db: a group-writable directory: refused" "$RSW" record -q --db "$T/gw/x.db" -p $$
+check "db: ... and no database made there" test ! -e "$T/gw/x.db"
+# $XDG_STATE_HOME in another user's directory, its rsswatch a symlink to root's.
+mkdir "$T/xdg" "$T/rootstate"
+chown "$EVIL" "$T/xdg"
+$AS_EVIL ln -s "$T/rootstate" "$T/xdg/rsswatch"
+RSSWATCH_DB= XDG_STATE_HOME="$T/xdg" run "$RSW" record -q -- "$HOG" exit 0
+check "db: \$XDG_STATE_HOME through another user's symlink: refused (exit $RC)" test "$RC" -eq 125
+check "db: ... and nothing made where it leads" test -z "$(ls -A "$T/rootstate")"
+# What rsswatch makes, only its owner may read: the runs hold command lines.
+expect_exit 0 "db: a new database in new directories" \
+	"$RSW" record -q --db "$T/fresh/a/runs.db" -- "$HOG" exit 0
+check "db: ... the database is 0600" test "$(stat -c %a "$T/fresh/a/runs.db")" = 600
+check "db: ... the directories 0700" \
+	test "$(stat -c %a "$T/fresh") $(stat -c %a "$T/fresh/a")" = "700 700"
+
+# --- 10. a reader only reads; errors say what went wrong ------------------------------
+mkdir -m 755 "$T/shared"
+"$RSW" record -q --db "$T/shared/runs.db" -- "$HOG" exit 0 2>/dev/null
+chmod 644 "$T/shared/runs.db"
+run $AS_EVIL "$RSW" ls --db "$T/shared/runs.db"
+check "read-only: a user who may only read the database lists it (exit $RC)" \
+	eval "[ $RC -eq 0 ] && grep -q 'exited with 0' '$OUT'"
+[ "$RC" -eq 0 ] || diag_run
+run $AS_EVIL "$RSW" show --db "$T/shared/runs.db"
+check "read-only: ... and shows its run (exit $RC)" test "$RC" -eq 0
+# A corrupt database: rm says what is wrong, not "not an error".
+for i in 1 2; do "$RSW" record -q --db "$T/corrupt.db" -- "$HOG" exit 0 2>/dev/null; done
+yes garbage | head -c 8192 | dd of="$T/corrupt.db" bs=4096 seek=3 conv=notrunc 2>/dev/null
+expect_exit 1 "rm on a corrupt database: exit 1" "$RSW" rm 1 --db "$T/corrupt.db"
+check "rm on a corrupt database: the message is not 'not an error'" \
+	eval "grep -q . '$ERR' && ! grep -q 'not an error' '$ERR'"
+# A migration that fails (the tables exist, the version says they do not).
+"$RSW" record -q --db "$T/migr.db" -- "$HOG" exit 0 2>/dev/null
+sql "$T/migr.db" "PRAGMA user_version = 0"
+expect_exit 125 "a failed migration: exit 125" "$RSW" record -q --db "$T/migr.db" -- "$HOG" exit 0
+check "a failed migration: SQLite's reason, not 'not an error'" \
+	grep -q "cannot set up the database: table .* already exists" "$ERR"
+
+# --- 2. -o files: never through another user's link, never into their file -----------
+printf 'secret\n' >"$T/victim"
+$AS_EVIL ln -s "$T/victim" "$PUB/r.html"
+$AS_EVIL ln -s "$T/victim" "$PUB/e.csv"
+$AS_EVIL ln -s "$T/victim" "$PUB/p.svg"
+expect_exit 1 "-o: report through another user's symlink: refused" \
+	"$RSW" report --db "$DB" -o "$PUB/r.html"
+expect_exit 1 "-o: export through another user's symlink: refused" \
+	"$RSW" export --db "$DB" --format csv -o "$PUB/e.csv"
+expect_exit 1 "-o: plot through another user's symlink: refused" \
+	"$RSW" plot last --db "$DB" -o "$PUB/p.svg"
+check "-o: the file the symlinks lead to is untouched" test "$(cat "$T/victim")" = secret
+check "-o: the message says why" grep -q "symbolic link made by another user" "$ERR"
+$AS_EVIL sh -c "umask 0; : >'$PUB/pre.csv'"
+expect_exit 0 "-o: export over a file another user made first: exit 0" \
+	"$RSW" export --db "$DB" --format csv -o "$PUB/pre.csv"
+check "-o: ... the output is a new file of root's, not theirs" \
+	test "$(stat -c %u "$PUB/pre.csv")" = 0
+check "-o: ... holding the export" grep -q '^time,' "$PUB/pre.csv"
+expect_exit 0 "-o: report to a new file: exit 0" "$RSW" report --db "$DB" -o "$T/new.html"
+check "-o: ... no temporary file left beside it" \
+	test -z "$(ls -A "$T" | grep '^\.new.html')"
+
 # --- 4. a dead process's page, and a new process under its pid -----------------------
 # The first process makes a page with a mark and a gauge and is killed (its page
 # stays); a process that does not use the library then gets the same pid (another
