@@ -183,6 +183,39 @@ else
 	skip "pid reuse: the dead process's pid was taken by another process each time"
 fi
 
+# --- 8. a recorder killed while its command runs under --memory-limit ---------------
+. tests/t/memcg.sh
+CGD=$(memcg_dir)
+if [ -n "$CGD" ] && [ -d "$CGD" ]; then
+	# The command forks: both processes outlive the recorder in its cgroup.
+	spawn cgrec "$RSW" record -q --memory-limit 64M --db "$DB" -- \
+		"$HOG" +4M fork touch "$T/cg.ready" await "$T/cg.go"
+	CGREC=$!
+	at_exit "rmdir '$CGD/rsswatch-$CGREC' 2>/dev/null"	# should there be a failure
+	wait_until 10 test -e "$T/cg.ready"
+	LEFT=$(cat "$CGD/rsswatch-$CGREC/cgroup.procs" 2>/dev/null | tr '\n' ' ')
+	kill -KILL "$CGREC"
+	finish "$CGREC"
+	check "killed recorder: its cgroup stays, with the command's processes in it" \
+		test -n "$(cat "$CGD/rsswatch-$CGREC/cgroup.procs" 2>/dev/null)"
+	expect_exit 0 "killed recorder: the next --memory-limit run works" \
+		"$RSW" record -q --memory-limit 64M --db "$DB" -- "$HOG" exit 0
+	check "killed recorder: the next start removes the abandoned cgroup" \
+		test ! -d "$CGD/rsswatch-$CGREC"
+	check "killed recorder: ... and says where its processes went" \
+		grep -q "left in $CGD/rsswatch-$CGREC by a recorder that was killed moved to $CGD\$" "$ERR"
+	mine=$(sed -n 's/^[0-9]*:[^:]*memory[^:]*:\(.*\)$/\1/p;s/^0::\(.*\)$/\1/p' /proc/self/cgroup | head -1)
+	moved=0
+	for p in $LEFT; do
+		alive "$p" && grep -q ":$mine\$" "/proc/$p/cgroup" && moved=$((moved + 1))
+	done
+	check "killed recorder: the $(echo $LEFT | wc -w) processes still run, in the parent cgroup" \
+		test "$moved" -eq "$(echo $LEFT | wc -w)" -a "$moved" -gt 0
+	touch "$T/cg.go"
+else
+	skip "no memory cgroup controller: the cleanup after a killed recorder"
+fi
+
 # --- 9. squatting: another user takes the page name of a pid to come ---------------
 # A pid some way ahead of the last one handed out, and free.
 future_pid() {
