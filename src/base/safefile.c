@@ -45,8 +45,9 @@ static int check_step(const char *p, const struct stat *st, int last, char *why,
 	return 0;
 }
 
-/* Checks "/", then each longer prefix of the absolute path abs, up to abs itself. */
-static int walk(const char *abs, char *why, size_t n)
+/* Checks "/", then each longer prefix of the absolute path abs, up to abs itself; abs
+ * itself as the directory that will hold files when last_holds. */
+static int walk(const char *abs, int last_holds, char *why, size_t n)
 {
 	char p[PATH_MAX];
 	struct stat st;
@@ -72,7 +73,7 @@ static int walk(const char *abs, char *why, size_t n)
 			snprintf(why, n, "cannot look at %s: %s", p, errstr(rc));
 			return rc;
 		}
-		rc = check_step(p, &st, i == len, why, n);
+		rc = check_step(p, &st, last_holds && i == len, why, n);
 		p[i] = c;
 		if (rc < 0)
 			return rc;
@@ -80,7 +81,8 @@ static int walk(const char *abs, char *why, size_t n)
 	return 0;
 }
 
-int safe_dir_check(const char *dir, char *why, size_t n)
+/* safe_dir_check, and safe_dir_check_way when !holds. */
+static int dir_check(const char *dir, int holds, char *why, size_t n)
 {
 	char abs[PATH_MAX], *real;
 	int rc;
@@ -102,7 +104,7 @@ int safe_dir_check(const char *dir, char *why, size_t n)
 			return -ENAMETOOLONG;
 		}
 	}
-	if ((rc = walk(abs, why, n)) < 0)
+	if ((rc = walk(abs, holds, why, n)) < 0)
 		return rc;
 	/* Where the symlinks (of root or the caller) lead. */
 	if (!(real = realpath(dir, NULL))) {
@@ -110,9 +112,37 @@ int safe_dir_check(const char *dir, char *why, size_t n)
 		snprintf(why, n, "cannot resolve %s: %s", dir, errstr(rc));
 		return rc;
 	}
-	rc = strcmp(real, abs) == 0 ? 0 : walk(real, why, n);
+	rc = strcmp(real, abs) == 0 ? 0 : walk(real, holds, why, n);
 	free(real);
 	return rc;
+}
+
+int safe_dir_check(const char *dir, char *why, size_t n)
+{
+	return dir_check(dir, 1, why, n);
+}
+
+int safe_dir_check_way(const char *dir, char *why, size_t n)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	if (strlcpy_rsw(p, dir, sizeof(p)) >= sizeof(p)) {
+		snprintf(why, n, "%s: path too long", dir);
+		return -ENAMETOOLONG;
+	}
+	/* The deepest part that exists: what mkdir would make the rest in. */
+	while (lstat(p, &st) < 0) {
+		char *slash = strrchr(p, '/');
+		if (errno != ENOENT || !slash)
+			return dir_check(errno == ENOENT ? "." : p, 0, why, n);
+		if (slash == p) {
+			p[1] = '\0';
+			break;
+		}
+		*slash = '\0';
+	}
+	return dir_check(p, 0, why, n);
 }
 
 int safe_file_check(const struct stat *st, const char *path, int root_ok, char *why,

@@ -21,6 +21,11 @@
  * or another -errno when a step cannot be looked at (why says which). */
 int safe_dir_check(const char *dir, char *why, size_t n);
 
+/* The same for a directory still to be made: checks the deepest part of dir that
+ * exists, as a directory on the way (sticky and writable by all is fine there), so
+ * that nothing is made where another user decides. */
+int safe_dir_check_way(const char *dir, char *why, size_t n);
+
 /* Checks the file st describes (from fstat of the open file at path): a regular file,
  * owned by the caller (or by root, when root_ok: a reader may read root's database),
  * and not writable by group or others. Returns 0 or -EPERM with a reason in why. */

@@ -387,7 +387,12 @@ int store_open(const char *path, unsigned flags, struct store **out, char *err, 
 							  : "cannot open %s: %s", path, errstr(r));
 			return r;
 		}
-		char dir[PATH_MAX];
+		char dir[PATH_MAX], why[400];
+		strlcpy_rsw(dir, path, sizeof(dir));
+		if ((r = safe_dir_check_way(dirname(dir), why, sizeof(why))) < 0) {
+			snprintf(err, errlen, "refusing the database: %s", why);
+			return r;
+		}
 		strlcpy_rsw(dir, path, sizeof(dir));
 		if ((r = mkdir_p(dirname(dir))) < 0) {
 			strlcpy_rsw(dir, path, sizeof(dir));

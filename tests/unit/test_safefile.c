@@ -85,6 +85,11 @@ static void test_dir_check(void **state)
 	in_dir(p, sizeof(p), "mine");
 	assert_int_equal(mkdir(p, 0700), 0);
 	assert_int_equal(safe_dir_check(p, why, sizeof(why)), 0);
+	/* Directories still to be made: the deepest part that exists is on the way. */
+	in_dir(q, sizeof(q), "new/deeper");
+	assert_int_equal(safe_dir_check_way(q, why, sizeof(why)), 0);
+	assert_int_equal(chmod(dir, 0777), 0);
+	assert_int_equal(safe_dir_check_way(q, why, sizeof(why)), -EPERM);
 	assert_int_equal(chmod(dir, 0700), 0);
 
 	/* Another user's directory, on the way or at the end. */
@@ -96,6 +101,8 @@ static void test_dir_check(void **state)
 	in_dir(q, sizeof(q), "theirs/sub");
 	assert_int_equal(mkdir(q, 0700), 0);
 	assert_int_equal(safe_dir_check(q, why, sizeof(why)), -EPERM);
+	in_dir(q, sizeof(q), "theirs/new/x");
+	assert_int_equal(safe_dir_check_way(q, why, sizeof(why)), -EPERM);
 
 	/* A symlink: another user's is refused whatever it leads to; the caller's leads
 	 * on, and where it leads is checked too. */
