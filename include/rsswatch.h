@@ -13,7 +13,9 @@
  * - Thread-safe and lock-free. After setup, no call makes a system call.
  * - Setup happens on the first call (or rsw_init()): the library creates the shared
  *   page "$RSSWATCH_SHM_DIR/rsswatch.<pid>" (default directory /dev/shm, mode 0600)
- *   that a recorder finds by pid, and removes it at exit. Calls work the same whether
+ *   that a recorder finds by pid, and removes it at exit. If another user holds that
+ *   name, the page gets an unguessable name "rsswatch.<pid>.<16 hex digits>", where a
+ *   recorder looks too. Calls work the same whether
  *   a recorder reads the page or not; without one they only update memory. If setup
  *   failed, every call returns that error at once (costing one load); a child made by
  *   fork() sets up its own page on its first call.
@@ -54,7 +56,8 @@ extern "C" {
  * handlers (setup itself is not async-signal-safe; a handler that finds setup running
  * in another thread gets -EAGAIN). Calling it again is harmless and returns the result
  * of the first setup. Errors: those of open(2), ftruncate(2) and mmap(2) on the page,
- * -ENAMETOOLONG for a too long $RSSWATCH_SHM_DIR. */
+ * -ENAMETOOLONG for a too long $RSSWATCH_SHM_DIR, -EEXIST when neither the page's
+ * name nor any of the fallback names tried could be had. */
 RSW_PUBLIC int rsw_init(void);
 
 /* Records a stage marker with the current CLOCK_REALTIME time (taken by the library).

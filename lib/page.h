@@ -35,10 +35,14 @@
 #include <string.h>
 
 #define RSW_PAGE_MAGIC 0x50575352u	/* "RSWP" in little-endian memory */
-#define RSW_PAGE_VERSION 1u
+#define RSW_PAGE_VERSION 2u	/* 2: created_boot_ns, start_ticks and pid_ino */
 #define RSW_PAGE_PREFIX "rsswatch."
 #define RSW_PAGE_DIR_DEFAULT "/dev/shm"
 #define RSW_PAGE_DIR_ENV "RSSWATCH_SHM_DIR"
+/* A page whose name another user took first goes to "rsswatch.<pid>.<16 hex digits>",
+ * an unguessable fallback made with O_EXCL. */
+#define RSW_PAGE_FALLBACK_DIGITS 16
+#define RSW_PIDFS_MAGIC 0x50494446u	/* statfs f_type of pidfs, where pidfds live */
 
 #define RSW_PAGE_COUNTERS 64
 #define RSW_PAGE_NAME_SIZE 48	/* names up to 47 bytes and a NUL */
@@ -63,7 +67,16 @@ struct rsw_page_header {
 	uint32_t name_size;	/* RSW_PAGE_NAME_SIZE */
 	uint32_t label_size;	/* RSW_PAGE_LABEL_SIZE */
 	int64_t created_ns;	/* CLOCK_REALTIME at creation */
-	char pad0[24];
+	/* Who made the page, so that a reader can tell a stale page (left by a process
+	 * that died without removing it) from the page of the process now using that
+	 * pid. pid_ino decides where both sides know it; else a page whose creator
+	 * started at another time than the target, or before it, is not the target's.
+	 * (Version 2.) */
+	int64_t created_boot_ns;	/* CLOCK_BOOTTIME at creation */
+	uint64_t start_ticks;	/* the creator's start time: field 22 of /proc/self/stat,
+				   clock ticks after boot; 0 when /proc could not say */
+	uint64_t pid_ino;	/* inode number of a pidfd of the creator on pidfs (Linux
+				   6.9+): never reused while the system runs; 0: unknown */
 	/* Second cache line: the producers' shared tickets. */
 	uint64_t ring_head;	/* tickets handed out so far */
 	uint64_t ring_dropped;	/* marks given up because their slot was still busy */

@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -94,30 +97,138 @@ static int build_path(pid_t pid)
 	return 0;
 }
 
+/* This process's start time in clock ticks after boot, field 22 of /proc/self/stat
+ * (the same figure a recorder reads from /proc/PID/stat), or 0 when it cannot be read.
+ * The name before it (field 2) may hold spaces and ')': the fields start after the
+ * last ')'. Without stdio, which may allocate. */
+static uint64_t own_start_ticks(void)
+{
+	char buf[1024];
+	size_t len = 0;
+	ssize_t r;
+	uint64_t v = 0;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), field = 2, digits = 0;
+	char *p, *end;
+
+	if (fd < 0)
+		return 0;
+	while (len < sizeof(buf) - 1 && ((r = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0 ||
+					 (r < 0 && errno == EINTR)))
+		if (r > 0)
+			len += (size_t)r;
+	close(fd);
+	end = buf + len;
+	for (p = end; p > buf && p[-1] != ')'; p--)
+		;
+	if (p == buf)
+		return 0;
+	for (; p < end && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	for (; p < end && *p >= '0' && *p <= '9'; p++, digits++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return 0;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	return field == 22 && digits > 0 ? v : 0;
+}
+
+/* 64 bits no other user can guess: from getrandom(), else from clocks and addresses
+ * (the fallback only has to be unknown in advance, since O_EXCL makes the name ours
+ * once taken). */
+static uint64_t unguessable(void)
+{
+	uint64_t v = 0;
+	struct timespec ts;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
+		return v;
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) == 0)
+		v ^= (uint64_t)ts.tv_nsec * (((uint64_t)0x9e3779b9u << 32) | 0x7f4a7c15u) ^
+		     (uint64_t)ts.tv_sec;
+	if (clock_gettime(CLOCK_REALTIME, &ts) == 0)
+		v ^= (uint64_t)ts.tv_nsec << 21;
+	v ^= (uint64_t)(size_t)&ts ^ ((uint64_t)(size_t)&g_state << 17);
+	return v;
+}
+
+/* Turns g_path "DIR/rsswatch.PID" (base bytes long) into a fallback name
+ * "DIR/rsswatch.PID.XXXXXXXXXXXXXXXX" with 16 new random hex digits. */
+static int fallback_path(size_t base)
+{
+	static const char digits[] = "0123456789abcdef";
+	uint64_t v;
+	int i;
+
+	if (base + 1 + RSW_PAGE_FALLBACK_DIGITS + 1 > sizeof(g_path))
+		return -ENAMETOOLONG;
+	v = unguessable();
+	g_path[base] = '.';
+	for (i = 0; i < RSW_PAGE_FALLBACK_DIGITS; i++, v >>= 4)
+		g_path[base + 1 + i] = digits[v & 15];
+	g_path[base + 1 + RSW_PAGE_FALLBACK_DIGITS] = '\0';
+	return 0;
+}
+
+/* The inode number of a pidfd of this process, where pidfds are pidfs files (Linux
+ * 6.9+: one inode per process, never reused while the system runs), else 0. */
+static uint64_t own_pid_ino(void)
+{
+	uint64_t ino = 0;
+#ifdef SYS_pidfd_open
+	struct statfs sf;
+	struct stat st;
+	long fd = syscall(SYS_pidfd_open, (long)getpid(), 0L);
+
+	if (fd < 0)
+		return 0;
+	if (fstatfs((int)fd, &sf) == 0 && (unsigned long)sf.f_type == RSW_PIDFS_MAGIC &&
+	    fstat((int)fd, &st) == 0)
+		ino = (uint64_t)st.st_ino;
+	close((int)fd);
+#endif
+	return ino;
+}
+
 /* Creates, sizes and maps this process's page; publishes the header with the magic
  * last. A file already at our name belongs to no live process but us (a process that
  * died without its exit handler, or this process before an exec): it is unlinked and
  * the name taken again with O_EXCL. O_NOFOLLOW and O_EXCL mean a symlink planted there
- * is removed, never followed; in a sticky directory such as /dev/shm another user's
- * file cannot be removed, and setup then fails with EEXIST. */
+ * is removed, never followed.
+ *
+ * Squatting: in a sticky directory such as /dev/shm, a file, symlink or directory that
+ * another user made at our name cannot be removed (any user can make one there for
+ * pids to come). Then the page goes to a fallback name, the primary name followed by
+ * a dot and 16 random hex digits, made with O_EXCL; a recorder that finds the primary
+ * name taken by a file our user does not own looks for it there. */
 static int create_page(void)
 {
 	struct rsw_page *pg;
 	struct timespec ts;
 	pid_t pid = getpid();
 	int fd = -1, rc, attempt;
+	size_t base;
 
 	rc = build_path(pid);
 	if (rc)
 		return rc;
+	base = strlen(g_path);
 	for (attempt = 0;; attempt++) {
 		fd = open(g_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0)
 			break;
-		if (errno != EEXIST || attempt > 0)
+		if (errno != EEXIST)
 			return -errno;
-		if (unlink(g_path) < 0 && errno != ENOENT)
-			return errno == EPERM || errno == EACCES ? -EEXIST : -errno;
+		if (attempt >= 8)
+			return -EEXIST;
+		if (attempt == 0 && unlink(g_path) == 0)
+			continue;	/* a stale page of ours: take the name again */
+		if (attempt == 0 && errno == ENOENT)
+			continue;	/* it went away meanwhile */
+		/* Taken by what we may not remove: a fresh unguessable name each try. */
+		rc = fallback_path(base);
+		if (rc)
+			return rc;
 	}
 	if (fchmod(fd, 0600) < 0 || ftruncate(fd, (off_t)sizeof(*pg)) < 0) {
 		rc = -errno;
@@ -138,6 +249,10 @@ static int create_page(void)
 	pg->hdr.label_size = RSW_PAGE_LABEL_SIZE;
 	if (clock_gettime(CLOCK_REALTIME, &ts) == 0)
 		pg->hdr.created_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	if (clock_gettime(CLOCK_BOOTTIME, &ts) == 0)
+		pg->hdr.created_boot_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	pg->hdr.start_ticks = own_start_ticks();
+	pg->hdr.pid_ino = own_pid_ino();
 	__atomic_store_n(&pg->hdr.magic, RSW_PAGE_MAGIC, __ATOMIC_RELEASE);
 	g_page = pg;
 	g_pid = pid;

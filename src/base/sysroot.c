@@ -16,7 +16,7 @@ void sysroot_set(const char *r)
 const char *sysroot(void)
 {
 	if (!cur_root) {
-		const char *env = getenv("RSSWATCH_SYSROOT");
+		const char *env = secure_getenv("RSSWATCH_SYSROOT");	/* never in a setuid program */
 		cur_root = env ? env : "";
 	}
 	return cur_root;

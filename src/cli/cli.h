@@ -42,15 +42,21 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_usage(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The database path: --db if given, else $RSSWATCH_DB, else
- * $XDG_STATE_HOME/rsswatch/rsswatch.db, else ~/.local/state/rsswatch/rsswatch.db.
+ * $XDG_STATE_HOME/rsswatch/rsswatch.db (when that is an absolute path, as the XDG
+ * specification asks), else ~/.local/state/rsswatch/rsswatch.db.
  * Returns a malloc'ed string. */
 char *cli_db_path(const char *opt);
 
 struct store;
 
-/* Opens the run database for a reading verb; prints the error. Returns 0, EXIT_FAIL, or
- * -ENOENT (printed nothing) when there is no database yet and quiet_missing is set. */
-int cli_open_store(const char *db_opt, struct store **st, int quiet_missing);
+enum {
+	CLI_STORE_QUIET_MISSING = 1 << 0,	/* no database yet: -ENOENT, nothing printed */
+	CLI_STORE_WRITE = 1 << 1,		/* the verb writes (rm, mark); else read-only */
+};
+/* Opens the run database for a verb, read-only unless flags has CLI_STORE_WRITE;
+ * prints the error. Returns 0, EXIT_FAIL, or -ENOENT (printed nothing) when there is no
+ * database yet and flags has CLI_STORE_QUIET_MISSING. */
+int cli_open_store(const char *db_opt, struct store **st, int flags);
 /* Resolves a RUN argument ("last" or an id); prints the error and returns EXIT_USAGE or
  * EXIT_FAIL, else 0. */
 int cli_resolve_run(struct store *st, const char *ref, int64_t *id);

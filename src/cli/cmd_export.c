@@ -2,6 +2,7 @@
  * --procs, one row per process of a set per sample. */
 #include "base/buf.h"
 #include "base/fmt.h"
+#include "base/safefile.h"
 #include "base/util.h"
 #include "cli/cli.h"
 #include "render/procs.h"
@@ -300,9 +301,10 @@ int cmd_export(int argc, char **argv)
 	ex.started_at = r.started_at;
 	side_ready(&ex.counters);
 	side_ready(&ex.gpus);
-	ex.out = output ? fopen(output, "w") : stdout;
+	struct safefile sf;
+	ex.out = output ? safefile_open(&sf, output, 0644) : stdout;
 	if (!ex.out) {
-		cli_error("cannot write %s: %s", output, errstr(errno));
+		cli_error("cannot write %s: %s", output, sf.why);
 		ret = EXIT_FAIL;
 		goto out;
 	}
@@ -318,7 +320,7 @@ int cmd_export(int argc, char **argv)
 		      : store_each_sample(st, id, write_row, &ex);
 	if (fflush(ex.out) != 0 || ferror(ex.out))
 		e = -EIO;
-	if (output && fclose(ex.out) != 0)
+	if (output && safefile_close(&sf, e >= 0) < 0)
 		e = -EIO;
 	if (e < 0) {
 		cli_error("cannot write %s: %s", output ? output : "standard output",

@@ -56,7 +56,7 @@ int cmd_mark(int argc, char **argv)
 		return cli_usage("mark", "invalid pid '%s': give a process id >= 1", pid_arg);
 
 	struct store *st;
-	int ret = cli_open_store(db, &st, 0);
+	int ret = cli_open_store(db, &st, CLI_STORE_WRITE);
 	if (ret)
 		return ret;
 	int64_t now = real_ns();

@@ -514,9 +514,13 @@ static void cg_hier_path(const struct cg_loc *loc, char *out, size_t n)
 	free(m);
 }
 
-/* Removes the empty cgroups that recorders killed before they could clean up left
- * in parent ("rsswatch-PID" and "rsswatch-PID-N" whose PID is no rsswatch now). rmdir
- * only removes an empty cgroup: one that still holds processes stays. */
+/* Cleans up after recorders that were killed before they could (SIGKILL, a crash):
+ * the cgroups "rsswatch-PID" and "rsswatch-PID-N" in parent whose PID is no rsswatch
+ * now. Processes still in one (the command, or what it started, outlived its
+ * recorder: rsswatch does not kill it, see docs/CGROUPS.md) are moved up to parent,
+ * as release_cgroup() does at the end of a recording, and keep running without the
+ * limit; then the cgroup is removed. On v2, the leaf made for the parent's own
+ * processes is removed too once they have all ended. */
 static void remove_stale_cgroups(const struct cg_loc *parent)
 {
 	DIR *d = opendir(parent->dir);
@@ -524,8 +528,9 @@ static void remove_stale_cgroups(const struct cg_loc *parent)
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
-		char *end, path[PATH_MAX], comm[64];
+		char *end, comm[64];
 		struct proc_stat ps;
+		struct cg_loc stale = { .version = parent->version };
 		if (strncmp(de->d_name, "rsswatch-", 9) != 0)
 			continue;
 		long pid = strtol(de->d_name + 9, &end, 10);
@@ -536,10 +541,28 @@ static void remove_stale_cgroups(const struct cg_loc *parent)
 			if (strcmp(comm, "rsswatch") == 0)
 				continue;	/* alive (or a namesake): leave it */
 		}
-		if (snprintf(path, sizeof(path), "%s/%s", parent->dir, de->d_name) < (int)sizeof(path))
-			rmdir(path);
+		if (snprintf(stale.dir, sizeof(stale.dir), "%s/%s", parent->dir, de->d_name) >=
+		    (int)sizeof(stale.dir) || cg_child_destroy(&stale, 0) != -EBUSY)
+			continue;
+		pid_t *pids = NULL;
+		size_t n = 0, moved = 0;
+		if (cg_read_procs(stale.dir, &pids, &n) == 0) {
+			for (size_t i = 0; i < n; i++)
+				moved += cg_attach(parent, pids[i]) == 0;
+			free(pids);
+		}
+		if (moved)
+			fprintf(stderr, "rsswatch: %zu process%s left in %s by a recorder that was "
+				"killed moved to %s\n", moved, moved == 1 ? "" : "es", stale.dir,
+				parent->dir);
+		cg_child_destroy(&stale, 500);	/* an exiting process may hold it a moment */
 	}
 	closedir(d);
+	if (parent->version == 2) {
+		char leaf[PATH_MAX];
+		if (snprintf(leaf, sizeof(leaf), "%s/rsswatch-leaf", parent->dir) < (int)sizeof(leaf))
+			rmdir(leaf);	/* only when empty */
+	}
 }
 
 /* Makes the cgroup of a launched command: limited for --memory-limit (failures are
@@ -565,6 +588,13 @@ static int make_run_cgroup(uint64_t limit, int verbose, struct target_cgroup *tc
 		cli_error("--memory-limit: cannot find the memory cgroup of rsswatch: %s", errstr(e));
 		return EXIT_CANCELED;
 	}
+	/* On v2, rsswatch may run in the leaf an earlier run made for the processes of its
+	 * cgroup (cg_child_create): the run's cgroup goes beside that leaf, where memory
+	 * is enabled already, not into a new leaf below it, and so on at every run. */
+	char *slash = strrchr(tc->parent.dir, '/');
+	if (tc->parent.version == 2 && slash && slash > tc->parent.dir &&
+	    strcmp(slash + 1, "rsswatch-leaf") == 0)
+		*slash = '\0';
 	remove_stale_cgroups(&tc->parent);
 	/* A name left by an rsswatch that was killed (and whose pid is ours now) is
 	 * skipped, not reused: it may still hold processes. */
@@ -878,6 +908,14 @@ int cmd_record(int argc, char **argv)
 	fputs(buf_str(&sum), stderr);
 	buf_release(&sum);
 	free(kills);
+	/* What one attached process left out: its descendants (an "untracked" event). */
+	struct event *ev = NULL;
+	size_t nev = 0;
+	if (store_events(st, run.id, &ev, &nev) == 0)
+		for (size_t i = 0; i < nev; i++)
+			if (strcmp(ev[i].kind, "untracked") == 0)
+				fprintf(stderr, "note      %s\n", ev[i].detail);
+	store_free_events(ev, nev);
 	/* The summary is what was recorded; say when the database holds less. */
 	struct store_lost lost = store_lost(st);
 	if (store_err)

@@ -34,7 +34,7 @@ int cmd_rm(int argc, char **argv)
 		return cli_usage("rm", "give at least one RUN");
 
 	struct store *st;
-	int ret = cli_open_store(db, &st, 0);
+	int ret = cli_open_store(db, &st, CLI_STORE_WRITE);
 	if (ret)
 		return ret;
 	for (int i = optind; i < argc; i++) {

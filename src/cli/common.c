@@ -4,14 +4,41 @@
 #include "store/store.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-int cli_open_store(const char *db_opt, struct store **st, int quiet_missing)
+char *cli_db_path(const char *opt)
+{
+	const char *env;
+	char *p;
+	if (opt && *opt)
+		return xstrdup(opt);
+	if ((env = getenv("RSSWATCH_DB")) && *env)
+		return xstrdup(env);
+	/* A relative $XDG_STATE_HOME is to be ignored (XDG Base Directory Specification):
+	 * it would put the database wherever the command runs. */
+	const char *xdg = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	const char *base = xdg && xdg[0] == '/' ? xdg : NULL;
+	const char *suffix = "/rsswatch/rsswatch.db";
+	if (!base) {
+		base = home && *home ? home : ".";
+		suffix = "/.local/state/rsswatch/rsswatch.db";
+	}
+	size_t n = strlen(base) + strlen(suffix) + 1;
+	p = xmalloc(n);
+	snprintf(p, n, "%s%s", base, suffix);
+	return p;
+}
+
+int cli_open_store(const char *db_opt, struct store **st, int flags)
 {
 	char err[512];
 	char *path = cli_db_path(db_opt);
-	int e = store_open(path, 0, st, err, sizeof(err));
-	if (e == -ENOENT && quiet_missing) {
+	int e = store_open(path, flags & CLI_STORE_WRITE ? 0 : STORE_READONLY, st, err,
+			   sizeof(err));
+	if (e == -ENOENT && (flags & CLI_STORE_QUIET_MISSING)) {
 		free(path);
 		return -ENOENT;
 	}

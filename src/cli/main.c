@@ -42,28 +42,6 @@ int cli_usage(const char *verb, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-char *cli_db_path(const char *opt)
-{
-	const char *env;
-	char *p;
-	if (opt && *opt)
-		return xstrdup(opt);
-	if ((env = getenv("RSSWATCH_DB")) && *env)
-		return xstrdup(env);
-	const char *xdg = getenv("XDG_STATE_HOME");
-	const char *home = getenv("HOME");
-	const char *base = xdg && *xdg ? xdg : NULL;
-	const char *suffix = "/rsswatch/rsswatch.db";
-	if (!base) {
-		base = home && *home ? home : ".";
-		suffix = "/.local/state/rsswatch/rsswatch.db";
-	}
-	size_t n = strlen(base) + strlen(suffix) + 1;
-	p = xmalloc(n);
-	snprintf(p, n, "%s%s", base, suffix);
-	return p;
-}
-
 static void usage(FILE *f)
 {
 	fputs("usage: rsswatch VERB [OPTIONS] ...\n\n"

@@ -1,5 +1,6 @@
 #include "cli/runload.h"
 #include "base/buf.h"
+#include "base/safefile.h"
 #include "base/util.h"
 #include "cli/cli.h"
 
@@ -68,17 +69,15 @@ int write_output(const char *path, const struct buf *b)
 		}
 		return 0;
 	}
-	FILE *f = fopen(path, "w");
+	struct safefile sf;
+	FILE *f = safefile_open(&sf, path, 0644);
 	if (!f) {
-		cli_error("cannot create %s: %s", path, errstr(errno));
+		cli_error("cannot write %s: %s", path, sf.why);
 		return EXIT_FAIL;
 	}
 	size_t w = fwrite(buf_str(b), 1, b->len, f);
-	int e = ferror(f) ? errno : 0;
-	if (fclose(f) != 0 && !e)
-		e = errno;
-	if (w != b->len || e) {
-		cli_error("cannot write %s: %s", path, errstr(e ? e : EIO));
+	if (safefile_close(&sf, w == b->len) < 0 || w != b->len) {
+		cli_error("cannot write %s: %s", path, w == b->len ? sf.why : "write error");
 		return EXIT_FAIL;
 	}
 	return 0;

@@ -53,6 +53,7 @@ struct recorder {
 	uid_t target_uid;
 	struct client_page *page;	/* the application's page, once found */
 	int64_t page_next_try;
+	int squat_warned;	/* another user took the page's name: said once */
 	struct client_counter counters[CLIENT_COUNTERS_MAX];	/* last stored values */
 	size_t ncounters;
 	int store_error;	/* the last flush error, reported once */
@@ -136,7 +137,16 @@ static void poll_client(struct recorder *rc, int64_t elapsed)
 		if (elapsed < rc->page_next_try)
 			return;
 		rc->page_next_try = elapsed + 100 * NS_PER_MS;
-		if (client_page_open(rc->target->pid, rc->target_uid, &rc->page) < 0)
+		int e = client_page_open(rc->target->pid, rc->target_uid, &rc->page);
+		if ((e == -EEXIST || (e == 0 && client_page_squatted(rc->page))) &&
+		    !rc->squat_warned && rc->opts->live) {
+			rc->squat_warned = 1;
+			fprintf(rc->opts->live, "rsswatch: warning: another user took the name of the "
+				"shared page of pid %d; %s\n", (int)rc->target->pid, e == 0 ?
+				"its marks and counters are read from the page it made instead" :
+				"its marks and counters cannot be read unless it makes another page");
+		}
+		if (e < 0)
 			return;
 	}
 	int lost = client_page_drain_marks(rc->page, on_mark, rc);

@@ -56,7 +56,8 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss,
 				   fmt_bytes(a, sizeof(a), max_sampled_rss));
 		buf_putc(b, '\n');
 	}
-	if (r->hwm_before >= 0)
+	/* only an old peak above the run's own is worth a line */
+	if (r->hwm_before >= 0 && (uint64_t)r->hwm_before > r->peak_rss)
 		buf_printf(b, "earlier   peak %s before recording (VmHWM when attached; not part of "
 			      "this run)\n", fmt_bytes(a, sizeof(a), (uint64_t)r->hwm_before));
 	if (set && r->peak_process_pid > 0) {

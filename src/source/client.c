@@ -2,19 +2,23 @@
  * file and lib/page.h for the layout and the ring protocol. */
 #include "source/client.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "source/proc.h"
 #include "../../lib/page.h"
 
 #define STALL_NS 1000000000LL	/* an unfinished mark is given up after this long */
@@ -22,13 +26,24 @@
 /* tail is the next ticket to deliver; every ticket below it has been delivered or
  * counted as lost exactly once. */
 struct client_page {
-	int fd;
-	struct rsw_page *pg;
+	int fd;			/* the page, open read-only; never mapped */
+	int squatted;		/* found under a fallback name: the pid's own was taken */
+	int64_t created_boot_ns;	/* from its header */
 	uint64_t tail;
 	uint64_t drops_seen;	/* ring_dropped already used to skip tickets */
 	uint64_t stall_ticket;	/* the ticket the last drain stopped at ... */
 	int64_t stall_since;	/* ... and since when (CLOCK_MONOTONIC), 0: none */
+	/* two copies of the counter table (see client_counters_parse) */
+	unsigned char states[sizeof(((struct rsw_page *)0)->counters)];
+	unsigned char table[sizeof(((struct rsw_page *)0)->counters)];
+	/* the ring, read in three passes (see client_page_drain_marks) */
+	unsigned char copy_a[sizeof(((struct rsw_page *)0)->ring)];
+	unsigned char copy_b[sizeof(((struct rsw_page *)0)->ring)];
+	uint64_t seq_a[RSW_PAGE_RING_SLOTS];
 };
+
+#define COUNTERS_OFF offsetof(struct rsw_page, counters)
+#define RING_OFF offsetof(struct rsw_page, ring)
 
 static int page_path(pid_t pid, char *buf, size_t n)
 {
@@ -43,39 +58,271 @@ static int page_path(pid_t pid, char *buf, size_t n)
 	return 0;
 }
 
-/* The size check that precedes every access: 0, or -EPROTO once the owner has
- * changed the file's size under us. */
-static int check_size(const struct client_page *p)
+/* ---- Parsers ---------------------------------------------------------------------- */
+
+int client_header_parse(const void *buf, size_t len, struct client_header *out)
+{
+	struct rsw_page_header h;
+
+	if (len < sizeof(h))
+		return -EPROTO;
+	memcpy(&h, buf, sizeof(h));
+	if (h.magic == 0)
+		return -ENOENT;		/* its creator has not finished */
+	if (h.magic != RSW_PAGE_MAGIC || h.version != RSW_PAGE_VERSION ||
+	    h.size != sizeof(struct rsw_page) || h.n_counters != RSW_PAGE_COUNTERS ||
+	    h.ring_slots != RSW_PAGE_RING_SLOTS || h.name_size != RSW_PAGE_NAME_SIZE ||
+	    h.label_size != RSW_PAGE_LABEL_SIZE)
+		return -EPROTO;
+	out->pid = (pid_t)h.pid;
+	out->created_ns = h.created_ns;
+	out->created_boot_ns = h.created_boot_ns;
+	out->start_ticks = h.start_ticks;
+	out->pid_ino = h.pid_ino;
+	out->ring_head = h.ring_head;
+	out->ring_dropped = h.ring_dropped;
+	return 0;
+}
+
+size_t client_counters_parse(const void *states, const void *table, size_t len,
+			     struct client_counter *out, size_t max)
+{
+	const size_t sz = sizeof(struct rsw_page_counter);
+	size_t n = 0;
+
+	for (size_t i = 0; i < RSW_PAGE_COUNTERS && (i + 1) * sz <= len && n < max; i++) {
+		struct rsw_page_counter c;
+		uint32_t state;
+
+		memcpy(&state, (const char *)states + i * sz + offsetof(struct rsw_page_counter, state),
+		       sizeof(state));
+		if (state != RSW_SLOT_READY)
+			continue;
+		memcpy(&c, (const char *)table + i * sz, sz);
+		memcpy(out[n].name, c.name, sizeof(out[n].name));
+		out[n].name[sizeof(out[n].name) - 1] = '\0';
+		if (rsw_page_name_len(out[n].name) <= 0 ||
+		    (c.kind != RSW_KIND_COUNTER && c.kind != RSW_KIND_GAUGE))
+			continue;
+		out[n].is_gauge = c.kind == RSW_KIND_GAUGE;
+		out[n].value = (long long)c.value;
+		n++;
+	}
+	return n;
+}
+
+int client_mark_parse(const void *slot, size_t len, uint64_t t, int64_t *ns, char *label)
+{
+	struct rsw_page_mark m;
+	uint64_t want = 2 * t + 2;
+
+	if (len < sizeof(m))
+		return 0;
+	memcpy(&m, slot, sizeof(m));
+	if (m.seq > want)
+		return -1;
+	if (m.seq != want)
+		return 0;
+	*ns = m.realtime_ns;
+	memcpy(label, m.label, RSW_PAGE_LABEL_SIZE);
+	label[RSW_PAGE_LABEL_SIZE - 1] = '\0';
+	return 1;
+}
+
+int client_header_is_of(const struct client_header *h, const struct client_ident *who,
+			long ticks_per_s)
+{
+	if (h->pid != who->pid)
+		return -ESTALE;
+	if (h->pid_ino && who->pid_ino)
+		return h->pid_ino == who->pid_ino ? 0 : -ESTALE;
+	if (who->start_ticks == 0 || ticks_per_s <= 0)
+		return 0;
+	if (h->start_ticks != 0 && h->start_ticks != who->start_ticks)
+		return -ESTALE;
+	/* The start time is whole ticks, rounded down: a page made by the target itself
+	 * is never older than it. */
+	if (who->start_ticks > (uint64_t)INT64_MAX / 1000000000u)
+		return -ESTALE;
+	int64_t start_ns = (int64_t)who->start_ticks * (1000000000 / ticks_per_s);
+	return h->created_boot_ns >= start_ns ? 0 : -ESTALE;
+}
+
+int client_ident_read(pid_t pid, struct client_ident *out)
+{
+	struct proc_stat ps;
+	struct statfs sf;
+	struct stat st;
+	int rc = proc_read_stat(pid, &ps);
+
+	if (rc < 0)
+		return rc == -ENOENT ? -ESRCH : rc;
+	out->pid = pid;
+	out->start_ticks = ps.starttime;
+	out->pid_ino = 0;
+	long fd = syscall(SYS_pidfd_open, (long)pid, 0L);
+	if (fd >= 0) {
+		if (fstatfs((int)fd, &sf) == 0 && (unsigned long)sf.f_type == RSW_PIDFS_MAGIC &&
+		    fstat((int)fd, &st) == 0)
+			out->pid_ino = (uint64_t)st.st_ino;
+		close((int)fd);
+	}
+	return 0;
+}
+
+/* ---- Reading the file ------------------------------------------------------------ */
+
+/* Copies n bytes at off; -EPROTO when the file is shorter now (its owner truncated it). */
+static int read_at(int fd, void *buf, size_t n, size_t off)
+{
+	ssize_t r;
+
+	do
+		r = pread(fd, buf, n, (off_t)off);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	return (size_t)r == n ? 0 : -EPROTO;
+}
+
+static int read_header(int fd, struct client_header *h)
+{
+	unsigned char buf[sizeof(struct rsw_page_header)];
+	int rc = read_at(fd, buf, sizeof(buf), 0);
+
+	return rc ? rc : client_header_parse(buf, sizeof(buf), h);
+}
+
+/* Copies the slots of tickets first .. first+n-1 (n <= RSW_PAGE_RING_SLOTS), in ticket
+ * order, into buf: one read, or two where the run wraps round the end of the ring. */
+static int read_slots(int fd, uint64_t first, size_t n, unsigned char *buf)
+{
+	const size_t sz = sizeof(struct rsw_page_mark);
+	size_t i = (size_t)(first & (RSW_PAGE_RING_SLOTS - 1));
+	size_t n1 = n < RSW_PAGE_RING_SLOTS - i ? n : RSW_PAGE_RING_SLOTS - i;
+	int rc = read_at(fd, buf, n1 * sz, RING_OFF + i * sz);
+
+	if (rc == 0 && n > n1)
+		rc = read_at(fd, buf + n1 * sz, (n - n1) * sz, RING_OFF);
+	return rc;
+}
+
+static uint64_t slot_seq(const unsigned char *slot)
+{
+	uint64_t seq;
+
+	memcpy(&seq, slot + offsetof(struct rsw_page_mark, seq), sizeof(seq));
+	return seq;
+}
+
+/* 0, or -EPROTO once the owner has changed the file's size. */
+static int check_size(int fd)
 {
 	struct stat st;
 
-	if (fstat(p->fd, &st) < 0)
+	if (fstat(fd, &st) < 0)
 		return -errno;
 	return st.st_size == (off_t)sizeof(struct rsw_page) ? 0 : -EPROTO;
 }
 
-static int check_header(const struct rsw_page *pg)
+int client_page_open_fd(int fd, pid_t pid, uid_t uid, const struct client_ident *who,
+			struct client_page **out)
 {
-	uint32_t magic = __atomic_load_n(&pg->hdr.magic, __ATOMIC_ACQUIRE);
+	struct client_ident ident;
+	struct client_header h;
+	struct client_page *p;
+	struct stat st;
+	int rc;
 
-	if (magic == 0)
-		return -ENOENT;		/* its creator has not finished */
-	if (magic != RSW_PAGE_MAGIC || pg->hdr.version != RSW_PAGE_VERSION ||
-			pg->hdr.size != sizeof(struct rsw_page) ||
-			pg->hdr.n_counters != RSW_PAGE_COUNTERS ||
-			pg->hdr.ring_slots != RSW_PAGE_RING_SLOTS ||
-			pg->hdr.name_size != RSW_PAGE_NAME_SIZE ||
-			pg->hdr.label_size != RSW_PAGE_LABEL_SIZE)
-		return -EPROTO;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_uid != uid || (st.st_mode & 07777) != 0600 ||
+	    st.st_nlink != 1)
+		return -EPERM;
+	if (st.st_size != (off_t)sizeof(struct rsw_page))
+		return st.st_size == 0 ? -ENOENT : -EPROTO;
+	rc = read_header(fd, &h);
+	if (rc)
+		return rc;
+	if (!who) {
+		if ((rc = client_ident_read(pid, &ident)) < 0)
+			return rc;
+		who = &ident;
+	}
+	rc = client_header_is_of(&h, who, sysconf(_SC_CLK_TCK));
+	if (rc)
+		return rc;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->fd = fd;
+	p->created_boot_ns = h.created_boot_ns;
+	*out = p;
+	return 0;
+}
+
+/* The page dir/name for a fallback "rsswatch.<pid>.<16 hex digits>" of pid? */
+static int is_fallback_name(const char *name, pid_t pid)
+{
+	char prefix[32];
+	int n = snprintf(prefix, sizeof(prefix), RSW_PAGE_PREFIX "%ld.", (long)pid);
+
+	if (n < 0 || (size_t)n >= sizeof(prefix) || strncmp(name, prefix, (size_t)n) != 0)
+		return 0;
+	name += n;
+	for (n = 0; n < RSW_PAGE_FALLBACK_DIGITS; n++)
+		if (!((name[n] >= '0' && name[n] <= '9') || (name[n] >= 'a' && name[n] <= 'f')))
+			return 0;
+	return name[n] == '\0';
+}
+
+/* The page pid made under a fallback name because its own was taken (lib/rsswatch.c):
+ * the newest that passes every check, when there are several (an exec'd program makes
+ * a new one, and the old one stays). */
+static int open_fallback(pid_t pid, uid_t uid, struct client_page **out)
+{
+	const char *dir = secure_getenv(RSW_PAGE_DIR_ENV);
+	struct client_page *best = NULL, *p;
+	struct client_ident who;
+	struct dirent *de;
+	DIR *d;
+	int rc;
+
+	if ((rc = client_ident_read(pid, &who)) < 0)
+		return rc;
+	if (!dir || !*dir)
+		dir = RSW_PAGE_DIR_DEFAULT;
+	if (!(d = opendir(dir)))
+		return -errno;
+	while ((de = readdir(d))) {
+		if (!is_fallback_name(de->d_name, pid))
+			continue;
+		int fd = openat(dirfd(d), de->d_name,
+				O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (client_page_open_fd(fd, pid, uid, &who, &p) != 0) {
+			close(fd);
+			continue;
+		}
+		if (best && best->created_boot_ns >= p->created_boot_ns) {
+			client_page_close(p);
+		} else {
+			client_page_close(best);
+			best = p;
+		}
+	}
+	closedir(d);
+	if (!best)
+		return -ENOENT;
+	*out = best;
 	return 0;
 }
 
 int client_page_open(pid_t pid, uid_t uid, struct client_page **out)
 {
-	struct client_page *p;
-	struct rsw_page *pg;
-	struct stat st;
 	char path[PATH_MAX];
+	struct stat st;
 	int fd, rc;
 
 	if (pid <= 0)
@@ -83,87 +330,58 @@ int client_page_open(pid_t pid, uid_t uid, struct client_page **out)
 	rc = page_path(pid, path, sizeof(path));
 	if (rc)
 		return rc;
-	fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ELOOP ? -EPERM : -errno;
-	if (fstat(fd, &st) < 0) {
-		rc = -errno;
-		goto fail;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 && errno != ELOOP && errno != ENXIO)
+		return -errno;
+	/* A symlink, a socket, any other kind of file than a regular one, or a file of
+	 * another user: what the library never makes there. Another user took the name
+	 * first (squatting), and the library made its page under a fallback name. */
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == uid) {
+		rc = client_page_open_fd(fd, pid, uid, NULL, out);
+		if (rc)
+			close(fd);
+		return rc;
 	}
-	rc = -EPERM;
-	if (!S_ISREG(st.st_mode) || st.st_uid != uid || (st.st_mode & 07777) != 0600 ||
-			st.st_nlink != 1)
-		goto fail;
-	rc = st.st_size == 0 ? -ENOENT : -EPROTO;
-	if (st.st_size != (off_t)sizeof(struct rsw_page))
-		goto fail;
-	pg = mmap(NULL, sizeof(*pg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (pg == MAP_FAILED) {
-		rc = -errno;
-		goto fail;
-	}
-	rc = check_header(pg);
+	if (fd >= 0)
+		close(fd);
+	rc = open_fallback(pid, uid, out);
+	if (rc == -ESRCH)
+		return rc;
 	if (rc)
-		goto fail_unmap;
-	p = calloc(1, sizeof(*p));
-	if (!p) {
-		rc = -ENOMEM;
-		goto fail_unmap;
-	}
-	p->fd = fd;
-	p->pg = pg;
-	*out = p;
+		return -EEXIST;
+	(*out)->squatted = 1;
 	return 0;
-fail_unmap:
-	munmap(pg, sizeof(*pg));
-fail:
-	close(fd);
-	return rc;
+}
+
+int client_page_squatted(const struct client_page *p)
+{
+	return p->squatted;
 }
 
 void client_page_close(struct client_page *p)
 {
 	if (!p)
 		return;
-	munmap(p->pg, sizeof(*p->pg));
 	close(p->fd);
 	free(p);
 }
 
-/* Copies ticket t out of its slot if the slot holds it complete and unchanged over the
- * copy (the seqlock check). Returns 1 delivered, 0 not there yet (being written, not
- * yet claimed, or given up by its writer), -1 gone (a newer ticket took the slot). */
-static int read_mark(struct rsw_page_mark *m, uint64_t t, int64_t *ns, char *label)
-{
-	uint64_t want = 2 * t + 2, s1, s2;
-
-	s1 = __atomic_load_n(&m->seq, __ATOMIC_ACQUIRE);
-	if (s1 > want)
-		return -1;
-	if (s1 != want)
-		return 0;
-	*ns = __atomic_load_n(&m->realtime_ns, __ATOMIC_RELAXED);
-	memcpy(label, m->label, RSW_PAGE_LABEL_SIZE);
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	s2 = __atomic_load_n(&m->seq, __ATOMIC_RELAXED);
-	if (s2 != s1)
-		return -1;	/* overwritten while we copied: a torn read */
-	label[RSW_PAGE_LABEL_SIZE - 1] = '\0';
-	return 1;
-}
-
+/* The ring is read in three passes over the tickets between tail and head: their seqs
+ * (copy A), then their contents (copy B), then their seqs again (copy A, reused). Seq
+ * only grows while writers follow the protocol, so a ticket whose seq is complete in
+ * both seq passes did not change while copy B was taken: the seqlock of a mapping,
+ * done with reads, at three reads per drain whatever the number of marks. */
 int client_page_drain_marks(struct client_page *p, client_mark_cb cb, void *ctx)
 {
-	struct rsw_page *pg = p->pg;
+	struct client_header h;
 	char label[RSW_PAGE_LABEL_SIZE];
-	uint64_t head, lost = 0, dropped;
-	int64_t ns;
+	uint64_t head, lost = 0;
+	size_t n, k;
 	int rc;
 
-	rc = check_size(p);
-	if (rc)
-		return rc;
-	head = __atomic_load_n(&pg->hdr.ring_head, __ATOMIC_ACQUIRE);
+	if ((rc = check_size(p->fd)) != 0 || (rc = read_header(p->fd, &h)) != 0)
+		return rc == -ENOENT ? -EPROTO : rc;
+	head = h.ring_head;
 	if (head < p->tail) {
 		/* Only a writer that does not follow the protocol moves head back. */
 		p->tail = head;
@@ -174,33 +392,43 @@ int client_page_drain_marks(struct client_page *p, client_mark_cb cb, void *ctx)
 		lost += head - RSW_PAGE_RING_SLOTS - p->tail;
 		p->tail = head - RSW_PAGE_RING_SLOTS;
 	}
-	while (p->tail < head) {
-		struct rsw_page_mark *m = &pg->ring[p->tail & (RSW_PAGE_RING_SLOTS - 1)];
+	n = (size_t)(head - p->tail);
+	if (n == 0)
+		return lost > INT32_MAX ? INT32_MAX : (int)lost;
+	if ((rc = read_slots(p->fd, p->tail, n, p->copy_a)) != 0)
+		return rc;
+	for (k = 0; k < n; k++)
+		p->seq_a[k] = slot_seq(p->copy_a + k * sizeof(struct rsw_page_mark));
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if ((rc = read_slots(p->fd, p->tail, n, p->copy_b)) != 0)
+		return rc;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if ((rc = read_slots(p->fd, p->tail, n, p->copy_a)) != 0)
+		return rc;
+	for (k = 0; k < n; k++) {
+		uint64_t want = 2 * p->tail + 2, s = p->seq_a[k];
+		int64_t ns = 0;
 
-		rc = read_mark(m, p->tail, &ns, label);
-		if (rc > 0) {
+		if (s == want && slot_seq(p->copy_a + k * sizeof(struct rsw_page_mark)) == want &&
+		    client_mark_parse(p->copy_b + k * sizeof(struct rsw_page_mark),
+				      sizeof(struct rsw_page_mark), p->tail, &ns, label) > 0) {
 			cb(ctx, (long long)ns, label);
-		} else if (rc < 0) {
+		} else if (s >= want) {
+			lost++;		/* a newer ticket took the slot, before or during the copy */
+		} else if (s != 2 * p->tail + 1 && h.ring_dropped > p->drops_seen) {
+			/* Not there, and its writer gave up (ring_dropped grew, and the
+			 * slot is not this ticket's own write in progress): lost now. */
+			p->drops_seen++;
+			lost++;
+		} else if (p->stall_since == 0 || p->stall_ticket != p->tail) {
+			/* Not there yet: wait for it, to keep order, but not for ever. */
+			p->stall_ticket = p->tail;
+			p->stall_since = mono_ns();
+			break;
+		} else if (mono_ns() - p->stall_since > STALL_NS) {
 			lost++;
 		} else {
-			/* Not there yet. If its writer gave up (ring_dropped grew, and the
-			 * slot is not this ticket's own write in progress), count it lost
-			 * now; else wait for it, but not for ever. */
-			uint64_t s = __atomic_load_n(&m->seq, __ATOMIC_ACQUIRE);
-
-			dropped = __atomic_load_n(&pg->hdr.ring_dropped, __ATOMIC_RELAXED);
-			if (s != 2 * p->tail + 1 && dropped > p->drops_seen) {
-				p->drops_seen++;
-				lost++;
-			} else if (p->stall_since == 0 || p->stall_ticket != p->tail) {
-				p->stall_ticket = p->tail;
-				p->stall_since = mono_ns();
-				break;
-			} else if (mono_ns() - p->stall_since > STALL_NS) {
-				lost++;
-			} else {
-				break;
-			}
+			break;
 		}
 		p->tail++;
 		p->stall_since = 0;
@@ -210,59 +438,50 @@ int client_page_drain_marks(struct client_page *p, client_mark_cb cb, void *ctx)
 
 size_t client_page_counters(struct client_page *p, struct client_counter *out, size_t max)
 {
-	size_t n = 0, i;
-
-	if (check_size(p))
+	/* The states first, then (after them in time) the names they vouch for. */
+	if (check_size(p->fd) != 0 || read_at(p->fd, p->states, sizeof(p->states), COUNTERS_OFF) != 0)
 		return 0;
-	for (i = 0; i < RSW_PAGE_COUNTERS && n < max; i++) {
-		struct rsw_page_counter *c = &p->pg->counters[i];
-		uint32_t kind;
-
-		if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != RSW_SLOT_READY)
-			continue;
-		memcpy(out[n].name, c->name, sizeof(out[n].name));
-		out[n].name[sizeof(out[n].name) - 1] = '\0';
-		kind = __atomic_load_n(&c->kind, __ATOMIC_RELAXED);
-		if (rsw_page_name_len(out[n].name) <= 0 ||
-				(kind != RSW_KIND_COUNTER && kind != RSW_KIND_GAUGE))
-			continue;
-		out[n].is_gauge = kind == RSW_KIND_GAUGE;
-		out[n].value = (long long)__atomic_load_n(&c->value, __ATOMIC_RELAXED);
-		n++;
-	}
-	return n;
-}
-
-int client_page_mark(struct client_page *p, const char *label)
-{
-	int rc;
-
-	if (!label || !*label)
-		return -EINVAL;
-	rc = check_size(p);
-	if (rc)
-		return rc;
-	return rsw_page_put_mark(p->pg, real_ns(), label, rsw_page_label_len(label));
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (read_at(p->fd, p->table, sizeof(p->table), COUNTERS_OFF) != 0)
+		return 0;
+	return client_counters_parse(p->states, p->table, sizeof(p->table), out, max);
 }
 
 int client_page_remove_stale(pid_t pid)
 {
+	const char *dir = secure_getenv(RSW_PAGE_DIR_ENV);
 	struct stat st;
 	char path[PATH_MAX];
-	int rc;
+	int rc, alive;
+	DIR *d;
 
 	if (pid <= 0)
 		return -EINVAL;
 	rc = page_path(pid, path, sizeof(path));
 	if (rc)
 		return rc;
+	alive = kill(pid, 0) == 0 || errno == EPERM;
 	if (lstat(path, &st) < 0)
-		return -errno;
-	if (kill(pid, 0) == 0 || errno == EPERM)
+		rc = -errno;
+	else if (alive)
 		return -EBUSY;
-	if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-		return -EPERM;
-	if (unlink(path) < 0)
-		return -errno;
-	return 0;
+	else if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+		rc = -EPERM;
+	else
+		rc = unlink(path) < 0 ? -errno : 0;
+	/* And the pages it made under fallback names, its own being taken. */
+	if (!dir || !*dir)
+		dir = RSW_PAGE_DIR_DEFAULT;
+	if (!alive && (d = opendir(dir))) {
+		struct dirent *de;
+
+		while ((de = readdir(d)))
+			if (is_fallback_name(de->d_name, pid) &&
+			    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) &&
+			    unlinkat(dirfd(d), de->d_name, 0) == 0 && rc == -ENOENT)
+				rc = 0;
+		closedir(d);
+	}
+	return rc;
 }

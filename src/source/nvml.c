@@ -215,7 +215,7 @@ static void read_static(struct nvml *n, unsigned d)
 
 int nvml_open(struct nvml **out, char *why, size_t whylen)
 {
-	const char *env = getenv("RSSWATCH_NVML_LIB");
+	const char *env = secure_getenv("RSSWATCH_NVML_LIB");	/* never in a setuid program */
 	const char *path = env && *env ? env : "libnvidia-ml.so.1";
 	struct nvml *n = xcalloc(1, sizeof(*n));
 	int r;

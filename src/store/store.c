@@ -1,9 +1,12 @@
 #include "store/store.h"
 #include "store/store_int.h"
+#include "base/buf.h"
+#include "base/safefile.h"
 #include "base/util.h"
 #include "source/proc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <sqlite3.h>
@@ -153,6 +156,8 @@ static const char RUN_COLUMNS[] =
 	" oom_kills, peak_source, peak_process_rss, peak_process_pid, peak_process_comm,"
 	" exit_records, peak_cgroup_exact";
 
+/* Makes dir and the directories above it that are missing, each 0700: the runs hold
+ * command lines, which may hold secrets. */
 static int mkdir_p(const char *dir)
 {
 	char tmp[PATH_MAX];
@@ -196,11 +201,15 @@ static int pragma_int(sqlite3 *db, const char *sql, int *out)
 	return rc;
 }
 
-static int migrate(sqlite3 *db, int from)
+/* Brings the schema up to date; on failure writes SQLite's reason into err (before
+ * the ROLLBACK, which clears it). */
+static int migrate(sqlite3 *db, int from, char *err, size_t errlen)
 {
 	char sql[96];
-	if (exec_sql(db, "BEGIN IMMEDIATE") < 0)
+	if (exec_sql(db, "BEGIN IMMEDIATE") < 0) {
+		snprintf(err, errlen, "cannot set up the database: %s", sqlite3_errmsg(db));
 		return -EIO;
+	}
 	/* Another process may have migrated while we waited for the lock. */
 	int now = from;
 	if (pragma_int(db, "PRAGMA user_version", &now) != SQLITE_OK)
@@ -216,6 +225,7 @@ static int migrate(sqlite3 *db, int from)
 		goto fail;
 	return 0;
 fail:
+	snprintf(err, errlen, "cannot set up the database: %s", sqlite3_errmsg(db));
 	exec_sql(db, "ROLLBACK");
 	return -EIO;
 }
@@ -253,11 +263,75 @@ static int check_schema(sqlite3 *db, unsigned flags, char *err, size_t errlen)
 				return -ENOENT;
 			}
 			snprintf(err, errlen, "database needs an upgrade; open it once for writing");
-			return -EPROTONOSUPPORT;
+			return -ESTALE;
 		}
-		if (migrate(db, version) < 0) {
-			snprintf(err, errlen, "cannot set up the database: %s", sqlite3_errmsg(db));
+		if (migrate(db, version, err, errlen) < 0)
 			return -EIO;
+	}
+	return 0;
+}
+
+/* Internal: a read-only open that must not upgrade the schema (it just did), and one
+ * that reads the file as immutable (no locks, no side files). */
+#define STORE_NO_UPGRADE (1u << 8)
+#define STORE_IMMUTABLE (1u << 9)
+
+/* "file:PATH?immutable=1" with PATH's '%', '?' and '#' escaped, as SQLite's URIs ask. */
+static char *immutable_uri(const char *path)
+{
+	struct buf b = { 0 };
+	buf_puts(&b, "file:");
+	for (const char *p = path; *p; p++) {
+		if (*p == '%' || *p == '?' || *p == '#')
+			buf_printf(&b, "%%%02X", (unsigned char)*p);
+		else
+			buf_putc(&b, *p);
+	}
+	buf_puts(&b, "?immutable=1");
+	return b.p;
+}
+
+/* Whether a reader that could not set up WAL's shared memory (it may not create the
+ * -shm file beside a database it may only read) may read the file as immutable: when
+ * no -wal file holds changes that are not in the database file yet. */
+static int readable_without_wal(const char *path)
+{
+	char wal[PATH_MAX];
+	struct stat sb;
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	return lstat(wal, &sb) < 0 ? errno == ENOENT : S_ISREG(sb.st_mode) && sb.st_size == 0;
+}
+
+/* The checks that keep another user from choosing what the database is: the file and
+ * its directory belong to the caller (a reader may also read root's), nobody else can
+ * write them, and no symlink leads to it. fd is the file, opened without following a
+ * link. SQLite's side files (-wal, -shm, -journal), which it opens by name, must not
+ * be links or another user's either. Returns 0 or -errno with a reason in err. */
+static int check_file(const char *path, int fd, unsigned flags, char *err, size_t errlen)
+{
+	static const char *const sides[] = { "-wal", "-shm", "-journal" };
+	char why[400], side[PATH_MAX];
+	struct stat sb;
+	int r = 0;
+
+	if (fstat(fd, &sb) < 0) {
+		r = -errno;
+		snprintf(why, sizeof(why), "cannot look at %s: %s", path, errstr(r));
+	}
+	if (r == 0)
+		r = safe_file_check(&sb, path, flags & STORE_READONLY, why, sizeof(why));
+	if (r < 0) {
+		snprintf(err, errlen, "refusing the database: %s", why);
+		return r;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(sides); i++) {
+		snprintf(side, sizeof(side), "%s%s", path, sides[i]);
+		if (lstat(side, &sb) == 0 && (!S_ISREG(sb.st_mode) ||
+		    (sb.st_uid != geteuid() && sb.st_uid != 0))) {
+			snprintf(err, errlen, "refusing the database: %s is %s: remove it", side,
+				 S_ISLNK(sb.st_mode) ? "a symbolic link" : !S_ISREG(sb.st_mode) ?
+				 "not a regular file" : "another user's file");
+			return -EPERM;
 		}
 	}
 	return 0;
@@ -266,15 +340,20 @@ static int check_schema(sqlite3 *db, unsigned flags, char *err, size_t errlen)
 int store_open(const char *path, unsigned flags, struct store **out, char *err, size_t errlen)
 {
 	struct stat sb;
-	int r;
-	if (stat(path, &sb) < 0) {
+	int r, fd = -1;
+	if (lstat(path, &sb) < 0) {
 		if (errno != ENOENT || !(flags & STORE_CREATE)) {
 			r = -errno;
 			snprintf(err, errlen, r == -ENOENT ? "no runs recorded yet (no database at %s)"
 							  : "cannot open %s: %s", path, errstr(r));
 			return r;
 		}
-		char dir[PATH_MAX];
+		char dir[PATH_MAX], why[400];
+		strlcpy_rsw(dir, path, sizeof(dir));
+		if ((r = safe_dir_check_way(dirname(dir), why, sizeof(why))) < 0) {
+			snprintf(err, errlen, "refusing the database: %s", why);
+			return r;
+		}
 		strlcpy_rsw(dir, path, sizeof(dir));
 		if ((r = mkdir_p(dirname(dir))) < 0) {
 			strlcpy_rsw(dir, path, sizeof(dir));
@@ -293,6 +372,34 @@ int store_open(const char *path, unsigned flags, struct store **out, char *err, 
 		return -EISDIR;
 	}
 
+	/* Its directory first: where another user could plant files, nothing is made. */
+	char dir[PATH_MAX], why[400];
+	strlcpy_rsw(dir, path, sizeof(dir));
+	if ((r = safe_dir_check(dirname(dir), why, sizeof(why))) < 0) {
+		snprintf(err, errlen, "refusing the database: %s", why);
+		return r;
+	}
+	/* The file itself: never through a symlink; a new one is made here, 0600. */
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && (flags & STORE_CREATE)) {
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno == EEXIST)	/* made by another recorder meanwhile */
+			fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		r = -errno;
+		if (r == -ELOOP)
+			snprintf(err, errlen, "refusing the database: %s is a symbolic link: give "
+				 "the path of the file itself", path);
+		else
+			snprintf(err, errlen, "cannot open %s: %s", path, errstr(r));
+		return r == -ELOOP ? -EPERM : r;
+	}
+	if ((r = check_file(path, fd, flags, err, errlen)) < 0) {
+		close(fd);
+		return r;
+	}
+
 	sqlite3 *db = NULL;
 	int oflags = (flags & STORE_READONLY) ? SQLITE_OPEN_READONLY
 					      : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
@@ -302,13 +409,27 @@ int store_open(const char *path, unsigned flags, struct store **out, char *err, 
 		/* A database on a read-only filesystem (a mounted backup, a snapshot) cannot
 		 * change under us, and SQLite could not make its WAL side files there: read it
 		 * as immutable. */
-		uri = sqlite3_mprintf("file:%s?immutable=1", path);
+		flags |= STORE_READONLY | STORE_IMMUTABLE;
+	}
+	if (flags & STORE_IMMUTABLE) {
+		uri = immutable_uri(path);
 		name = uri;
 		oflags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
-		flags |= STORE_READONLY;
 	}
-	int orc = sqlite3_open_v2(name, &db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
-	sqlite3_free(uri);
+	int orc = sqlite3_open_v2(name, &db, oflags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+				  NULL);
+	free(uri);
+	struct stat now, then;
+	if (orc == SQLITE_OK && (fstat(fd, &then) < 0 || lstat(path, &now) < 0 ||
+				 now.st_dev != then.st_dev || now.st_ino != then.st_ino)) {
+		/* Only someone who may write the directory could have done this. */
+		snprintf(err, errlen, "refusing the database: %s was replaced while it was opened",
+			 path);
+		sqlite3_close(db);
+		close(fd);
+		return -EPERM;
+	}
+	close(fd);
 	if (orc != SQLITE_OK) {
 		snprintf(err, errlen, "cannot open database %s: %s", path,
 			 db ? sqlite3_errmsg(db) : "out of memory");
@@ -317,6 +438,27 @@ int store_open(const char *path, unsigned flags, struct store **out, char *err, 
 	}
 	sqlite3_busy_timeout(db, 10000);
 	r = check_schema(db, flags, err, errlen);
+	int ec = sqlite3_errcode(db);
+	if (r == -EIO && (flags & STORE_READONLY) && !(flags & STORE_IMMUTABLE) &&
+	    (ec == SQLITE_READONLY || ec == SQLITE_CANTOPEN) && readable_without_wal(path)) {
+		/* A user who may read the database but not write beside it (a database
+		 * shared read-only, with no recorder writing to it now). */
+		sqlite3_close(db);
+		return store_open(path, flags | STORE_IMMUTABLE, out, err, errlen);
+	}
+	if (r == -ESTALE && !(flags & STORE_NO_UPGRADE)) {
+		/* A reader of a database of an older schema: upgrade it once (that needs
+		 * writing), then read it as asked. */
+		struct store *w;
+		sqlite3_close(db);
+		if ((r = store_open(path, flags & ~(STORE_READONLY | STORE_CREATE), &w, err,
+				    errlen)) < 0)
+			return r;
+		store_close(w);
+		return store_open(path, flags | STORE_NO_UPGRADE, out, err, errlen);
+	}
+	if (r == -ESTALE)
+		r = -EPROTONOSUPPORT;
 	if (r < 0)
 		goto fail;
 	if (!(flags & STORE_READONLY) && !(sqlite3_db_readonly(db, "main") == 1)) {
@@ -357,8 +499,20 @@ void store_close(struct store *st)
 const char *store_errmsg(struct store *st)
 {
 	/* the writer's words, while its last write failed (the connection is its own
-	 * then); else SQLite's for the last call */
-	return st->werr && st->werrmsg[0] ? st->werrmsg : sqlite3_errmsg(st->db);
+	 * then); after a ROLLBACK SQLite's own message is "not an error": the one kept */
+	if (st->werr && st->werrmsg[0])
+		return st->werrmsg;
+	if (sqlite3_errcode(st->db) == SQLITE_OK)
+		return st->errbuf[0] ? st->errbuf : "unknown error";
+	return sqlite3_errmsg(st->db);
+}
+
+/* Ends a failed transaction, keeping SQLite's reason for store_errmsg(). */
+static void rollback(struct store *st)
+{
+	if (sqlite3_errcode(st->db) != SQLITE_OK)
+		strlcpy_rsw(st->errbuf, sqlite3_errmsg(st->db), sizeof(st->errbuf));
+	exec_sql(st->db, "ROLLBACK");
 }
 
 
@@ -855,6 +1009,6 @@ int store_delete_run(struct store *st, int64_t id)
 	}
 	return exec_sql(st->db, "COMMIT");
 fail:
-	exec_sql(st->db, "ROLLBACK");
+	rollback(st);
 	return -EIO;
 }

@@ -57,6 +57,7 @@ struct batch {
 
 struct store {
 	sqlite3 *db;
+	char errbuf[256];	/* SQLite's message for a failure that a ROLLBACK cleared */
 	sqlite3_stmt *ins_sample, *ins_counter, *ins_gpu, *ins_proc;
 	/* Rows wait in front until a flush. Without the writer thread the flush writes them
 	 * at once; with it, front and back swap and the thread writes back (write.c). */

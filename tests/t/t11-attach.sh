@@ -102,7 +102,7 @@ fi
 
 # --- a process hidden by hidepid=2
 mkdir -p "$T/hp"
-chmod 777 "$T/hp"
+chown 65534:65534 "$T/hp"	# its own directory: the database may not be in one all can write
 cat >"$T/hidepid.sh" <<EOS
 mount -t proc -o hidepid=2 proc /proc || exit 200
 exec setpriv --reuid=65534 --regid=65534 --clear-groups "$RSW" record -q --db "$T/hp/db" -p 1

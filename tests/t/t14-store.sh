@@ -40,7 +40,7 @@ fi
 
 # --- an existing database on a read-only file system can still be read
 mkdir "$T/rofs"
-if mount -t tmpfs -o size=4m tmpfs "$T/rofs" 2>"$T/mount.err"; then
+if mount -t tmpfs -o size=4m,mode=0755 tmpfs "$T/rofs" 2>"$T/mount.err"; then
 	at_exit umount "$T/rofs"
 	"$RSW" record -q --db "$T/rofs/x.db" -- "$HOG" exit 0 2>/dev/null
 	mount -o remount,ro "$T/rofs"

@@ -104,8 +104,9 @@ check "--memory-limit without a command: usage error 2" test $? -eq 2
 "$bin" record --memory-limit lots -- true >/dev/null 2>"$tmp/err"
 check "an invalid size: usage error 2" test $? -eq 2
 if command -v setpriv >/dev/null 2>&1; then
-	chmod 777 "$tmp"
-	RSSWATCH_DB="$tmp/nobody.db" setpriv --reuid=65534 --regid=65534 --clear-groups \
+	chmod 755 "$tmp"	# a database of its own, in a directory of its own
+	mkdir "$tmp/nobody" && chown 65534:65534 "$tmp/nobody"
+	RSSWATCH_DB="$tmp/nobody/runs.db" setpriv --reuid=65534 --regid=65534 --clear-groups \
 		"$bin" record -q --memory-limit 64M -- "$hog" +1M >/dev/null 2>"$tmp/err"
 	rc=$?
 	check "not root: exit 125" test "$rc" -eq 125

@@ -68,6 +68,18 @@ check "attach: the run's peak is its own (under 50 MiB), not the exit record's h
 	test "$(q "SELECT peak_rss FROM run WHERE id = $last")" -lt $((50 * MiB))
 finish "$pid"
 
+# One process attached whose children hold memory: said at the start and in the summary.
+spawn kids sh -c "'$HOG' +40M sleep 5s & '$HOG' +20M sleep 5s & wait; : $T"
+kids=$!
+wait_until 10 sh -c "[ \$(cat /proc/$kids/task/$kids/children | wc -w) -eq 2 ] && grep -q '^VmRSS:.* [0-9]\{5,\} kB' /proc/\$(cut -d' ' -f1 /proc/$kids/task/$kids/children)/status"
+expect_exit 0 "-p of a shell with two children: exit 0" "$RSW" record -i 100ms -d 300ms -p "$kids"
+check "the start says the descendants are not recorded" \
+	grep -q "^rsswatch: pid $kids has 2 descendants holding .* MiB, not recorded (add -t)" "$ERR"
+check "the summary says it too" grep -q '^note      2 descendants held up to .* MiB, not recorded (add -t)' "$ERR"
+check "no 'before recording' line when the old peak is no higher than the run's" \
+	sh -c "! grep -q '^earlier ' '$ERR'"
+finish "$kids" 1
+
 # Without root (nobody): no exit records; a launched command's peak still comes from
 # wait4, exact.
 if id nobody >/dev/null 2>&1; then

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -27,6 +29,7 @@
 #include "rsswatch.h"
 #include "base/clock.h"
 #include "source/client.h"
+#include "source/proc.h"
 #include "../../lib/page.h"
 
 static char shm_dir[] = "/tmp/rsswatch-test-client.XXXXXX";
@@ -663,7 +666,8 @@ static void test_signal_mark(void **state)
 	free(m);
 }
 
-static void test_outside_mark(void **state)
+/* Labels over the limit are cut at a UTF-8 boundary; the reader terminates them. */
+static void test_long_labels(void **state)
 {
 	struct client_page *p = open_self();
 	struct marks *m = calloc(1, sizeof(*m));
@@ -672,9 +676,9 @@ static void test_outside_mark(void **state)
 
 	(void)state;
 	assert_non_null(m);
-	assert_int_equal(client_page_mark(p, "from rsswatch mark"), 0);
-	assert_int_equal(client_page_mark(p, ""), -EINVAL);
-	assert_int_equal(client_page_mark(p, NULL), -EINVAL);
+	assert_int_equal(rsw_mark("short"), 0);
+	assert_int_equal(rsw_mark(""), -EINVAL);
+	assert_int_equal(rsw_mark(NULL), -EINVAL);
 	/* 94 bytes then a 2-byte UTF-8 character that would cross the 95-byte limit:
 	 * the label is cut before the character, not inside it. */
 	memset(label, 'x', 94);
@@ -682,10 +686,10 @@ static void test_outside_mark(void **state)
 	assert_int_equal(rsw_mark(label), 0);
 	label[95] = '\0';
 	memset(label, 'y', 95);
-	assert_int_equal(client_page_mark(p, label), 0);
+	assert_int_equal(rsw_mark(label), 0);
 	assert_int_equal(client_page_drain_marks(p, collect, m), 0);
 	assert_int_equal(m->n, 3);
-	assert_string_equal(m->label[0], "from rsswatch mark");
+	assert_string_equal(m->label[0], "short");
 	assert_true(m->ns[0] >= before && m->ns[0] <= real_ns());
 	assert_int_equal(strlen(m->label[1]), 94);
 	assert_int_equal(strlen(m->label[2]), 95);
@@ -738,21 +742,23 @@ static void test_stale(void **state)
 	/* The library replaces what is in its way; the child dies without its exit
 	 * handler, as a killed process would, leaving the page behind. */
 	child_start(&c, child_replaces_stale, 1);
-	assert_int_equal(child_finish(&c), 0);
-	page_path(c.pid, path, sizeof(path));
-	assert_int_equal(lstat(path, &st), 0);
 	assert_int_equal(client_page_open(c.pid, geteuid(), &p), 0);
 	assert_int_equal(counter_value(p, "after_stale", NULL), 7);
 	client_page_close(p);
+	assert_int_equal(child_finish(&c), 0);
+	page_path(c.pid, path, sizeof(path));
+	assert_int_equal(lstat(path, &st), 0);
+	/* Its process is gone: the page left behind is nobody's. */
+	assert_int_equal(client_page_open(c.pid, geteuid(), &p), -ESRCH);
 	assert_int_equal(client_page_remove_stale(c.pid), 0);
 	assert_int_equal(lstat(path, &st), -1);
 	assert_int_equal(client_page_remove_stale(c.pid), -ENOENT);
 
 	child_start(&c, child_replaces_junk, 1);
-	assert_int_equal(child_finish(&c), 0);
 	assert_int_equal(client_page_open(c.pid, geteuid(), &p), 0);
 	assert_int_equal(counter_value(p, "after_stale", NULL), 8);
 	client_page_close(p);
+	assert_int_equal(child_finish(&c), 0);
 	assert_int_equal(client_page_remove_stale(c.pid), 0);
 
 	/* A live process's page is never removed. */
@@ -761,11 +767,41 @@ static void test_stale(void **state)
 	assert_int_equal(lstat(path, &st), 0);
 }
 
-/* Writes a file of the given size and magic at the page name of a made-up pid. */
+/* A process that only waits to be killed: a live pid for made-up pages. */
+static pid_t idle_start(void)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);	/* not even a failed test leaves it */
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+static void idle_stop(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static int64_t boot_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Writes a file of the given size and magic at the page name of pid, with a header
+ * that says pid made it now (as the library of a live process pid would). */
 static void fake_page(pid_t pid, off_t size, uint32_t magic, mode_t mode)
 {
 	char path[PATH_MAX];
 	struct rsw_page pg;
+	struct client_ident who;
 	int fd;
 
 	page_path(pid, path, sizeof(path));
@@ -776,10 +812,16 @@ static void fake_page(pid_t pid, off_t size, uint32_t magic, mode_t mode)
 	pg.hdr.magic = magic;
 	pg.hdr.version = RSW_PAGE_VERSION;
 	pg.hdr.size = sizeof(pg);
+	pg.hdr.pid = pid;
 	pg.hdr.n_counters = RSW_PAGE_COUNTERS;
 	pg.hdr.ring_slots = RSW_PAGE_RING_SLOTS;
 	pg.hdr.name_size = RSW_PAGE_NAME_SIZE;
 	pg.hdr.label_size = RSW_PAGE_LABEL_SIZE;
+	pg.hdr.created_boot_ns = boot_ns();
+	if (client_ident_read(pid, &who) == 0) {
+		pg.hdr.start_ticks = who.start_ticks;
+		pg.hdr.pid_ino = who.pid_ino;
+	}
 	if (size > 0)
 		assert_int_equal(write(fd, &pg, (size_t)size), size);
 	assert_int_equal(fchmod(fd, mode), 0);
@@ -790,14 +832,15 @@ static void test_refused(void **state)
 {
 	struct client_page *p = NULL;
 	char path[PATH_MAX], other[PATH_MAX];
+	pid_t fake = idle_start();
 
 	(void)state;
 	assert_int_equal(geteuid(), 0);	/* chown needs root */
 	page_path(getpid(), path, sizeof(path));
 
-	/* Another owner. */
+	/* Another owner: the name is taken by another user (and no fallback page). */
 	assert_int_equal(chown(path, 65534, 65534), 0);
-	assert_int_equal(client_page_open(getpid(), 0, &p), -EPERM);
+	assert_int_equal(client_page_open(getpid(), 0, &p), -EEXIST);
 	assert_null(p);
 	assert_int_equal(client_page_open(getpid(), 65534, &p), 0);
 	client_page_close(p);
@@ -808,46 +851,47 @@ static void test_refused(void **state)
 	assert_int_equal(client_page_open(getpid(), 0, &p), -EPERM);
 	assert_int_equal(chmod(path, 0600), 0);
 	/* A second link to it. */
-	page_path(777777777, other, sizeof(other));
+	page_path(fake, other, sizeof(other));
 	assert_int_equal(link(path, other), 0);
 	assert_int_equal(client_page_open(getpid(), 0, &p), -EPERM);
-	assert_int_equal(client_page_open(777777777, 0, &p), -EPERM);
+	assert_int_equal(client_page_open(fake, 0, &p), -EPERM);
 	assert_int_equal(unlink(other), 0);
-	/* A symlink to a valid page. */
+	/* A symlink to a valid page: never followed. */
 	assert_int_equal(symlink(path, other), 0);
-	assert_int_equal(client_page_open(777777777, 0, &p), -EPERM);
+	assert_int_equal(client_page_open(fake, 0, &p), -EEXIST);
 	assert_int_equal(unlink(other), 0);
 	/* A FIFO: refused, without blocking in open(). */
 	assert_int_equal(mkfifo(other, 0600), 0);
-	assert_int_equal(client_page_open(777777777, 0, &p), -EPERM);
+	assert_int_equal(client_page_open(fake, 0, &p), -EEXIST);
 	assert_int_equal(unlink(other), 0);
 	/* A directory. */
 	assert_int_equal(mkdir(other, 0600), 0);
-	assert_true(client_page_open(777777777, 0, &p) < 0);
+	assert_true(client_page_open(fake, 0, &p) < 0);
 	assert_int_equal(rmdir(other), 0);
 	assert_null(p);
 
 	/* Headers: empty (being created), unfinished, wrong size, wrong magic/version. */
-	fake_page(777777777, 0, 0, 0600);
-	assert_int_equal(client_page_open(777777777, 0, &p), -ENOENT);
-	fake_page(777777777, sizeof(struct rsw_page), 0, 0600);
-	assert_int_equal(client_page_open(777777777, 0, &p), -ENOENT);
-	fake_page(777777777, 100, RSW_PAGE_MAGIC, 0600);
-	assert_int_equal(client_page_open(777777777, 0, &p), -EPROTO);
-	fake_page(777777777, sizeof(struct rsw_page), 0x12345678, 0600);
-	assert_int_equal(client_page_open(777777777, 0, &p), -EPROTO);
-	fake_page(777777777, sizeof(struct rsw_page), RSW_PAGE_MAGIC, 0600);
-	assert_int_equal(client_page_open(777777777, 0, &p), 0);
+	fake_page(fake, 0, 0, 0600);
+	assert_int_equal(client_page_open(fake, 0, &p), -ENOENT);
+	fake_page(fake, sizeof(struct rsw_page), 0, 0600);
+	assert_int_equal(client_page_open(fake, 0, &p), -ENOENT);
+	fake_page(fake, 100, RSW_PAGE_MAGIC, 0600);
+	assert_int_equal(client_page_open(fake, 0, &p), -EPROTO);
+	fake_page(fake, sizeof(struct rsw_page), 0x12345678, 0600);
+	assert_int_equal(client_page_open(fake, 0, &p), -EPROTO);
+	fake_page(fake, sizeof(struct rsw_page), RSW_PAGE_MAGIC, 0600);
+	assert_int_equal(client_page_open(fake, 0, &p), 0);
 	client_page_close(p);
 	p = NULL;
-	/* Truncated after opening: calls refuse instead of touching the mapping. */
-	assert_int_equal(client_page_open(777777777, 0, &p), 0);
+	/* Truncated after opening: calls refuse (the reader never maps the page, so no
+	 * access can fault). */
+	assert_int_equal(client_page_open(fake, 0, &p), 0);
 	assert_int_equal(truncate(other, 4096), 0);
-	assert_int_equal(client_page_mark(p, "x"), -EPROTO);
 	assert_int_equal(client_page_drain_marks(p, collect, NULL), -EPROTO);
 	assert_int_equal(client_page_counters(p, NULL, 10), 0);
 	client_page_close(p);
 	unlink(other);
+	idle_stop(fake);
 }
 
 /* Hostile content: a reader must not trust indexes, strings or states. */
@@ -859,11 +903,12 @@ static void test_hostile_page(void **state)
 	struct rsw_page *pg;
 	char path[PATH_MAX];
 	int fd, i;
+	pid_t fake = idle_start();
 
 	(void)state;
 	assert_non_null(m);
-	fake_page(777777776, sizeof(struct rsw_page), RSW_PAGE_MAGIC, 0600);
-	page_path(777777776, path, sizeof(path));
+	fake_page(fake, sizeof(struct rsw_page), RSW_PAGE_MAGIC, 0600);
+	page_path(fake, path, sizeof(path));
 	fd = open(path, O_RDWR);
 	assert_true(fd >= 0);
 	pg = mmap(NULL, sizeof(*pg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -883,7 +928,7 @@ static void test_hostile_page(void **state)
 		memset(pg->ring[i].label, 'L', RSW_PAGE_LABEL_SIZE);	/* no NUL */
 	}
 	pg->hdr.ring_head = RSW_PAGE_RING_SLOTS;
-	assert_int_equal(client_page_open(777777776, 0, &p), 0);
+	assert_int_equal(client_page_open(fake, 0, &p), 0);
 	assert_int_equal(client_page_counters(p, c, RSW_COUNTERS_MAX), 62);
 	assert_int_equal(strlen(c[0].name), RSW_NAME_MAX);
 	assert_string_equal(c[3].name, "ok");
@@ -901,6 +946,7 @@ static void test_hostile_page(void **state)
 	munmap(pg, sizeof(*pg));
 	unlink(path);
 	free(m);
+	idle_stop(fake);
 }
 
 static int remove_dir(void **state)
@@ -910,6 +956,232 @@ static int remove_dir(void **state)
 	(void)state;
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", shm_dir);
 	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A page left by a process that died, found under the same pid by a later process:
+ * its creator's pid, start time or creation time gives it away. */
+static void test_stale_owner(void **state)
+{
+	struct client_page *p = NULL;
+	struct client_header h;
+	char path[PATH_MAX];
+	struct rsw_page pg;
+	pid_t fake = idle_start();
+	int fd;
+
+	(void)state;
+	/* The pure check: tick 500 at 100 ticks a second is 5 s after boot. */
+	struct client_ident who = { 42, 500, 0 };
+	memset(&h, 0, sizeof(h));
+	h.pid = 42;
+	h.start_ticks = 500;
+	h.created_boot_ns = 5000000000LL;
+	assert_int_equal(client_header_is_of(&h, &who, 100), 0);
+	who.pid = 43;
+	assert_int_equal(client_header_is_of(&h, &who, 100), -ESTALE);
+	who.pid = 42;
+	who.start_ticks = 501;
+	assert_int_equal(client_header_is_of(&h, &who, 100), -ESTALE);
+	who.start_ticks = 500;
+	h.created_boot_ns = 4999999999LL;	/* made before the target started */
+	assert_int_equal(client_header_is_of(&h, &who, 100), -ESTALE);
+	h.start_ticks = 0;	/* a creator that could not read /proc: the time decides */
+	assert_int_equal(client_header_is_of(&h, &who, 100), -ESTALE);
+	h.created_boot_ns = 5000000000LL;
+	assert_int_equal(client_header_is_of(&h, &who, 100), 0);
+	who.start_ticks = 0;	/* nothing known of the target but its pid */
+	assert_int_equal(client_header_is_of(&h, &who, 100), 0);
+	/* Two processes that started in the same tick: the pidfs inode tells them apart,
+	 * and decides alone where both sides know it. */
+	who.start_ticks = 500;
+	h.start_ticks = 500;
+	h.pid_ino = 7;
+	who.pid_ino = 8;
+	assert_int_equal(client_header_is_of(&h, &who, 100), -ESTALE);
+	who.pid_ino = 7;
+	h.created_boot_ns = 0;
+	assert_int_equal(client_header_is_of(&h, &who, 100), 0);
+	who.pid_ino = 0;	/* the recorder's kernel has no pidfs: times decide */
+	assert_int_equal(client_header_is_of(&h, &who, 100), -ESTALE);
+
+	/* The same on files, for a live process. */
+	page_path(fake, path, sizeof(path));
+	fake_page(fake, sizeof(struct rsw_page), RSW_PAGE_MAGIC, 0600);
+	assert_int_equal(client_page_open(fake, geteuid(), &p), 0);
+	client_page_close(p);
+	p = NULL;
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &pg, sizeof(pg), 0), sizeof(pg));
+	pg.hdr.pid = fake + 1;
+	assert_int_equal(pwrite(fd, &pg, sizeof(pg), 0), sizeof(pg));
+	assert_int_equal(client_page_open(fake, geteuid(), &p), -ESTALE);
+	pg.hdr.pid = fake;
+	pg.hdr.pid_ino++;
+	assert_int_equal(pwrite(fd, &pg, sizeof(pg), 0), sizeof(pg));
+	assert_int_equal(client_page_open(fake, geteuid(), &p), -ESTALE);
+	pg.hdr.pid_ino = 0;
+	pg.hdr.start_ticks++;
+	assert_int_equal(pwrite(fd, &pg, sizeof(pg), 0), sizeof(pg));
+	assert_int_equal(client_page_open(fake, geteuid(), &p), -ESTALE);
+	pg.hdr.start_ticks = 0;
+	pg.hdr.created_boot_ns = 1;
+	assert_int_equal(pwrite(fd, &pg, sizeof(pg), 0), sizeof(pg));
+	assert_int_equal(client_page_open(fake, geteuid(), &p), -ESTALE);
+	assert_null(p);
+	close(fd);
+	/* The pid's process is gone. */
+	idle_stop(fake);
+	assert_int_equal(client_page_open(fake, geteuid(), &p), -ESRCH);
+	unlink(path);
+}
+
+/* Squatting: a directory made at the child's page name before it sets up (a user
+ * can do that for any pid to come, and nobody else can remove it). */
+static int child_squatted_by_dir(void)
+{
+	char path[PATH_MAX];
+	int bad = 0;
+
+	snprintf(path, sizeof(path), "%s/rsswatch.%ld", shm_dir, (long)getpid());
+	bad |= mkdir(path, 0755) != 0;
+	bad |= rsw_init() != 0;
+	bad |= rsw_mark("squatted but heard") != 0;
+	bad |= rsw_gauge_set("squat_gauge", 5) != 0;
+	return bad;
+}
+
+/* ... and a file of another user in a sticky directory, against a victim that is not
+ * root (root may remove any file, so it simply takes its name back). */
+static int child_squatted_by_file(void)
+{
+	char path[PATH_MAX];
+	int fd, bad = 0;
+
+	snprintf(path, sizeof(path), "%s/rsswatch.%ld", shm_dir, (long)getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	bad |= fd < 0 || fchown(fd, 65533, 65533) != 0;
+	close(fd);
+	bad |= setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0;
+	bad |= rsw_init() != 0;
+	bad |= rsw_gauge_set("squat_gauge", 6) != 0;
+	return bad;
+}
+
+static void test_squatted(void **state)
+{
+	struct client_page *p = NULL;
+	struct marks *m = calloc(1, sizeof(*m));
+	struct child c;
+	char path[PATH_MAX];
+	DIR *d;
+	struct dirent *de;
+	int fallbacks = 0;
+
+	(void)state;
+	assert_non_null(m);
+	child_start(&c, child_squatted_by_dir, 0);
+	assert_int_equal(client_page_open(c.pid, geteuid(), &p), 0);
+	assert_int_equal(client_page_squatted(p), 1);
+	assert_int_equal(counter_value(p, "squat_gauge", NULL), 5);
+	assert_int_equal(client_page_drain_marks(p, collect, m), 0);
+	assert_int_equal(m->n, 1);
+	assert_string_equal(m->label[0], "squatted but heard");
+	client_page_close(p);
+	p = NULL;
+	/* The fallback is a file "rsswatch.PID." and 16 hex digits, removed at exit. */
+	snprintf(path, sizeof(path), "rsswatch.%ld.", (long)c.pid);
+	d = opendir(shm_dir);
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (strncmp(de->d_name, path, strlen(path)) == 0 &&
+		    strlen(de->d_name) == strlen(path) + 16)
+			fallbacks++;
+	closedir(d);
+	assert_int_equal(fallbacks, 1);
+	assert_int_equal(child_finish(&c), 0);
+	/* The squatter's directory is no page: left alone. */
+	assert_int_equal(client_page_remove_stale(c.pid), -EPERM);
+	page_path(c.pid, path, sizeof(path));
+	assert_int_equal(rmdir(path), 0);
+
+	assert_int_equal(chmod(shm_dir, 01777), 0);
+	child_start(&c, child_squatted_by_file, 0);
+	/* The squatter's file is refused as the page of a process of uid 65534. */
+	assert_int_equal(client_page_open(c.pid, 65534, &p), 0);
+	assert_int_equal(client_page_squatted(p), 1);
+	assert_int_equal(counter_value(p, "squat_gauge", NULL), 6);
+	client_page_close(p);
+	assert_int_equal(child_finish(&c), 0);
+	assert_int_equal(chmod(shm_dir, 0700), 0);
+	page_path(c.pid, path, sizeof(path));
+	unlink(path);
+	free(m);
+}
+
+/* The parsers on bytes at odd addresses, short buffers and garbage. */
+static void test_parsers(void **state)
+{
+	static unsigned char raw[sizeof(struct rsw_page) + 1];
+	struct rsw_page *pg = calloc(1, sizeof(*pg));
+	struct client_header h;
+	struct client_counter c[4];
+	char label[RSW_PAGE_LABEL_SIZE];
+	int64_t ns = 0;
+	unsigned char *odd = raw + 1;	/* misaligned on purpose */
+
+	(void)state;
+	assert_non_null(pg);
+	pg->hdr.version = RSW_PAGE_VERSION;
+	pg->hdr.size = sizeof(*pg);
+	pg->hdr.pid = 4242;
+	pg->hdr.n_counters = RSW_PAGE_COUNTERS;
+	pg->hdr.ring_slots = RSW_PAGE_RING_SLOTS;
+	pg->hdr.name_size = RSW_PAGE_NAME_SIZE;
+	pg->hdr.label_size = RSW_PAGE_LABEL_SIZE;
+	pg->hdr.ring_head = 9;
+	memcpy(odd, pg, sizeof(*pg));
+	assert_int_equal(client_header_parse(odd, sizeof(*pg), &h), -ENOENT);	/* no magic yet */
+	pg->hdr.magic = RSW_PAGE_MAGIC;
+	memcpy(odd, pg, sizeof(*pg));
+	assert_int_equal(client_header_parse(odd, sizeof(pg->hdr) - 1, &h), -EPROTO);
+	assert_int_equal(client_header_parse(odd, sizeof(pg->hdr), &h), 0);
+	assert_int_equal(h.pid, 4242);
+	assert_int_equal(h.ring_head, 9);
+	pg->hdr.label_size = 4096;
+	memcpy(odd, pg, sizeof(*pg));
+	assert_int_equal(client_header_parse(odd, sizeof(pg->hdr), &h), -EPROTO);
+
+	/* Counters: READY in the first copy counts, with the name of the second. */
+	pg->counters[0].state = RSW_SLOT_READY;
+	pg->counters[0].kind = RSW_KIND_GAUGE;
+	memcpy(pg->counters[0].name, "depth", 6);
+	pg->counters[0].value = (uint64_t)-5;
+	pg->counters[1].state = RSW_SLOT_CLAIMING;
+	memcpy(pg->counters[1].name, "half", 5);
+	pg->counters[1].kind = RSW_KIND_COUNTER;
+	memcpy(odd, pg->counters, sizeof(pg->counters));
+	assert_int_equal(client_counters_parse(odd, odd, sizeof(pg->counters), c, 4), 1);
+	assert_string_equal(c[0].name, "depth");
+	assert_int_equal(c[0].value, -5);
+	assert_int_equal(c[0].is_gauge, 1);
+	/* A table shorter than one slot yields nothing; max bounds the output. */
+	assert_int_equal(client_counters_parse(odd, odd, 63, c, 4), 0);
+	assert_int_equal(client_counters_parse(odd, odd, sizeof(pg->counters), c, 0), 0);
+
+	/* A mark slot: complete for its ticket, not yet, or taken by a newer one; the
+	 * label is terminated even when the slot holds none. */
+	pg->ring[3].seq = 2 * 3 + 2;
+	pg->ring[3].realtime_ns = 77;
+	memset(pg->ring[3].label, 'L', sizeof(pg->ring[3].label));
+	memcpy(odd, &pg->ring[3], sizeof(pg->ring[3]));
+	assert_int_equal(client_mark_parse(odd, sizeof(pg->ring[3]), 3, &ns, label), 1);
+	assert_int_equal(ns, 77);
+	assert_int_equal(strlen(label), RSW_LABEL_MAX);
+	assert_int_equal(client_mark_parse(odd, sizeof(pg->ring[3]), 4, &ns, label), 0);
+	assert_int_equal(client_mark_parse(odd, sizeof(pg->ring[3]), 2, &ns, label), -1);
+	assert_int_equal(client_mark_parse(odd, sizeof(pg->ring[3]) - 1, 3, &ns, label), 0);
+	free(pg);
 }
 
 int main(void)
@@ -926,10 +1198,13 @@ int main(void)
 		cmocka_unit_test(test_torn_read),
 		cmocka_unit_test(test_concurrent_marks),
 		cmocka_unit_test(test_signal_mark),
-		cmocka_unit_test(test_outside_mark),
+		cmocka_unit_test(test_long_labels),
 		cmocka_unit_test(test_stale),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_hostile_page),
+		cmocka_unit_test(test_parsers),
+		cmocka_unit_test(test_stale_owner),
+		cmocka_unit_test(test_squatted),
 	};
 
 	if (!mkdtemp(shm_dir) || setenv("RSSWATCH_SHM_DIR", shm_dir, 1) != 0)

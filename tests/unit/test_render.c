@@ -224,6 +224,8 @@ static void test_summary_peak_source(void **state)
 	/* attached, no exit records, a sampled cgroup peak, a sampled peak */
 	buf_reset(&b);
 	r.hwm_before = (int64_t)(407 * MIB + 9 * MIB / 10 + 1);
+	uint64_t peak = r.peak_rss;
+	r.peak_rss = 8 * MIB;	/* the old peak is above the run's: said apart */
 	r.peak_source = PEAK_FROM_SAMPLE;
 	r.exit_records = 0;
 	r.oom_kills = 0;
@@ -251,6 +253,7 @@ static void test_summary_peak_source(void **state)
 	assert_non_null(strstr(t, "(/x), the cgroup's own peak\n"));
 
 	/* every source in its words, and runs from before schema 8 as before */
+	r.peak_rss = peak;
 	const char *const src[] = { PEAK_FROM_HWM, PEAK_FROM_WAIT, PEAK_FROM_OOM, "" };
 	const char *const words[] = { ", from VmHWM; the highest sampled RSS was 100.0 MiB\n",
 				      ", from wait4; the highest sampled RSS was 100.0 MiB\n",
