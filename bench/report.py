@@ -291,6 +291,8 @@ def build(raw):
                 load = base / 1000 * 10 / 1000 * 100
                 met = load < 5
                 detail = f"{load:.1f}% of one core"
+                if load > 100:
+                    detail += ": more than a core, so it falls behind 10 Hz"
         t.row(key, f"tree of {n:,} processes, CPU per sample", "ms", cells, goal, met, detail)
 
     # 5. slowdown
