@@ -70,9 +70,13 @@ fi
 
 mkdir -p "$OUT"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rsswatch-bench.XXXXXX")
-live=	# long-lived targets started here and not reaped yet (so their pids are still ours)
+live=	# long-lived targets started here and not reaped yet
+# On the way out the long-lived targets (memhog, forktree and its children) are told to
+# end through their stop file, and waited for, before the file goes: killing forktree
+# alone would leave its children waiting for a file that no longer exists.
 cleanup() {
-	for p in $live; do kill "$p" 2>/dev/null || true; done
+	touch "$tmp/stop"
+	for p in $live; do wait "$p" 2>/dev/null || true; done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
