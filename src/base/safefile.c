@@ -37,9 +37,15 @@ static int check_step(const char *p, const struct stat *st, int last, char *why,
 	/* Write bits on a read-only file system (a mounted snapshot) let nobody write. */
 	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && (last || !(st->st_mode & S_ISVTX)) &&
 	    !(statvfs(p, &sv) == 0 && (sv.f_flag & ST_RDONLY))) {
-		snprintf(why, n, "%s can be written by %s: make it writable by its owner only "
-			 "(chmod go-w %s), or use another directory", p,
-			 st->st_mode & S_IWOTH ? "every user" : "its group", p);
+		/* a shared directory such as /tmp is not to be changed: say where to go */
+		if (st->st_mode & S_ISVTX)
+			snprintf(why, n, "%s can be written by %s, who could plant files beside the "
+				 "database: use a directory of your own (e.g. mkdir -m 700 %s/mine)",
+				 p, st->st_mode & S_IWOTH ? "every user" : "its group", p);
+		else
+			snprintf(why, n, "%s can be written by %s: make it writable by its owner "
+				 "only (chmod go-w %s), or use another directory", p,
+				 st->st_mode & S_IWOTH ? "every user" : "its group", p);
 		return -EPERM;
 	}
 	return 0;

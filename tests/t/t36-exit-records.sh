@@ -83,7 +83,7 @@ finish "$kids" 1
 # Without root (nobody): no exit records; a launched command's peak still comes from
 # wait4, exact.
 if id nobody >/dev/null 2>&1; then
-	mkdir -p "$T/nobody" && chmod 777 "$T/nobody"
+	mkdir -p -m 700 "$T/nobody" && chown nobody "$T/nobody"
 	expect_exit 0 "as nobody: a 5 ms child: exit 0" \
 		su nobody -s /bin/sh -c "'$RSW' record -q -i 1s --db '$T/nobody/r.db' -- sh -c \"sleep 0.3; '$HOG' +100M sleep 5ms exit 0; sleep 0.5\""
 	check "as nobody: exit records were not read" \

@@ -47,7 +47,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 F="$T/full"
 mkdir -p "$F"
-if ! mount -t tmpfs -o size=2m tmpfs "$F" 2>/dev/null; then
+if ! mount -t tmpfs -o size=2m,mode=700 tmpfs "$F" 2>/dev/null; then
 	skip "cannot mount a tmpfs"
 	done_testing
 	exit 0
