@@ -166,6 +166,10 @@ def build(raw):
         met = rsw <= 60 and b / rsw >= 200 and p / rsw >= 5 and u / rsw >= 5
         detail = (f"{rsw:.0f} us; bash loop {b / rsw:.0f}x, pidstat {p / rsw:.1f}x, "
                   f"psutil {u / rsw:.1f}x")
+        nox = ps("cpu", "rsswatch-nox", 1000)
+        if nox is not None:
+            detail += (f"; without the exit records of the host's "
+                       f"{raw.meta.get('forks_per_s_1s', '?')} exits a second: {nox:.0f} us")
     t.row("cpu_1s", "CPU per sample at 1 s", "us", cells,
           "at most 60 us, 200x below the bash loop, 5x below pidstat and psutil", met, detail)
 

@@ -132,10 +132,11 @@ run_tool() {
 	count=$((secs * 1000 / ms))
 	[ "$count" -ge 1 ] || count=1
 	case $tool in
-	rsswatch)
+	rsswatch | rsswatch-nox)	# rsswatch-nox: without the exit records of the host
 		tr=
 		[ "${TREE:-0}" = 1 ] && tr=-t
-		set -- "$RSW" record --db "$f.db" -q $tr -p "$pid" -i "${ms}ms" -d "${secs}s" ;;
+		set -- env RSSWATCH_NO_TASKSTATS=$([ "$tool" = rsswatch ] && echo 0 || echo 1) \
+			"$RSW" record --db "$f.db" -q $tr -p "$pid" -i "${ms}ms" -d "${secs}s" ;;
 	bashloop)
 		set -- bash -c "$loop_script" loop "$pid" "$f" "$count" "$(secs_of "$ms")" \
 			"$([ "${TREE:-0}" = 1 ] && echo tree)" ;;
@@ -185,7 +186,7 @@ maxrss_of() { sed -n 's/.*maxrss_kib=\([0-9]*\).*/\1/p' "$1.ru" 2>/dev/null | ta
 # samples_of TOOL MS SECONDS FILE PID: the samples the tool took (0 when it ran not at all)
 samples_of() {
 	case $1 in
-	rsswatch) [ -f "$4.db" ] && sqlite3 "$4.db" 'SELECT samples FROM run' 2>/dev/null || echo 0 ;;
+	rsswatch*) [ -f "$4.db" ] && sqlite3 "$4.db" 'SELECT samples FROM run' 2>/dev/null || echo 0 ;;
 	bashloop) grep -c '^[0-9]' "$4" 2>/dev/null || true ;;
 	pidstat) awk -v pid="$5" '$1 != "Average:" && $3 == pid' "$4" 2>/dev/null | wc -l ;;
 	psutil) grep -c '^[0-9]' "$4" 2>/dev/null || true ;;
@@ -197,10 +198,10 @@ samples_of() {
 # bytes_of TOOL FILE: what the tool stored (rsswatch: its database, checkpointed; 0 when
 # the tool did not run)
 bytes_of() {
-	if [ "$1" = rsswatch ] && [ -f "$2.db" ]; then
+	if [ "${1%-nox}" = rsswatch ] && [ -f "$2.db" ]; then
 		sqlite3 "$2.db" 'PRAGMA wal_checkpoint(TRUNCATE);' >/dev/null
 		wc -c <"$2.db"
-	elif [ "$1" != rsswatch ] && [ "$1" != statm ] && [ "$1" != timer ] && [ -f "$2" ]; then
+	elif [ "${1%-nox}" != rsswatch ] && [ "$1" != statm ] && [ "$1" != timer ] && [ -f "$2" ]; then
 		wc -c <"$2"
 	else
 		echo 0
@@ -261,14 +262,17 @@ live=$hog
 while ! grep -q '^VmRSS:.*[0-9]\{5\} kB' /proc/$hog/status 2>/dev/null; do sleep 0.05; done
 
 say "1. CPU per sample at 1 s: every tool $REPS times at once, ${SLOW_LONG} s"
+forks0=$(awk '/^processes/ { print $2 }' /proc/stat)
 for rep in $(seq "$REPS"); do
-	for t in rsswatch bashloop pidstat psutil statm timer; do
+	for t in rsswatch rsswatch-nox bashloop pidstat psutil statm timer; do
 		REP=$rep PAR=1 cost cpu "$t" 1000 "$SLOW_LONG" "$SLOW_SHORT" "$hog" &
 		jobs="$jobs $!"
 	done
 	sleep 0.3	# the repetitions wake a third of a second apart
 done
 joined
+# every process that ends on the host reaches rsswatch's exit-record listener
+echo "meta forks_per_s_1s $((($(awk '/^processes/ { print $2 }' /proc/stat) - forks0) / SLOW_LONG))" >>"$raw"
 say "1. CPU per sample at fast intervals: one tool at a time, ${FAST_LONG} s, $REPS times"
 for rep in $(seq "$REPS"); do
 	for tm in rsswatch:1 rsswatch:10 psutil:10 statm:1 statm:10 timer:1 timer:10; do
