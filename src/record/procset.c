@@ -255,17 +255,6 @@ static int read_procs(struct procset *ps)
 	return 0;
 }
 
-static int by_figures(const void *a, const void *b)
-{
-	const struct proc_status *x = &(*(struct procset_member *const *)a)->st;
-	const struct proc_status *y = &(*(struct procset_member *const *)b)->st;
-	if (x->rss != y->rss)
-		return x->rss < y->rss ? -1 : 1;
-	if (x->anon != y->anon)
-		return x->anon < y->anon ? -1 : 1;
-	return x->file < y->file ? -1 : x->file > y->file;
-}
-
 static int same_figures(const struct proc_status *x, const struct proc_status *y)
 {
 	return x->rss == y->rss && x->anon == y->anon && x->file == y->file &&
@@ -274,39 +263,43 @@ static int same_figures(const struct proc_status *x, const struct proc_status *y
 
 /* Processes that share one address space (a vfork child before its exec, posix_spawn,
  * a CLONE_VM helper such as a leak checker's tracer) hold the same pages: summed, a
- * 10 GiB parent spawning a command would read as 20 GiB. Such a member counts once:
- * the later one's figures are taken out of the totals and read as 0. Only members
- * with exactly the same figures are asked (kcmp KCMP_VM; a fork's child has a copy,
- * not the same address space, and counts). Without kcmp nothing is merged. */
+ * 10 GiB parent spawning a command would read as 20 GiB. Such a child counts once:
+ * its figures are taken out of the totals and read as 0. A child is asked about its
+ * parent only (kcmp KCMP_VM), only while both show exactly the same figures, and only
+ * once while they do: an address space is shared from the clone to the exec, which
+ * changes the child's figures. A fork's child has a copy, not the same address space,
+ * and counts. Without kcmp nothing is merged. */
 static void dedupe_shared_mm(struct procset *ps, struct procset_totals *out)
 {
-	size_t n = 0;
 	if (out->nprocs < 2 || ps->no_kcmp)
 		return;
-	ps->live = xrealloc(ps->live, ps->n * sizeof(*ps->live));
-	for (size_t i = 0; i < ps->n; i++)
-		if (ps->m[i].gen == ps->gen && !ps->m[i].dead && ps->m[i].st.rss)
-			ps->live[n++] = &ps->m[i];
-	qsort(ps->live, n, sizeof(*ps->live), by_figures);
-	for (size_t i = 1; i < n; i++) {
-		struct procset_member *b = ps->live[i];
-		for (size_t j = i; j-- > 0 && same_figures(&ps->live[j]->st, &b->st);) {
-			long r = syscall(SYS_kcmp, ps->live[j]->pid, b->pid, KCMP_VM, 0, 0);
+	for (size_t i = 0; i < ps->n; i++) {
+		struct procset_member *b = &ps->m[i];
+		if (b->gen != ps->gen || b->dead || !b->st.rss)
+			continue;
+		struct procset_member *p = find(ps, b->st.ppid);
+		if (!p || p == b || p->gen != ps->gen || p->dead || !same_figures(&p->st, &b->st)) {
+			b->mm_asked = 0;
+			continue;
+		}
+		if (!b->mm_asked) {
+			long r = syscall(SYS_kcmp, p->pid, b->pid, KCMP_VM, 0, 0);
 			if (r < 0 && (errno == ENOSYS || errno == EPERM)) {
 				ps->no_kcmp = 1;
 				return;
 			}
-			if (r != 0)
-				continue;
-			out->rss -= b->st.rss;
-			out->hwm -= b->st.hwm;
-			out->anon -= b->st.anon;
-			out->file -= b->st.file;
-			out->shmem -= b->st.shmem;
-			out->swap -= b->st.swap;
-			b->st.rss = b->st.hwm = b->st.anon = b->st.file = b->st.shmem = b->st.swap = 0;
-			break;
+			b->mm_asked = 1;
+			b->mm_shared = r == 0;
 		}
+		if (!b->mm_shared)
+			continue;
+		out->rss -= b->st.rss;
+		out->hwm -= b->st.hwm;
+		out->anon -= b->st.anon;
+		out->file -= b->st.file;
+		out->shmem -= b->st.shmem;
+		out->swap -= b->st.swap;
+		b->st.rss = b->st.hwm = b->st.anon = b->st.file = b->st.shmem = b->st.swap = 0;
 	}
 }
 
@@ -474,7 +467,6 @@ void procset_close(struct procset *ps, int report)
 	free(ps->list);
 	free(ps->forks);
 	free(ps->recent);
-	free(ps->live);
 	rfile_close(&ps->procs);
 	free(ps->procs_path);
 	proccn_close(&ps->cn);

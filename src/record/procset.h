@@ -54,6 +54,9 @@ struct procset_member {
 	 * the figures change, and a row of zeros when the member leaves). */
 	enum { ROW_NONE, ROW_LIVE, ROW_GONE } row;
 	struct proc_figures row_figs;
+	/* Whether it shares its parent's address space (asked once while their figures
+	 * are the same: see dedupe_shared_mm). */
+	int mm_asked, mm_shared;
 };
 
 enum procset_kind { PROCSET_TREE, PROCSET_CGROUP };
@@ -82,7 +85,6 @@ struct procset {
 	procset_cb cb;
 	void *ctx;
 	unsigned status_reuse;		/* each member's proc_reader_max_reuse (default: none) */
-	struct procset_member **live;	/* scratch: this read's members, by figures */
 	int no_kcmp;			/* kcmp is not available: shared address spaces count twice */
 };
 
