@@ -396,6 +396,8 @@ int procset_read_pss(struct procset *ps, struct procset_pss *out)
 		int e;
 		if (m->dead || m->gen != ps->gen)
 			continue;
+		if (m->mm_asked && m->mm_shared)
+			continue;	/* its parent's address space: counted there */
 		if (m->smaps.f.fd < 0 && !m->smaps_err) {
 			if ((e = smaps_reader_open(&m->smaps, m->pid)) < 0) {
 				if (e != -ENOENT && e != -ESRCH)

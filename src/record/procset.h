@@ -116,7 +116,8 @@ struct procset_pss {
 };
 
 /* Reads smaps_rollup of every member seen by the last procset_read() (expensive: see
- * source/smaps.h). Each member's file is opened at its first read and kept. Returns 0
+ * source/smaps.h), but for one that shares its parent's address space (counted once,
+ * with the parent). Each member's file is opened at its first read and kept. Returns 0
  * (check nread and nfailed). */
 int procset_read_pss(struct procset *ps, struct procset_pss *out);
 /* Whether pid is (or was, until the last read) a member. */

@@ -301,8 +301,11 @@ static long current_entry(const struct recorder *rc, pid_t pid)
 static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 {
 	/* Records are read at samples: a process that ended since the last one is placed
-	 * at this one (the record does not say when it was sent). */
+	 * at this one (the record does not say when it was sent), and never after the
+	 * run's end (the target's own record is read once its end is known). */
 	int64_t at = real_ns();
+	if (rc->run->ended_at && at > rc->run->ended_at)
+		at = rc->run->ended_at;
 	int64_t now = mono_ns() - rc->start_mono;
 	pid_t tgid = x->tgid ? x->tgid : x->pid;
 	long i = current_entry(rc, tgid);

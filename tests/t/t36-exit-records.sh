@@ -43,6 +43,13 @@ check "the sampled total counts the shared 100 MiB once (under 150 MiB)" \
 	test "$(q "SELECT max(rss) FROM sample WHERE run_id = $last")" -lt $((150 * MiB))
 check "the run's peak is the one address space's (100..150 MiB)" \
 	test "$(q "SELECT peak_rss >= 100 * $MiB AND peak_rss < 150 * $MiB FROM run WHERE id = $last")" = 1
+expect_exit 0 "the same with --pss: exit 0" "$RSW" record -q -i 20ms --pss=20ms -- "$SHM" 100
+check "--pss: the summed PSS counts the shared 100 MiB once too (under 150 MiB)" \
+	test "$(q "SELECT max(pss) FROM sample WHERE run_id = $last")" -lt $((150 * MiB))
+check "--pss: and it was read (at least 100 MiB)" \
+	test "$(q "SELECT max(pss) FROM sample WHERE run_id = $last")" -ge $((100 * MiB))
+check "the peak's time lies within the run, whatever its source" \
+	test "$(q "SELECT count(*) FROM run WHERE peak_rss_at NOT BETWEEN started_at AND ended_at")" = 0
 
 # The same child under an attached tree (-p -t): the record is attributed through its
 # parent, which is a member.
