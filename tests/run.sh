@@ -40,6 +40,11 @@ for t in "$BUILD"/tests/test_*; do
 	[ -x "$t" ] || continue
 	run_suite "unit/$(basename "$t")" "$t"
 done
+# every fuzz harness, unguided, for a few seconds (make fuzz runs them under libFuzzer)
+for t in "$BUILD"/tests/fuzz/fuzz_*; do
+	[ -x "$t" ] || continue
+	run_suite "fuzz/$(basename "$t")" "$t" "${FUZZ_CHECK_SECONDS:-5}" tests/fixtures
+done
 for t in tests/t/t[0-9]*.sh; do
 	[ -f "$t" ] || continue
 	run_suite "shell/$(basename "$t")" sh "$t"

@@ -923,9 +923,9 @@ int cmd_record(int argc, char **argv)
 			  "the last write, and shows it as interrupted", (long long)run.id,
 			  store_err == -ENOSPC ? "disk full" : errstr(store_err));
 	else if (lost.samples_merged || lost.rows_dropped)
-		fprintf(stderr, "rsswatch: while the database could not be written, %llu samples "
-			"were merged into their neighbours (the higher kept) and %llu other rows "
-			"dropped\n", (unsigned long long)lost.samples_merged,
+		fprintf(stderr, "rsswatch: while writing to the database failed or fell behind, "
+			"%llu samples were merged into their neighbours (the higher kept) and %llu "
+			"other rows dropped\n", (unsigned long long)lost.samples_merged,
 			(unsigned long long)lost.rows_dropped);
 
 	ret = e < 0 ? fail : EXIT_OK;

@@ -27,9 +27,10 @@
 #include <unistd.h>
 
 /* A batch goes to the store every FLUSH_EVERY_NS, or once FLUSH_EVERY_SAMPLES wait (at
- * 1 kHz, four short transactions a second), or at every sample while memory is near a
- * limit (the machine may be about to die): what a killed recorder can lose. Each
- * commit costs about as much as a hundred samples of one process. */
+ * 1 kHz, four short transactions a second), or once other rows fill a quarter of the
+ * batch's bounds (a flood of marks), or at every sample while memory is near a limit
+ * (the machine may be about to die): what a killed recorder can lose. Each commit
+ * costs about as much as a hundred samples of one process. */
 #define FLUSH_EVERY_NS (5 * NS_PER_S)
 #define FLUSH_EVERY_SAMPLES 256
 #define CLIENT_COUNTERS_MAX 64
@@ -50,10 +51,13 @@ struct recorder {
 	unsigned every, since_live;
 	enum stop_reason stop;
 	int sampler_open;	/* sampler needs closing */
-	uid_t target_uid;
 	struct client_page *page;	/* the application's page, once found */
 	int64_t page_next_try;
 	int squat_warned;	/* another user took the page's name: said once */
+	/* Marks lost to ring overruns: said at once, then at most every LOST_SAY_NS, and
+	 * stored as one event at the end. */
+	uint64_t marks_lost, marks_lost_said;
+	int64_t marks_lost_say_at;
 	struct client_counter counters[CLIENT_COUNTERS_MAX];	/* last stored values */
 	size_t ncounters;
 	int store_error;	/* the last flush error, reported once */
@@ -123,10 +127,52 @@ static int near_limit(const struct recorder *rc, const struct sample *s)
 	return rc->run->mem_total && s->mem_available < rc->run->mem_total / 20;
 }
 
+#define LOST_SAY_NS (10 * NS_PER_S)
+static void say_lost_marks(struct recorder *rc, int64_t elapsed)
+{
+	uint64_t n = rc->marks_lost - rc->marks_lost_said;
+	if (!n)
+		return;
+	if (rc->opts->live)
+		fprintf(rc->opts->live, "rsswatch: %llu marks of pid %d were lost (ring overrun: "
+			"more than 256 between two samples)%s\n", (unsigned long long)n,
+			(int)rc->target->pid, rc->marks_lost_said ? " since the last report" :
+			"; further losses are reported at most every 10s");
+	rc->marks_lost_said = rc->marks_lost;
+	rc->marks_lost_say_at = elapsed + LOST_SAY_NS;
+}
+
 static void on_mark(void *ctx, long long realtime_ns, const char *label)
 {
 	struct recorder *rc = ctx;
 	store_add_mark(rc->st, rc->run->id, realtime_ns, label);
+}
+
+/* The owner of a process: the owner of its /proc directory (its effective uid). */
+static uid_t target_owner(pid_t pid)
+{
+	char path[64];
+	struct stat sb;
+	if (sysroot_path(path, sizeof(path), "/proc/%d", (int)pid) < 0 || stat(path, &sb) < 0)
+		return (uid_t)-1;
+	return sb.st_uid;
+}
+
+/* --reset-peak: restarts the target's VmHWM (clear_refs 5), after noting its value. */
+static void reset_hwm(struct recorder *rc)
+{
+	struct proc_status st;
+	char path[64];
+	if (proc_reader_read(&rc->sampler.proc, &st) < 0 ||
+	    sysroot_path(path, sizeof(path), "/proc/%d/clear_refs", (int)rc->target->pid) < 0)
+		return;
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	if (write(fd, "5", 1) == 1)
+		rc->hwm_reset_from = st.hwm ? st.hwm : 1;
+	close(fd);
+	proc_reader_invalidate(&rc->sampler.proc);
 }
 
 /* The application's own marks and counters (librsswatch), when it publishes them.
@@ -137,7 +183,8 @@ static void poll_client(struct recorder *rc, int64_t elapsed)
 		if (elapsed < rc->page_next_try)
 			return;
 		rc->page_next_try = elapsed + 100 * NS_PER_MS;
-		int e = client_page_open(rc->target->pid, rc->target_uid, &rc->page);
+		/* The owner now: a launched command may have changed its user (setpriv, su) */
+		int e = client_page_open(rc->target->pid, target_owner(rc->target->pid), &rc->page);
 		if ((e == -EEXIST || (e == 0 && client_page_squatted(rc->page))) &&
 		    !rc->squat_warned && rc->opts->live) {
 			rc->squat_warned = 1;
@@ -150,9 +197,11 @@ static void poll_client(struct recorder *rc, int64_t elapsed)
 			return;
 	}
 	int lost = client_page_drain_marks(rc->page, on_mark, rc);
-	if (lost > 0 && rc->opts->live)
-		fprintf(rc->opts->live, "rsswatch: %d marks of pid %d were lost (ring overrun)\n",
-			lost, (int)rc->target->pid);
+	if (lost > 0) {
+		rc->marks_lost += (uint64_t)lost;
+		if (elapsed >= rc->marks_lost_say_at)
+			say_lost_marks(rc, elapsed);
+	}
 	struct client_counter c[CLIENT_COUNTERS_MAX];
 	size_t n = client_page_counters(rc->page, c, CLIENT_COUNTERS_MAX);
 	for (size_t i = 0; i < n; i++) {
@@ -516,7 +565,7 @@ static int take_sample(struct recorder *rc)
 		fputs(buf_str(&rc->line), rc->opts->live);
 	}
 	if (now - rc->last_flush >= FLUSH_EVERY_NS || store_pending(rc->st) >= FLUSH_EVERY_SAMPLES ||
-	    near_limit(rc, &s))
+	    store_filling(rc->st) || near_limit(rc, &s))
 		flush(rc);
 	return 0;
 }
@@ -769,32 +818,6 @@ static void handle_signal(struct recorder *rc)
 	}
 }
 
-/* The owner of a process: the owner of its /proc directory (its effective uid). */
-static uid_t target_owner(pid_t pid)
-{
-	char path[64];
-	struct stat sb;
-	if (sysroot_path(path, sizeof(path), "/proc/%d", (int)pid) < 0 || stat(path, &sb) < 0)
-		return (uid_t)-1;
-	return sb.st_uid;
-}
-
-/* --reset-peak: restarts the target's VmHWM (clear_refs 5), after noting its value. */
-static void reset_hwm(struct recorder *rc)
-{
-	struct proc_status st;
-	char path[64];
-	if (proc_reader_read(&rc->sampler.proc, &st) < 0 ||
-	    sysroot_path(path, sizeof(path), "/proc/%d/clear_refs", (int)rc->target->pid) < 0)
-		return;
-	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return;
-	if (write(fd, "5", 1) == 1)
-		rc->hwm_reset_from = st.hwm ? st.hwm : 1;
-	close(fd);
-	proc_reader_invalidate(&rc->sampler.proc);
-}
 
 /* GPU memory has no high-water mark: a spike between two samples is seen only by a
  * read during it. When GPU reads are due more often than samples, they get their own
@@ -916,7 +939,6 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	rc.start_mono = mono_ns();
 	rc.last_flush = rc.start_mono;
 	rc.every = opts->every;
-	rc.target_uid = target_owner(target->pid);
 	if (!rc.every)
 		rc.every = opts->interval_ns >= NS_PER_S ? 1 : (unsigned)(NS_PER_S / opts->interval_ns);
 	rc.since_live = rc.every - 1;	/* the first sample gets a line */
@@ -994,6 +1016,13 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	/* Marks and counters written just before the target ended are still in its page. */
 	if (rc.page)
 		poll_client(&rc, mono_ns() - rc.start_mono);
+	say_lost_marks(&rc, 0);
+	if (rc.marks_lost) {
+		char detail[64];
+		snprintf(detail, sizeof(detail), "count=%llu", (unsigned long long)rc.marks_lost);
+		store_add_event(st, run->id, run->ended_at ? run->ended_at : real_ns(),
+				"marks_lost", target->pid, detail);
+	}
 	/* Kernel log records of OOM kills of members, and exit records, that came in with
 	 * the end. */
 	if (rc.set_open)

@@ -44,6 +44,9 @@ int store_writer_start(struct store *st);
 int store_add_sample(struct store *st, int64_t run_id, const struct sample *s);
 /* The number of samples waiting for the next flush. */
 size_t store_pending(const struct store *st);
+/* 1 when some kind of row waiting (marks in a flood, members of a large set) fills a
+ * quarter of the batch's bound: flush now, before rows would have to be dropped. */
+int store_filling(const struct store *st);
 /* An application counter's value at a sample (stored when it changes). */
 int store_add_counter(struct store *st, int64_t run_id, int64_t elapsed_ns, const char *name,
 		      long long value);
@@ -70,8 +73,8 @@ int store_flush(struct store *st, const struct run *r);
  * on the caller's thread (the writer thread ends first). Returns 0 or -errno as
  * store_flush(); what could not be written stays and a later call tries again. */
 int store_run_finish(struct store *st, const struct run *r);
-/* What the bounds of the waiting batch cost while writes failed: samples merged into
- * their neighbours (the higher kept), other rows dropped. */
+/* What the bounds of the waiting batch cost while writes failed or fell behind: samples
+ * merged into their neighbours (the higher kept), other rows dropped. */
 struct store_lost {
 	uint64_t samples_merged;
 	uint64_t rows_dropped;

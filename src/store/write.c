@@ -412,6 +412,15 @@ size_t store_pending(const struct store *st)
 	return st->front.nsamples;
 }
 
+int store_filling(const struct store *st)
+{
+	const struct batch *b = &st->front;
+	return b->nsamples >= MAX_SAMPLES / 4 || b->ncounters >= MAX_ROWS / 4 ||
+	       b->ngpus >= MAX_ROWS / 4 || b->nprocs >= MAX_ROWS / 4 ||
+	       b->nevents >= MAX_NOTES / 4 || b->nmarks >= MAX_NOTES / 4 ||
+	       b->nkills >= MAX_NOTES / 4;
+}
+
 struct store_lost store_lost(const struct store *st)
 {
 	return st->lost;

@@ -10,6 +10,9 @@
  *                              and exits; prints "init N" (what rsw_init returned)
  *   hostile squat PATH         makes PATH a page-sized file with a valid header and a
  *                              mark "squatted" (0600, the caller's own)
+ *   hostile flood MS           an application that writes marks ("flood N") as fast as
+ *                              it can for MS milliseconds, then prints "marks N" (how
+ *                              many it wrote) and exits
  *   hostile at PID CMD...      runs CMD as process PID (through ns_last_pid: root only)
  *                              and exits with its status; 99 when PID stays taken
  *
@@ -166,6 +169,27 @@ static int do_victim(const char *ready, const char *go, const char *end_file)
 	return 0;
 }
 
+static int do_flood(const char *ms_s)
+{
+	struct timespec t0, t;
+	long ms = atol(ms_s);
+	unsigned long long n = 0;
+	char label[32];
+	if (ms <= 0 || ms > LIFETIME_S * 1000L || rsw_init() != 0)
+		return 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (int k = 0; k < 1000; k++) {
+			snprintf(label, sizeof(label), "flood %llu", n);
+			if (rsw_mark(label) == 0)
+				n++;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L < ms);
+	printf("marks %llu\n", n);
+	return 0;
+}
+
 static int do_squat(const char *path)
 {
 	struct rsw_page *pg = calloc(1, sizeof(*pg));
@@ -247,9 +271,11 @@ int main(int argc, char **argv)
 		return do_victim(argv[2], argv[3], argv[4]);
 	if (strcmp(cmd, "squat") == 0 && argc == 3)
 		return do_squat(argv[2]);
+	if (strcmp(cmd, "flood") == 0 && argc == 3)
+		return do_flood(argv[2]);
 	if (strcmp(cmd, "at") == 0 && argc >= 4)
 		return do_at(argv[2], argv + 3);
 	fputs("usage: hostile shrink READY | stale READY | victim READY GO END | squat PATH |"
-	      " at PID CMD...\n", stderr);
+	      " flood MS | at PID CMD...\n", stderr);
 	return 2;
 }

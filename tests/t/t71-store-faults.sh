@@ -91,4 +91,32 @@ check "full to the end: one line says the run was not saved completely" \
 rm -f "$F/filler"
 check "full to the end: the database stays readable" \
 	test "$(q "$F/r2.db" "PRAGMA integrity_check")" = ok
+
+# --- the recorder killed with SIGKILL twenty times, at 1ms, at moments from its start
+# to 575 ms after it (some before the first sample is stored), all into one database
+K="$T/kill20.db"
+expect_exit 0 "kill x20: a first run makes the database" "$RSW" record -q --db "$K" -- "$HOG" exit 0
+for i in $(seq 0 19); do
+	spawn "k$i" "$RSW" record -q -i 1ms --db "$K" -- "$HOG" +8M sleep 5s exit 0
+	krec=$!
+	sleep "$(printf '0.%03d' $((i * 30 + 5)))"
+	kill -KILL "$krec"
+	finish "$krec" 5
+done
+pkill -KILL -f "$HOG +8M sleep 5s" 2>/dev/null
+check "kill x20: integrity_check ok" test "$(q "$K" "PRAGMA integrity_check")" = ok
+# (one killed before it opened the database leaves no run: there was none yet)
+nk=$(($(q "$K" "SELECT count(*) FROM run") - 1))
+check "kill x20: at least 16 killed recorders had made their run ($nk)" test "$nk" -ge 16
+"$RSW" ls --json --db "$K" >"$T/k20.json"
+check "kill x20: ls says every one of them was interrupted" \
+	test "$(sqlite3 :memory: "SELECT count(*) FROM json_each(readfile('$T/k20.json')) WHERE json_extract(value, '\$.outcome') = 'interrupted'")" -eq "$nk"
+check "kill x20: each run's sample count is its rows'" \
+	test "$(q "$K" "SELECT count(*) FROM run r WHERE samples != (SELECT count(*) FROM sample s WHERE s.run_id = r.id)")" -eq 0
+ns=$(q "$K" "SELECT count(*) FROM run WHERE samples = 0")
+diag "kill x20: $(q "$K" "SELECT group_concat(samples, ' ') FROM run WHERE id > 1") samples stored"
+"$RSW" ls --db "$K" >"$T/k20.txt" 2>&1
+check "kill x20: ls says 'no samples' for each run killed before its first write ($ns)" \
+	test "$(grep -c 'no samples' "$T/k20.txt")" -eq "$ns"
+expect_exit 0 "kill x20: the database takes a new run" "$RSW" record -q --db "$K" -- "$HOG" exit 0
 done_testing
