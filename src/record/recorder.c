@@ -58,6 +58,11 @@ struct recorder {
 	 * stored as one event at the end. */
 	uint64_t marks_lost, marks_lost_said;
 	int64_t marks_lost_say_at;
+	/* Marks stored are rate-limited (a token bucket): a flood from the application
+	 * cannot make the recorder spend its CPU writing them. Those over are counted. */
+	double mark_tokens;
+	int64_t mark_tokens_at;
+	uint64_t marks_over;
 	struct client_counter counters[CLIENT_COUNTERS_MAX];	/* last stored values */
 	size_t ncounters;
 	int store_error;	/* the last flush error, reported once */
@@ -128,23 +133,32 @@ static int near_limit(const struct recorder *rc, const struct sample *s)
 }
 
 #define LOST_SAY_NS (10 * NS_PER_S)
+#define MARKS_PER_S 2000	/* stored at most, on average */
+#define MARKS_BURST 2000	/* stored at once, at most (below the batch's bound) */
+
 static void say_lost_marks(struct recorder *rc, int64_t elapsed)
 {
-	uint64_t n = rc->marks_lost - rc->marks_lost_said;
+	uint64_t n = rc->marks_lost + rc->marks_over - rc->marks_lost_said;
 	if (!n)
 		return;
 	if (rc->opts->live)
-		fprintf(rc->opts->live, "rsswatch: %llu marks of pid %d were lost (ring overrun: "
-			"more than 256 between two samples)%s\n", (unsigned long long)n,
-			(int)rc->target->pid, rc->marks_lost_said ? " since the last report" :
+		fprintf(rc->opts->live, "rsswatch: %llu marks of pid %d were not stored (more than "
+			"256 between two samples, or more than %d a second)%s\n",
+			(unsigned long long)n, (int)rc->target->pid, MARKS_PER_S,
+			rc->marks_lost_said ? " since the last report" :
 			"; further losses are reported at most every 10s");
-	rc->marks_lost_said = rc->marks_lost;
+	rc->marks_lost_said = rc->marks_lost + rc->marks_over;
 	rc->marks_lost_say_at = elapsed + LOST_SAY_NS;
 }
 
 static void on_mark(void *ctx, long long realtime_ns, const char *label)
 {
 	struct recorder *rc = ctx;
+	if (rc->mark_tokens < 1) {
+		rc->marks_over++;
+		return;
+	}
+	rc->mark_tokens -= 1;
 	store_add_mark(rc->st, rc->run->id, realtime_ns, label);
 }
 
@@ -196,12 +210,16 @@ static void poll_client(struct recorder *rc, int64_t elapsed)
 		if (e < 0)
 			return;
 	}
+	rc->mark_tokens += (double)(elapsed - rc->mark_tokens_at) * MARKS_PER_S / NS_PER_S;
+	if (rc->mark_tokens > MARKS_BURST)
+		rc->mark_tokens = MARKS_BURST;
+	rc->mark_tokens_at = elapsed;
+	uint64_t over = rc->marks_over;
 	int lost = client_page_drain_marks(rc->page, on_mark, rc);
-	if (lost > 0) {
+	if (lost > 0)
 		rc->marks_lost += (uint64_t)lost;
-		if (elapsed >= rc->marks_lost_say_at)
-			say_lost_marks(rc, elapsed);
-	}
+	if ((lost > 0 || rc->marks_over > over) && elapsed >= rc->marks_lost_say_at)
+		say_lost_marks(rc, elapsed);
 	struct client_counter c[CLIENT_COUNTERS_MAX];
 	size_t n = client_page_counters(rc->page, c, CLIENT_COUNTERS_MAX);
 	for (size_t i = 0; i < n; i++) {
@@ -938,6 +956,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	rc.gpufd = -1;
 	rc.start_mono = mono_ns();
 	rc.last_flush = rc.start_mono;
+	rc.mark_tokens = MARKS_BURST;
 	rc.every = opts->every;
 	if (!rc.every)
 		rc.every = opts->interval_ns >= NS_PER_S ? 1 : (unsigned)(NS_PER_S / opts->interval_ns);
@@ -1017,9 +1036,11 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	if (rc.page)
 		poll_client(&rc, mono_ns() - rc.start_mono);
 	say_lost_marks(&rc, 0);
-	if (rc.marks_lost) {
-		char detail[64];
-		snprintf(detail, sizeof(detail), "count=%llu", (unsigned long long)rc.marks_lost);
+	if (rc.marks_lost || rc.marks_over) {
+		char detail[96];
+		snprintf(detail, sizeof(detail), "count=%llu overrun=%llu over_rate=%llu",
+			 (unsigned long long)(rc.marks_lost + rc.marks_over),
+			 (unsigned long long)rc.marks_lost, (unsigned long long)rc.marks_over);
 		store_add_event(st, run->id, run->ended_at ? run->ended_at : real_ns(),
 				"marks_lost", target->pid, detail);
 	}
