@@ -840,7 +840,7 @@ int cmd_record(int argc, char **argv)
 	if (a.command) {
 		int setup_failed;
 		pid_t child = launch_command(a.command, &old, tc->made ? join_cgroup : NULL,
-					     &tc->loc, &setup_failed);
+					     &tc->loc, &setup_failed, &t.pre_exec_rss);
 		if (child < 0) {
 			if (setup_failed) {
 				cli_error("cannot move '%s' into the memory cgroup %s: %s", a.command[0],

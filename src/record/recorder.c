@@ -702,6 +702,8 @@ static void attribute_kill(struct recorder *rc, int sig)
 				rc->target->pid, v.detail);
 }
 
+#define PRE_EXEC_SLACK (1024 * 1024)
+
 /* The target has exited (or is a zombie): find out how. */
 static void target_ended(struct recorder *rc)
 {
@@ -721,8 +723,12 @@ static void target_ended(struct recorder *rc)
 	int64_t end = r->ended_at - r->started_at;
 	drain_exits(rc);	/* the target's record comes before its pidfd is readable */
 	/* wait4's peak is the largest of the command and of every descendant reaped in
-	 * its tree: the run's when the run is that tree (not with --no-tree). */
-	if (rc->set_open)
+	 * its tree: the run's when the run is that tree (not with --no-tree). It also
+	 * holds the child's footprint before its exec (a copy of this recorder, which
+	 * still grows by a few pages in the exec), so only a figure above that one by
+	 * PRE_EXEC_SLACK is surely the command's. */
+	if (rc->set_open && rc->target->pre_exec_rss < UINT64_MAX - PRE_EXEC_SLACK &&
+	    maxrss > rc->target->pre_exec_rss + PRE_EXEC_SLACK)
 		run_peak(rc, maxrss, r->ended_at, PEAK_FROM_WAIT);
 	if (e < 0) {
 		strlcpy_rsw(r->outcome, OUTCOME_EXITED, sizeof(r->outcome));

@@ -112,8 +112,13 @@ int find_matches(const regex_t *re, struct proc_match **out, size_t *n)
 	return 0;
 }
 
+/* What the child of launch_command() tells its parent through a pipe that closes at
+ * the exec. */
+enum { LAUNCH_SETUP = 1, LAUNCH_EXEC, LAUNCH_EXEC_FAILED };
+
 pid_t launch_command(char *const argv[], const sigset_t *orig_mask,
-		     int (*pre_exec)(void *ctx), void *ctx, int *setup_failed)
+		     int (*pre_exec)(void *ctx), void *ctx, int *setup_failed,
+		     uint64_t *pre_exec_rss)
 {
 	int pfd[2];
 	*setup_failed = 0;
@@ -131,13 +136,20 @@ pid_t launch_command(char *const argv[], const sigset_t *orig_mask,
 		for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
 			signal(sigs[i], SIG_DFL);
 		close(pfd[0]);
-		/* msg[0]: 1 when the setup failed, 0 when exec did; msg[1]: errno */
-		int msg[2] = { 1, 0 };
+		/* kind LAUNCH_EXEC: about to exec, value the footprint so far (KiB);
+		 * LAUNCH_SETUP or LAUNCH_EXEC_FAILED: value the errno */
+		long msg[2] = { LAUNCH_SETUP, 0 };
 		int se = pre_exec ? pre_exec(ctx) : 0;
 		if (se == 0) {
+			struct rusage ru;
 			sigprocmask(SIG_SETMASK, orig_mask, NULL);
+			msg[0] = LAUNCH_EXEC;
+			msg[1] = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
+			if (write(pfd[1], msg, sizeof(msg)) < 0) {
+				/* the parent then knows no footprint: wait4's peak is not used */
+			}
 			execvp(argv[0], argv);
-			msg[0] = 0;
+			msg[0] = LAUNCH_EXEC_FAILED;
 			se = -errno;
 		}
 		msg[1] = -se;
@@ -147,16 +159,22 @@ pid_t launch_command(char *const argv[], const sigset_t *orig_mask,
 		_exit(127);
 	}
 	close(pfd[1]);
-	int msg[2] = { 0, 0 };
+	long msg[2] = { 0, 0 };
 	ssize_t n;
-	do
-		n = read(pfd[0], msg, sizeof(msg));
-	while (n < 0 && errno == EINTR);
+	*pre_exec_rss = UINT64_MAX;
+	for (;;) {
+		do
+			n = read(pfd[0], msg, sizeof(msg));
+		while (n < 0 && errno == EINTR);
+		if (n != (ssize_t)sizeof(msg) || msg[0] != LAUNCH_EXEC)
+			break;
+		*pre_exec_rss = msg[1] > 0 ? (uint64_t)msg[1] * 1024 : 0;
+	}
 	close(pfd[0]);
 	if (n == (ssize_t)sizeof(msg)) {
 		waitpid(pid, NULL, 0);
-		*setup_failed = msg[0];
-		return msg[1] > 0 ? -msg[1] : -EIO;
+		*setup_failed = msg[0] == LAUNCH_SETUP;
+		return msg[1] > 0 ? (pid_t)-msg[1] : -EIO;
 	}
 	return pid;
 }

@@ -49,9 +49,13 @@ int find_matches(const regex_t *re, struct proc_match **out, size_t *n);
  * only call what is safe after fork in a single-threaded program. Returns the child's
  * pid, or -errno of the failed step: *setup_failed is then 1 when pre_exec failed, 0
  * when exec did (-ENOENT: not found; -EACCES, -ENOEXEC: cannot run). A child whose
- * setup or exec failed has been reaped already. */
+ * setup or exec failed has been reaped already.
+ * *pre_exec_rss is the child's own peak RSS just before its exec, in bytes (a copy of
+ * the recorder: the kernel keeps it in the child's ru_maxrss, so a wait4 peak not above
+ * it may not be the command's), or UINT64_MAX when unknown. */
 pid_t launch_command(char *const argv[], const sigset_t *orig_mask,
-		     int (*pre_exec)(void *ctx), void *ctx, int *setup_failed);
+		     int (*pre_exec)(void *ctx), void *ctx, int *setup_failed,
+		     uint64_t *pre_exec_rss);
 
 /* pidfd_open(2). Returns the fd or -errno. */
 int pidfd_open_rsw(pid_t pid);
