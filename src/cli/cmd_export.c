@@ -318,13 +318,14 @@ int cmd_export(int argc, char **argv)
 	}
 	int e = procs ? store_each_proc_at_sample(st, id, write_proc_row, &ex)
 		      : store_each_sample(st, id, write_row, &ex);
+	const char *why = e < 0 ? store_errmsg(st) : NULL;
+	errno = 0;
 	if (fflush(ex.out) != 0 || ferror(ex.out))
-		e = -EIO;
-	if (output && safefile_close(&sf, e >= 0) < 0)
-		e = -EIO;
-	if (e < 0) {
-		cli_error("cannot write %s: %s", output ? output : "standard output",
-			  e == -EIO ? "write error" : store_errmsg(st));
+		why = errno ? errstr(errno) : "write error";
+	if (output && safefile_close(&sf, !why) < 0 && !why)
+		why = "write error";
+	if (why) {
+		cli_error("cannot write %s: %s", output ? output : "to standard output", why);
 		ret = EXIT_FAIL;
 	}
 out:

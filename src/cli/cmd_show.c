@@ -321,6 +321,7 @@ int cmd_show(int argc, char **argv)
 		return ret;
 	int64_t id;
 	struct run r;
+	memset(&r, 0, sizeof(r));
 	struct shown sh;
 	memset(&sh, 0, sizeof(sh));
 	struct points pts;
@@ -373,8 +374,8 @@ int cmd_show(int argc, char **argv)
 		}
 	}
 	fputs(buf_str(&b), stdout);
-	run_release(&r);
 out_store:
+	run_release(&r);
 	buf_release(&b);
 	free(pts.p);
 	free(pts.gpu);

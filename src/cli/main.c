@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 #include "base/util.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,20 @@ static void usage(FILE *f)
 	fputs("\n'rsswatch VERB --help' describes each verb; 'man rsswatch' all of them.\n", f);
 }
 
+/* Standard output that could not be written (a full disk, a closed pipe's reader gone
+ * with SIGPIPE ignored) is an error, not a silent loss: status 1 and one line, unless
+ * the verb failed already (and said why) or passes on a command's own status. */
+static int finish_stdout(int rc)
+{
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return rc;
+	if (rc != EXIT_OK)
+		return rc;
+	cli_error("cannot write to standard output: %s", errno ? errstr(errno) : "write error");
+	return EXIT_FAIL;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -61,15 +76,15 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		usage(stdout);
-		return EXIT_OK;
+		return finish_stdout(EXIT_OK);
 	}
 	if (strcmp(argv[1], "--version") == 0) {
 		puts("rsswatch " RSSWATCH_VERSION);
-		return EXIT_OK;
+		return finish_stdout(EXIT_OK);
 	}
 	for (const struct verb *v = verbs; v->name; v++)
 		if (strcmp(argv[1], v->name) == 0)
-			return v->run(argc - 1, argv + 1);
+			return finish_stdout(v->run(argc - 1, argv + 1));
 	cli_error("unknown verb '%s' (see 'rsswatch --help')", argv[1]);
 	return EXIT_USAGE;
 }

@@ -93,6 +93,24 @@ expect_exit 1 "export 9999: exit 1" "$RSW" export 9999 --format csv
 expect_exit 1 "show on a missing database: exit 1" "$RSW" show --db "$T/missing.db"
 check "show on a missing database creates nothing" test ! -e "$T/missing.db"
 
+# A run that can be found but not read whole (a table gone): one line, exit 1, and
+# nothing leaked on the way out (AddressSanitizer's leak report under SANITIZE=1)
+cp "$RSSWATCH_DB" "$T/broken.db"
+sql "$T/broken.db" "DROP TABLE process"
+expect_exit 1 "show of a run whose process table is gone: exit 1" "$RSW" show --db "$T/broken.db"
+check "show of a broken run: one line on stderr, nothing leaked ($(head -c 200 "$ERR"))" \
+	test "$(lines "$ERR")" -eq 1
+check "show of a broken run: says what is missing" grep -q 'cannot read run [0-9]*: no such table: process' "$ERR"
+
+# Output that cannot be written is an error, said once, for every verb that prints
+for v in "show" "show --json" "ls" "ls --json" "export --format csv" "--help"; do
+	# shellcheck disable=SC2086
+	"$RSW" $v >/dev/full 2>"$T/full.err"
+	rc=$?
+	check "$v >/dev/full: exit 1 and one line saying so (exit $rc)" \
+		test "$rc" -eq 1 -a "$(lines "$T/full.err")" -eq 1 -a "$(grep -c 'cannot write to standard output: no space left on device' "$T/full.err")" -eq 1
+done
+
 # --- the recorder killed by SIGKILL in the middle of a run
 K="$T/kill.db"
 has_samples() { [ "$(sql "$K" "select count(*) from sample" 2>/dev/null)" -gt 0 ] 2>/dev/null; }
