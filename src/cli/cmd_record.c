@@ -519,8 +519,8 @@ static void cg_hier_path(const struct cg_loc *loc, char *out, size_t n)
  * now. Processes still in one (the command, or what it started, outlived its
  * recorder: rsswatch does not kill it, see docs/CGROUPS.md) are moved up to parent,
  * as release_cgroup() does at the end of a recording, and keep running without the
- * limit; then the cgroup is removed. On v2, the leaf made for the parent's own
- * processes is removed too once they have all ended. */
+ * limit (on v2 into the parent's leaf: see cg_evacuate()); then the cgroup is removed.
+ * The leaf stays for this run's cgroup; release_cgroup() undoes it at the end. */
 static void remove_stale_cgroups(const struct cg_loc *parent)
 {
 	DIR *d = opendir(parent->dir);
@@ -544,25 +544,15 @@ static void remove_stale_cgroups(const struct cg_loc *parent)
 		if (snprintf(stale.dir, sizeof(stale.dir), "%s/%s", parent->dir, de->d_name) >=
 		    (int)sizeof(stale.dir) || cg_child_destroy(&stale, 0) != -EBUSY)
 			continue;
-		pid_t *pids = NULL;
-		size_t n = 0, moved = 0;
-		if (cg_read_procs(stale.dir, &pids, &n) == 0) {
-			for (size_t i = 0; i < n; i++)
-				moved += cg_attach(parent, pids[i]) == 0;
-			free(pids);
-		}
+		char where[PATH_MAX];
+		size_t moved = cg_evacuate(parent, stale.dir, where);
 		if (moved)
 			fprintf(stderr, "rsswatch: %zu process%s left in %s by a recorder that was "
 				"killed moved to %s\n", moved, moved == 1 ? "" : "es", stale.dir,
-				parent->dir);
+				where);
 		cg_child_destroy(&stale, 500);	/* an exiting process may hold it a moment */
 	}
 	closedir(d);
-	if (parent->version == 2) {
-		char leaf[PATH_MAX];
-		if (snprintf(leaf, sizeof(leaf), "%s/rsswatch-leaf", parent->dir) < (int)sizeof(leaf))
-			rmdir(leaf);	/* only when empty */
-	}
 }
 
 /* Makes the cgroup of a launched command: limited for --memory-limit (failures are
@@ -662,20 +652,17 @@ static void release_cgroup(struct target_cgroup *tc)
 	tc->made = 0;
 	int e = cg_child_destroy(&tc->loc, 2000);
 	if (e == -EBUSY) {
-		pid_t *pids = NULL;
-		size_t n = 0;
-		if (cg_read_procs(tc->loc.dir, &pids, &n) == 0) {
-			for (size_t i = 0; i < n; i++)
-				cg_attach(&tc->parent, pids[i]);
-			if (n)
-				fprintf(stderr, "rsswatch: %zu process%s left in %s moved to %s\n", n,
-					n == 1 ? "" : "es", tc->path, tc->parent.dir);
-			free(pids);
-		}
+		char where[PATH_MAX];
+		size_t n = cg_evacuate(&tc->parent, tc->loc.dir, where);
+		if (n)
+			fprintf(stderr, "rsswatch: %zu process%s left in %s moved to %s\n", n,
+				n == 1 ? "" : "es", tc->path, where);
 		e = cg_child_destroy(&tc->loc, 2000);
 	}
 	if (e < 0 && e != -ENOENT)
 		cli_error("cannot remove the memory cgroup %s: %s", tc->loc.dir, errstr(e));
+	/* v2: the parent as it was, unless other recorders (or others) use it now */
+	cg_leaf_undo(&tc->parent);
 }
 
 /* -g PATH: a directory of a memory cgroup, or a path in the memory hierarchy. Opens

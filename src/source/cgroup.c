@@ -4,6 +4,7 @@
 #include "base/sysroot.h"
 #include "base/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -744,6 +745,75 @@ int cg_child_create(const struct cg_loc *parent, const char *name, uint64_t limi
 int cg_attach(const struct cg_loc *cg, pid_t pid)
 {
 	return write_pid(cg->dir, pid ? pid : getpid());
+}
+
+/* Moves every process of from into to, in rounds (they may fork meanwhile). Returns
+ * how many moves succeeded. */
+static size_t move_all(const char *from, const char *to)
+{
+	size_t moved = 0;
+	for (int round = 0; round < 16; round++) {
+		pid_t *pids;
+		size_t n, ok = 0;
+		if (cg_read_procs(from, &pids, &n) < 0)
+			break;
+		for (size_t i = 0; i < n; i++)
+			ok += write_pid(to, pids[i]) == 0;
+		free(pids);
+		moved += ok;
+		if (n == 0 || ok == 0)
+			break;
+	}
+	return moved;
+}
+
+size_t cg_evacuate(const struct cg_loc *parent, const char *dir, char *where)
+{
+	snprintf(where, PATH_MAX, "%s", parent->dir);
+	if (parent->version == 2) {
+		/* processes may stay in parent only while no controller is on below it */
+		struct rfile f = RFILE_INIT;
+		int e = read_in(parent->dir, "cgroup.subtree_control", &f);
+		int busy = e == 0 && f.len > 0 && f.buf[0] != '\n';
+		rfile_close(&f);
+		if (busy && cg_file_path(where, PATH_MAX, parent->dir, LEAF_NAME) == 0 &&
+		    mkdir(where, 0755) < 0 && errno != EEXIST)
+			snprintf(where, PATH_MAX, "%s", parent->dir);
+	}
+	return move_all(dir, where);
+}
+
+int cg_leaf_undo(const struct cg_loc *parent)
+{
+	char leaf[PATH_MAX];
+	int e;
+	if (parent->version != 2)
+		return 0;
+	if ((e = cg_file_path(leaf, sizeof(leaf), parent->dir, LEAF_NAME)) < 0)
+		return e;
+	DIR *d = opendir(parent->dir);
+	if (!d)
+		return -errno;
+	struct dirent *de;
+	int others = 0, have_leaf = 0;
+	while ((de = readdir(d))) {
+		if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (strcmp(de->d_name, LEAF_NAME) == 0)
+			have_leaf = 1;
+		else
+			others++;
+	}
+	closedir(d);
+	if (!have_leaf)
+		return 0;
+	if (others)
+		return -EBUSY;
+	if ((e = write_in(parent->dir, "cgroup.subtree_control", "-memory")) < 0)
+		return e;
+	move_all(leaf, parent->dir);
+	return rmdir(leaf) == 0 || errno == ENOENT ? 0 : -errno;
 }
 
 int cg_child_destroy(const struct cg_loc *cg, int timeout_ms)

@@ -189,7 +189,7 @@ int cg_read_procs(const char *dir, pid_t **pids, size_t *count);
  * v2: the parent must list memory in cgroup.controllers. If memory is not yet enabled
  * in the parent's cgroup.subtree_control and the parent holds processes (v2 forbids
  * controllers below a cgroup with processes of its own), every process of the parent
- * is first moved into a leaf child named "rsswatch-leaf" (kept afterwards), then
+ * is first moved into a leaf child named "rsswatch-leaf" (until cg_leaf_undo()), then
  * +memory is enabled, then the child is made with memory.max and, where the file
  * exists, memory.swap.max = 0, so that going over the limit ends in an OOM kill
  * rather than in swapping.
@@ -204,6 +204,17 @@ int cg_child_create(const struct cg_loc *parent, const char *name, uint64_t limi
 		    unsigned flags, struct cg_loc *out);
 /* Moves pid (0: the caller) into the cgroup by writing it to cgroup.procs. */
 int cg_attach(const struct cg_loc *cg, pid_t pid);
+/* Moves every process left in the cgroup dir (a child of parent) out of it: into
+ * parent, or on v2, where parent may hold no processes while memory is enabled for its
+ * children, into parent's "rsswatch-leaf" (made if needed). where (PATH_MAX bytes) gets
+ * the directory they went to. Returns how many were moved. */
+size_t cg_evacuate(const struct cg_loc *parent, const char *dir, char *where);
+/* v2: undoes what cg_child_create() did to parent when it made "rsswatch-leaf", once
+ * that leaf is parent's only child: memory is disabled for parent's children again,
+ * the leaf's processes go back to parent and the leaf is removed. Nothing is done
+ * while any other child exists (another recorder's, or one made by someone else).
+ * Returns 0 when parent is as it was, or -errno (-EBUSY: other children). */
+int cg_leaf_undo(const struct cg_loc *parent);
 /* Removes an empty cgroup. An exiting process can keep it busy for a moment after
  * waitpid() returned, so EBUSY is retried for up to timeout_ms. Returns 0, -ENOENT
  * when it is gone already, -EBUSY when processes remain, or -errno. */
