@@ -23,7 +23,8 @@ static const char usage_text[] =
 	"RUN is a run id or 'last'.\n"
 	"\n"
 	"      --events   list every event, with each process start and exit of a set\n"
-	"                 (otherwise counted in one line)\n"
+	"                 (otherwise counted in one line), and every mark (otherwise the\n"
+	"                 first 52)\n"
 	"      --json     one run object with its marks, events, OOM kills and processes\n"
 	"      --db PATH  the run database\n";
 
@@ -151,15 +152,18 @@ static size_t point_at(const struct points *pts, int64_t t)
 	return lo;
 }
 
+#define SHOW_MARKS 52	/* one for each letter of the chart (tchart_mark_letter) */
+
 /* The memory at each stage: RSS (and GPU) at every mark, and the change since the
  * previous mark (or since the start for the first). */
 static void marks_table(struct buf *b, const struct run *r, const struct mark *m, size_t nm,
-			const struct points *pts)
+			const struct points *pts, int all)
 {
 	char t[32], v[32], d[32];
 	buf_printf(b, "\nmarks%*s%10s %11s%s\n", 19, "", "RSS", "change", pts->have_gpu ? "        GPU" : "");
 	uint64_t prev = pts->n ? pts->p[0].v : 0;
-	for (size_t i = 0; i < nm; i++) {
+	size_t shown = all || nm <= SHOW_MARKS ? nm : SHOW_MARKS;
+	for (size_t i = 0; i < shown; i++) {
 		buf_printf(b, "  %c +%-9s", tchart_mark_letter(i), fmt_duration(t, sizeof(t), m[i].t - r->started_at));
 		if (pts->n) {
 			size_t k = point_at(pts, m[i].t - r->started_at);
@@ -174,6 +178,8 @@ static void marks_table(struct buf *b, const struct run *r, const struct mark *m
 		buf_put_printable(b, m[i].label);
 		buf_putc(b, '\n');
 	}
+	if (shown < nm)
+		buf_printf(b, "  ... and %zu more marks (--events lists them all)\n", nm - shown);
 }
 
 static int collect(void *ctx, const struct sample *s)
@@ -348,7 +354,7 @@ int cmd_show(int argc, char **argv)
 		pressure_line(&b, pts.psi);
 		char v[32];
 		if (sh.nm)
-			marks_table(&b, &r, sh.marks, sh.nm, &pts);
+			marks_table(&b, &r, sh.marks, sh.nm, &pts, all_events);
 		if (cs.n) {
 			buf_printf(&b, "\ncounters%*s%14s %14s\n", 24, "", "max", "last");
 			for (size_t i = 0; i < cs.n; i++) {

@@ -300,5 +300,11 @@ check "flood: the losses said in at most 2 lines" test "$(grep -c 'marks of pid 
 check "flood: the stored event tells the overrun from the rate limit" \
 	test "$(sql "$DB" "SELECT count(*) FROM event WHERE kind = 'marks_lost' AND detail GLOB 'count=* overrun=* over_rate=*'")" -ge 1
 check "flood: no rows dropped by the store" sh -c '! grep -q "rows dropped" "$1"' - "$ERR"
+expect_exit 0 "flood: show" "$RSW" show --db "$DB"
+check "flood: show lists 52 marks and counts the rest in one line" \
+	test "$(grep -c '  flood [0-9]*$' "$OUT")" -eq 52 -a "$(grep -c "^  \.\.\. and $((stored - 52)) more marks" "$OUT")" -eq 1
+expect_exit 0 "flood: show --events" "$RSW" show --events --db "$DB"
+check "flood: show --events lists every mark ($stored)" test "$(grep -c '  flood [0-9]*$' "$OUT")" -eq "$stored"
+check "flood: show --events lists the marks_lost event" grep -q "marks_lost.*count=$lost " "$OUT"
 
 done_testing
