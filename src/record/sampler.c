@@ -1,5 +1,6 @@
 #include "record/sampler.h"
 #include "base/clock.h"
+#include "base/parse.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -351,15 +352,21 @@ static int read_set(struct sampler *s, struct proc_status *ps)
 	return 0;
 }
 
+#define MEMINFO_EVERY_NS (100 * NS_PER_MS)
+
 int sampler_read(struct sampler *s, int64_t now, struct sample *out)
 {
 	struct proc_status ps;
-	struct meminfo mi = { 0, 0 };
 	int e = s->set ? read_set(s, &ps) : proc_reader_read(&s->proc, &ps);
 	if (e < 0)
 		return e;
-	if (rfile_read(&s->meminfo) == 0)
-		meminfo_parse(s->meminfo.buf, s->meminfo.len, &mi);
+	/* The host's available memory moves slowly next to 1 kHz sampling, and costs as
+	 * much to read as a process's status: at most every MEMINFO_EVERY_NS. */
+	if (now >= s->mem_next_ns && rfile_read(&s->meminfo) == 0) {
+		meminfo_parse(s->meminfo.buf, s->meminfo.len, &s->mem_last);
+		s->mem_next_ns = now + MEMINFO_EVERY_NS;
+	}
+	const struct meminfo mi = s->mem_last;
 	memset(out, 0, sizeof(*out));
 	out->rss = ps.rss;
 	out->hwm = ps.hwm;

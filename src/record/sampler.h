@@ -42,7 +42,9 @@ struct gpu_reading {
 struct sampler {
 	pid_t pid;
 	struct proc_reader proc;	/* /proc/PID/status */
-	struct rfile meminfo;		/* /proc/meminfo */
+	struct rfile meminfo;		/* /proc/meminfo, read at most every MEMINFO_EVERY_NS */
+	struct meminfo mem_last;
+	int64_t mem_next_ns;
 	struct nvml *nvml;		/* NULL: no GPU figures */
 	int64_t gpu_every_ns, gpu_origin_ns, gpu_next_ns;
 	struct gpu_reading gpu_last, gpu_win;

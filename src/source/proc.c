@@ -253,7 +253,8 @@ int proc_reader_read(struct proc_reader *r, struct proc_status *out)
 	char before[sizeof(r->key)], after[sizeof(r->key)];
 	size_t blen = 0, alen = 0;
 	r->reads++;
-	int kb = read_key(r, before, sizeof(before), &blen);
+	/* With no reuse allowed the key would only cost two more reads. */
+	int kb = r->reuse_max ? read_key(r, before, sizeof(before), &blen) : 0;
 	if (kb < 0)
 		return kb;
 	if (kb && r->cached && blen == r->key_len && memcmp(before, r->key, blen) == 0 &&

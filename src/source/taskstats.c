@@ -278,6 +278,10 @@ int taskstats_family_parse(const void *buf, size_t len, uint16_t *id)
 /* Room for the largest datagram: one exit is at most two nests of a struct of 560
  * bytes (6.18); a later kernel's longer struct still fits many times over. */
 #define TS_BUFSIZE (64 * 1024)
+/* The buffer as slots of one datagram each: an exit's datagram (two records) is about
+ * 1 KiB. */
+#define TS_SLOT (4 * 1024)
+#define TS_SLOTS (TS_BUFSIZE / TS_SLOT)
 /* The receive buffer: a queued exit of a one-thread process costs 1,280 bytes of it
  * (measured on 6.18, overhead included) and the kernel doubles the size asked for, so
  * 8 MiB holds some 13,000 exits between drains. Unprivileged callers never get here
@@ -497,10 +501,20 @@ int taskstats_drain(struct taskstats_listener *l,
 	int overflow = 0;
 	if (!l || l->fd < 0)
 		return -EBADF;
+	/* Up to TS_SLOTS datagrams a call (on a busy host every exit comes here: one
+	 * system call each would cost several times the copy). */
+	struct mmsghdr mm[TS_SLOTS];
+	struct iovec iov[TS_SLOTS];
 	for (;;) {
-		/* MSG_TRUNC: the datagram's whole length, to see one larger than buf */
-		ssize_t m = recv(l->fd, l->buf, l->cap, MSG_TRUNC);
-		if (m < 0) {
+		memset(mm, 0, sizeof(mm));
+		for (size_t k = 0; k < TS_SLOTS; k++) {
+			iov[k].iov_base = l->buf + k * TS_SLOT;
+			iov[k].iov_len = TS_SLOT;
+			mm[k].msg_hdr.msg_iov = &iov[k];
+			mm[k].msg_hdr.msg_iovlen = 1;
+		}
+		int got = recvmmsg(l->fd, mm, TS_SLOTS, MSG_DONTWAIT, NULL);
+		if (got < 0) {
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -511,19 +525,24 @@ int taskstats_drain(struct taskstats_listener *l,
 			}
 			return -errno;
 		}
-		if ((size_t)m > l->cap) {
-			lost++;
-			continue;
+		for (int k = 0; k < got; k++) {
+			if (mm[k].msg_hdr.msg_flags & MSG_TRUNC) {	/* larger than a slot */
+				lost++;
+				continue;
+			}
+			/* The kernel sends one exit per datagram (two records at most). One that
+			 * cannot be parsed, or holds more than rec[] can, counts as one lost. */
+			int n = taskstats_parse(l->buf + (size_t)k * TS_SLOT, mm[k].msg_len,
+						l->family, rec, ARRAY_SIZE(rec));
+			if (n < 0 || n > (int)ARRAY_SIZE(rec)) {
+				lost++;
+				n = n < 0 ? 0 : (int)ARRAY_SIZE(rec);
+			}
+			for (int i = 0; i < n; i++)
+				cb(ctx, &rec[i]);
 		}
-		/* The kernel sends one exit per datagram (two records at most). One that
-		 * cannot be parsed, or holds more than rec[] can, counts as one lost. */
-		int n = taskstats_parse(l->buf, (size_t)m, l->family, rec, ARRAY_SIZE(rec));
-		if (n < 0 || n > (int)ARRAY_SIZE(rec)) {
-			lost++;
-			n = n < 0 ? 0 : (int)ARRAY_SIZE(rec);
-		}
-		for (int i = 0; i < n; i++)
-			cb(ctx, &rec[i]);
+		if (got < (int)TS_SLOTS)
+			break;	/* the queue is empty now */
 	}
 	/* The drop counter counts every exit the kernel could not queue; ENOBUFS only
 	 * says that some were. */

@@ -96,7 +96,7 @@ struct taskstats_listener {
 	uint16_t family;	/* TASKSTATS family id */
 	uint32_t seq;		/* of the last request sent */
 	char *cpus;		/* the cpu list registered ("0-63"), sent again to deregister */
-	unsigned char *buf;	/* one datagram */
+	unsigned char *buf;	/* requests and replies; in a drain, slots of one datagram */
 	size_t cap;
 	uint32_t drops;		/* the socket's drop counter at the last drain */
 	int have_drops;		/* whether SO_MEMINFO gives that counter */

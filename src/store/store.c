@@ -492,6 +492,10 @@ void store_close(struct store *st)
 	sqlite3_finalize(st->ins_counter);
 	sqlite3_finalize(st->ins_gpu);
 	sqlite3_finalize(st->ins_proc);
+	sqlite3_finalize(st->ins_event);
+	sqlite3_finalize(st->ins_kill);
+	sqlite3_finalize(st->ins_mark);
+	sqlite3_finalize(st->upd_progress);
 	sqlite3_close(st->db);
 	free(st);
 }

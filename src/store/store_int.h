@@ -58,7 +58,9 @@ struct batch {
 struct store {
 	sqlite3 *db;
 	char errbuf[256];	/* SQLite's message for a failure that a ROLLBACK cleared */
+	/* The writer's statements, prepared at their first use and kept (store_close). */
 	sqlite3_stmt *ins_sample, *ins_counter, *ins_gpu, *ins_proc;
+	sqlite3_stmt *ins_event, *ins_kill, *ins_mark, *upd_progress;
 	/* Rows wait in front until a flush. Without the writer thread the flush writes them
 	 * at once; with it, front and back swap and the thread writes back (write.c). */
 	struct batch front, back;
@@ -82,6 +84,23 @@ static inline int exec_sql(sqlite3 *db, const char *sql)
 static inline int prepare(struct store *st, const char *sql, sqlite3_stmt **out)
 {
 	return sqlite3_prepare_v2(st->db, sql, -1, out, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+/* *slot, prepared from sql at its first use, reset for new bindings. */
+static inline int prepare_kept(struct store *st, sqlite3_stmt **slot, const char *sql)
+{
+	if (!*slot && prepare(st, sql, slot) < 0)
+		return -EIO;
+	sqlite3_reset(*slot);
+	return 0;
+}
+
+/* Steps a kept statement that returns no rows, and resets it for its next use. */
+static inline int step_kept(sqlite3_stmt *s)
+{
+	int rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	return rc == SQLITE_DONE ? 0 : (rc == SQLITE_BUSY ? -EBUSY : -EIO);
 }
 
 /* Steps a statement that returns no rows and finalizes it. */

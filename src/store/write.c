@@ -74,22 +74,25 @@ static int insert_event(struct store *st, int64_t run_id, int64_t t, const char 
 			pid_t pid, const char *detail)
 {
 	sqlite3_stmt *s;
-	if (prepare(st, "INSERT INTO event (run_id, t, kind, pid, detail) VALUES (?,?,?,?,?)", &s) < 0)
+	if (prepare_kept(st, &st->ins_event, "INSERT INTO event (run_id, t, kind, pid, detail)"
+			 " VALUES (?,?,?,?,?)") < 0)
 		return -EIO;
+	s = st->ins_event;
 	sqlite3_bind_int64(s, 1, run_id);
 	sqlite3_bind_int64(s, 2, t);
 	sqlite3_bind_text(s, 3, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 4, pid);
 	sqlite3_bind_text(s, 5, detail ? detail : "", -1, SQLITE_STATIC);
-	return step_done(s);
+	return step_kept(s);
 }
 
 static int insert_kill(struct store *st, int64_t run_id, const struct oom_kill *k)
 {
 	sqlite3_stmt *s;
-	if (prepare(st, "INSERT INTO oom_kill (run_id, t, pid, comm, anon_rss, file_rss,"
-			" shmem_rss, total_vm, memcg) VALUES (?,?,?,?,?,?,?,?,?)", &s) < 0)
+	if (prepare_kept(st, &st->ins_kill, "INSERT INTO oom_kill (run_id, t, pid, comm, anon_rss,"
+			 " file_rss, shmem_rss, total_vm, memcg) VALUES (?,?,?,?,?,?,?,?,?)") < 0)
 		return -EIO;
+	s = st->ins_kill;
 	sqlite3_bind_int64(s, 1, run_id);
 	sqlite3_bind_int64(s, 2, k->t);
 	sqlite3_bind_int64(s, 3, k->pid);
@@ -99,18 +102,19 @@ static int insert_kill(struct store *st, int64_t run_id, const struct oom_kill *
 	sqlite3_bind_int64(s, 7, (int64_t)k->shmem_rss);
 	sqlite3_bind_int64(s, 8, (int64_t)k->total_vm);
 	sqlite3_bind_text(s, 9, k->memcg, -1, SQLITE_STATIC);
-	return step_done(s);
+	return step_kept(s);
 }
 
 static int insert_mark(struct store *st, int64_t run_id, int64_t t, const char *label)
 {
 	sqlite3_stmt *s;
-	if (prepare(st, "INSERT INTO mark (run_id, t, label) VALUES (?,?,?)", &s) < 0)
+	if (prepare_kept(st, &st->ins_mark, "INSERT INTO mark (run_id, t, label) VALUES (?,?,?)") < 0)
 		return -EIO;
+	s = st->ins_mark;
 	sqlite3_bind_int64(s, 1, run_id);
 	sqlite3_bind_int64(s, 2, t);
 	sqlite3_bind_text(s, 3, label, -1, SQLITE_STATIC);
-	return step_done(s);
+	return step_kept(s);
 }
 
 static int insert_rows(struct store *st, const struct batch *b)
@@ -262,8 +266,7 @@ static void bind_progress(sqlite3_stmt *s, const struct run *r)
 
 static int write_progress(struct store *st, const struct run *r)
 {
-	sqlite3_stmt *s;
-	if (prepare(st, "UPDATE run SET samples = ?1, peak_rss = ?2, peak_rss_at = ?3,"
+	if (prepare_kept(st, &st->upd_progress, "UPDATE run SET samples = ?1, peak_rss = ?2, peak_rss_at = ?3,"
 			" peak_gpu = ?4, peak_gpu_at = ?5, sum_rss = ?6, last_rss = ?7,"
 			" last_at = ?8, outcome = ?9, ended_at = ?10, exit_code = ?11,"
 			" signal = ?12, pid = ?13, oom_at = ?15, oom_anon_rss = ?16,"
@@ -271,10 +274,10 @@ static int write_progress(struct store *st, const struct run *r)
 			" peak_cgroup_at = ?20, cgroup_limit = ?21, hwm_before = ?22,"
 			" oom_kills = ?23, peak_source = ?24, peak_process_rss = ?25,"
 			" peak_process_pid = ?26, peak_process_comm = ?27, exit_records = ?28,"
-			" peak_cgroup_exact = ?29, started_at = ?30 WHERE id = ?14", &s) < 0)
+			" peak_cgroup_exact = ?29, started_at = ?30 WHERE id = ?14") < 0)
 		return -EIO;
-	bind_progress(s, r);
-	return step_done(s);
+	bind_progress(st->upd_progress, r);
+	return step_kept(st->upd_progress);
 }
 
 /* Writes batch b in one transaction. Returns 0, or -errno with words in msg. */

@@ -189,6 +189,13 @@ static void test_reader_cache(void **state)
 	for (int i = 0; i < 50; i++)
 		assert_int_equal(proc_reader_read(&r, &st), 0);
 	assert_true(r.status_reads - bounded >= 10);	/* more when the child moves */
+	/* no reuse at all (intervals of a second or more): every read reads status */
+	proc_reader_max_reuse(&r, 0);
+	bounded = r.status_reads;
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(proc_reader_read(&r, &st), 0);
+	assert_int_equal(r.status_reads - bounded, 10);
+	assert_true(st.rss > 0 && st.hwm >= st.rss);
 	proc_reader_max_reuse(&r, UINT_MAX);
 	unsigned long before = r.status_reads;
 	uint64_t rss0 = st.rss;
