@@ -2,6 +2,7 @@
 #include "base/buf.h"
 #include "base/util.h"
 #include "cli/cli.h"
+#include "cli/compare_by.h"
 #include "cli/runload.h"
 #include "render/compare.h"
 #include "render/svg.h"
@@ -22,10 +23,36 @@ static const char usage_text[] =
 	"each group's mean and spread are shown, and a sentence says whether the difference\n"
 	"between the groups is larger than the spread within them.\n"
 	"\n"
+	"      --by KEY        group the runs by the value of their parameter KEY (record\n"
+	"                      --param), one group per value, in order of value\n"
 	"      --json          one JSON object for scripts\n"
 	"  -o, --output FILE   also draw the RSS of every run, overlaid, as an SVG file\n"
 	"      --align MARK    in that drawing, align the runs at the mark MARK\n"
 	"      --db PATH       the run database\n";
+
+/* compare --by KEY: one group per value of the parameter; the groups named in b (when
+ * not NULL). */
+static int regroup(const char *key, struct cmp_run *cr, size_t n, struct cmp_group *g,
+		   size_t *ng, struct buf *b)
+{
+	long long missing = 0;
+	struct buf legend = { 0 };
+	if (compare_group_by(key, cr, n, g, ng, &legend, &missing) < 0) {
+		cli_error("run %lld has no parameter '%s' (see 'rsswatch show %lld')", missing,
+			  key, missing);
+		buf_release(&legend);
+		return EXIT_FAIL;
+	}
+	if (*ng < 2) {
+		cli_error("every run has the same %s: nothing to compare by", key);
+		buf_release(&legend);
+		return EXIT_FAIL;
+	}
+	if (b)
+		buf_printf(b, "groups by %s: %s\n\n", key, buf_str(&legend));
+	buf_release(&legend);
+	return 0;
+}
 
 int cmd_compare(int argc, char **argv)
 {
@@ -33,18 +60,20 @@ int cmd_compare(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "align", required_argument, NULL, 'a' },
+		{ "by", required_argument, NULL, 'b' },
 		{ "db", required_argument, NULL, CLI_OPT_DB },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, json = 0;
-	const char *db = NULL, *out = NULL, *align = NULL;
+	const char *db = NULL, *out = NULL, *align = NULL, *by = NULL;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
 		case 'o': out = optarg; break;
 		case 'a': align = optarg; break;
+		case 'b': by = optarg; break;
 		case CLI_OPT_DB: db = optarg; break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
 		case ':': return cli_usage("compare", "option '%s' needs a value", argv[optind - 1]);
@@ -73,7 +102,7 @@ int cmd_compare(int argc, char **argv)
 		return ret;
 	struct loaded_run *lr = xcalloc(total, sizeof(*lr));
 	struct cmp_run *cr = xcalloc(total, sizeof(*cr));
-	struct cmp_group *g = xcalloc(ng, sizeof(*g));
+	struct cmp_group *g = xcalloc(total, sizeof(*g));	/* --by: up to one per run */
 	struct chart_run *chart = NULL;
 	struct buf b = { 0 };
 	size_t loaded = 0;
@@ -115,6 +144,11 @@ int cmd_compare(int argc, char **argv)
 		if ((ret = write_output(out, &b)) != 0)
 			goto out;
 		buf_reset(&b);
+	}
+	if (by) {
+		grouped = 1;
+		if ((ret = regroup(by, cr, loaded, g, &ng, json ? NULL : &b)) != 0)
+			goto out;
 	}
 	if (json)
 		compare_json(&b, g, ng, grouped);

@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 #include "render/json.h"
 #include "render/live.h"
+#include "render/summary.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -15,12 +16,14 @@
 #include <string.h>
 
 static const char usage_text[] =
-	"usage: rsswatch ls [--json] [-n N] [--db PATH]\n"
+	"usage: rsswatch ls [--json] [-n N] [--param KEY=VALUE]... [--db PATH]\n"
 	"\n"
-	"Lists recorded runs, newest first: id, start, label, target, duration, peak RSS\n"
-	"and outcome.\n"
+	"Lists recorded runs, newest first: id, start, label, parameters (when any run\n"
+	"listed has some), target, duration, peak RSS and outcome.\n"
 	"\n"
-	"  -n, --last N   only the N newest runs\n"
+	"  -n, --last N   only the N newest runs (of those that match --param)\n"
+	"      --param KEY=VALUE  only runs recorded with this parameter (repeatable: all\n"
+	"                 must match; numbers match by value, so 12 matches 12.0)\n"
 	"      --json     a JSON array of run objects\n"
 	"      --db PATH  the run database\n";
 
@@ -40,11 +43,15 @@ static void cut(char *out, size_t n, const char *s, size_t width)
 	buf_release(&b);
 }
 
+static int list(const char *db, int json, uint64_t limit, const struct run_param *want,
+		size_t nwant);
+
 int cmd_ls(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "last", required_argument, NULL, 'n' },
+		{ "param", required_argument, NULL, 'P' },
 		{ "db", required_argument, NULL, CLI_OPT_DB },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -52,22 +59,62 @@ int cmd_ls(int argc, char **argv)
 	int c, json = 0;
 	uint64_t limit = 0;
 	const char *db = NULL;
+	struct run_param *want = NULL;
+	size_t nwant = 0;
+	int ret = EXIT_OK;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
 		case 'n':
-			if (parse_u64(optarg, &limit) < 0 || limit == 0)
-				return cli_usage("ls", "invalid count '%s'", optarg);
+			if (parse_u64(optarg, &limit) < 0 || limit == 0) {
+				ret = cli_usage("ls", "invalid count '%s'", optarg);
+				goto out_args;
+			}
 			break;
+		case 'P': {
+			char why[128];
+			want = xrealloc(want, (nwant + 1) * sizeof(*want));
+			if (run_param_parse(optarg, &want[nwant], why, sizeof(why)) < 0) {
+				struct buf shown = { 0 };	/* one line, whatever was given */
+				buf_put_printable(&shown, optarg);
+				ret = cli_usage("ls", "invalid --param '%s': %s", buf_str(&shown), why);
+				buf_release(&shown);
+				goto out_args;
+			}
+			nwant++;
+			break;
+		}
 		case CLI_OPT_DB: db = optarg; break;
-		case 'h': fputs(usage_text, stdout); return EXIT_OK;
-		case ':': return cli_usage("ls", "option '%s' needs a value", argv[optind - 1]);
-		default: return cli_usage("ls", "unknown option '%s'", argv[optind - 1]);
+		case 'h': fputs(usage_text, stdout); goto out_args;
+		case ':': ret = cli_usage("ls", "option '%s' needs a value", argv[optind - 1]); goto out_args;
+		default: ret = cli_usage("ls", "unknown option '%s'", argv[optind - 1]); goto out_args;
 		}
 	}
-	if (optind < argc)
-		return cli_usage("ls", "unexpected argument '%s'", argv[optind]);
+	if (optind < argc) {
+		ret = cli_usage("ls", "unexpected argument '%s'", argv[optind]);
+		goto out_args;
+	}
+	ret = list(db, json, limit, want, nwant);
+out_args:
+	run_params_free(want, nwant);
+	return ret;
+}
+
+/* Whether run r has every parameter of want[0..nwant) with a matching value. */
+static int run_matches(const struct run *r, const struct run_param *want, size_t nwant)
+{
+	for (size_t i = 0; i < nwant; i++) {
+		const struct run_param *p = run_param_find(r->params, r->nparams, want[i].key);
+		if (!p || !run_param_matches(p, &want[i]))
+			return 0;
+	}
+	return 1;
+}
+
+static int list(const char *db, int json, uint64_t limit, const struct run_param *want,
+		size_t nwant)
+{
 
 	struct store *st;
 	int e = cli_open_store(db, &st, 1);
@@ -80,10 +127,23 @@ int cmd_ls(int argc, char **argv)
 		return e;
 	struct run *runs;
 	size_t n;
-	if (store_list_runs(st, limit, &runs, &n) < 0) {
+	if (store_list_runs(st, nwant ? 0 : limit, &runs, &n) < 0) {
 		cli_error("cannot list runs: %s", store_errmsg(st));
 		store_close(st);
 		return EXIT_FAIL;
+	}
+	if (nwant) {	/* keep the runs that match, then the limit */
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (run_matches(&runs[i], want, nwant) && (!limit || k < limit)) {
+				if (k != i)
+					runs[k] = runs[i];
+				k++;
+			} else {
+				run_release(&runs[i]);
+			}
+		}
+		n = k;
 	}
 	struct buf b = { 0 };
 	if (json) {
@@ -97,14 +157,17 @@ int cmd_ls(int argc, char **argv)
 		buf_puts(&b, n ? "\n]\n" : "]\n");
 	} else if (n) {
 		/* The GPU column only when some run listed has GPU figures. */
-		int gpu = 0;
-		for (size_t i = 0; i < n; i++)
+		int gpu = 0, params = 0;
+		for (size_t i = 0; i < n; i++) {
 			gpu |= runs[i].peak_gpu >= 0;
-		buf_printf(&b, "%5s  %-16s  %-20s  %-30s  %9s  %10s  %s%s\n", "ID", "STARTED", "LABEL",
-			   "TARGET", "DURATION", "PEAK", gpu ? "  GPU PEAK  " : "", "OUTCOME");
+			params |= runs[i].nparams > 0;
+		}
+		buf_printf(&b, "%5s  %-16s  %-20s  %s%-30s  %9s  %10s  %s%s\n", "ID", "STARTED", "LABEL",
+			   params ? "PARAMS                    " : "", "TARGET", "DURATION", "PEAK",
+			   gpu ? "  GPU PEAK  " : "", "OUTCOME");
 		for (size_t i = 0; i < n; i++) {
 			const struct run *r = &runs[i];
-			char when[32], label[32], target[40], dur[32], peak[32], gpeak[32];
+			char when[32], label[32], target[40], dur[32], peak[32], gpeak[32], pcol[40];
 			int64_t end = r->ended_at ? r->ended_at : r->last_at ? r->last_at : r->started_at;
 			struct buf out = { 0 };
 			outcome_short(&out, r);
@@ -112,12 +175,21 @@ int cmd_ls(int argc, char **argv)
 				buf_puts(&out, ", no samples");
 			cut(label, sizeof(label), r->label, 20);
 			cut(target, sizeof(target), r->target, 30);
+			pcol[0] = '\0';
+			if (params) {
+				struct buf pb = { 0 };
+				char cell[32];
+				params_text(&pb, r->params, r->nparams);
+				cut(cell, sizeof(cell), pb.len ? buf_str(&pb) + 1 : "-", 24);
+				snprintf(pcol, sizeof(pcol), "%-24s  ", cell);
+				buf_release(&pb);
+			}
 			gpeak[0] = '\0';
 			if (gpu)
 				snprintf(gpeak, sizeof(gpeak), "%10s  ", r->peak_gpu >= 0 ?
 					 fmt_bytes(peak, sizeof(peak), (uint64_t)r->peak_gpu) : "-");
-			buf_printf(&b, "%5lld  %-16s  %-20s  %-30s  %9s  %10s  %s%s\n", (long long)r->id,
-				   fmt_datetime(when, sizeof(when), r->started_at), label, target,
+			buf_printf(&b, "%5lld  %-16s  %-20s  %s%-30s  %9s  %10s  %s%s\n", (long long)r->id,
+				   fmt_datetime(when, sizeof(when), r->started_at), label, pcol, target,
 				   fmt_duration(dur, sizeof(dur), end - r->started_at),
 				   r->peak_rss ? fmt_bytes(peak, sizeof(peak), r->peak_rss) : "-",
 				   gpeak, buf_str(&out));

@@ -75,6 +75,9 @@ static const char usage_text[] =
 	"  -i, --interval DUR     time between samples, 1ms..1h (default 1s; units ms s m h)\n"
 	"  -d, --duration DUR     stop recording after DUR\n"
 	"  -l, --label TEXT       a label stored with the run\n"
+	"      --param KEY=VALUE  a parameter stored with the run (repeatable), e.g.\n"
+	"                         --param pw=12; KEY is [A-Za-z0-9_.-], up to 63 bytes;\n"
+	"                         a numeric VALUE can be fitted against (rsswatch model)\n"
 	"  -q, --quiet            no live lines\n"
 	"  -v, --verbose          say which optional sources (GPU, ...) are not available\n"
 	"      --no-gpu           do not record GPU memory even where NVML is present\n"
@@ -119,11 +122,13 @@ struct record_args {
 	int no_tree;
 	int no_cgroup;
 	int reset_peak;
+	struct run_param *params;	/* --param, in the order given; owned */
+	size_t nparams;
 };
 
 enum { OPT_DB = CLI_OPT_DB, OPT_NEWEST, OPT_OLDEST, OPT_WAIT, OPT_EVERY, OPT_NO_GPU,
        OPT_GPU_INTERVAL, OPT_MEMORY_LIMIT, OPT_WARN, OPT_PSS, OPT_NO_TREE, OPT_NO_CGROUP,
-       OPT_RESET_PEAK };
+       OPT_RESET_PEAK, OPT_PARAM };
 
 #define PSS_DEFAULT_NS (10 * NS_PER_S)
 
@@ -140,6 +145,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "label", required_argument, NULL, 'l' },
+		{ "param", required_argument, NULL, OPT_PARAM },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
@@ -194,6 +200,24 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 				return cli_usage("record", "invalid duration '%s': give e.g. 30s, 10m, 2h", optarg);
 			break;
 		case 'l': a->label = optarg; break;
+		case OPT_PARAM: {
+			struct run_param p;
+			char why[128];
+			if (run_param_parse(optarg, &p, why, sizeof(why)) < 0) {
+				struct buf shown = { 0 };	/* one line, whatever was given */
+				buf_put_printable(&shown, optarg);
+				int uret = cli_usage("record", "invalid --param '%s': %s", buf_str(&shown), why);
+				buf_release(&shown);
+				return uret;
+			}
+			if (run_param_find(a->params, a->nparams, p.key)) {
+				free(p.value);
+				return cli_usage("record", "--param %s given twice", p.key);
+			}
+			a->params = xrealloc(a->params, (a->nparams + 1) * sizeof(*a->params));
+			a->params[a->nparams++] = p;
+			break;
+		}
 		case 'q': a->opts.quiet = 1; break;
 		case 'v': a->verbose = 1; break;
 		case OPT_NO_GPU: a->no_gpu = 1; break;
@@ -736,13 +760,23 @@ static int max_rss_cb(void *ctx, const struct sample *s)
 	return 0;
 }
 
+static int record_target_run(struct record_args a);
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_args a;
 	memset(&a, 0, sizeof(a));
 	int ret = parse_args(argc, argv, &a);
-	if (ret)
-		return ret;
+	if (ret == 0)
+		ret = record_target_run(a);
+	run_params_free(a.params, a.nparams);
+	return ret;
+}
+
+/* The recording itself, once the arguments are read (a's params stay the caller's). */
+static int record_target_run(struct record_args a)
+{
+	int ret;
 	a.opts.live = stderr;
 	const int fail = a.command ? EXIT_CANCELED : EXIT_FAIL;
 
@@ -821,6 +855,12 @@ int cmd_record(int argc, char **argv)
 	}
 	if (store_run_begin(st, &run) < 0) {
 		cli_error("%s: cannot start a run: %s", dbpath, store_errmsg(st));
+		ret = fail;
+		goto out;
+	}
+	if (store_put_params(st, run.id, a.params, a.nparams) < 0) {
+		cli_error("%s: cannot store the run's parameters: %s", dbpath, store_errmsg(st));
+		discard_run(st, &run);
 		ret = fail;
 		goto out;
 	}

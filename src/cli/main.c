@@ -19,6 +19,7 @@ const struct verb verbs[] = {
 	{ "plot", cmd_plot, "draw runs as an SVG chart" },
 	{ "report", cmd_report, "write one run as a self-contained HTML page" },
 	{ "compare", cmd_compare, "compare runs or groups of runs side by side" },
+	{ "model", cmd_model, "fit memory against run parameters or counters; will it fit?" },
 	{ NULL, NULL, NULL },
 };
 

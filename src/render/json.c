@@ -69,10 +69,38 @@ void json_run(struct buf *b, const struct run *r)
 	buf_putc(b, '}');
 }
 
+void json_number(struct buf *b, double v)
+{
+	if (v == (double)(long long)v && v > -9007199254740992.0 && v < 9007199254740992.0)
+		buf_printf(b, "%lld", (long long)v);
+	else if (v == v && v - v == 0)	/* finite */
+		buf_printf(b, "%.17g", v);
+	else
+		buf_puts(b, "null");
+}
+
+void json_params(struct buf *b, const struct run_param *p, size_t n)
+{
+	buf_putc(b, '{');
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			buf_putc(b, ',');
+		json_str(b, p[i].key);
+		buf_putc(b, ':');
+		if (p[i].is_num)
+			json_number(b, p[i].num);
+		else
+			json_str(b, p[i].value);
+	}
+	buf_putc(b, '}');
+}
+
 void json_run_fields(struct buf *b, const struct run *r)
 {
 	buf_printf(b, "\"id\":%lld,\"label\":", (long long)r->id);
 	json_str(b, r->label);
+	buf_puts(b, ",\"params\":");
+	json_params(b, r->params, r->nparams);
 	buf_puts(b, ",\"host\":");
 	json_str(b, r->host);
 	buf_puts(b, ",\"kernel\":");

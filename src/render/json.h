@@ -12,6 +12,11 @@
 void json_str(struct buf *b, const char *s);
 /* An ISO 8601 UTC time string, or null when t is 0. */
 void json_time(struct buf *b, int64_t realtime_ns);
+/* A finite number as JSON: an integer without a fraction where it is one (exactly),
+ * else with 17 significant digits; null for inf and nan. */
+void json_number(struct buf *b, double v);
+/* Parameters p[0..n) as one object: numbers as JSON numbers, other values as strings. */
+void json_params(struct buf *b, const struct run_param *p, size_t n);
 /* One run object with the fields of the CLI contract (DESIGN.md). */
 void json_run(struct buf *b, const struct run *r);
 /* The same fields without the enclosing braces, for objects that add more. */

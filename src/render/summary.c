@@ -18,6 +18,11 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss,
 		buf_putc(b, '"');
 	}
 	buf_putc(b, '\n');
+	if (r->nparams) {
+		buf_puts(b, "params   ");
+		params_text(b, r->params, r->nparams);
+		buf_putc(b, '\n');
+	}
 	int cgroup_mode = r->mode && strcmp(r->mode, "cgroup") == 0;
 	int set = run_is_set(r);
 	buf_puts(b, cgroup_mode ? "target    memory cgroup " : "target    ");
@@ -96,4 +101,12 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss,
 		buf_printf(b, "; %s", buf_str(&k));
 	buf_release(&k);
 	buf_putc(b, '\n');
+}
+
+void params_text(struct buf *b, const struct run_param *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		buf_printf(b, " %s=", p[i].key);
+		buf_put_printable(b, p[i].value);
+	}
 }

@@ -16,5 +16,7 @@
  * higher, the summary gives both. */
 void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss,
 		  const struct oom_kill *kills, size_t nkills);
+/* Parameters p[0..n) as " key=value" each (values made printable). */
+void params_text(struct buf *b, const struct run_param *p, size_t n);
 
 #endif

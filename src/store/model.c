@@ -1,5 +1,10 @@
 #include "store/model.h"
+#include "base/utf8.h"
+#include "base/util.h"
 
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,10 +38,114 @@ void run_release(struct run *r)
 	free(r->cgroup);
 	free(r->peak_source);
 	free(r->peak_process_comm);
+	run_params_free(r->params, r->nparams);
 	memset(r, 0, sizeof(*r));
 }
 
 double run_mean_rss(const struct run *r)
 {
 	return r->samples ? r->sum_rss / (double)r->samples : 0.0;
+}
+
+int run_param_number(const char *s, double *out)
+{
+	const char *p = s;
+	if (*p == '-' || *p == '+')
+		p++;
+	size_t digits = strspn(p, "0123456789");
+	p += digits;
+	if (*p == '.') {
+		size_t frac = strspn(p + 1, "0123456789");
+		digits += frac;
+		p += 1 + frac;
+	}
+	if (digits == 0)
+		return 0;
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '-' || *p == '+')
+			p++;
+		size_t e = strspn(p, "0123456789");
+		if (e == 0)
+			return 0;
+		p += e;
+	}
+	if (*p != '\0')
+		return 0;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (*end != '\0' || !isfinite(v) || errno == ERANGE)
+		return 0;
+	*out = v;
+	return 1;
+}
+
+int run_param_parse(const char *arg, struct run_param *out, char *err, size_t errlen)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq) {
+		snprintf(err, errlen, "a parameter is KEY=VALUE, e.g. pw=12");
+		return -EINVAL;
+	}
+	size_t klen = (size_t)(eq - arg);
+	if (klen == 0 || klen > RUN_PARAM_KEY_MAX) {
+		snprintf(err, errlen, "a parameter name is 1 to %d characters", RUN_PARAM_KEY_MAX);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < klen; i++) {
+		char c = arg[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == '-')) {
+			snprintf(err, errlen, "a parameter name may hold only letters, digits, "
+				 "'_', '.' and '-'");
+			return -EINVAL;
+		}
+	}
+	const char *v = eq + 1;
+	size_t vlen = strlen(v);
+	if (vlen == 0 || vlen > RUN_PARAM_VALUE_MAX) {
+		snprintf(err, errlen, "a parameter value is 1 to %d bytes", RUN_PARAM_VALUE_MAX);
+		return -EINVAL;
+	}
+	for (const unsigned char *p = (const unsigned char *)v; *p; ) {
+		size_t l = utf8_seq(p);
+		if (l == 0) {
+			snprintf(err, errlen, "a parameter value must be UTF-8 text");
+			return -EINVAL;
+		}
+		if ((l == 1 && (*p < 0x20 || *p == 0x7f)) || (l == 2 && p[0] == 0xc2 && p[1] < 0xa0)) {
+			snprintf(err, errlen, "a parameter value may not hold control characters");
+			return -EINVAL;
+		}
+		p += l;
+	}
+	memcpy(out->key, arg, klen);
+	out->key[klen] = '\0';
+	out->value = xstrdup(v);
+	out->num = 0;
+	out->is_num = run_param_number(v, &out->num);
+	return 0;
+}
+
+const struct run_param *run_param_find(const struct run_param *p, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(p[i].key, key) == 0)
+			return &p[i];
+	return NULL;
+}
+
+int run_param_matches(const struct run_param *p, const struct run_param *want)
+{
+	if (strcmp(p->value, want->value) == 0)
+		return 1;
+	return p->is_num && want->is_num && p->num == want->num;
+}
+
+void run_params_free(struct run_param *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(p[i].value);
+	free(p);
 }

@@ -69,6 +69,33 @@ struct proc_figures {
  * at or before t, else of the first; 0 when n is 0. */
 uint64_t samples_rss_at(const struct sample *s, size_t n, int64_t elapsed_ns);
 
+/* A run parameter (record --param KEY=VALUE, schema 9). key is 1..RUN_PARAM_KEY_MAX
+ * bytes of [A-Za-z0-9_.-]; value is 1..RUN_PARAM_VALUE_MAX bytes of UTF-8 without
+ * control characters (owned). is_num is set when the whole value is a finite decimal
+ * number (num holds it): such parameters can be fitted against by `rsswatch model`. */
+#define RUN_PARAM_KEY_MAX 63
+#define RUN_PARAM_VALUE_MAX 255
+struct run_param {
+	char key[RUN_PARAM_KEY_MAX + 1];
+	char *value;
+	int is_num;
+	double num;
+};
+
+/* Parses one "KEY=VALUE" argument into out (value owned: free it with free()). On a
+ * bad argument returns -EINVAL and writes a one-line reason (without the argument
+ * itself) into err; out is then untouched. */
+int run_param_parse(const char *arg, struct run_param *out, char *err, size_t errlen);
+/* Whether s (the whole string) is a finite decimal number, as run_param_parse decides
+ * is_num: digits with an optional sign, fraction and exponent; no hex, inf or nan. */
+int run_param_number(const char *s, double *out);
+/* The parameter called key among p[0..n), or NULL. */
+const struct run_param *run_param_find(const struct run_param *p, size_t n, const char *key);
+/* Whether parameter p matches the wanted VALUE: the same text, or both numbers and
+ * equal (so pw=12 matches a run recorded with pw=12.0). */
+int run_param_matches(const struct run_param *p, const struct run_param *want);
+void run_params_free(struct run_param *p, size_t n);
+
 /* Outcomes, as stored and as printed by --json (DESIGN.md). */
 #define OUTCOME_RUNNING "running"
 #define OUTCOME_EXITED "exited"
@@ -150,6 +177,10 @@ struct run {
 	/* peak_cgroup is the cgroup's own charged peak over the run (memory.peak or
 	 * max_usage_in_bytes, reset at the start); 0: the highest usage sampled. */
 	int peak_cgroup_exact;
+	/* Its parameters (schema 9), sorted by key; owned (run_release frees them).
+	 * The store never writes these from a run's progress: store_put_params does. */
+	struct run_param *params;
+	size_t nparams;
 };
 
 /* Where a peak came from, as stored and as said in every output. */

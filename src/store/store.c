@@ -144,6 +144,12 @@ static const char *const migrations[] = {
 	"  peak_rss INTEGER NOT NULL, peak_source TEXT NOT NULL, hwm_before INTEGER,"
 	"  ended TEXT NOT NULL, exit_code INTEGER, signal INTEGER,"
 	"  PRIMARY KEY (run_id, pid, first_ns)) WITHOUT ROWID;",
+	/* 9: run parameters (record --param KEY=VALUE): the text as given, and num, the
+	 * value as a number when the whole text is one (NULL otherwise) */
+	"CREATE TABLE run_param ("
+	"  run_id INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, num REAL,"
+	"  PRIMARY KEY (run_id, key)) WITHOUT ROWID;"
+	"CREATE INDEX run_param_key ON run_param (key, value);",
 };
 #define SCHEMA_VERSION ((int)ARRAY_SIZE(migrations))
 
@@ -533,6 +539,8 @@ static int64_t col_i64_or(sqlite3_stmt *s, int i, int64_t dflt)
 	return sqlite3_column_type(s, i) == SQLITE_NULL ? dflt : sqlite3_column_int64(s, i);
 }
 
+static void col_copy(sqlite3_stmt *s, int i, char *out, size_t n);
+
 static void load_run(sqlite3_stmt *s, struct run *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -604,6 +612,62 @@ static void settle_outcome(struct run *r)
 	r->ended_at = r->last_at ? r->last_at : r->started_at;
 }
 
+/* Reads the run's parameters into r->params, sorted by key. */
+static int load_params(struct store *st, struct run *r)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, "SELECT key, value, num FROM run_param WHERE run_id = ? ORDER BY key",
+		    &s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, r->id);
+	struct run_param *p = NULL;
+	size_t cnt = 0;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		p = xrealloc(p, (cnt + 1) * sizeof(*p));
+		struct run_param *q = &p[cnt++];
+		col_copy(s, 0, q->key, sizeof(q->key));
+		q->value = col_text(s, 1);
+		q->is_num = sqlite3_column_type(s, 2) != SQLITE_NULL;
+		q->num = q->is_num ? sqlite3_column_double(s, 2) : 0;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		run_params_free(p, cnt);
+		return -EIO;
+	}
+	r->params = p;
+	r->nparams = cnt;
+	return 0;
+}
+
+int store_put_params(struct store *st, int64_t run_id, const struct run_param *p, size_t n)
+{
+	if (n == 0)
+		return 0;
+	if (exec_sql(st->db, "BEGIN IMMEDIATE") < 0)
+		return -EIO;
+	for (size_t i = 0; i < n; i++) {
+		sqlite3_stmt *s;
+		if (prepare(st, "INSERT OR REPLACE INTO run_param (run_id, key, value, num)"
+				" VALUES (?,?,?,?)", &s) < 0)
+			goto fail;
+		sqlite3_bind_int64(s, 1, run_id);
+		sqlite3_bind_text(s, 2, p[i].key, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, p[i].value, -1, SQLITE_STATIC);
+		if (p[i].is_num)
+			sqlite3_bind_double(s, 4, p[i].num);
+		else
+			sqlite3_bind_null(s, 4);
+		if (step_done(s) < 0)
+			goto fail;
+	}
+	return exec_sql(st->db, "COMMIT") < 0 ? -EIO : 0;
+fail:
+	rollback(st);
+	return -EIO;
+}
+
 int store_resolve(struct store *st, const char *ref, int64_t *id)
 {
 	sqlite3_stmt *s;
@@ -651,6 +715,8 @@ int store_get_run(struct store *st, int64_t id, struct run *out)
 		settle_outcome(out);
 	}
 	sqlite3_finalize(s);
+	if (e == 0 && (e = load_params(st, out)) < 0)
+		run_release(out);
 	return e;
 }
 
@@ -675,6 +741,9 @@ int store_list_runs(struct store *st, size_t limit, struct run **out, size_t *n)
 		cnt++;
 	}
 	sqlite3_finalize(s);
+	for (size_t i = 0; rc == SQLITE_DONE && i < cnt; i++)
+		if (load_params(st, &runs[i]) < 0)
+			rc = SQLITE_ERROR;
 	if (rc != SQLITE_DONE) {
 		store_free_runs(runs, cnt);
 		return -EIO;
@@ -997,7 +1066,8 @@ int store_delete_run(struct store *st, int64_t id)
 	if (busy)
 		return -EBUSY;
 	static const char *const tables[] = { "sample", "event", "mark", "counter", "gpu",
-					      "proc_sample", "oom_kill", "process", "run" };
+					      "proc_sample", "oom_kill", "process", "run_param",
+					      "run" };
 	if (exec_sql(st->db, "BEGIN IMMEDIATE") < 0)
 		return -EIO;
 	for (size_t i = 0; i < ARRAY_SIZE(tables); i++) {

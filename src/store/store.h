@@ -40,6 +40,9 @@ int store_run_begin(struct store *st, struct run *r);
  * Until store_run_finish(), the caller makes no other call that writes or reads.
  * Returns 0 or -errno. */
 int store_writer_start(struct store *st);
+/* Stores the run's parameters p[0..n) (record --param), in one transaction of its
+ * own: call it after store_run_begin() and before store_writer_start(). */
+int store_put_params(struct store *st, int64_t run_id, const struct run_param *p, size_t n);
 /* Appends one sample to the open batch (starting a transaction when none is open). */
 int store_add_sample(struct store *st, int64_t run_id, const struct sample *s);
 /* The number of samples waiting for the next flush. */

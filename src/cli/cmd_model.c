@@ -1,0 +1,308 @@
+/* rsswatch model: what memory costs per unit of a run parameter (across runs) or of an
+ * application counter (inside one run), with intervals; the math in model/ and base/fit. */
+#include "base/buf.h"
+#include "base/parse.h"
+#include "base/util.h"
+#include "cli/cli.h"
+#include "cli/runload.h"
+#include "model/model.h"
+#include "render/model.h"
+#include "store/store.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+	"usage: rsswatch model 'FIGURE ~ KEY [+ KEY...]' [RUN...] [OPTIONS]\n"
+	"       rsswatch model RUN 'rss ~ counter.NAME [+ counter.NAME...]' [--json]\n"
+	"\n"
+	"Across runs: fits FIGURE (peak, mean or cgroup_peak) of the runs given (default:\n"
+	"every run) against their numeric parameters (record --param KEY=VALUE) by least\n"
+	"squares. Prints each coefficient with its 95% interval, R², every run's residual,\n"
+	"the runs left out and why, and the largest value of the first KEY whose upper 95%\n"
+	"prediction bound fits the budget. Needs at least KEYS + 2 usable runs and R² of\n"
+	"0.9 to predict.\n"
+	"Inside a run: fits RSS (or anon) over the run's samples against application\n"
+	"counters or gauges (carried forward between changes), trying lags of 0..20\n"
+	"samples and keeping the best R²; says between which marks the peak fell.\n"
+	"\n"
+	"      --param KEY=VALUE  only runs with this parameter (repeatable)\n"
+	"      --budget SIZE      the memory to fit in (e.g. 755G); default: the cgroup\n"
+	"                         limit when every run had one, else the recording host's\n"
+	"                         MemTotal\n"
+	"      --json             one JSON object\n"
+	"      --db PATH          the run database\n";
+
+enum { OPT_PARAM = CLI_OPT_DB + 1, OPT_BUDGET };
+
+static int matches(const struct run *r, const struct run_param *want, size_t nwant)
+{
+	for (size_t i = 0; i < nwant; i++) {
+		const struct run_param *p = run_param_find(r->params, r->nparams, want[i].key);
+		if (!p || !run_param_matches(p, &want[i]))
+			return 0;
+	}
+	return 1;
+}
+
+static void add_run(struct runs_model *m, const struct run *r)
+{
+	double y, x[MODEL_MAX_TERMS] = { 0 };
+	char why[112];
+	if (model_run_usable(r, &m->f, &y, x, why, sizeof(why))) {
+		m->obs = xrealloc(m->obs, (m->nobs + 1) * sizeof(*m->obs));
+		struct model_obs *o = &m->obs[m->nobs++];
+		memset(o, 0, sizeof(*o));
+		o->run_id = r->id;
+		memcpy(o->x, x, sizeof(x));
+		o->y = y;
+	} else {
+		m->skip = xrealloc(m->skip, (m->nskip + 1) * sizeof(*m->skip));
+		m->skip[m->nskip].run_id = r->id;
+		strlcpy_rsw(m->skip[m->nskip].why, why, sizeof(m->skip[m->nskip].why));
+		m->nskip++;
+	}
+}
+
+static int across_runs(struct store *st, const struct model_formula *f, char **refs,
+		       size_t nrefs, const struct run_param *want, size_t nwant,
+		       uint64_t budget, int json)
+{
+	struct runs_model m;
+	memset(&m, 0, sizeof(m));
+	m.f = *f;
+	struct run *runs = NULL;
+	size_t n = 0;
+	if (nrefs) {
+		runs = xcalloc(nrefs, sizeof(*runs));
+		for (size_t i = 0; i < nrefs; i++) {
+			int64_t id;
+			int e = cli_resolve_run(st, refs[i], &id);
+			if (e == 0 && store_get_run(st, id, &runs[n]) < 0) {
+				cli_error("cannot read run %lld: %s", (long long)id, store_errmsg(st));
+				e = EXIT_FAIL;
+			}
+			if (e) {
+				store_free_runs(runs, n);
+				return e;
+			}
+			n++;
+		}
+	} else if (store_list_runs(st, 0, &runs, &n) < 0) {
+		cli_error("cannot list runs: %s", store_errmsg(st));
+		return EXIT_FAIL;
+	}
+	int all_cgroup = 1;
+	uint64_t cg_limit = 0;
+	const struct run *newest = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!matches(&runs[i], want, nwant))
+			continue;
+		size_t before = m.nobs;
+		add_run(&m, &runs[i]);
+		if (m.nobs == before)
+			continue;
+		if (!newest || runs[i].id > newest->id)
+			newest = &runs[i];
+		if (!runs[i].cgroup_limit)
+			all_cgroup = 0;
+		else if (!cg_limit || runs[i].cgroup_limit < cg_limit)
+			cg_limit = runs[i].cgroup_limit;
+	}
+	if (budget) {
+		m.budget = budget;
+		m.budget_src = BUDGET_GIVEN;
+	} else if (newest && all_cgroup && cg_limit) {
+		m.budget = cg_limit;
+		m.budget_src = BUDGET_CGROUP;
+	} else if (newest && newest->mem_total) {
+		m.budget = newest->mem_total;
+		m.budget_src = BUDGET_MEMTOTAL;
+		strlcpy_rsw(m.budget_host, newest->host[0] ? newest->host : "?", sizeof(m.budget_host));
+	}
+	/* newest first: held values and the order of the residuals */
+	for (size_t i = 1; i < m.nobs; i++) {
+		struct model_obs o = m.obs[i];
+		size_t j = i;
+		while (j > 0 && m.obs[j - 1].run_id < o.run_id) {
+			m.obs[j] = m.obs[j - 1];
+			j--;
+		}
+		m.obs[j] = o;
+	}
+	model_runs_fit(&m);
+	struct buf b = { 0 };
+	if (json)
+		model_runs_json(&b, &m);
+	else
+		model_runs_text(&b, &m);
+	fputs(buf_str(&b), stdout);
+	buf_release(&b);
+	runs_model_release(&m);
+	store_free_runs(runs, n);
+	return EXIT_OK;
+}
+
+/* Counter values carried forward to each sample. */
+struct carry {
+	const struct model_formula *f;
+	const struct sample *s;
+	size_t n;
+	double *values;		/* n * k */
+	double cur[MODEL_MAX_TERMS];
+	int seen[MODEL_MAX_TERMS];
+	size_t next;		/* the first sample not yet filled */
+};
+
+static void carry_fill(struct carry *c, int64_t until_ns, int inclusive)
+{
+	size_t k = c->f->k;
+	while (c->next < c->n && (c->s[c->next].elapsed_ns < until_ns ||
+				  (inclusive && c->s[c->next].elapsed_ns == until_ns))) {
+		memcpy(&c->values[c->next * k], c->cur, k * sizeof(double));
+		c->next++;
+	}
+}
+
+static int on_counter(void *ctx, int64_t elapsed_ns, const char *name, long long value)
+{
+	struct carry *c = ctx;
+	carry_fill(c, elapsed_ns, 0);	/* a change at a sample's time counts for it */
+	for (size_t j = 0; j < c->f->k; j++) {
+		if (strcmp(c->f->terms[j] + 8, name) == 0) {
+			c->cur[j] = (double)value;
+			c->seen[j] = 1;
+		}
+	}
+	return 0;
+}
+
+static int inside_run(struct store *st, const char *ref, const struct model_formula *f, int json)
+{
+	struct loaded_run lr;
+	int ret = loaded_run_load(st, ref, &lr);
+	if (ret)
+		return ret;
+	struct carry c;
+	memset(&c, 0, sizeof(c));
+	c.f = f;
+	c.s = lr.s;
+	c.n = lr.n;
+	c.values = xcalloc(lr.n * f->k + 1, sizeof(double));
+	if (store_each_counter(st, lr.run.id, on_counter, &c) < 0) {
+		cli_error("cannot read the counters of run %lld: %s", (long long)lr.run.id,
+			  store_errmsg(st));
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	carry_fill(&c, INT64_MAX, 1);
+	for (size_t j = 0; j < f->k; j++) {
+		if (!c.seen[j]) {
+			cli_error("run %lld has no counter or gauge '%s'", (long long)lr.run.id,
+				  f->terms[j] + 8);
+			ret = EXIT_FAIL;
+			goto out;
+		}
+	}
+	struct counter_model m;
+	memset(&m, 0, sizeof(m));
+	m.f = *f;
+	m.run_id = lr.run.id;
+	model_counters_fit(&m, lr.s, lr.n, c.values, lr.run.interval_ns, lr.marks, lr.nmarks,
+			   lr.run.started_at);
+	struct buf b = { 0 };
+	if (json)
+		model_counters_json(&b, &m);
+	else
+		model_counters_text(&b, &m);
+	fputs(buf_str(&b), stdout);
+	buf_release(&b);
+out:
+	free(c.values);
+	loaded_run_release(&lr);
+	return ret;
+}
+
+int cmd_model(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "param", required_argument, NULL, OPT_PARAM },
+		{ "budget", required_argument, NULL, OPT_BUDGET },
+		{ "db", required_argument, NULL, CLI_OPT_DB },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, json = 0, ret = EXIT_OK;
+	const char *db = NULL;
+	uint64_t budget = 0;
+	struct run_param *want = NULL;
+	size_t nwant = 0;
+	char why[160];
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = 1; break;
+		case OPT_PARAM:
+			want = xrealloc(want, (nwant + 1) * sizeof(*want));
+			if (run_param_parse(optarg, &want[nwant], why, sizeof(why)) < 0) {
+				struct buf shown = { 0 };
+				buf_put_printable(&shown, optarg);
+				ret = cli_usage("model", "invalid --param '%s': %s", buf_str(&shown), why);
+				buf_release(&shown);
+				goto out;
+			}
+			nwant++;
+			break;
+		case OPT_BUDGET:
+			if (parse_size(optarg, &budget) < 0 || budget == 0) {
+				ret = cli_usage("model", "invalid budget '%s': give a size, e.g. 755G", optarg);
+				goto out;
+			}
+			break;
+		case CLI_OPT_DB: db = optarg; break;
+		case 'h': fputs(usage_text, stdout); goto out;
+		case ':': ret = cli_usage("model", "option '%s' needs a value", argv[optind - 1]); goto out;
+		default: ret = cli_usage("model", "unknown option '%s'", argv[optind - 1]); goto out;
+		}
+	}
+	if (optind >= argc) {
+		ret = cli_usage("model", "give a model, e.g. 'peak ~ pw'");
+		goto out;
+	}
+	/* inside a run: RUN first, then a formula over counters */
+	int inside = !strchr(argv[optind], '~');
+	struct model_formula f;
+	const char *formula = inside ? (optind + 1 < argc ? argv[optind + 1] : NULL) : argv[optind];
+	if (!formula) {
+		ret = cli_usage("model", "give a model after the run, e.g. 'rss ~ counter.items'");
+		goto out;
+	}
+	if (model_formula_parse(formula, inside, &f, why, sizeof(why)) < 0) {
+		struct buf shown = { 0 };
+		buf_put_printable(&shown, formula);
+		ret = cli_usage("model", "invalid model '%s': %s", buf_str(&shown), why);
+		buf_release(&shown);
+		goto out;
+	}
+	if (inside && (optind + 2 < argc || nwant || budget)) {
+		ret = cli_usage("model", "a model inside a run takes one RUN and its formula "
+				"(no --param, --budget or more runs)");
+		goto out;
+	}
+	struct store *st;
+	if ((ret = cli_open_store(db, &st, 0)) != 0)
+		goto out;
+	if (inside)
+		ret = inside_run(st, argv[optind], &f, json);
+	else
+		ret = across_runs(st, &f, argv + optind + 1, (size_t)(argc - optind - 1), want,
+				  nwant, budget, json);
+	store_close(st);
+out:
+	run_params_free(want, nwant);
+	return ret;
+}

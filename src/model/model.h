@@ -1,0 +1,123 @@
+/* Memory models: what a figure of a run (its peak, mean or cgroup peak) costs per unit
+ * of a run parameter, fitted across runs; and, inside one run, what RSS costs per unit
+ * of application counters, fitted over its samples. Pure: runs, samples and counters
+ * in, fits and predictions out; the CLI loads the data and a renderer prints it.
+ *
+ * Runs that cannot say what a configuration needs are left out, each with the reason:
+ * missing or non-numeric parameter, no samples, still recording, interrupted (the
+ * recorder died: the peak may be incomplete), OOM-killed or killed by a signal (the
+ * run stopped before it reached its need), a command that failed (nonzero exit). */
+#ifndef RSW_MODEL_MODEL_H
+#define RSW_MODEL_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/fit.h"
+#include "store/model.h"
+#include "store/store.h"	/* struct mark */
+
+#define MODEL_MAX_TERMS (FIT_MAX_COEF - 1)
+#define MODEL_NAME_MAX 72
+
+/* "peak ~ pw + pipelines": the figure on the left, the terms on the right. */
+struct model_formula {
+	char lhs[MODEL_NAME_MAX];
+	char terms[MODEL_MAX_TERMS][MODEL_NAME_MAX];
+	size_t k;
+};
+
+/* Parses a formula. Terms are parameter names ([A-Za-z0-9_.-]), or with counters set,
+ * counter.NAME; no term twice. Returns 0 or -EINVAL with a one-line reason in err. */
+int model_formula_parse(const char *s, int counters, struct model_formula *out, char *err,
+			size_t errlen);
+
+enum model_status {
+	MODEL_OK,
+	MODEL_TOO_FEW,		/* fewer observations than coefficients + 1 */
+	MODEL_DEGENERATE,	/* a term is constant or a combination of the others */
+	MODEL_POOR,		/* R² under MODEL_MIN_R2: coefficients shown, nothing predicted */
+};
+#define MODEL_MIN_R2 0.9
+
+/* --- across runs --- */
+
+struct model_obs {
+	int64_t run_id;
+	double x[MODEL_MAX_TERMS];
+	double y;
+	double resid;
+};
+struct model_skip {
+	int64_t run_id;
+	char why[112];
+};
+
+/* Where the budget came from. */
+enum model_budget_src { BUDGET_NONE, BUDGET_GIVEN, BUDGET_MEMTOTAL, BUDGET_CGROUP };
+
+struct runs_model {
+	struct model_formula f;
+	struct model_obs *obs;		/* newest run first */
+	size_t nobs;
+	struct model_skip *skip;
+	size_t nskip;
+	enum model_status status;
+	size_t bad_term;		/* MODEL_DEGENERATE: 1-based */
+	struct fit fit;
+	double tq;			/* t quantile 0.975 at the fit's df */
+	/* the budget and the prediction along the first term, the others held at the
+	 * newest run's values (held[1..k)) */
+	uint64_t budget;
+	enum model_budget_src budget_src;
+	char budget_host[64];
+	int predicted;		/* 0: no prediction (why in no_prediction) */
+	char no_prediction[224];
+	int integer;		/* the first term took only whole values: predict whole ones */
+	double x_fit, need_fit;		/* the largest value that fits, and its upper bound */
+	double need_fit_mid;		/* the fitted value there */
+	double x_next, need_next;	/* the next whole value (integer only), which does not */
+	int none_fits;			/* even the smallest value observed does not fit */
+};
+
+/* Whether run r can be an observation of the model: writes its figure into *y and its
+ * terms into x, or a reason into why and returns 0. */
+int model_run_usable(const struct run *r, const struct model_formula *f, double *y,
+		     double *x, char *why, size_t whylen);
+/* Fits m->obs (filled by the caller), sets status, residuals, and with a budget (m->
+ * budget non-zero) the prediction. */
+void model_runs_fit(struct runs_model *m);
+void runs_model_release(struct runs_model *m);
+
+/* --- inside one run --- */
+
+#define MODEL_MAX_LAG 20
+
+struct counter_model {
+	struct model_formula f;
+	int64_t run_id;
+	size_t nsamples;	/* samples used (after the lag) */
+	size_t lag;		/* in samples: counters at sample i - lag explain memory at i */
+	int64_t lag_ns;
+	size_t lags_tried;	/* 0..lags_tried-1 */
+	double r2_lag0;		/* R² without lag, for comparison */
+	enum model_status status;
+	size_t bad_term;
+	struct fit fit;
+	double tq;
+	/* where the peak fell: its elapsed time and the marks around it (NULL: none) */
+	int64_t peak_ns;
+	uint64_t peak;
+	const char *mark_before, *mark_after;
+	int64_t mark_before_ns, mark_after_ns;
+};
+
+/* Fits the figure of samples s[0..n) against the counters values[i * k + j] (counter j
+ * at sample i, carried forward), trying each lag of 0..MODEL_MAX_LAG samples (at most a
+ * fifth of the samples) and keeping the one with the best R². marks (t in realtime,
+ * started_at the run's start) locate the peak. */
+void model_counters_fit(struct counter_model *m, const struct sample *s, size_t n,
+			const double *values, int64_t interval_ns, const struct mark *marks,
+			size_t nmarks, int64_t started_at);
+
+#endif
