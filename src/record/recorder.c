@@ -896,6 +896,10 @@ static int setup(struct recorder *rc)
 		rc->set.status_reuse = reuse;
 		rc->set_open = 1;
 		sampler_use_set(&rc->sampler, &rc->set);
+	} else if (rc->run->exit_records && rc->target->pid > 0) {
+		/* One process: the host's other exits are of no use; without the filter
+		 * (it failed) they are read and ignored, as before. */
+		(void)taskstats_only(&rc->ts, rc->target->pid);
 	}
 	if (rc->opts->pss_interval_ns)
 		sampler_use_pss(&rc->sampler, rc->opts->pss_interval_ns);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <linux/acct.h>
+#include <linux/filter.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
@@ -555,6 +556,51 @@ int taskstats_drain(struct taskstats_listener *l,
 	}
 	l->lost += lost;
 	return lost > INT_MAX ? INT_MAX : (int)lost;
+}
+
+/* The classic BPF program of taskstats_only(). An exit's datagram is a netlink header
+ * (16 bytes), a generic netlink header (4), the nested TASKSTATS_TYPE_AGGR_PID (4) and
+ * in it TASKSTATS_TYPE_PID (4, then the thread's id at offset 28) and
+ * TASKSTATS_TYPE_STATS (its header at 32, or at 36 after a TASKSTATS_TYPE_NULL pad on
+ * architectures that align it to 8), then struct taskstats. BPF loads words in network
+ * order: the little or big-endian fields are compared with the pid as the same bytes.
+ * A load past the datagram's end (an older kernel's shorter struct, without ac_tgid)
+ * ends the program with 0: dropped, unless the thread id matched first. */
+#define TS_PID_OFF 28
+#define TS_STATS_HDR_OFF 32
+#define TS_STATS_OFF 36
+
+static uint32_t as_loaded(uint32_t host)
+{
+	union { uint32_t u; unsigned char b[4]; } v = { host };
+	return (uint32_t)v.b[0] << 24 | (uint32_t)v.b[1] << 16 | (uint32_t)v.b[2] << 8 | v.b[3];
+}
+
+int taskstats_only(struct taskstats_listener *l, pid_t pid)
+{
+	if (!l || l->fd < 0)
+		return -EBADF;
+	if (pid <= 0)
+		return -EINVAL;
+	uint32_t want = as_loaded((uint32_t)pid);
+	union { uint16_t u; unsigned char b[2]; } pad = { TASKSTATS_TYPE_NULL };
+	uint32_t pad_type = (uint32_t)pad.b[0] << 8 | pad.b[1];
+	struct sock_filter prog[] = {
+		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, TS_PID_OFF),
+		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, want, 7, 0),
+		/* 2 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, TS_STATS_HDR_OFF + 2),
+		/* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, pad_type, 0, 2),
+		/* 4 */ BPF_STMT(BPF_LDX | BPF_W | BPF_IMM, 4),
+		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0),
+		/* 6 */ BPF_STMT(BPF_LDX | BPF_W | BPF_IMM, 0),
+		/* 7 */ BPF_STMT(BPF_LD | BPF_W | BPF_IND,
+				 TS_STATS_OFF + offsetof(struct taskstats, ac_tgid)),
+		/* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, want, 0, 1),
+		/* 9 */ BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
+		/* 10 */ BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	struct sock_fprog fp = { ARRAY_SIZE(prog), prog };
+	return setsockopt(l->fd, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof(fp)) < 0 ? -errno : 0;
 }
 
 void taskstats_close(struct taskstats_listener *l)

@@ -112,6 +112,11 @@ struct taskstats_listener {
  * the call may be missed. On failure *l is closed (taskstats_close is harmless). */
 int taskstats_open(struct taskstats_listener *l);
 
+/* Lets through only the exits of process pid (its threads' too): a socket filter drops
+ * every other exit of the host in the kernel, before it is queued, so that a listener
+ * watching one process costs nothing when others end. Returns 0 or -errno. */
+int taskstats_only(struct taskstats_listener *l, pid_t pid);
+
 /* The socket to poll for POLLIN; -1 when closed or l is NULL. */
 int taskstats_fd(const struct taskstats_listener *l);
 

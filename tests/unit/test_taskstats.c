@@ -551,6 +551,23 @@ static void drain_until(struct taskstats_listener *l, struct seen *s, const int 
 	}
 }
 
+struct only_seen {
+	pid_t pid;
+	int others, thread, group;	/* records of other processes, of a thread, its end */
+};
+
+static void on_only(void *ctx, const struct taskstats_exit *r)
+{
+	struct only_seen *os = ctx;
+	pid_t tgid = r->tgid ? r->tgid : r->pid;
+	if (tgid != os->pid)
+		os->others++;
+	else if (r->scope == TASKSTATS_PID && r->pid != os->pid)
+		os->thread++;
+	else if (r->flags & AGROUP)
+		os->group = 1;
+}
+
 static void test_live(void **state)
 {
 	(void)state;
@@ -586,6 +603,61 @@ static void test_live(void **state)
 	assert_int_equal(taskstats_fd(NULL), -1);
 	assert_int_equal(taskstats_drain(&l, on_rec, &s), -EBADF);
 	assert_int_equal(taskstats_drain(NULL, on_rec, &s), -EBADF);
+}
+
+static void *thread_exit_now(void *arg)
+{
+	(void)arg;
+	return NULL;
+}
+
+/* taskstats_only(): the exits of other processes never reach the socket; those of the
+ * chosen one do, from a thread of it (matched by its thread group) and at its end. */
+static void test_only(void **state)
+{
+	(void)state;
+	struct taskstats_listener l = TASKSTATS_LISTENER_INIT;
+	open_or_skip(&l);
+	int go[2];
+	assert_int_equal(pipe(go), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {	/* waits, starts and joins a thread, then exits 5 */
+		char c;
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		pthread_t t;
+		if (pthread_create(&t, NULL, thread_exit_now, NULL) != 0 || pthread_join(t, NULL) != 0)
+			_exit(1);
+		_exit(5);
+	}
+	close(go[0]);
+	assert_int_equal(taskstats_only(&l, pid), 0);
+	/* 20 other processes end: none of them is to be read */
+	for (int i = 0; i < 20; i++) {
+		pid_t o = fork();
+		assert_true(o >= 0);
+		if (o == 0)
+			_exit(0);
+		assert_int_equal(waitpid(o, NULL, 0), o);
+	}
+	struct only_seen os = { pid, 0, 0, 0 };
+	assert_int_equal(write(go[1], "g", 1), 1);
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	int64_t deadline = now_ms() + 5000;
+	while (!os.group && now_ms() < deadline) {
+		struct pollfd pfd = { taskstats_fd(&l), POLLIN, 0 };
+		assert_true(poll(&pfd, 1, 100) >= 0);
+		assert_true(taskstats_drain(&l, on_only, &os) >= 0);
+	}
+	close(go[1]);
+	assert_int_equal(os.others, 0);
+	assert_true(os.thread >= 1);
+	assert_true(os.group);
+	taskstats_close(&l);
+	assert_int_equal(taskstats_only(&l, pid), -EBADF);
 }
 
 /* With a receive buffer too small for them, exits are lost, and every one of the
@@ -839,6 +911,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_family_constructed),
 		cmocka_unit_test(test_live),
+		cmocka_unit_test(test_only),
 		cmocka_unit_test(test_lost),
 		cmocka_unit_test(test_unprivileged),
 	};
