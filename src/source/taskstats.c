@@ -546,9 +546,9 @@ int taskstats_drain(struct taskstats_listener *l,
 			break;	/* the queue is empty now */
 	}
 	/* The drop counter counts every exit the kernel could not queue; ENOBUFS only
-	 * says that some were. */
+	 * says that some were, and comes with every overflow: the counter is read then. */
 	uint32_t d;
-	if (l->have_drops && read_drops(l->fd, &d) == 0) {
+	if (overflow && l->have_drops && read_drops(l->fd, &d) == 0) {
 		lost += (uint32_t)(d - l->drops);
 		l->drops = d;
 	} else if (overflow) {
