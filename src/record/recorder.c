@@ -53,6 +53,7 @@ struct recorder {
 	int sampler_open;	/* sampler needs closing */
 	struct client_page *page;	/* the application's page, once found */
 	int64_t page_next_try;
+	struct client_dir_watch page_dir;	/* nothing new there: no need to look */
 	int squat_warned;	/* another user took the page's name: said once */
 	/* Marks lost to ring overruns: said at once, then at most every LOST_SAY_NS, and
 	 * stored as one event at the end. */
@@ -197,6 +198,8 @@ static void poll_client(struct recorder *rc, int64_t elapsed)
 		if (elapsed < rc->page_next_try)
 			return;
 		rc->page_next_try = elapsed + 100 * NS_PER_MS;
+		if (!client_page_dir_changed(&rc->page_dir))
+			return;
 		/* The owner now: a launched command may have changed its user (setpriv, su) */
 		int e = client_page_open(rc->target->pid, target_owner(rc->target->pid), &rc->page);
 		if ((e == -EEXIST || (e == 0 && client_page_squatted(rc->page))) &&

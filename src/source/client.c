@@ -45,6 +45,23 @@ struct client_page {
 #define COUNTERS_OFF offsetof(struct rsw_page, counters)
 #define RING_OFF offsetof(struct rsw_page, ring)
 
+int client_page_dir_changed(struct client_dir_watch *w)
+{
+	const char *dir = secure_getenv(RSW_PAGE_DIR_ENV);
+	struct stat st;
+	struct timespec now;
+	if (!dir || !*dir)
+		dir = RSW_PAGE_DIR_DEFAULT;
+	if (stat(dir, &st) < 0 || clock_gettime(CLOCK_REALTIME, &now) < 0)
+		return 1;
+	if (w->have && st.st_mtim.tv_sec == w->mtime.tv_sec &&
+	    st.st_mtim.tv_nsec == w->mtime.tv_nsec && now.tv_sec - st.st_mtim.tv_sec >= 2)
+		return 0;
+	w->mtime = st.st_mtim;
+	w->have = 1;
+	return 1;
+}
+
 static int page_path(pid_t pid, char *buf, size_t n)
 {
 	const char *dir = secure_getenv(RSW_PAGE_DIR_ENV);

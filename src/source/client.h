@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include <sys/types.h>
 
 struct client_page;
@@ -96,6 +97,15 @@ int client_mark_parse(const void *slot, size_t len, uint64_t t, int64_t *ns, cha
  * process pid), other -errno (-EACCES when we may not open it, -ENOMEM). *out is
  * written only on success. */
 int client_page_open(pid_t pid, uid_t uid, struct client_page **out);
+/* A cheap test to make before client_page_open() while no page is found: 0 when the
+ * page directory is as it was at the last call and has not changed for a second (so
+ * that a file made within the same clock tick as that look cannot hide), 1 when it may
+ * hold a new page (or cannot be looked at). One stat instead of an open and a check. */
+struct client_dir_watch {
+	struct timespec mtime;
+	int have;
+};
+int client_page_dir_changed(struct client_dir_watch *w);
 /* The same checks on a file already open for reading (taken over on success: closed
  * by client_page_close), for the process who (NULL: read it for pid). For tests and
  * the fuzzer. */

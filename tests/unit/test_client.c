@@ -1184,6 +1184,29 @@ static void test_parsers(void **state)
 	free(pg);
 }
 
+/* client_page_dir_changed(): 1 at the first look, while the directory changed less
+ * than 2 s ago, and after any change; 0 only for an old, unchanged directory. */
+static void test_dir_changed(void **state)
+{
+	(void)state;
+	struct client_dir_watch w = { { 0, 0 }, 0 };
+	struct timespec old[2] = { { time(NULL) - 10, 0 }, { time(NULL) - 10, 0 } };
+	assert_int_equal(utimensat(AT_FDCWD, shm_dir, old, 0), 0);
+	assert_int_equal(client_page_dir_changed(&w), 1);	/* the first look */
+	assert_int_equal(client_page_dir_changed(&w), 0);	/* old and unchanged */
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/new-file", shm_dir);
+	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(client_page_dir_changed(&w), 1);	/* a file was made */
+	assert_int_equal(client_page_dir_changed(&w), 1);	/* still under 2 s old */
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(utimensat(AT_FDCWD, shm_dir, old, 0), 0);
+	assert_int_equal(client_page_dir_changed(&w), 1);
+	assert_int_equal(client_page_dir_changed(&w), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1205,6 +1228,7 @@ int main(void)
 		cmocka_unit_test(test_parsers),
 		cmocka_unit_test(test_stale_owner),
 		cmocka_unit_test(test_squatted),
+		cmocka_unit_test(test_dir_changed),
 	};
 
 	if (!mkdtemp(shm_dir) || setenv("RSSWATCH_SHM_DIR", shm_dir, 1) != 0)
