@@ -20,6 +20,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -53,6 +54,7 @@ struct recorder {
 	int sampler_open;	/* sampler needs closing */
 	struct client_page *page;	/* the application's page, once found */
 	int64_t page_next_try;
+	int exits_filtered;	/* the listener hears the target only: drained when ready */
 	struct client_dir_watch page_dir;	/* nothing new there: no need to look */
 	int squat_warned;	/* another user took the page's name: said once */
 	/* Marks lost to ring overruns: said at once, then at most every LOST_SAY_NS, and
@@ -509,7 +511,8 @@ static int take_sample(struct recorder *rc)
 {
 	struct sample s;
 	int64_t now = mono_ns();
-	drain_exits(rc);	/* first: a member's last name is known when it leaves */
+	if (!rc->exits_filtered)
+		drain_exits(rc);	/* first: a member's last name is known when it leaves */
 	int e = sampler_read(&rc->sampler, now, &s);
 	if (e < 0) {
 		if (rc->set_open && rc->target->pid <= 0)
@@ -902,7 +905,7 @@ static int setup(struct recorder *rc)
 	} else if (rc->run->exit_records && rc->target->pid > 0) {
 		/* One process: the host's other exits are of no use; without the filter
 		 * (it failed) they are read and ignored, as before. */
-		(void)taskstats_only(&rc->ts, rc->target->pid);
+		rc->exits_filtered = taskstats_only(&rc->ts, rc->target->pid) == 0;
 	}
 	if (rc->opts->pss_interval_ns)
 		sampler_use_pss(&rc->sampler, rc->opts->pss_interval_ns);
@@ -950,6 +953,31 @@ static int poll_timeout_ms(const struct recorder *rc)
 	return (int)(left / NS_PER_MS + 1);
 }
 
+/* The files the loop waits on, in an epoll set (a poll of them all at every sample
+ * would ask each one, at 1 kHz a sixth of the recorder's time): their index is the
+ * event's data. The exit records' socket is there only when it is filtered to the one
+ * target (taskstats_only): then it is drained when it has something, not at every
+ * sample; for a set every exit on the host comes, and it is drained at samples. */
+enum { LOOP_TIMER, LOOP_TARGET, LOOP_SIGNAL, LOOP_OOM, LOOP_GPU, LOOP_EXITS, LOOP_NFDS };
+
+static int loop_open(struct recorder *rc)
+{
+	int fds[LOOP_NFDS] = { rc->timerfd, rc->target->pidfd, rc->sigfd, oom_watch_fd(&rc->oom),
+			       rc->gpufd, rc->exits_filtered ? taskstats_fd(&rc->ts) : -1 };
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0)
+		return -errno;
+	for (unsigned k = 0; k < LOOP_NFDS; k++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = k };
+		if (fds[k] >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, fds[k], &ev) < 0) {
+			int e = -errno;
+			close(ep);
+			return e;
+		}
+	}
+	return ep;
+}
+
 int record(const struct record_opts *opts, const struct record_target *target, int sigfd,
 	   struct store *st, struct run *run, int *store_err)
 {
@@ -983,32 +1011,35 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 			target_ended(&rc);	/* ended before the first sample */
 	}
 
+	int ep = e == 0 ? loop_open(&rc) : -1;
+	if (e == 0 && ep < 0)
+		e = ep;
 	while (e == 0 && rc.stop == RUNNING) {
-		struct pollfd pfd[5] = {
-			{ rc.timerfd, POLLIN, 0 },
-			{ target->pidfd, POLLIN, 0 },
-			{ sigfd, POLLIN, 0 },
-			{ oom_watch_fd(&rc.oom), POLLIN, 0 },
-			{ rc.gpufd, POLLIN, 0 },
-		};
-		int n = poll(pfd, 5, poll_timeout_ms(&rc));
+		struct epoll_event evs[LOOP_NFDS];
+		unsigned ready = 0;
+		int n = epoll_wait(ep, evs, LOOP_NFDS, poll_timeout_ms(&rc));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			e = -errno;
 			break;
 		}
-		if (pfd[4].revents & POLLIN)
+		for (int k = 0; k < n; k++)
+			if (evs[k].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+				ready |= 1u << evs[k].data.u32;
+		if (ready & (1u << LOOP_EXITS))
+			drain_exits(&rc);	/* the target's own: at once (level-triggered) */
+		if (ready & (1u << LOOP_GPU))
 			gpu_tick(&rc);
-		if (pfd[3].revents & POLLIN)
+		if (ready & (1u << LOOP_OOM))
 			oom_watch_drain(&rc.oom, on_oom_kill, &rc);
-		if (pfd[2].revents & POLLIN)
+		if (ready & (1u << LOOP_SIGNAL))
 			handle_signal(&rc);
-		if (pfd[1].revents & (POLLIN | POLLHUP)) {
+		if (ready & (1u << LOOP_TARGET)) {
 			target_ended(&rc);
 			break;
 		}
-		if (pfd[0].revents & POLLIN) {
+		if (ready & (1u << LOOP_TIMER)) {
 			uint64_t ticks;
 			if (read(rc.timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN) {
 				e = -errno;
@@ -1019,7 +1050,8 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 				if (target->pidfd < 0) {
 					cgroup_ended(&rc);
 				} else {
-					poll(&pfd[1], 1, 1000);
+					struct pollfd pfd = { target->pidfd, POLLIN, 0 };
+					poll(&pfd, 1, 1000);
 					target_ended(&rc);
 				}
 			}
@@ -1088,6 +1120,8 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		poll(NULL, 0, 200);
 	if (store_err)
 		*store_err = fe;
+	if (ep >= 0)
+		close(ep);
 	if (rc.timerfd >= 0)
 		close(rc.timerfd);
 	if (rc.gpufd >= 0)
