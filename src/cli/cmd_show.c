@@ -352,7 +352,6 @@ int cmd_show(int argc, char **argv)
 		summary_text(&b, &r, pts.max_rss, sh.kills, sh.nk);
 		pss_line(&b, &pts);
 		pressure_line(&b, pts.psi);
-		char v[32];
 		if (sh.nm)
 			marks_table(&b, &r, sh.marks, sh.nm, &pts, all_events);
 		if (cs.n) {
@@ -368,14 +367,27 @@ int cmd_show(int argc, char **argv)
 		if (sh.np > 1)
 			procs_table(&b, sh.procs, sh.np, SHOW_TOP_PROCS);
 		events_text(&b, &r, &sh, all_events);
-		if (pts.n > 1) {
-			buf_printf(&b, "\nRSS over time (peak %s marked ^%s)\n", fmt_bytes(v, sizeof(v), pts.max_rss),
-				   sh.nm ? ", marks by their letter" : "");
+		if (pts.n > 0) {
+			/* The title names the reported peak in the words of the summary, and the
+			 * chart draws it (also where no sample saw it), marked '^'. */
+			struct buf pk = { 0 };
+			run_peak_words(&pk, &r, pts.max_rss);
+			buf_printf(&b, "\nRSS over time (%s, marked ^%s)\n", buf_str(&pk),
+				   sh.nm ? "; marks by their letter" : "");
+			buf_release(&pk);
+			/* the axis runs to the recorded end: an OOM kill after the last sample */
 			int64_t end = pts.p[pts.n - 1].t;
+			if (r.ended_at > r.started_at && r.ended_at - r.started_at > end)
+				end = r.ended_at - r.started_at;
+			struct tchart_point peak = { r.peak_rss_at > r.started_at ? r.peak_rss_at - r.started_at : 0,
+						     r.peak_rss };
+			if (peak.t > end)
+				end = peak.t;
 			int64_t *mt = xcalloc(sh.nm ? sh.nm : 1, sizeof(*mt));
 			for (size_t i = 0; i < sh.nm; i++)
 				mt[i] = sh.marks[i].t - r.started_at;
-			tchart_render_marks(&b, pts.p, pts.n, end, terminal_width(STDOUT_FILENO), 8, mt, sh.nm);
+			tchart_render_peak(&b, pts.p, pts.n, end, terminal_width(STDOUT_FILENO), 8, mt, sh.nm,
+					   &peak);
 			free(mt);
 		}
 	}

@@ -21,7 +21,7 @@ static const char css[] =
 	"code{font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--soft);"
 	"padding:1px 5px;border-radius:4px;overflow-wrap:anywhere}"
 	".cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:10px}"
-	".card{border:1px solid var(--line);border-radius:8px;padding:10px 14px}"
+	".card{border:1px solid var(--line);border-radius:8px;padding:10px 14px;min-width:0;overflow-wrap:anywhere}"
 	".card .k{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.04em}"
 	".card .v{font-size:20px;font-weight:600;font-variant-numeric:tabular-nums}"
 	".card .n{color:var(--muted);font-size:12px}"
@@ -242,14 +242,11 @@ void html_report(struct buf *b, const struct chart_run *r, const struct chart_op
 		fmt_bytes(v, sizeof(v), run->peak_rss);
 		buf_reset(&t);
 		buf_printf(&t, "at +%s", fmt_duration(w, sizeof(w), run->peak_rss_at - run->started_at));
-		const char *from = peak_source_words(run->peak_source);
+		const char *from = run_peak_from(run, max_sampled);
 		if (from)
 			buf_printf(&t, ", %s", from);
 		if (max_sampled && run->peak_rss > max_sampled)
-			buf_printf(&t, "%s highest sample %s", from ? ";" : " (VmHWM;",
-				   fmt_bytes(x, sizeof(x), max_sampled));
-		if (!from && max_sampled && run->peak_rss > max_sampled)
-			buf_putc(&t, ')');
+			buf_printf(&t, "; highest sample %s", fmt_bytes(x, sizeof(x), max_sampled));
 		card(b, "Peak RSS", v, buf_str(&t), 0);
 		if (run->hwm_before >= 0)
 			card(b, "Before recording", fmt_bytes(v, sizeof(v), (uint64_t)run->hwm_before),
@@ -267,7 +264,8 @@ void html_report(struct buf *b, const struct chart_run *r, const struct chart_op
 			card(b, "GPU peak", fmt_bytes(v, sizeof(v), (uint64_t)run->peak_gpu), NULL, 0);
 	}
 	buf_reset(&t);
-	buf_printf(&t, "%lld samples every %s", (long long)run->samples, fmt_duration(w, sizeof(w), run->interval_ns));
+	buf_printf(&t, "%lld sample%s every %s", (long long)run->samples, run->samples == 1 ? "" : "s",
+		   fmt_duration(w, sizeof(w), run->interval_ns));
 	card(b, "Duration", fmt_duration(v, sizeof(v), end - run->started_at), buf_str(&t), 0);
 	buf_reset(&t);
 	outcome_words(&t, run);

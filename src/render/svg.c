@@ -1,6 +1,7 @@
 #include "render/svg.h"
 #include "base/fmt.h"
 #include "base/util.h"
+#include "render/procs.h"
 #include "render/xml.h"
 
 #include <math.h>
@@ -217,17 +218,25 @@ static void series_path(struct ctx *c, const struct chart_run *r, sample_get get
 	buf_printf(c->b, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\" stroke-linejoin=\"round\"%s d=\"",
 		   stroke, extra ? extra : "");
 	int pen = 0;
+	size_t drawn = 0;
+	double lx = 0, ly = 0;
 	for (size_t j = 0; j < k; j++) {
 		const struct sample *s = &r->s[idx[j]];
 		if (need && !(s->have & need)) {
 			pen = 0;
 			continue;
 		}
-		buf_printf(c->b, "%s%.1f %.1f", pen ? " L" : "M", px(c, axis_t(c, r, s->elapsed_ns)),
-			   py(c, (double)get(s)));
+		lx = px(c, axis_t(c, r, s->elapsed_ns));
+		ly = py(c, (double)get(s));
+		buf_printf(c->b, "%s%.1f %.1f", pen ? " L" : "M", lx, ly);
 		pen = 1;
+		drawn++;
 	}
 	buf_puts(c->b, "\"/>\n");
+	/* a path through one point draws nothing: a run with one sample gets a dot */
+	if (drawn == 1)
+		buf_printf(c->b, "<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", lx, ly,
+			   stroke);
 	free(idx);
 }
 
@@ -323,6 +332,28 @@ static int cmp_ml(const void *a, const void *b)
 	return p->x < q->x ? -1 : p->x > q->x;
 }
 
+static uint64_t max_sampled(const struct chart_run *r)
+{
+	uint64_t m = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->s[i].rss > m)
+			m = r->s[i].rss;
+	return m;
+}
+
+/* Widens the axis domain to elapsed time el of run r (el < 0: nothing). */
+static void extend(struct ctx *c, int *have, const struct chart_run *r, int64_t el)
+{
+	if (el < 0)
+		return;
+	int64_t t = axis_t(c, r, el);
+	if (!*have || t < c->t0)
+		c->t0 = t;
+	if (!*have || t > c->t1)
+		c->t1 = t;
+	*have = 1;
+}
+
 #define MARK_CHARS 30
 #define MAX_ROWS 6
 
@@ -341,7 +372,7 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 	int single = nruns == 1;
 
 	/* The domain: every sample, mark and event of every run. */
-	int have_t = 0;
+	int have_t = 0, have_dom = 0;
 	uint64_t vmax = 0;
 	unsigned have = 0;
 	uint64_t any_parts = 0, any_hwm = 0, any_file = 0, any_shmem = 0;
@@ -350,11 +381,11 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 		for (size_t j = 0; j < r->n; j++) {
 			const struct sample *s = &r->s[j];
 			int64_t t = axis_t(&c, r, s->elapsed_ns);
-			if (!have_t || t < c.t0)
+			if (!have_dom || t < c.t0)
 				c.t0 = t;
-			if (!have_t || t > c.t1)
+			if (!have_dom || t > c.t1)
 				c.t1 = t;
-			have_t = 1;
+			have_t = have_dom = 1;
 			uint64_t v = s->rss;
 			if (single) {
 				have |= s->have;
@@ -376,15 +407,24 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 			if (v > vmax)
 				vmax = v;
 		}
-		if (single && r->run->peak_rss > vmax && r->n)
+		/* the reported peak (VmHWM, exit record, OOM report) may be above every sample */
+		if (r->run->peak_rss > vmax)
 			vmax = r->run->peak_rss;
 		for (size_t j = 0; j < r->nmarks; j++) {
 			int64_t t = axis_t(&c, r, r->marks[j].t - r->run->started_at);
-			if (have_t && t < c.t0)
+			if (have_dom && t < c.t0)
 				c.t0 = t;
-			if (have_t && t > c.t1)
+			if (have_dom && t > c.t1)
 				c.t1 = t;
 		}
+		/* The axis spans the whole run: its recorded end, its events (an OOM kill after
+		 * the last sample) and the time of its peak, not only the samples. */
+		int64_t st = r->run->started_at;
+		extend(&c, &have_dom, r, r->run->ended_at > st ? r->run->ended_at - st : -1);
+		extend(&c, &have_dom, r, r->run->peak_rss && r->run->peak_rss_at >= st ?
+					  r->run->peak_rss_at - st : -1);
+		for (size_t j = 0; j < r->nevents; j++)
+			extend(&c, &have_dom, r, r->events[j].t >= st ? r->events[j].t - st : -1);
 	}
 	if (!c.wall && c.t0 > 0)
 		c.t0 = 0;
@@ -441,6 +481,15 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 			items[nitems].kind = 0;
 			memset(&items[nitems].text, 0, sizeof(struct buf));
 			run_name(&items[nitems].text, &runs[i]);
+			if (runs[i].run->peak_rss) {
+				struct buf t = { 0 };
+				char v[32];
+				const char *from = run_peak_from(runs[i].run, max_sampled(&runs[i]));
+				buf_printf(&t, " (peak %s%s%s)", fmt_bytes(v, sizeof(v), runs[i].run->peak_rss),
+					   from ? " " : "", from ? from : "");
+				xml_text(&items[nitems].text, buf_str(&t));
+				buf_release(&t);
+			}
 			nitems++;
 		}
 	}
@@ -643,19 +692,45 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 	buf_puts(b, "</g>\n");
 	free(ml);
 
-	/* The peak of a single run, then events on the RSS line. */
-	if (single && runs[0].n && runs[0].run->peak_rss) {
-		const struct chart_run *r = &runs[0];
-		int64_t pe = r->run->peak_rss_at ? r->run->peak_rss_at - r->run->started_at : 0;
+	/* The reported peak of each run (which may be above every sample: VmHWM, an exit
+	 * record, the OOM report), then events on the RSS line. One run gets its peak
+	 * labelled, in the words show and report use; overlays name it in the legend. */
+	for (size_t i = 0; i < nruns; i++) {
+		const struct chart_run *r = &runs[i];
+		if (!r->run->peak_rss)
+			continue;
+		int64_t pe = r->run->peak_rss_at > r->run->started_at ? r->run->peak_rss_at - r->run->started_at : 0;
 		double ppx = px(&c, axis_t(&c, r, pe)), ppy = py(&c, (double)r->run->peak_rss);
-		char v[32];
-		fmt_bytes(v, sizeof(v), r->run->peak_rss);
-		double tw = CHAR_W * (double)(strlen(v) + 5);
-		int left = ppx + 8 + tw > c.x1;
-		buf_printf(b, "<g class=\"peak\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"" C_RSS "\"/>"
-			   "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"600\" fill=\"" C_RSS "\"%s>peak %s</text></g>\n",
-			   ppx, ppy, left ? ppx - 7 : ppx + 7, ppy - 6 < c.y0 + 10 ? c.y0 + 10 : ppy - 6,
-			   left ? " text-anchor=\"end\"" : "", v);
+		const char *col = run_color(&c, i);
+		buf_printf(b, "<g class=\"peak\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"%s/>",
+			   ppx, ppy, single ? col : "#fff", single ? "" : " stroke-width=\"2\"");
+		if (!single)
+			buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>",
+				   ppx, ppy, col);
+		if (single) {
+			struct buf t = { 0 };
+			char v[32];
+			const char *from = run_peak_from(r->run, max_sampled(r));
+			buf_printf(&t, "peak %s", fmt_bytes(v, sizeof(v), r->run->peak_rss));
+			if (from)
+				buf_printf(&t, " %s", from);
+			/* kept inside the canvas: right of the dot, else left of it, else at the edge */
+			double tw = CHAR_W * 1.1 * (double)utf8_chars(buf_str(&t));
+			double tx = ppx + 7;
+			int end = 0;
+			if (tx + tw > W - 4) {
+				end = 1;
+				tx = ppx - 7;
+				if (tx - tw < 4)
+					tx = 4 + tw;
+			}
+			buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"600\" fill=\"%s\"%s>", tx,
+				   ppy - 6 < c.y0 + 10 ? c.y0 + 10 : ppy - 6, col, end ? " text-anchor=\"end\"" : "");
+			xml_text(b, buf_str(&t));
+			buf_puts(b, "</text>");
+			buf_release(&t);
+		}
+		buf_puts(b, "</g>\n");
 	}
 	buf_puts(b, "<g class=\"events\">\n");
 	for (size_t i = 0; i < nruns; i++) {
@@ -663,7 +738,12 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 		for (size_t j = 0; j < r->nevents; j++) {
 			const struct event *e = &r->events[j];
 			int64_t el = e->t - r->run->started_at;
-			double ex = px(&c, axis_t(&c, r, el)), ey = py(&c, (double)samples_rss_at(r->s, r->n, el));
+			/* on the RSS line; a kill at the time of the peak (the OOM report's
+			 * figure) at the peak */
+			uint64_t at = samples_rss_at(r->s, r->n, el);
+			if (e->t == r->run->peak_rss_at && r->run->peak_rss > at)
+				at = r->run->peak_rss;
+			double ex = px(&c, axis_t(&c, r, el)), ey = py(&c, (double)at);
 			buf_puts(b, "<g>");
 			symbol(b, event_sym(e->kind), ex, ey);
 			buf_puts(b, "<title>");

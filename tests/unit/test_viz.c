@@ -169,13 +169,18 @@ static void test_svg_overlay(void **state)
 	struct chart_geom g;
 	svg_chart(&b, c, 2, &o, &g);
 	const char *svg = buf_str(&b);
-	assert_non_null(strstr(svg, ">run 1<"));
-	assert_non_null(strstr(svg, ">bigger<"));
+	/* each run named with its reported peak */
+	assert_non_null(strstr(svg, ">run 1 (peak 900.0 MiB)<"));
+	assert_non_null(strstr(svg, ">bigger (peak 1.3 GiB)<"));
 	assert_non_null(strstr(svg, "stroke=\"#1d4e89\""));
 	assert_non_null(strstr(svg, "stroke=\"#d1495b\""));
 	assert_null(strstr(svg, ">anon<"));	/* overlays draw RSS only */
 	assert_int_equal(g.t0, -10 * NS);	/* the shifted run starts before zero */
 	assert_int_equal(g.t1, 120 * NS);
+	/* a peak marker per run */
+	const char *p1 = strstr(svg, "<g class=\"peak\">");
+	assert_non_null(p1);
+	assert_non_null(strstr(p1 + 1, "<g class=\"peak\">"));
 	buf_release(&b);
 	/* no samples at all: a frame with a note, no crash */
 	struct chart_run e = c[0];
@@ -187,6 +192,125 @@ static void test_svg_overlay(void **state)
 	buf_release(&b);
 	free(a);
 	free(z);
+}
+
+/* The x extent of the peak label, estimated as the chart does (6.4 px a character, 10%
+ * more for its weight), must lie inside the canvas. */
+static void assert_peak_label_inside(const char *svg, int width)
+{
+	const char *g = strstr(svg, "<g class=\"peak\">");
+	assert_non_null(g);
+	const char *t = strstr(g, "<text x=\"");
+	assert_non_null(t);
+	double x = strtod(t + 9, NULL);
+	const char *gt = strchr(t, '>');
+	const char *end = strstr(gt, "</text>");
+	assert_non_null(end);
+	double w = 6.4 * 1.1 * (double)(end - gt - 1);
+	int right = strstr(t, "text-anchor=\"end\"") != NULL && strstr(t, "text-anchor=\"end\"") < gt;
+	double lo = right ? x - w : x, hi = right ? x : x + w;
+	if (lo < 0 || hi > width)
+		fail_msg("peak label from %.1f to %.1f outside 0..%d", lo, hi, width);
+}
+
+/* OOM-killed 117 ms in, after its only sample: the axis reaches the kill, the sample is
+ * a dot, the kill and the peak (from the kernel's OOM report) are drawn. */
+static void test_svg_oom_one_sample(void **state)
+{
+	(void)state;
+	struct run r;
+	memset(&r, 0, sizeof(r));
+	r.id = 7;
+	r.label = "";
+	r.started_at = T0;
+	r.ended_at = T0 + 117 * NS / 1000;
+	r.samples = 1;
+	r.interval_ns = NS;
+	r.peak_rss = 64 * MIB;
+	r.peak_rss_at = r.ended_at;
+	r.peak_source = PEAK_FROM_OOM;
+	r.peak_gpu = -1;
+	strlcpy_rsw(r.outcome, OUTCOME_OOM_KILLED, sizeof(r.outcome));
+	struct sample s;
+	memset(&s, 0, sizeof(s));
+	s.rss = s.anon = 4 * MIB;
+	s.hwm = 4 * MIB;
+	struct event e;
+	memset(&e, 0, sizeof(e));
+	strlcpy_rsw(e.kind, "oom_kill", sizeof(e.kind));
+	e.t = r.ended_at;
+	e.detail = "comm=memhog";
+	struct chart_run c = { &r, &s, 1, NULL, 0, &e, 1, 0, NULL };
+	struct chart_opts o;
+	memset(&o, 0, sizeof(o));
+	struct buf b = { 0 };
+	struct chart_geom g;
+	svg_chart(&b, &c, 1, &o, &g);
+	const char *svg = buf_str(&b);
+	assert_golden("tests/fixtures/golden/svg-oom-one-sample.svg", svg);
+	assert_true(g.t1 >= 117 * NS / 1000);
+	assert_non_null(strstr(svg, "<circle class=\"point\""));
+	assert_non_null(strstr(svg, ">peak 64.0 MiB from the OOM report<"));
+	assert_non_null(strstr(svg, "stroke=\"#b00020\""));	/* the kill's cross */
+	assert_null(strstr(svg, "no samples"));
+	assert_true(g.vmax >= 64.0 * MIB);
+	assert_peak_label_inside(svg, g.width);
+	/* the kill is drawn inside the plot, at its right end */
+	const char *k = strstr(svg, "<g class=\"events\">");
+	assert_non_null(k);
+	const char *m = strstr(k, "<path d=\"M");
+	assert_non_null(m);
+	double kx = strtod(m + 10, NULL) + 5;
+	assert_true(kx <= g.x1 + 0.5 && kx > g.x1 - 5);
+	buf_release(&b);
+
+	/* no samples at all: the peak and the end are still drawn */
+	c.n = 0;
+	svg_chart(&b, &c, 1, &o, &g);
+	assert_non_null(strstr(buf_str(&b), ">peak 64.0 MiB from the OOM report<"));
+	assert_non_null(strstr(buf_str(&b), "stroke=\"#b00020\""));
+	assert_true(g.t1 >= 117 * NS / 1000);
+	buf_release(&b);
+}
+
+/* A peak that only VmHWM saw (773 MiB while samples read 160 MiB), at the last sample,
+ * the right edge: drawn at its height, said to be from VmHWM, label inside the canvas. */
+static void test_svg_hwm_peak(void **state)
+{
+	(void)state;
+	struct synth *y = xmalloc(sizeof(*y));
+	synth_init(y, 3, "", 1.0);
+	for (int i = 0; i <= 240; i++)
+		y->s[i].rss = y->s[i].anon = 160 * MIB, y->s[i].file = y->s[i].shmem = 0;
+	y->run.peak_rss = 773 * MIB;
+	y->run.peak_rss_at = T0 + 120 * NS;
+	y->run.peak_source = PEAK_FROM_HWM;
+	y->run.ended_at = T0 + 120 * NS;
+	struct chart_run c = chart_of(y);
+	c.nmarks = 0;
+	c.nevents = 0;
+	struct chart_opts o;
+	memset(&o, 0, sizeof(o));
+	struct buf b = { 0 };
+	struct chart_geom g;
+	svg_chart(&b, &c, 1, &o, &g);
+	const char *svg = buf_str(&b);
+	assert_non_null(strstr(svg, ">peak 773.0 MiB from VmHWM<"));
+	assert_true(g.vmax >= 773.0 * MIB);
+	assert_peak_label_inside(svg, g.width);
+	buf_release(&b);
+	/* overlaid: the legend says it too, and the axis reaches it */
+	struct chart_run two[2] = { c, c };
+	svg_chart(&b, two, 2, &o, &g);
+	assert_non_null(strstr(buf_str(&b), "(peak 773.0 MiB from VmHWM)"));
+	assert_true(g.vmax >= 773.0 * MIB);
+	buf_release(&b);
+	/* a narrow chart still keeps the label inside */
+	o.width = 200;
+	svg_chart(&b, &c, 1, &o, &g);
+	assert_peak_label_inside(buf_str(&b), g.width);
+	buf_release(&b);
+	free(y);
 }
 
 static void test_downsample(void **state)
@@ -524,6 +648,8 @@ int main(void)
 		cmocka_unit_test(test_xml_escape),
 		cmocka_unit_test(test_svg_golden),
 		cmocka_unit_test(test_svg_overlay),
+		cmocka_unit_test(test_svg_oom_one_sample),
+		cmocka_unit_test(test_svg_hwm_peak),
 		cmocka_unit_test(test_downsample),
 		cmocka_unit_test(test_html_report),
 		cmocka_unit_test(test_html_procs),
