@@ -26,6 +26,7 @@ static const char css[] =
 	".card .v{font-size:20px;font-weight:600;font-variant-numeric:tabular-nums}"
 	".card .n{color:var(--muted);font-size:12px}"
 	".bad .v{color:var(--bad)}"
+	".card.full{grid-column:1/-1}.card.full .v{font-size:16px}"
 	"figure{margin:20px 0 0;position:relative;border:1px solid var(--line);border-radius:8px;padding:6px;overflow:hidden}"
 	"figure svg{display:block;width:100%;height:auto}"
 	"#tip{position:absolute;pointer-events:none;background:rgba(31,35,40,.92);color:#fff;font-size:12px;"
@@ -78,9 +79,12 @@ static const char script[] =
 	"tip.style.left=left+'px';tip.style.top=(s.top-r.top+y*k-34)+'px';});"
 	"})();";
 
+/* A card of the summary; a value longer than a few words (an outcome naming a cgroup)
+ * gets a row of its own, so it wraps there instead of making a tall narrow column. */
 static void card(struct buf *b, const char *k, const char *v, const char *note, int bad)
 {
-	buf_printf(b, "<div class=\"card%s\"><div class=\"k\">%s</div><div class=\"v\">", bad ? " bad" : "", k);
+	buf_printf(b, "<div class=\"card%s%s\"><div class=\"k\">%s</div><div class=\"v\">", bad ? " bad" : "",
+		   utf8_chars(v) > 40 ? " full" : "", k);
 	xml_text(b, v);
 	buf_puts(b, "</div>");
 	if (note && note[0]) {

@@ -135,6 +135,8 @@ void tchart_render_peak(struct buf *b, const struct tchart_point *pts, size_t n,
 	memcpy(axis, "0s", 2 <= cols ? 2 : 0);
 	if (endlen < cols - 3 && peak_col < cols - endlen - 1)
 		memcpy(axis + cols - endlen, end, (size_t)endlen);
+	else if (peak_col == cols - 1 && endlen < cols - 4)	/* a peak at the very end: "117ms^" */
+		memcpy(axis + cols - 1 - endlen, end, (size_t)endlen);
 	if (peak_col < 2)
 		axis[peak_col] = '^';
 	buf_printf(b, "%*s  %s\n", LABEL, "", axis);
