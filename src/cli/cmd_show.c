@@ -3,6 +3,7 @@
 #include "base/fmt.h"
 #include "base/util.h"
 #include "cli/cli.h"
+#include "render/counters.h"
 #include "render/json.h"
 #include "render/procs.h"
 #include "render/summary.h"
@@ -359,8 +360,10 @@ int cmd_show(int argc, char **argv)
 			for (size_t i = 0; i < cs.n; i++) {
 				struct buf name = { 0 };
 				buf_put_printable(&name, cs.c[i].name);
-				buf_printf(&b, "  %-30s %14lld %14lld\n", buf_str(&name), cs.c[i].max,
-					   cs.c[i].last);
+				char mx[48], la[48];
+				buf_printf(&b, "  %-30s %14s %14s\n", buf_str(&name),
+					   counter_value_text(mx, sizeof(mx), cs.c[i].name, cs.c[i].max),
+					   counter_value_text(la, sizeof(la), cs.c[i].name, cs.c[i].last));
 				buf_release(&name);
 			}
 		}

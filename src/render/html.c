@@ -338,6 +338,23 @@ void html_report(struct buf *b, const struct chart_run *r, const struct chart_op
 			    "<code>rsw_mark()</code> from the application.</p>\n");
 	}
 
+	if (r->ncounters) {
+		buf_puts(b, "<h2>Counters and gauges</h2>\n<div class=\"wide\"><table>\n<thead><tr><th>Name</th>"
+			    "<th class=\"r\">Max</th><th class=\"r\">Last</th></tr></thead>\n<tbody>\n");
+		for (size_t i = 0; i < r->ncounters; i++) {
+			const struct counter_series *cs = &r->counters[i];
+			long long mx = 0;
+			for (size_t j = 0; j < cs->n; j++)
+				if (j == 0 || cs->v[j] > mx)
+					mx = cs->v[j];
+			buf_puts(b, "<tr><td class=\"l\">");
+			xml_text(b, cs->name);
+			buf_printf(b, "</td><td class=\"r\">%s</td>", counter_value_text(v, sizeof(v), cs->name, mx));
+			buf_printf(b, "<td class=\"r\">%s</td></tr>\n",
+				   counter_value_text(w, sizeof(w), cs->name, cs->n ? cs->v[cs->n - 1] : 0));
+		}
+		buf_puts(b, "</tbody>\n</table></div>\n");
+	}
 	if (hp->nprocs > 1)
 		procs_section(b, hp->procs, hp->nprocs);
 	if (hp->nkills)

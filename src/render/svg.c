@@ -354,6 +354,56 @@ static void extend(struct ctx *c, int *have, const struct chart_run *r, int64_t 
 	*have = 1;
 }
 
+#define COUNTER_STRIPS 6	/* counters drawn at most; the rest named in a line */
+#define STRIP_H 58
+
+/* One counter as a step line (a value holds until the next) in a strip from y top to
+ * bottom, from its first value to the end of the axis. Values that fall into one pixel
+ * column are drawn as a vertical stroke through their range, so a long series stays a
+ * small path and a spike is never lost. */
+static void counter_strip(struct ctx *c, const struct chart_run *r, const struct counter_series *cs,
+			  double top, const char *color)
+{
+	struct buf *b = c->b;
+	long long lo = 0, hi = 0;
+	for (size_t i = 0; i < cs->n; i++) {
+		if (i == 0 || cs->v[i] < lo)
+			lo = cs->v[i];
+		if (i == 0 || cs->v[i] > hi)
+			hi = cs->v[i];
+	}
+	if (lo > 0)
+		lo = 0;
+	double y0 = top + 16, y1 = top + STRIP_H - 6;
+	double span = hi > lo ? (double)hi - (double)lo : 1.0;
+#define SY(v) (y1 - ((double)(v) - (double)lo) / span * (y1 - y0))
+	char a[48], z[48];
+	buf_printf(b, "<g class=\"counter\"><text x=\"%.1f\" y=\"%.1f\"><tspan font-weight=\"600\" fill=\"%s\">",
+		   c->x0, top + 10, color);
+	xml_text_trunc(b, cs->name, 48);
+	buf_printf(b, "</tspan> max %s, last %s</text>\n", counter_value_text(a, sizeof(a), cs->name, hi),
+		   counter_value_text(z, sizeof(z), cs->name, cs->n ? cs->v[cs->n - 1] : 0));
+	buf_printf(b, "<path d=\"M%.1f %.1fH%.1fM%.1f %.1fH%.1f\" stroke=\"#e6e6e6\"/>", c->x0, y0, c->x1, c->x0,
+		   y1, c->x1);
+	buf_printf(b, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\" d=\"", color);
+	double col = -1e9;
+	for (size_t i = 0; i < cs->n; i++) {
+		double x = px(c, axis_t(c, r, cs->t[i]));
+		if (i == 0)
+			buf_printf(b, "M%.1f %.1f", x, SY(cs->v[i]));
+		else if (x - col >= 1)
+			buf_printf(b, " H%.1f V%.1f", x, SY(cs->v[i]));
+		else
+			buf_printf(b, " V%.1f", SY(cs->v[i]));
+		if (x - col >= 1)
+			col = x;
+	}
+	if (cs->n)
+		buf_printf(b, " H%.1f", c->x1);
+	buf_puts(b, "\"/></g>\n");
+#undef SY
+}
+
 #define MARK_CHARS 30
 #define MAX_ROWS 6
 
@@ -579,6 +629,15 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 	if (c.y1 - c.y0 < 60)
 		c.y1 = c.y0 + 60;
 	H = (int)(c.y1 + 46);
+	/* Counters and gauges of one run: a strip each under the time axis. */
+	size_t nstrips = 0, nc_more = 0;
+	double panel_top = H;
+	if (single) {
+		nstrips = runs[0].ncounters < COUNTER_STRIPS ? runs[0].ncounters : COUNTER_STRIPS;
+		nc_more = runs[0].ncounters - nstrips;
+		if (nstrips)
+			H += (int)(8 + nstrips * STRIP_H + (nc_more ? 16 : 0));
+	}
 	double plot_w = c.x1 - c.x0;
 	c.cols = (size_t)(plot_w < max_points / 2 ? plot_w : max_points / 2);
 	if (c.cols < 2)
@@ -755,7 +814,20 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 			buf_puts(b, "</title></g>\n");
 		}
 	}
-	buf_puts(b, "</g>\n</svg>\n");
+	buf_puts(b, "</g>\n");
+	if (nstrips) {
+		buf_printf(b, "<g class=\"counters\">\n<path d=\"M%.1f %.1fH%.1f\" stroke=\"#d8dee4\"/>\n", c.x0,
+			   panel_top, c.x1);
+		for (size_t i = 0; i < nstrips; i++)
+			counter_strip(&c, &runs[0], &runs[0].counters[i], panel_top + 8 + (double)i * STRIP_H,
+				      palette[(i + 2) % ARRAY_SIZE(palette)]);
+		if (nc_more) {
+			buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#666\">and %zu more (plot --counters NAME,... "
+				      "picks them)</text>\n", c.x0, panel_top + 8 + (double)nstrips * STRIP_H + 10, nc_more);
+		}
+		buf_puts(b, "</g>\n");
+	}
+	buf_puts(b, "</svg>\n");
 
 	if (g) {
 		g->x0 = c.x0;

@@ -72,6 +72,39 @@ else
 	not_ok "an overlay marks and names each run's reported peak"; diag_run
 fi
 
+# --- counters and gauges, with byte units, in show, plot and report ---
+sql "$DB" "INSERT INTO counter (run_id, elapsed_ns, name, value) VALUES
+	(2, 0, 'bytes_held', 0), (2, 50000000, 'bytes_held', 314572800),
+	(2, 0, 'partitions_in_flight', 3), (2, 60000000, 'partitions_in_flight', 12)"
+run "$RSW" show 2
+if grep -Eq '^  bytes_held +300.0 MiB +300.0 MiB$' "$OUT" && grep -Eq '^  partitions_in_flight +12 +12$' "$OUT"; then
+	ok "show gives a byte gauge in MiB and a count as a number"
+else
+	not_ok "show gives a byte gauge in MiB and a count as a number"; diag_run
+fi
+run "$RSW" plot 2 -o "$T/c.svg"
+if grep -q '<g class="counters">' "$T/c.svg" && grep -q '>bytes_held</tspan> max 300.0 MiB, last 300.0 MiB<' "$T/c.svg" &&
+	grep -q '>partitions_in_flight</tspan> max 12, last 12<' "$T/c.svg"; then
+	ok "plot draws the counters in a panel, in their units"
+else
+	not_ok "plot draws the counters in a panel, in their units"; diag_run
+fi
+run "$RSW" plot 2 --counters partitions_in_flight -o "$T/c1.svg"
+if [ "$RC" -eq 0 ] && grep -q '>partitions_in_flight</tspan>' "$T/c1.svg" && ! grep -q '>bytes_held<' "$T/c1.svg"; then
+	ok "plot --counters picks the counters to draw"
+else
+	not_ok "plot --counters picks the counters to draw"; diag_run
+fi
+expect_exit 1 "plot --counters with an unknown name fails" "$RSW" plot 2 --counters nosuch -o "$T/c2.svg"
+check "... and names it" grep -q "no counter or gauge 'nosuch'" "$ERR"
+run "$RSW" report 2 -o "$T/c.html"
+if grep -q '<h2>Counters and gauges</h2>' "$T/c.html" && grep -q '<td class="r">300.0 MiB</td>' "$T/c.html" &&
+	grep -q '<g class="counters">' "$T/c.html"; then
+	ok "the report has the counters panel and their table"
+else
+	not_ok "the report has the counters panel and their table"
+fi
+
 # --- the report in a browser: no sideways scrolling at 1280 px ---
 chromium=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$chromium" ]; then
