@@ -695,6 +695,78 @@ static void test_compare_groups(void **state)
 	buf_release(&b);
 }
 
+/* Runs that are not comparable say so, and say which figures stay fair; no percentage
+ * is ever given against a zero base. */
+static void test_compare_warnings(void **state)
+{
+	(void)state;
+	struct flat a, z;
+	flat_init(&a, 41, 100);
+	flat_init(&z, 42, 200);
+	a.run.target = "/usr/bin/sort -S 1G";
+	z.run.target = "sort -S 2G";
+	a.run.mode = z.run.mode = "command";
+	a.run.host = z.run.host = "vm";
+	a.run.interval_ns = z.run.interval_ns = NS;
+	a.run.peak_source = z.run.peak_source = PEAK_FROM_SAMPLE;
+	struct cmp_run ca = cmp_of(&a), cz = cmp_of(&z);
+	struct cmp_group g[2] = { { &ca, 1 }, { &cz, 1 } };
+	struct buf b = { 0 };
+	compare_text(&b, g, 2, 0);
+	assert_null(strstr(buf_str(&b), "warning:"));	/* the same program and conditions */
+	buf_reset(&b);
+
+	z.run.interval_ns = NS / 10;
+	z.run.tree = 1;
+	z.run.target = "stress-ng --vm 1";
+	z.run.host = "other";
+	a.run.mem_total = 64ULL << 30;
+	z.run.mem_total = 755ULL << 30;
+	compare_text(&b, g, 2, 0);
+	const char *t = buf_str(&b);
+	assert_non_null(strstr(t, "warning: run 42 was sampled every 100ms and run 41 every 1.0s: the mean, "
+				  "last and growth depend on the sampling and are not comparable; peaks are "
+				  "comparable only where"));
+	assert_non_null(strstr(t, "warning: run 42 is a set of processes"));
+	assert_non_null(strstr(t, "warning: run 42 ran stress-ng and run 41 sort: different programs"));
+	assert_non_null(strstr(t, "warning: run 42 ran on host other and run 41 on vm"));
+	assert_non_null(strstr(t, "warning: run 42 had 755.0 GiB of memory (MemTotal) and run 41 64.0 GiB"));
+	buf_reset(&b);
+	/* peaks from VmHWM on both sides: the peak row stays fair across intervals */
+	a.run.peak_source = PEAK_FROM_HWM;
+	z.run.peak_source = PEAK_FROM_EXIT;
+	compare_json(&b, g, 2, 0);
+	t = buf_str(&b);
+	assert_non_null(strstr(t, "\"warnings\":[\"run 42 was sampled every 100ms"));
+	assert_non_null(strstr(t, "; the peaks are (each from VmHWM, an exit record"));
+	buf_reset(&b);
+
+	/* a zero base: no percentage, "new" instead; a time to peak under one interval: n/a */
+	flat_init(&a, 41, 0);
+	a.run.peak_rss = 0;
+	a.run.peak_rss_at = T0 + NS / 1000;
+	for (int i = 0; i < 20; i++)
+		a.s[i].rss = 0;
+	a.run.interval_ns = NS;
+	flat_init(&z, 42, 200);
+	z.run.interval_ns = NS;
+	ca = cmp_of(&a);
+	cz = cmp_of(&z);
+	compare_text(&b, g, 2, 0);
+	t = buf_str(&b);
+	assert_non_null(strstr(t, "+200.0 MiB (new)"));
+	assert_non_null(strstr(t, "(n/a)"));
+	if (strstr(t, "%)"))
+		fail_msg("a percentage against a zero base:\n%s", t);
+	assert_non_null(strstr(t, "warning: run 41, the base, has no peak"));
+	assert_non_null(strstr(t, "run 42's peak is 200.0 MiB; run 41 has no peak to compare it with."));
+	buf_reset(&b);
+	compare_json(&b, g, 2, 0);
+	assert_null(strstr(buf_str(&b), "\"pct\":1"));
+	assert_non_null(strstr(buf_str(&b), "\"pct\":null"));
+	buf_release(&b);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -713,6 +785,7 @@ int main(void)
 		cmocka_unit_test(test_compare_figures),
 		cmocka_unit_test(test_compare_runs),
 		cmocka_unit_test(test_compare_groups),
+		cmocka_unit_test(test_compare_warnings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
