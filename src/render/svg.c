@@ -272,7 +272,16 @@ struct legend_item {
 	struct buf text;	/* escaped */
 };
 
-enum { SYM_EXIT = 4, SYM_OOM, SYM_WARN, SYM_OTHER };
+enum { SYM_EXIT = 4, SYM_OOM, SYM_WARN, SYM_OTHER, SYM_TICK };
+
+/* A set's process starts and exits: beyond this many, a tick each along the bottom of
+ * the plot instead of a symbol each on the line (a make -j run has hundreds). */
+#define PROC_EVENT_SYMBOLS 12
+
+static int proc_event(const struct event *e)
+{
+	return strcmp(e->kind, "proc_start") == 0 || strcmp(e->kind, "proc_exit") == 0;
+}
 
 static int event_sym(const char *kind)
 {
@@ -312,6 +321,9 @@ static void legend_swatch(struct buf *b, const struct legend_item *it, double x,
 	case 0: case 1: case 3:
 		buf_printf(b, "<path d=\"M%.1f %.1fh16\" stroke=\"%s\" stroke-width=\"2\"%s/>", x - 1, y,
 			   it->color, it->kind == 1 ? " stroke-dasharray=\"5 3\"" : it->kind == 3 ? " stroke-dasharray=\"2 2\"" : "");
+		break;
+	case SYM_TICK:
+		buf_printf(b, "<path d=\"M%.1f %.1fv10M%.1f %.1fv10\" stroke=\"#777\"/>", x + 4, y - 5, x + 10, y - 5);
 		break;
 	default:
 		symbol(b, it->kind, x + 7, y);
@@ -544,14 +556,25 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 		}
 	}
 	unsigned syms = 0;
+	size_t nproc_ev = 0;
 	for (size_t i = 0; i < nruns; i++)
 		for (size_t j = 0; j < runs[i].nevents; j++)
-			syms |= 1u << event_sym(runs[i].events[j].kind);
+			nproc_ev += proc_event(&runs[i].events[j]);
+	int rug = nproc_ev > PROC_EVENT_SYMBOLS;
+	for (size_t i = 0; i < nruns; i++)
+		for (size_t j = 0; j < runs[i].nevents; j++)
+			if (!rug || !proc_event(&runs[i].events[j]))
+				syms |= 1u << event_sym(runs[i].events[j].kind);
 	static const char *const sym_names[] = { [SYM_EXIT] = "exit", [SYM_OOM] = "OOM kill",
 						 [SYM_WARN] = "warning", [SYM_OTHER] = "event" };
 	for (int k = SYM_EXIT; k <= SYM_OTHER; k++)
 		if (syms & (1u << k))
 			ADD_ITEM("", k, sym_names[k]);
+	if (rug) {
+		char t[64];
+		snprintf(t, sizeof(t), "process start or exit (%zu)", nproc_ev);
+		ADD_ITEM("", SYM_TICK, t);
+	}
 
 	/* Legend rows: items flow left to right, wrapping at the width. */
 	double lx[64], ly[64];
@@ -751,6 +774,21 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 	buf_puts(b, "</g>\n");
 	free(ml);
 
+	/* A set: its largest process by peak, as a dotted line at that peak with its name,
+	 * so the picture says who used the memory. */
+	if (single && run_is_set(runs[0].run) && runs[0].run->peak_process_pid > 0 &&
+	    runs[0].run->peak_process_rss) {
+		const struct run *r = runs[0].run;
+		char v[32];
+		double lpy = py(&c, (double)r->peak_process_rss);
+		buf_printf(b, "<g class=\"largest\"><path d=\"M%.1f %.1fH%.1f\" stroke=\"#8d6e63\" "
+			      "stroke-dasharray=\"1 3\" stroke-width=\"1.5\"/><text x=\"%.1f\" y=\"%.1f\" fill=\"#6d4c41\">"
+			      "largest process: ", c.x0, lpy, c.x1, c.x0 + 6, lpy - 4 < c.y0 + 10 ? c.y0 + 10 : lpy - 4);
+		xml_text_trunc(b, r->peak_process_comm && r->peak_process_comm[0] ? r->peak_process_comm : "?", 32);
+		buf_printf(b, " (pid %d), peak %s</text></g>\n", (int)r->peak_process_pid,
+			   fmt_bytes(v, sizeof(v), r->peak_process_rss));
+	}
+
 	/* The reported peak of each run (which may be above every sample: VmHWM, an exit
 	 * record, the OOM report), then events on the RSS line. One run gets its peak
 	 * labelled, in the words show and report use; overlays name it in the legend. */
@@ -797,6 +835,11 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 		for (size_t j = 0; j < r->nevents; j++) {
 			const struct event *e = &r->events[j];
 			int64_t el = e->t - r->run->started_at;
+			if (rug && proc_event(e)) {
+				buf_printf(b, "<path class=\"proc-event\" d=\"M%.1f %.1fv-6\" stroke=\"#777\"/>\n",
+					   px(&c, axis_t(&c, r, el)), c.y1);
+				continue;
+			}
 			/* on the RSS line; a kill at the time of the peak (the OOM report's
 			 * figure) at the peak */
 			uint64_t at = samples_rss_at(r->s, r->n, el);

@@ -105,6 +105,34 @@ else
 	not_ok "the report has the counters panel and their table"
 fi
 
+# --- a set of 30 processes: who used the memory ---
+run "$RSW" record -q -i 20ms -- sh -c "for i in \$(seq 30); do '$HOG' +\${i}M sleep 300ms & done; '$HOG' +60M sleep 500ms; wait"
+[ "$RC" -eq 0 ] || diag_run
+set_id=$(sql "$DB" 'SELECT max(id) FROM run')
+run "$RSW" plot "$set_id" -o "$T/set.svg"
+nproc=$(sql "$DB" "SELECT count(*) FROM event WHERE run_id = $set_id AND kind IN ('proc_start', 'proc_exit')")
+if grep -q '>largest process: memhog (pid [0-9]*), peak 6[0-9].[0-9] MiB<' "$T/set.svg"; then
+	ok "plot of a set labels its largest process"
+else
+	not_ok "plot of a set labels its largest process"; diag "$(grep -o 'largest process[^<]*' "$T/set.svg")"
+fi
+diamonds=$(grep -c 'l5 5l-5 5l-5 -5z' "$T/set.svg")
+ticks=$(grep -c 'class="proc-event"' "$T/set.svg")
+if [ "$nproc" -gt 30 ] && [ "$diamonds" -eq 0 ] && [ "$ticks" -eq "$nproc" ] &&
+	grep -q "process start or exit ($nproc)" "$T/set.svg"; then
+	ok "its $nproc process starts and exits are ticks on the axis, counted in the legend, not symbols"
+else
+	not_ok "its process starts and exits are ticks, not symbols ($nproc events, $diamonds symbols, $ticks ticks)"
+fi
+run "$RSW" report "$set_id" -o "$T/set.html"
+rows=$(sed -n '/<h2>Processes/,/<\/table>/p' "$T/set.html" | grep -c '<tr><td class="r">')
+if grep -q '<h2>Processes <span class="none">(3[0-9], largest peak first)' "$T/set.html" && [ "$rows" -eq 20 ] &&
+	grep -q '<details><summary>1[0-9] more processes' "$T/set.html"; then
+	ok "the report has the per-process table: the 20 largest, the rest folded"
+else
+	not_ok "the report has the per-process table: the 20 largest, the rest folded ($rows rows)"
+fi
+
 # --- the report in a browser: no sideways scrolling at 1280 px ---
 chromium=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$chromium" ]; then

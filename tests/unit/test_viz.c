@@ -368,6 +368,56 @@ static void test_counters(void **state)
 	free(y);
 }
 
+/* A set of 30 processes: 60 start and exit events become ticks, counted in the legend;
+ * the largest process is named at its peak. Few events stay symbols. */
+static void test_svg_set(void **state)
+{
+	(void)state;
+	struct synth *y = xmalloc(sizeof(*y));
+	synth_init(y, 9, "make -j2", 1.0);
+	y->run.tree = 1;
+	y->run.peak_process_pid = 123;
+	y->run.peak_process_comm = "cc1<plus>";
+	y->run.peak_process_rss = 300 * MIB;
+	struct event ev[60];
+	memset(ev, 0, sizeof(ev));
+	for (int i = 0; i < 60; i++) {
+		strlcpy_rsw(ev[i].kind, i % 2 ? "proc_exit" : "proc_start", sizeof(ev[i].kind));
+		ev[i].t = T0 + (int64_t)i * NS;
+		ev[i].pid = 1000 + i / 2;
+		ev[i].detail = "comm=cc1";
+	}
+	struct chart_run c = chart_of(y);
+	c.events = ev;
+	c.nevents = 60;
+	struct chart_opts o;
+	memset(&o, 0, sizeof(o));
+	struct buf b = { 0 };
+	svg_chart(&b, &c, 1, &o, NULL);
+	const char *svg = buf_str(&b);
+	assert_golden("tests/fixtures/golden/svg-set-30.svg", svg);
+	assert_null(strstr(svg, "l5 5l-5 5l-5 -5z"));	/* no diamonds */
+	size_t ticks = 0;
+	for (const char *p = svg; (p = strstr(p, "class=\"proc-event\"")); p++)
+		ticks++;
+	assert_int_equal(ticks, 60);
+	assert_non_null(strstr(svg, ">process start or exit (60)<"));
+	assert_non_null(strstr(svg, ">largest process: cc1&lt;plus&gt; (pid 123), peak 300.0 MiB<"));
+	buf_release(&b);
+	/* a few: a symbol each, as before */
+	c.nevents = 4;
+	svg_chart(&b, &c, 1, &o, NULL);
+	assert_non_null(strstr(buf_str(&b), "l5 5l-5 5l-5 -5z"));
+	assert_null(strstr(buf_str(&b), "proc-event"));
+	buf_release(&b);
+	/* not a set: no largest process line */
+	y->run.tree = 0;
+	svg_chart(&b, &c, 1, &o, NULL);
+	assert_null(strstr(buf_str(&b), "largest process"));
+	buf_release(&b);
+	free(y);
+}
+
 static void test_downsample(void **state)
 {
 	(void)state;
@@ -778,6 +828,7 @@ int main(void)
 		cmocka_unit_test(test_svg_oom_one_sample),
 		cmocka_unit_test(test_svg_hwm_peak),
 		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_svg_set),
 		cmocka_unit_test(test_downsample),
 		cmocka_unit_test(test_html_report),
 		cmocka_unit_test(test_html_procs),
