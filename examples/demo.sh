@@ -1,13 +1,19 @@
 #!/bin/sh
 # make demo: records the pipeline example with and without its bug and shows both runs.
-# The runs go to a database of their own (build/demo.db), made afresh each time.
+# The runs go to a database of their own (build/demo.db, or $DEMO_DB), made afresh each
+# time.
 set -eu
 BUILD=${BUILD:-build}
 RSW=$BUILD/rsswatch
-export RSSWATCH_DB="$BUILD/demo.db"
+export RSSWATCH_DB="${DEMO_DB:-$BUILD/demo.db}"
 rm -f "$RSSWATCH_DB" "$RSSWATCH_DB-wal" "$RSSWATCH_DB-shm"
 
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Bold headings on a terminal only: a log or a pipe gets plain text.
+if [ -t 1 ]; then
+	say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+else
+	say() { printf '\n== %s\n' "$*"; }
+fi
 
 say "rsswatch record: the pipeline with the bug (8 workers, 32 MiB partitions)"
 "$RSW" record -i 20ms -l "pipeline --bug" -- "$BUILD/examples/pipeline" --workers 8 --bug

@@ -22,6 +22,11 @@
  * - The ABI is plain C: ints, long longs, const char * (NUL-terminated, UTF-8 for
  *   labels) and opaque pointers, so other languages can call it through their FFI.
  *
+ * Units come from the name, as Prometheus names metrics: a counter or gauge whose name
+ * ends in "_bytes" (or has "bytes" in it) is a size and is shown in KiB, MiB, GiB; one
+ * ending in "_seconds" is a duration; any other is a plain count. So name a gauge of
+ * the memory a cache holds "cache_bytes", not "cache".
+ *
  * Limits: 64 counters and gauges in all; names of 1 to 47 bytes of [A-Za-z0-9_.:-];
  * mark labels of up to 95 bytes (longer ones are truncated at a UTF-8 boundary);
  * 256 marks in flight: a recorder that reads less often than that loses the oldest

@@ -48,6 +48,10 @@ int cli_usage(const char *verb, const char *fmt, ...) __attribute__((format(prin
  * Returns a malloc'ed string. */
 char *cli_db_path(const char *opt);
 
+/* Whether path (a database that --db names) does not exist and neither does its
+ * directory; then says so (printed). */
+int cli_db_dir_missing(const char *path);
+
 struct store;
 
 enum {

@@ -119,8 +119,7 @@ static int list(const char *db, int json, uint64_t limit, const struct run_param
 	struct store *st;
 	int e = cli_open_store(db, &st, 1);
 	if (e == -ENOENT) {	/* nothing recorded yet: an empty list */
-		if (json)
-			puts("[]");
+		puts(json ? "[]" : "no runs recorded yet");
 		return EXIT_OK;
 	}
 	if (e)
@@ -155,7 +154,9 @@ static int list(const char *db, int json, uint64_t limit, const struct run_param
 			json_run(&b, &runs[i]);
 		}
 		buf_puts(&b, n ? "\n]\n" : "]\n");
-	} else if (n) {
+	} else if (!n) {
+		buf_puts(&b, "no runs recorded yet\n");
+	} else {
 		/* The GPU column only when some run listed has GPU figures. */
 		int gpu = 0, params = 0;
 		for (size_t i = 0; i < n; i++) {

@@ -1,5 +1,6 @@
 /* rsswatch mark: a stage marker from a shell script, added to the running recording of
  * a process. */
+#include "base/buf.h"
 #include "base/clock.h"
 #include "base/parse.h"
 #include "base/util.h"
@@ -12,11 +13,12 @@
 #include <string.h>
 
 static const char usage_text[] =
-	"usage: rsswatch mark (-p PID | --run RUN) LABEL [--db PATH]\n"
+	"usage: rsswatch mark [-p PID | --run RUN] LABEL [--db PATH]\n"
 	"\n"
 	"Adds a mark with the current time to the running recording of process PID (every\n"
-	"running recording of it), or to run RUN. 'rsswatch show' lists the marks with the\n"
-	"memory at each.\n"
+	"running recording of it), or to run RUN; without either, to the one recording\n"
+	"that is running (an error when none or several are). 'rsswatch show' lists the\n"
+	"marks with the memory at each.\n"
 	"\n"
 	"  -p, --pid PID   the recorded process\n"
 	"      --run RUN   a run id or 'last'\n"
@@ -46,8 +48,8 @@ int cmd_mark(int argc, char **argv)
 		default: return cli_usage("mark", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (!!pid_arg + !!run_arg != 1)
-		return cli_usage("mark", "give -p PID or --run RUN");
+	if (pid_arg && run_arg)
+		return cli_usage("mark", "give -p PID or --run RUN, not both");
 	if (argc - optind != 1 || !argv[optind][0])
 		return cli_usage("mark", "give one non-empty LABEL");
 	const char *label = argv[optind];
@@ -80,6 +82,39 @@ int cmd_mark(int argc, char **argv)
 		}
 		if (store_add_mark(st, id, now, label) == 0)
 			marked++;
+	} else if (!pid_arg) {
+		/* neither: the one recording that is running */
+		struct run *runs;
+		size_t n, running = 0;
+		int64_t id = 0;
+		if (store_list_runs(st, 0, &runs, &n) < 0) {
+			cli_error("cannot list runs: %s", store_errmsg(st));
+			ret = EXIT_FAIL;
+			goto out;
+		}
+		struct buf which = { 0 };
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(runs[i].outcome, OUTCOME_RUNNING) == 0) {
+				buf_printf(&which, "%s%lld (pid %d)", running ? ", " : "", (long long)runs[i].id,
+					   (int)runs[i].pid);
+				id = runs[i].id;
+				running++;
+			}
+		store_free_runs(runs, n);
+		if (running == 1 && store_add_mark(st, id, now, label) == 0) {
+			marked++;
+		} else if (running == 1) {
+			cli_error("cannot add a mark to run %lld: %s", (long long)id, store_errmsg(st));
+			ret = EXIT_FAIL;
+		} else if (running == 0) {
+			cli_error("no recording is running to mark");
+			ret = EXIT_FAIL;
+		} else {
+			cli_error("%zu recordings are running (runs %s): give -p PID or --run RUN", running,
+				  buf_str(&which));
+			ret = EXIT_FAIL;
+		}
+		buf_release(&which);
 	} else {
 		struct run *runs;
 		size_t n;

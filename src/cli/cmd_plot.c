@@ -18,11 +18,14 @@ static const char usage_text[] =
 	"\n"
 	"Draws memory over time as an SVG image. One run: RSS over its anon, file and\n"
 	"shmem parts, the high-water mark, PSS, cgroup and GPU memory when sampled, the\n"
-	"peak, marks and events. Several runs: one RSS line each, overlaid.\n"
+	"peak, marks and events, and its counters and gauges in a panel below. Several\n"
+	"runs: one RSS line each, overlaid, with each run's peak marked.\n"
 	"RUN is a run id or 'last' (the default).\n"
 	"\n"
 	"  -o, --output FILE    the SVG file to write ('-' for standard output)\n"
 	"      --align MARK     overlay runs aligned at the mark MARK (default: at their start)\n"
+	"      --counters NAME,...  the application counters and gauges to draw under the\n"
+	"                       chart of one run (default: the first 6; 'none' for none)\n"
 	"      --time KIND      x axis: 'elapsed' (default) or 'wall' (local clock time)\n"
 	"      --title TEXT     a title above the chart\n"
 	"      --width PX       image width (default 960)\n"
@@ -40,6 +43,8 @@ int plot_prepare(struct loaded_run *lr, size_t n, const char *align, struct char
 		cr[i].nmarks = lr[i].nmarks;
 		cr[i].events = lr[i].events;
 		cr[i].nevents = lr[i].nevents;
+		cr[i].counters = lr[i].counters;
+		cr[i].ncounters = lr[i].ncounters;
 		if (align) {
 			int64_t t = loaded_run_mark(&lr[i], align);
 			if (!t) {
@@ -49,6 +54,40 @@ int plot_prepare(struct loaded_run *lr, size_t n, const char *align, struct char
 			cr[i].shift_ns = t - lr[i].run.started_at;
 		}
 	}
+	return 0;
+}
+
+/* Keeps, in the order given, the counters of cr named in the comma-separated list
+ * names ("none": no counters); into *keep (to free). Returns 0 or EXIT_FAIL (printed). */
+static int pick_counters(struct chart_run *cr, const char *names, struct counter_series **keep)
+{
+	*keep = NULL;
+	cr->ncounters = strcmp(names, "none") == 0 ? 0 : cr->ncounters;
+	if (!cr->ncounters) {
+		cr->counters = NULL;
+		return 0;
+	}
+	char *list = xstrdup(names), *save = NULL;
+	size_t n = 0;
+	struct counter_series *k = xcalloc(cr->ncounters, sizeof(*k));
+	for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		size_t i;
+		for (i = 0; i < cr->ncounters; i++)
+			if (strcmp(cr->counters[i].name, name) == 0)
+				break;
+		if (i == cr->ncounters) {
+			cli_error("run %lld has no counter or gauge '%s'", (long long)cr->run->id, name);
+			free(list);
+			free(k);
+			return EXIT_FAIL;
+		}
+		if (n < cr->ncounters)
+			k[n++] = cr->counters[i];	/* shallow: the arrays stay the run's */
+	}
+	free(list);
+	cr->counters = k;
+	cr->ncounters = n;
+	*keep = k;
 	return 0;
 }
 
@@ -66,6 +105,7 @@ int cmd_plot(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "align", required_argument, NULL, 'a' },
+		{ "counters", required_argument, NULL, 'C' },
 		{ "time", required_argument, NULL, 't' },
 		{ "title", required_argument, NULL, 'T' },
 		{ "width", required_argument, NULL, 'W' },
@@ -75,7 +115,8 @@ int cmd_plot(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
-	const char *db = NULL, *out = NULL, *align = NULL;
+	const char *db = NULL, *out = NULL, *align = NULL, *counters = NULL;
+	struct counter_series *picked = NULL;
 	struct chart_opts o;
 	memset(&o, 0, sizeof(o));
 	opterr = 0;
@@ -83,6 +124,7 @@ int cmd_plot(int argc, char **argv)
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'a': align = optarg; break;
+		case 'C': counters = optarg; break;
 		case 'T': o.title = optarg; break;
 		case 't':
 			if (strcmp(optarg, "elapsed") == 0)
@@ -128,6 +170,8 @@ int cmd_plot(int argc, char **argv)
 			goto out;
 	if ((ret = plot_prepare(lr, n, align, cr)) != 0)
 		goto out;
+	if (counters && n == 1 && (ret = pick_counters(&cr[0], counters, &picked)) != 0)
+		goto out;
 	if (align) {
 		snprintf(xt, sizeof(xt), "time since mark \"%s\"", align);
 		o.x_title = xt;
@@ -139,6 +183,7 @@ out:
 		loaded_run_release(&lr[i]);
 	free(lr);
 	free(cr);
+	free(picked);
 	buf_release(&b);
 	store_close(st);
 	return ret;

@@ -788,6 +788,10 @@ static int record_target_run(struct record_args a)
 	}
 
 	char err[512];
+	/* An explicit --db names a file in a directory that exists: a typo must not
+	 * create directories (the default place and $RSSWATCH_DB's are made as needed). */
+	if (a.db && a.db[0] && cli_db_dir_missing(a.db))
+		return fail;
 	char *dbpath = cli_db_path(a.db);
 	struct store *st = NULL;
 	if (store_open(dbpath, STORE_CREATE, &st, err, sizeof(err)) < 0) {
@@ -873,6 +877,11 @@ static int record_target_run(struct record_args a)
 				cli_error("cannot move '%s' into the memory cgroup %s: %s", a.command[0],
 					  tc->loc.dir, errstr(child));
 				ret = EXIT_CANCELED;
+			} else if (child == -ENOENT && !a.command[1] && parse_pid(a.command[0], &(pid_t){ 0 }) == 0) {
+				/* "record 1234": a process id given as a command */
+				cli_error("cannot run '%s': command not found; to record process %s, "
+					  "use 'rsswatch record -p %s'", a.command[0], a.command[0], a.command[0]);
+				ret = EXIT_ENOENT;
 			} else if (child == -ENOENT) {
 				cli_error("cannot run '%s': command not found", a.command[0]);
 				ret = EXIT_ENOENT;

@@ -3,6 +3,7 @@
 #include "base/fmt.h"
 #include "base/util.h"
 #include "cli/cli.h"
+#include "render/counters.h"
 #include "render/json.h"
 #include "render/procs.h"
 #include "render/summary.h"
@@ -352,7 +353,6 @@ int cmd_show(int argc, char **argv)
 		summary_text(&b, &r, pts.max_rss, sh.kills, sh.nk);
 		pss_line(&b, &pts);
 		pressure_line(&b, pts.psi);
-		char v[32];
 		if (sh.nm)
 			marks_table(&b, &r, sh.marks, sh.nm, &pts, all_events);
 		if (cs.n) {
@@ -360,22 +360,37 @@ int cmd_show(int argc, char **argv)
 			for (size_t i = 0; i < cs.n; i++) {
 				struct buf name = { 0 };
 				buf_put_printable(&name, cs.c[i].name);
-				buf_printf(&b, "  %-30s %14lld %14lld\n", buf_str(&name), cs.c[i].max,
-					   cs.c[i].last);
+				char mx[48], la[48];
+				buf_printf(&b, "  %-30s %14s %14s\n", buf_str(&name),
+					   counter_value_text(mx, sizeof(mx), cs.c[i].name, cs.c[i].max),
+					   counter_value_text(la, sizeof(la), cs.c[i].name, cs.c[i].last));
 				buf_release(&name);
 			}
 		}
 		if (sh.np > 1)
 			procs_table(&b, sh.procs, sh.np, SHOW_TOP_PROCS);
 		events_text(&b, &r, &sh, all_events);
-		if (pts.n > 1) {
-			buf_printf(&b, "\nRSS over time (peak %s marked ^%s)\n", fmt_bytes(v, sizeof(v), pts.max_rss),
-				   sh.nm ? ", marks by their letter" : "");
+		if (pts.n > 0) {
+			/* The title names the reported peak in the words of the summary, and the
+			 * chart draws it (also where no sample saw it), marked '^'. */
+			struct buf pk = { 0 };
+			run_peak_words(&pk, &r, pts.max_rss);
+			buf_printf(&b, "\nRSS over time (%s, marked ^%s)\n", buf_str(&pk),
+				   sh.nm ? "; marks by their letter" : "");
+			buf_release(&pk);
+			/* the axis runs to the recorded end: an OOM kill after the last sample */
 			int64_t end = pts.p[pts.n - 1].t;
+			if (r.ended_at > r.started_at && r.ended_at - r.started_at > end)
+				end = r.ended_at - r.started_at;
+			struct tchart_point peak = { r.peak_rss_at > r.started_at ? r.peak_rss_at - r.started_at : 0,
+						     r.peak_rss };
+			if (peak.t > end)
+				end = peak.t;
 			int64_t *mt = xcalloc(sh.nm ? sh.nm : 1, sizeof(*mt));
 			for (size_t i = 0; i < sh.nm; i++)
 				mt[i] = sh.marks[i].t - r.started_at;
-			tchart_render_marks(&b, pts.p, pts.n, end, terminal_width(STDOUT_FILENO), 8, mt, sh.nm);
+			tchart_render_peak(&b, pts.p, pts.n, end, terminal_width(STDOUT_FILENO), 8, mt, sh.nm,
+					   &peak);
 			free(mt);
 		}
 	}

@@ -4,6 +4,8 @@
 #include "store/store.h"
 
 #include <errno.h>
+#include <libgen.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,21 @@ char *cli_db_path(const char *opt)
 	p = xmalloc(n);
 	snprintf(p, n, "%s%s", base, suffix);
 	return p;
+}
+
+int cli_db_dir_missing(const char *path)
+{
+	struct stat sb;
+	if (lstat(path, &sb) == 0 || errno != ENOENT)
+		return 0;	/* there, or a failure store_open will explain */
+	char *dir = xstrdup(path);
+	char *d = dirname(dir);
+	int missing = stat(d, &sb) < 0 && errno == ENOENT;
+	if (missing)
+		cli_error("cannot create the database %s: the directory %s does not exist "
+			  "(--db creates no directories)", path, d);
+	free(dir);
+	return missing;
 }
 
 int cli_open_store(const char *db_opt, struct store **st, int flags)

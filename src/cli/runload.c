@@ -20,6 +20,13 @@ static int collect(void *ctx, const struct sample *s)
 	return 0;
 }
 
+static int counter_cb(void *ctx, int64_t elapsed, const char *name, long long value)
+{
+	struct loaded_run *lr = ctx;
+	counter_series_add(&lr->counters, &lr->ncounters, name, elapsed, value);
+	return 0;
+}
+
 int loaded_run_load(struct store *st, const char *ref, struct loaded_run *lr)
 {
 	int64_t id;
@@ -33,7 +40,8 @@ int loaded_run_load(struct store *st, const char *ref, struct loaded_run *lr)
 	}
 	if (store_each_sample(st, id, collect, lr) < 0 ||
 	    store_marks(st, id, &lr->marks, &lr->nmarks) < 0 ||
-	    store_events(st, id, &lr->events, &lr->nevents) < 0) {
+	    store_events(st, id, &lr->events, &lr->nevents) < 0 ||
+	    store_each_counter(st, id, counter_cb, lr) < 0) {
 		cli_error("cannot read run %lld: %s", (long long)id, store_errmsg(st));
 		loaded_run_release(lr);
 		return EXIT_FAIL;
@@ -49,6 +57,7 @@ void loaded_run_release(struct loaded_run *lr)
 	free(lr->s);
 	store_free_marks(lr->marks, lr->nmarks);
 	store_free_events(lr->events, lr->nevents);
+	counter_series_free(lr->counters, lr->ncounters);
 	memset(lr, 0, sizeof(*lr));
 }
 

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "render/counters.h"
 #include "store/model.h"
 #include "store/store.h"
 
@@ -16,6 +17,8 @@ struct loaded_run {
 	size_t nmarks;
 	struct event *events;
 	size_t nevents;
+	struct counter_series *counters;	/* application counters and gauges */
+	size_t ncounters;
 };
 
 /* Resolves ref and loads everything about it. Returns 0, EXIT_USAGE or EXIT_FAIL
@@ -27,7 +30,8 @@ int64_t loaded_run_mark(const struct loaded_run *lr, const char *label);
 
 struct chart_run;
 /* The chart runs (render/svg.h) for n loaded runs, aligned at the mark called align when
- * it is not NULL. Defined in cmd_plot.c. Returns 0 or EXIT_FAIL (printed). */
+ * it is not NULL, with their counters and gauges. Defined in cmd_plot.c. Returns 0 or
+ * EXIT_FAIL (printed). */
 int plot_prepare(struct loaded_run *lr, size_t n, const char *align, struct chart_run *cr);
 
 struct buf;

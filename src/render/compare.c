@@ -190,7 +190,24 @@ static void fmt_value(char *out, size_t n, size_t m, double v)
 	}
 }
 
-static void fmt_diff(char *out, size_t n, size_t m, double d, double base)
+/* Whether a difference in figure m against base may be given as a percentage: never
+ * against a zero base (that is "new", or nothing at all), and a time to peak shorter
+ * than the first run's sampling interval is within one step of the sampling: a
+ * percentage of it would be noise (a peak at +1ms against one at +5m is not
+ * "+29999900%"). */
+static int pct_fair(const struct cmp_group *g, size_t m, double base)
+{
+	if (base == 0 || m_kind(m) == K_RATE)
+		return 0;
+	if (m_kind(m) == K_SECONDS) {
+		const struct run *r0 = g[0].runs[0].run;
+		double step = r0->interval_ns > 0 ? (double)r0->interval_ns / 1e9 : 1.0;
+		return fabs(base) >= step;
+	}
+	return 1;
+}
+
+static void fmt_diff(char *out, size_t n, size_t m, double d, double base, int fair)
 {
 	char a[48];
 	const char *sg = d < 0 ? "-" : "+";
@@ -204,10 +221,160 @@ static void fmt_diff(char *out, size_t n, size_t m, double d, double base)
 	default:
 		fmt_bytes(a, sizeof(a), (uint64_t)llround(fabs(d)));
 	}
-	if (m_kind(m) != K_RATE && base != 0)
+	if (fair)
 		snprintf(out, n, "%s%s (%+.1f%%)", sg, a, d / fabs(base) * 100);
+	else if (m_kind(m) == K_BYTES && base == 0 && d != 0)
+		snprintf(out, n, "%s%s (new)", sg, a);
+	else if (m_kind(m) != K_RATE && d != 0)
+		snprintf(out, n, "%s%s (n/a)", sg, a);
 	else
 		snprintf(out, n, "%s%s", sg, a);
+}
+
+/* --- are the runs comparable? --- */
+
+/* The program a run ran: the last path part of its command's first word (a cgroup
+ * run: its path), into out. */
+static void program_of(char *out, size_t n, const struct run *r)
+{
+	const char *t = r->target ? r->target : "";
+	if (r->mode && strcmp(r->mode, "cgroup") == 0) {
+		strlcpy_rsw(out, t, n);
+		return;
+	}
+	size_t len = strcspn(t, " ");
+	const char *base = t;
+	for (size_t i = 0; i < len; i++)
+		if (t[i] == '/')
+			base = t + i + 1;
+	len -= (size_t)(base - t);
+	if (len >= n)
+		len = n - 1;
+	memcpy(out, base, len);
+	out[len] = '\0';
+}
+
+static int is_set(const struct run *r)
+{
+	return r->tree || (r->mode && strcmp(r->mode, "cgroup") == 0);
+}
+
+static int exact_peak(const struct run *r)
+{
+	const char *p = r->peak_source;
+	return p && (strcmp(p, PEAK_FROM_HWM) == 0 || strcmp(p, PEAK_FROM_EXIT) == 0 ||
+		     strcmp(p, PEAK_FROM_WAIT) == 0 || strcmp(p, PEAK_FROM_OOM) == 0);
+}
+
+/* Appends one warning (a sentence without the final period) to w. */
+static void warn_add(struct buf **w, size_t *n, struct buf *text)
+{
+	*w = xrealloc(*w, (*n + 1) * sizeof(**w));
+	(*w)[(*n)++] = *text;
+	memset(text, 0, sizeof(*text));
+}
+
+/* Why the runs of g are not comparable, each against the first run, in words: sampled
+ * at different intervals, a set against a single process, different programs, hosts
+ * or memory sizes, a base without samples or peak. Each says which figures stay fair.
+ * Returns the count; *w (each a buf to release, then the array to free) holds them. */
+static size_t cmp_warnings(const struct cmp_group *g, size_t ng, struct buf **w)
+{
+	size_t n = 0, total = 0;
+	*w = NULL;
+	for (size_t i = 0; i < ng; i++)
+		total += g[i].n;
+	const struct cmp_run *c0 = nth_run(g, ng, 0);
+	if (!c0)
+		return 0;
+	const struct run *r0 = c0->run;
+	struct buf t = { 0 };
+	char a[256], z[256];
+
+	if (c0->n == 0 || r0->peak_rss == 0) {
+		buf_printf(&t, "run %lld, the base, has %s: differences against it are given without "
+			       "percentages", (long long)r0->id, c0->n == 0 ? "no samples" : "no peak");
+		warn_add(w, &n, &t);
+	}
+	for (size_t k = 1; k < total; k++) {
+		const struct run *r = nth_run(g, ng, k)->run;
+		if (r->interval_ns != r0->interval_ns) {
+			int fair = 1;
+			for (size_t j = 0; j < total; j++)
+				fair &= exact_peak(nth_run(g, ng, j)->run);
+			buf_printf(&t, "run %lld was sampled every %s and run %lld every %s: the mean, last "
+				       "and growth depend on the sampling and are not comparable",
+				   (long long)r->id, fmt_duration(a, sizeof(a), r->interval_ns),
+				   (long long)r0->id, fmt_duration(z, sizeof(z), r0->interval_ns));
+			buf_puts(&t, fair ? "; the peaks are (each from VmHWM, an exit record, wait4 or the "
+					    "kernel's OOM report, not from a sample)"
+					  : "; peaks are comparable only where they come from VmHWM, an exit "
+					    "record, wait4 or the OOM report, and some here are sampled: a "
+					    "longer interval misses more");
+			warn_add(w, &n, &t);
+			break;
+		}
+	}
+	for (size_t k = 1; k < total; k++) {
+		const struct run *r = nth_run(g, ng, k)->run;
+		if (is_set(r) != is_set(r0)) {
+			const struct run *set = is_set(r) ? r : r0, *one = is_set(r) ? r0 : r;
+			buf_printf(&t, "run %lld is a set of processes (RSS summed over a tree or a cgroup) "
+				       "and run %lld a single process: every figure measures something "
+				       "different; compare the largest process of the set instead",
+				   (long long)set->id, (long long)one->id);
+			warn_add(w, &n, &t);
+			break;
+		}
+	}
+	program_of(z, sizeof(z), r0);
+	for (size_t k = 1; k < total; k++) {
+		const struct run *r = nth_run(g, ng, k)->run;
+		program_of(a, sizeof(a), r);
+		if (strcmp(a, z) != 0) {
+			buf_printf(&t, "run %lld ran ", (long long)r->id);
+			buf_put_printable(&t, a);
+			buf_printf(&t, " and run %lld ", (long long)r0->id);
+			buf_put_printable(&t, z);
+			buf_puts(&t, ": different programs; the figures are what each used, not a change "
+				     "in one of them");
+			warn_add(w, &n, &t);
+			break;
+		}
+	}
+	for (size_t k = 1; k < total; k++) {
+		const struct run *r = nth_run(g, ng, k)->run;
+		if (r->host && r0->host && r->host[0] && r0->host[0] && strcmp(r->host, r0->host) != 0) {
+			buf_printf(&t, "run %lld ran on host ", (long long)r->id);
+			buf_put_printable(&t, r->host);
+			buf_printf(&t, " and run %lld on ", (long long)r0->id);
+			buf_put_printable(&t, r0->host);
+			buf_puts(&t, ": memory use can depend on the machine (CPUs, libraries, page cache)");
+			warn_add(w, &n, &t);
+			break;
+		}
+	}
+	for (size_t k = 1; k < total; k++) {
+		const struct run *r = nth_run(g, ng, k)->run;
+		double m = (double)r->mem_total, m0 = (double)r0->mem_total;
+		if (m > 0 && m0 > 0 && fabs(m - m0) > 0.01 * m0) {
+			buf_printf(&t, "run %lld had %s of memory (MemTotal) and run %lld %s: reclaim, caches "
+				       "and the OOM killer act at different sizes", (long long)r->id,
+				   fmt_bytes(a, sizeof(a), r->mem_total), (long long)r0->id,
+				   fmt_bytes(z, sizeof(z), r0->mem_total));
+			warn_add(w, &n, &t);
+			break;
+		}
+	}
+	buf_release(&t);
+	return n;
+}
+
+static void warnings_free(struct buf *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		buf_release(&w[i]);
+	free(w);
 }
 
 /* --- text --- */
@@ -296,7 +463,16 @@ static void verdict(struct buf *b, const struct table *t, const struct cmp_group
 	side_name(z, sizeof(z), g, 0, grouped);
 	side_name(a, sizeof(a), g, i, grouped);
 	const struct stat *s0 = &t->gstat[0 * t->nm + M_PEAK], *si = &t->gstat[i * t->nm + M_PEAK];
-	double d = s0->mean != 0 ? (si->mean - s0->mean) / s0->mean * 100 : 0;
+	if (s0->mean == 0) {	/* no percentage against nothing */
+		char v[32];
+		if (si->mean == 0)
+			buf_printf(b, "neither %s nor %s has a peak to compare", a, z);
+		else
+			buf_printf(b, "%s's peak is %s; %s has no peak to compare it with", a,
+				   fmt_bytes(v, sizeof(v), (uint64_t)si->mean), z);
+		return;
+	}
+	double d = (si->mean - s0->mean) / s0->mean * 100;
 	double spread = -1;
 	if (grouped && g[0].n > 1 && g[i].n > 1) {
 		spread = spread_pct(s0);
@@ -386,7 +562,7 @@ void compare_text(struct buf *b, const struct cmp_group *g, size_t ng, int group
 			}
 			if (i > 0) {
 				const struct stat *s0 = &t.gstat[m];
-				fmt_diff(d, sizeof(d), m, s->mean - s0->mean, s0->mean);
+				fmt_diff(d, sizeof(d), m, s->mean - s0->mean, s0->mean, pct_fair(g, m, s0->mean));
 				grid_set(&gr, row, col + 1, d);
 			}
 		}
@@ -410,6 +586,13 @@ void compare_text(struct buf *b, const struct cmp_group *g, size_t ng, int group
 		}
 	}
 	buf_putc(b, '\n');
+	struct buf *w;
+	size_t nw = cmp_warnings(g, ng, &w);
+	for (size_t i = 0; i < nw; i++)
+		buf_printf(b, "warning: %s.\n", buf_str(&w[i]));
+	if (nw)
+		buf_putc(b, '\n');
+	warnings_free(w, nw);
 	for (size_t i = 1; i < ng; i++) {
 		verdict(b, &t, g, i, grouped);
 		buf_puts(b, ".\n");
@@ -522,7 +705,7 @@ void compare_json(struct buf *b, const struct cmp_group *g, size_t ng, int group
 			buf_puts(b, ":{\"diff\":");
 			json_num(b, d);
 			buf_puts(b, ",\"pct\":");
-			if (base != 0)
+			if (pct_fair(g, m, base))
 				json_num(b, d / fabs(base) * 100);
 			else
 				buf_puts(b, "null");
@@ -539,6 +722,15 @@ void compare_json(struct buf *b, const struct cmp_group *g, size_t ng, int group
 		json_str(b, buf_str(&s));
 		buf_release(&s);
 	}
+	buf_puts(b, "],\"warnings\":[");
+	struct buf *w;
+	size_t nw = cmp_warnings(g, ng, &w);
+	for (size_t i = 0; i < nw; i++) {
+		if (i)
+			buf_putc(b, ',');
+		json_str(b, buf_str(&w[i]));
+	}
+	warnings_free(w, nw);
 	buf_puts(b, "]}\n");
 	table_free(&t);
 }

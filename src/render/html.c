@@ -21,11 +21,12 @@ static const char css[] =
 	"code{font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--soft);"
 	"padding:1px 5px;border-radius:4px;overflow-wrap:anywhere}"
 	".cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:10px}"
-	".card{border:1px solid var(--line);border-radius:8px;padding:10px 14px}"
+	".card{border:1px solid var(--line);border-radius:8px;padding:10px 14px;min-width:0;overflow-wrap:anywhere}"
 	".card .k{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.04em}"
 	".card .v{font-size:20px;font-weight:600;font-variant-numeric:tabular-nums}"
 	".card .n{color:var(--muted);font-size:12px}"
 	".bad .v{color:var(--bad)}"
+	".card.full{grid-column:1/-1}.card.full .v{font-size:16px}"
 	"figure{margin:20px 0 0;position:relative;border:1px solid var(--line);border-radius:8px;padding:6px;overflow:hidden}"
 	"figure svg{display:block;width:100%;height:auto}"
 	"#tip{position:absolute;pointer-events:none;background:rgba(31,35,40,.92);color:#fff;font-size:12px;"
@@ -78,9 +79,12 @@ static const char script[] =
 	"tip.style.left=left+'px';tip.style.top=(s.top-r.top+y*k-34)+'px';});"
 	"})();";
 
+/* A card of the summary; a value longer than a few words (an outcome naming a cgroup)
+ * gets a row of its own, so it wraps there instead of making a tall narrow column. */
 static void card(struct buf *b, const char *k, const char *v, const char *note, int bad)
 {
-	buf_printf(b, "<div class=\"card%s\"><div class=\"k\">%s</div><div class=\"v\">", bad ? " bad" : "", k);
+	buf_printf(b, "<div class=\"card%s%s\"><div class=\"k\">%s</div><div class=\"v\">", bad ? " bad" : "",
+		   utf8_chars(v) > 40 ? " full" : "", k);
 	xml_text(b, v);
 	buf_puts(b, "</div>");
 	if (note && note[0]) {
@@ -242,14 +246,11 @@ void html_report(struct buf *b, const struct chart_run *r, const struct chart_op
 		fmt_bytes(v, sizeof(v), run->peak_rss);
 		buf_reset(&t);
 		buf_printf(&t, "at +%s", fmt_duration(w, sizeof(w), run->peak_rss_at - run->started_at));
-		const char *from = peak_source_words(run->peak_source);
+		const char *from = run_peak_from(run, max_sampled);
 		if (from)
 			buf_printf(&t, ", %s", from);
 		if (max_sampled && run->peak_rss > max_sampled)
-			buf_printf(&t, "%s highest sample %s", from ? ";" : " (VmHWM;",
-				   fmt_bytes(x, sizeof(x), max_sampled));
-		if (!from && max_sampled && run->peak_rss > max_sampled)
-			buf_putc(&t, ')');
+			buf_printf(&t, "; highest sample %s", fmt_bytes(x, sizeof(x), max_sampled));
 		card(b, "Peak RSS", v, buf_str(&t), 0);
 		if (run->hwm_before >= 0)
 			card(b, "Before recording", fmt_bytes(v, sizeof(v), (uint64_t)run->hwm_before),
@@ -267,7 +268,8 @@ void html_report(struct buf *b, const struct chart_run *r, const struct chart_op
 			card(b, "GPU peak", fmt_bytes(v, sizeof(v), (uint64_t)run->peak_gpu), NULL, 0);
 	}
 	buf_reset(&t);
-	buf_printf(&t, "%lld samples every %s", (long long)run->samples, fmt_duration(w, sizeof(w), run->interval_ns));
+	buf_printf(&t, "%lld sample%s every %s", (long long)run->samples, run->samples == 1 ? "" : "s",
+		   fmt_duration(w, sizeof(w), run->interval_ns));
 	card(b, "Duration", fmt_duration(v, sizeof(v), end - run->started_at), buf_str(&t), 0);
 	buf_reset(&t);
 	outcome_words(&t, run);
@@ -336,6 +338,23 @@ void html_report(struct buf *b, const struct chart_run *r, const struct chart_op
 			    "<code>rsw_mark()</code> from the application.</p>\n");
 	}
 
+	if (r->ncounters) {
+		buf_puts(b, "<h2>Counters and gauges</h2>\n<div class=\"wide\"><table>\n<thead><tr><th>Name</th>"
+			    "<th class=\"r\">Max</th><th class=\"r\">Last</th></tr></thead>\n<tbody>\n");
+		for (size_t i = 0; i < r->ncounters; i++) {
+			const struct counter_series *cs = &r->counters[i];
+			long long mx = 0;
+			for (size_t j = 0; j < cs->n; j++)
+				if (j == 0 || cs->v[j] > mx)
+					mx = cs->v[j];
+			buf_puts(b, "<tr><td class=\"l\">");
+			xml_text(b, cs->name);
+			buf_printf(b, "</td><td class=\"r\">%s</td>", counter_value_text(v, sizeof(v), cs->name, mx));
+			buf_printf(b, "<td class=\"r\">%s</td></tr>\n",
+				   counter_value_text(w, sizeof(w), cs->name, cs->n ? cs->v[cs->n - 1] : 0));
+		}
+		buf_puts(b, "</tbody>\n</table></div>\n");
+	}
 	if (hp->nprocs > 1)
 		procs_section(b, hp->procs, hp->nprocs);
 	if (hp->nkills)

@@ -33,6 +33,29 @@ const char *peak_source_words(const char *src)
 	return NULL;
 }
 
+const char *run_peak_from(const struct run *r, uint64_t max_sampled)
+{
+	const char *from = peak_source_words(r->peak_source);
+	if (from)
+		return from;
+	if (r->oom_at && r->peak_rss_at == r->oom_at && r->peak_rss > max_sampled)
+		return peak_source_words(PEAK_FROM_OOM);
+	if (max_sampled && r->peak_rss > max_sampled)
+		return peak_source_words(PEAK_FROM_HWM);
+	return NULL;
+}
+
+void run_peak_words(struct buf *b, const struct run *r, uint64_t max_sampled)
+{
+	char a[32];
+	const char *from = run_peak_from(r, max_sampled);
+	if (max_sampled && r->peak_rss > max_sampled)
+		buf_printf(b, "highest sample %s; ", fmt_bytes(a, sizeof(a), max_sampled));
+	buf_printf(b, "peak %s", fmt_bytes(a, sizeof(a), r->peak_rss > max_sampled ? r->peak_rss : max_sampled));
+	if (from)
+		buf_printf(b, " %s", from);
+}
+
 void proc_ended_words(struct buf *b, const struct proc_summary *p)
 {
 	char sig[32];

@@ -20,6 +20,18 @@ int peak_is_exact(const char *peak_source);
  * phrase; NULL for an empty or unknown source (runs recorded before schema 8). */
 const char *peak_source_words(const char *peak_source);
 
+/* Where a run's peak came from, in words ("from VmHWM", "from the OOM report", ...): its
+ * peak_source, or for runs recorded before peak_source existed a guess from the run
+ * (the OOM report when the peak is above every sample at the time of the OOM kill,
+ * VmHWM when it is above every sample otherwise). max_sampled is the highest sampled
+ * RSS (or set total). NULL when not known. Every output uses this, so show, report,
+ * plot and the terminal chart say the same. */
+const char *run_peak_from(const struct run *r, uint64_t max_sampled);
+
+/* The run's peak in one phrase: "peak 773.2 MiB from VmHWM", and when the peak is
+ * above every sample, "highest sample 159.9 MiB; peak 773.2 MiB from VmHWM". */
+void run_peak_words(struct buf *b, const struct run *r, uint64_t max_sampled);
+
 /* How a process ended, for a table cell: "exited 0", "killed by SIGTERM", "OOM-killed",
  * "running", "gone". */
 void proc_ended_words(struct buf *b, const struct proc_summary *p);

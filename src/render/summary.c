@@ -41,21 +41,18 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss,
 	else if (cgroup_mode || r->tree)
 		buf_puts(b, "note      RSS is summed over the processes: pages they share count once "
 			    "per process\n");
-	buf_printf(b, "started   %s, ran %s, %lld samples every %s\n",
+	buf_printf(b, "started   %s, ran %s, %lld sample%s every %s\n",
 		   fmt_datetime(a, sizeof(a), r->started_at),
 		   fmt_duration(c, sizeof(c), end - r->started_at), (long long)r->samples,
+		   r->samples == 1 ? "" : "s",
 		   fmt_duration(d, sizeof(d), r->interval_ns));
 	if (r->samples) {
 		buf_printf(b, "peak      %s at %s (+%s)", fmt_bytes(a, sizeof(a), r->peak_rss),
 			   fmt_hms(c, sizeof(c), r->peak_rss_at),
 			   fmt_duration(d, sizeof(d), r->peak_rss_at - r->started_at));
-		const char *from = peak_source_words(r->peak_source);
+		const char *from = run_peak_from(r, max_sampled_rss);
 		if (from)
 			buf_printf(b, ", %s", from);
-		else if (r->oom_at && r->peak_rss_at == r->oom_at && r->peak_rss > max_sampled_rss)
-			buf_puts(b, ", from the OOM report");	/* recorded before schema 8 */
-		else if (max_sampled_rss && r->peak_rss > max_sampled_rss)
-			buf_puts(b, ", from VmHWM");
 		if (max_sampled_rss && r->peak_rss > max_sampled_rss)
 			buf_printf(b, "; the highest sampled %s was %s", set ? "total" : "RSS",
 				   fmt_bytes(a, sizeof(a), max_sampled_rss));

@@ -1,6 +1,7 @@
 #include "render/svg.h"
 #include "base/fmt.h"
 #include "base/util.h"
+#include "render/procs.h"
 #include "render/xml.h"
 
 #include <math.h>
@@ -217,17 +218,25 @@ static void series_path(struct ctx *c, const struct chart_run *r, sample_get get
 	buf_printf(c->b, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\" stroke-linejoin=\"round\"%s d=\"",
 		   stroke, extra ? extra : "");
 	int pen = 0;
+	size_t drawn = 0;
+	double lx = 0, ly = 0;
 	for (size_t j = 0; j < k; j++) {
 		const struct sample *s = &r->s[idx[j]];
 		if (need && !(s->have & need)) {
 			pen = 0;
 			continue;
 		}
-		buf_printf(c->b, "%s%.1f %.1f", pen ? " L" : "M", px(c, axis_t(c, r, s->elapsed_ns)),
-			   py(c, (double)get(s)));
+		lx = px(c, axis_t(c, r, s->elapsed_ns));
+		ly = py(c, (double)get(s));
+		buf_printf(c->b, "%s%.1f %.1f", pen ? " L" : "M", lx, ly);
 		pen = 1;
+		drawn++;
 	}
 	buf_puts(c->b, "\"/>\n");
+	/* a path through one point draws nothing: a run with one sample gets a dot */
+	if (drawn == 1)
+		buf_printf(c->b, "<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", lx, ly,
+			   stroke);
 	free(idx);
 }
 
@@ -263,7 +272,16 @@ struct legend_item {
 	struct buf text;	/* escaped */
 };
 
-enum { SYM_EXIT = 4, SYM_OOM, SYM_WARN, SYM_OTHER };
+enum { SYM_EXIT = 4, SYM_OOM, SYM_WARN, SYM_OTHER, SYM_TICK };
+
+/* A set's process starts and exits: beyond this many, a tick each along the bottom of
+ * the plot instead of a symbol each on the line (a make -j run has hundreds). */
+#define PROC_EVENT_SYMBOLS 12
+
+static int proc_event(const struct event *e)
+{
+	return strcmp(e->kind, "proc_start") == 0 || strcmp(e->kind, "proc_exit") == 0;
+}
 
 static int event_sym(const char *kind)
 {
@@ -304,6 +322,9 @@ static void legend_swatch(struct buf *b, const struct legend_item *it, double x,
 		buf_printf(b, "<path d=\"M%.1f %.1fh16\" stroke=\"%s\" stroke-width=\"2\"%s/>", x - 1, y,
 			   it->color, it->kind == 1 ? " stroke-dasharray=\"5 3\"" : it->kind == 3 ? " stroke-dasharray=\"2 2\"" : "");
 		break;
+	case SYM_TICK:
+		buf_printf(b, "<path d=\"M%.1f %.1fv10M%.1f %.1fv10\" stroke=\"#777\"/>", x + 4, y - 5, x + 10, y - 5);
+		break;
 	default:
 		symbol(b, it->kind, x + 7, y);
 	}
@@ -321,6 +342,78 @@ static int cmp_ml(const void *a, const void *b)
 {
 	const struct mark_label *p = a, *q = b;
 	return p->x < q->x ? -1 : p->x > q->x;
+}
+
+static uint64_t max_sampled(const struct chart_run *r)
+{
+	uint64_t m = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->s[i].rss > m)
+			m = r->s[i].rss;
+	return m;
+}
+
+/* Widens the axis domain to elapsed time el of run r (el < 0: nothing). */
+static void extend(struct ctx *c, int *have, const struct chart_run *r, int64_t el)
+{
+	if (el < 0)
+		return;
+	int64_t t = axis_t(c, r, el);
+	if (!*have || t < c->t0)
+		c->t0 = t;
+	if (!*have || t > c->t1)
+		c->t1 = t;
+	*have = 1;
+}
+
+#define COUNTER_STRIPS 6	/* counters drawn at most; the rest named in a line */
+#define STRIP_H 58
+
+/* One counter as a step line (a value holds until the next) in a strip from y top to
+ * bottom, from its first value to the end of the axis. Values that fall into one pixel
+ * column are drawn as a vertical stroke through their range, so a long series stays a
+ * small path and a spike is never lost. */
+static void counter_strip(struct ctx *c, const struct chart_run *r, const struct counter_series *cs,
+			  double top, const char *color)
+{
+	struct buf *b = c->b;
+	long long lo = 0, hi = 0;
+	for (size_t i = 0; i < cs->n; i++) {
+		if (i == 0 || cs->v[i] < lo)
+			lo = cs->v[i];
+		if (i == 0 || cs->v[i] > hi)
+			hi = cs->v[i];
+	}
+	if (lo > 0)
+		lo = 0;
+	double y0 = top + 16, y1 = top + STRIP_H - 6;
+	double span = hi > lo ? (double)hi - (double)lo : 1.0;
+#define SY(v) (y1 - ((double)(v) - (double)lo) / span * (y1 - y0))
+	char a[48], z[48];
+	buf_printf(b, "<g class=\"counter\"><text x=\"%.1f\" y=\"%.1f\"><tspan font-weight=\"600\" fill=\"%s\">",
+		   c->x0, top + 10, color);
+	xml_text_trunc(b, cs->name, 48);
+	buf_printf(b, "</tspan> max %s, last %s</text>\n", counter_value_text(a, sizeof(a), cs->name, hi),
+		   counter_value_text(z, sizeof(z), cs->name, cs->n ? cs->v[cs->n - 1] : 0));
+	buf_printf(b, "<path d=\"M%.1f %.1fH%.1fM%.1f %.1fH%.1f\" stroke=\"#e6e6e6\"/>", c->x0, y0, c->x1, c->x0,
+		   y1, c->x1);
+	buf_printf(b, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\" d=\"", color);
+	double col = -1e9;
+	for (size_t i = 0; i < cs->n; i++) {
+		double x = px(c, axis_t(c, r, cs->t[i]));
+		if (i == 0)
+			buf_printf(b, "M%.1f %.1f", x, SY(cs->v[i]));
+		else if (x - col >= 1)
+			buf_printf(b, " H%.1f V%.1f", x, SY(cs->v[i]));
+		else
+			buf_printf(b, " V%.1f", SY(cs->v[i]));
+		if (x - col >= 1)
+			col = x;
+	}
+	if (cs->n)
+		buf_printf(b, " H%.1f", c->x1);
+	buf_puts(b, "\"/></g>\n");
+#undef SY
 }
 
 #define MARK_CHARS 30
@@ -341,7 +434,7 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 	int single = nruns == 1;
 
 	/* The domain: every sample, mark and event of every run. */
-	int have_t = 0;
+	int have_t = 0, have_dom = 0;
 	uint64_t vmax = 0;
 	unsigned have = 0;
 	uint64_t any_parts = 0, any_hwm = 0, any_file = 0, any_shmem = 0;
@@ -350,11 +443,11 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 		for (size_t j = 0; j < r->n; j++) {
 			const struct sample *s = &r->s[j];
 			int64_t t = axis_t(&c, r, s->elapsed_ns);
-			if (!have_t || t < c.t0)
+			if (!have_dom || t < c.t0)
 				c.t0 = t;
-			if (!have_t || t > c.t1)
+			if (!have_dom || t > c.t1)
 				c.t1 = t;
-			have_t = 1;
+			have_t = have_dom = 1;
 			uint64_t v = s->rss;
 			if (single) {
 				have |= s->have;
@@ -376,15 +469,24 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 			if (v > vmax)
 				vmax = v;
 		}
-		if (single && r->run->peak_rss > vmax && r->n)
+		/* the reported peak (VmHWM, exit record, OOM report) may be above every sample */
+		if (r->run->peak_rss > vmax)
 			vmax = r->run->peak_rss;
 		for (size_t j = 0; j < r->nmarks; j++) {
 			int64_t t = axis_t(&c, r, r->marks[j].t - r->run->started_at);
-			if (have_t && t < c.t0)
+			if (have_dom && t < c.t0)
 				c.t0 = t;
-			if (have_t && t > c.t1)
+			if (have_dom && t > c.t1)
 				c.t1 = t;
 		}
+		/* The axis spans the whole run: its recorded end, its events (an OOM kill after
+		 * the last sample) and the time of its peak, not only the samples. */
+		int64_t st = r->run->started_at;
+		extend(&c, &have_dom, r, r->run->ended_at > st ? r->run->ended_at - st : -1);
+		extend(&c, &have_dom, r, r->run->peak_rss && r->run->peak_rss_at >= st ?
+					  r->run->peak_rss_at - st : -1);
+		for (size_t j = 0; j < r->nevents; j++)
+			extend(&c, &have_dom, r, r->events[j].t >= st ? r->events[j].t - st : -1);
 	}
 	if (!c.wall && c.t0 > 0)
 		c.t0 = 0;
@@ -441,18 +543,38 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 			items[nitems].kind = 0;
 			memset(&items[nitems].text, 0, sizeof(struct buf));
 			run_name(&items[nitems].text, &runs[i]);
+			if (runs[i].run->peak_rss) {
+				struct buf t = { 0 };
+				char v[32];
+				const char *from = run_peak_from(runs[i].run, max_sampled(&runs[i]));
+				buf_printf(&t, " (peak %s%s%s)", fmt_bytes(v, sizeof(v), runs[i].run->peak_rss),
+					   from ? " " : "", from ? from : "");
+				xml_text(&items[nitems].text, buf_str(&t));
+				buf_release(&t);
+			}
 			nitems++;
 		}
 	}
 	unsigned syms = 0;
+	size_t nproc_ev = 0;
 	for (size_t i = 0; i < nruns; i++)
 		for (size_t j = 0; j < runs[i].nevents; j++)
-			syms |= 1u << event_sym(runs[i].events[j].kind);
+			nproc_ev += proc_event(&runs[i].events[j]);
+	int rug = nproc_ev > PROC_EVENT_SYMBOLS;
+	for (size_t i = 0; i < nruns; i++)
+		for (size_t j = 0; j < runs[i].nevents; j++)
+			if (!rug || !proc_event(&runs[i].events[j]))
+				syms |= 1u << event_sym(runs[i].events[j].kind);
 	static const char *const sym_names[] = { [SYM_EXIT] = "exit", [SYM_OOM] = "OOM kill",
 						 [SYM_WARN] = "warning", [SYM_OTHER] = "event" };
 	for (int k = SYM_EXIT; k <= SYM_OTHER; k++)
 		if (syms & (1u << k))
 			ADD_ITEM("", k, sym_names[k]);
+	if (rug) {
+		char t[64];
+		snprintf(t, sizeof(t), "process start or exit (%zu)", nproc_ev);
+		ADD_ITEM("", SYM_TICK, t);
+	}
 
 	/* Legend rows: items flow left to right, wrapping at the width. */
 	double lx[64], ly[64];
@@ -530,6 +652,15 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 	if (c.y1 - c.y0 < 60)
 		c.y1 = c.y0 + 60;
 	H = (int)(c.y1 + 46);
+	/* Counters and gauges of one run: a strip each under the time axis. */
+	size_t nstrips = 0, nc_more = 0;
+	double panel_top = H;
+	if (single) {
+		nstrips = runs[0].ncounters < COUNTER_STRIPS ? runs[0].ncounters : COUNTER_STRIPS;
+		nc_more = runs[0].ncounters - nstrips;
+		if (nstrips)
+			H += (int)(8 + nstrips * STRIP_H + (nc_more ? 16 : 0));
+	}
 	double plot_w = c.x1 - c.x0;
 	c.cols = (size_t)(plot_w < max_points / 2 ? plot_w : max_points / 2);
 	if (c.cols < 2)
@@ -643,19 +774,60 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 	buf_puts(b, "</g>\n");
 	free(ml);
 
-	/* The peak of a single run, then events on the RSS line. */
-	if (single && runs[0].n && runs[0].run->peak_rss) {
-		const struct chart_run *r = &runs[0];
-		int64_t pe = r->run->peak_rss_at ? r->run->peak_rss_at - r->run->started_at : 0;
-		double ppx = px(&c, axis_t(&c, r, pe)), ppy = py(&c, (double)r->run->peak_rss);
+	/* A set: its largest process by peak, as a dotted line at that peak with its name,
+	 * so the picture says who used the memory. */
+	if (single && run_is_set(runs[0].run) && runs[0].run->peak_process_pid > 0 &&
+	    runs[0].run->peak_process_rss) {
+		const struct run *r = runs[0].run;
 		char v[32];
-		fmt_bytes(v, sizeof(v), r->run->peak_rss);
-		double tw = CHAR_W * (double)(strlen(v) + 5);
-		int left = ppx + 8 + tw > c.x1;
-		buf_printf(b, "<g class=\"peak\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"" C_RSS "\"/>"
-			   "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"600\" fill=\"" C_RSS "\"%s>peak %s</text></g>\n",
-			   ppx, ppy, left ? ppx - 7 : ppx + 7, ppy - 6 < c.y0 + 10 ? c.y0 + 10 : ppy - 6,
-			   left ? " text-anchor=\"end\"" : "", v);
+		double lpy = py(&c, (double)r->peak_process_rss);
+		buf_printf(b, "<g class=\"largest\"><path d=\"M%.1f %.1fH%.1f\" stroke=\"#8d6e63\" "
+			      "stroke-dasharray=\"1 3\" stroke-width=\"1.5\"/><text x=\"%.1f\" y=\"%.1f\" fill=\"#6d4c41\">"
+			      "largest process: ", c.x0, lpy, c.x1, c.x0 + 6, lpy - 4 < c.y0 + 10 ? c.y0 + 10 : lpy - 4);
+		xml_text_trunc(b, r->peak_process_comm && r->peak_process_comm[0] ? r->peak_process_comm : "?", 32);
+		buf_printf(b, " (pid %d), peak %s</text></g>\n", (int)r->peak_process_pid,
+			   fmt_bytes(v, sizeof(v), r->peak_process_rss));
+	}
+
+	/* The reported peak of each run (which may be above every sample: VmHWM, an exit
+	 * record, the OOM report), then events on the RSS line. One run gets its peak
+	 * labelled, in the words show and report use; overlays name it in the legend. */
+	for (size_t i = 0; i < nruns; i++) {
+		const struct chart_run *r = &runs[i];
+		if (!r->run->peak_rss)
+			continue;
+		int64_t pe = r->run->peak_rss_at > r->run->started_at ? r->run->peak_rss_at - r->run->started_at : 0;
+		double ppx = px(&c, axis_t(&c, r, pe)), ppy = py(&c, (double)r->run->peak_rss);
+		const char *col = run_color(&c, i);
+		buf_printf(b, "<g class=\"peak\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"%s/>",
+			   ppx, ppy, single ? col : "#fff", single ? "" : " stroke-width=\"2\"");
+		if (!single)
+			buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>",
+				   ppx, ppy, col);
+		if (single) {
+			struct buf t = { 0 };
+			char v[32];
+			const char *from = run_peak_from(r->run, max_sampled(r));
+			buf_printf(&t, "peak %s", fmt_bytes(v, sizeof(v), r->run->peak_rss));
+			if (from)
+				buf_printf(&t, " %s", from);
+			/* kept inside the canvas: right of the dot, else left of it, else at the edge */
+			double tw = CHAR_W * 1.1 * (double)utf8_chars(buf_str(&t));
+			double tx = ppx + 7;
+			int end = 0;
+			if (tx + tw > W - 4) {
+				end = 1;
+				tx = ppx - 7;
+				if (tx - tw < 4)
+					tx = 4 + tw;
+			}
+			buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"600\" fill=\"%s\"%s>", tx,
+				   ppy - 6 < c.y0 + 10 ? c.y0 + 10 : ppy - 6, col, end ? " text-anchor=\"end\"" : "");
+			xml_text(b, buf_str(&t));
+			buf_puts(b, "</text>");
+			buf_release(&t);
+		}
+		buf_puts(b, "</g>\n");
 	}
 	buf_puts(b, "<g class=\"events\">\n");
 	for (size_t i = 0; i < nruns; i++) {
@@ -663,7 +835,17 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 		for (size_t j = 0; j < r->nevents; j++) {
 			const struct event *e = &r->events[j];
 			int64_t el = e->t - r->run->started_at;
-			double ex = px(&c, axis_t(&c, r, el)), ey = py(&c, (double)samples_rss_at(r->s, r->n, el));
+			if (rug && proc_event(e)) {
+				buf_printf(b, "<path class=\"proc-event\" d=\"M%.1f %.1fv-6\" stroke=\"#777\"/>\n",
+					   px(&c, axis_t(&c, r, el)), c.y1);
+				continue;
+			}
+			/* on the RSS line; a kill at the time of the peak (the OOM report's
+			 * figure) at the peak */
+			uint64_t at = samples_rss_at(r->s, r->n, el);
+			if (e->t == r->run->peak_rss_at && r->run->peak_rss > at)
+				at = r->run->peak_rss;
+			double ex = px(&c, axis_t(&c, r, el)), ey = py(&c, (double)at);
 			buf_puts(b, "<g>");
 			symbol(b, event_sym(e->kind), ex, ey);
 			buf_puts(b, "<title>");
@@ -675,7 +857,20 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 			buf_puts(b, "</title></g>\n");
 		}
 	}
-	buf_puts(b, "</g>\n</svg>\n");
+	buf_puts(b, "</g>\n");
+	if (nstrips) {
+		buf_printf(b, "<g class=\"counters\">\n<path d=\"M%.1f %.1fH%.1f\" stroke=\"#d8dee4\"/>\n", c.x0,
+			   panel_top, c.x1);
+		for (size_t i = 0; i < nstrips; i++)
+			counter_strip(&c, &runs[0], &runs[0].counters[i], panel_top + 8 + (double)i * STRIP_H,
+				      palette[(i + 2) % ARRAY_SIZE(palette)]);
+		if (nc_more) {
+			buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#666\">and %zu more (plot --counters NAME,... "
+				      "picks them)</text>\n", c.x0, panel_top + 8 + (double)nstrips * STRIP_H + 10, nc_more);
+		}
+		buf_puts(b, "</g>\n");
+	}
+	buf_puts(b, "</svg>\n");
 
 	if (g) {
 		g->x0 = c.x0;

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "base/buf.h"
+#include "render/counters.h"
 #include "store/model.h"
 #include "store/store.h"
 
@@ -30,6 +31,10 @@ struct chart_run {
 	size_t nevents;
 	int64_t shift_ns;	/* subtracted from every elapsed time (alignment at a mark) */
 	const char *name;	/* legend text for overlays; NULL: the label, else "run N" */
+	/* Application counters and gauges, drawn (one run only) in a panel under the
+	 * chart on the same time axis, one strip each, in their units. */
+	const struct counter_series *counters;
+	size_t ncounters;
 };
 
 enum chart_time { CHART_ELAPSED, CHART_WALL };

@@ -45,6 +45,13 @@ void tchart_render(struct buf *b, const struct tchart_point *pts, size_t n, int6
 void tchart_render_marks(struct buf *b, const struct tchart_point *pts, size_t n, int64_t t_end,
 			 int width, int height, const int64_t *mark_t, size_t nmarks)
 {
+	tchart_render_peak(b, pts, n, t_end, width, height, mark_t, nmarks, NULL);
+}
+
+void tchart_render_peak(struct buf *b, const struct tchart_point *pts, size_t n, int64_t t_end,
+			int width, int height, const int64_t *mark_t, size_t nmarks,
+			const struct tchart_point *peak)
+{
 	enum { LABEL = 10 };	/* "1023.9 MiB" */
 	int cols = width - LABEL - 2;
 	if (n == 0 || cols < 10 || height < 2)
@@ -69,12 +76,23 @@ void tchart_render_marks(struct buf *b, const struct tchart_point *pts, size_t n
 			peak_col = c;
 		}
 	}
-	/* Columns between two samples (sparse runs) carry the earlier value forward. */
-	for (int c = 1; c < cols; c++)
+	/* Columns between two samples (sparse runs) carry the earlier value forward; after
+	 * the last sample (a run that ended later) nothing is known and nothing is drawn. */
+	int last_col = (int)((double)pts[n - 1].t / (double)t_end * (cols - 1) + 0.5);
+	for (int c = 1; c < cols && c <= last_col; c++)
 		if (!filled[c] && filled[c - 1]) {
 			colmax[c] = colmax[c - 1];
 			filled[c] = 2;
 		}
+	/* The reported peak (VmHWM, exit record, OOM report) where no sample saw it. */
+	if (peak && peak->v > vmax) {
+		int c = (int)((double)peak->t / (double)t_end * (cols - 1) + 0.5);
+		c = c < 0 ? 0 : c >= cols ? cols - 1 : c;
+		colmax[c] = peak->v;
+		filled[c] = 1;
+		vmax = peak->v;
+		peak_col = c;
+	}
 	if (vmax == 0)
 		vmax = 1;
 
@@ -117,6 +135,8 @@ void tchart_render_marks(struct buf *b, const struct tchart_point *pts, size_t n
 	memcpy(axis, "0s", 2 <= cols ? 2 : 0);
 	if (endlen < cols - 3 && peak_col < cols - endlen - 1)
 		memcpy(axis + cols - endlen, end, (size_t)endlen);
+	else if (peak_col == cols - 1 && endlen < cols - 4)	/* a peak at the very end: "117ms^" */
+		memcpy(axis + cols - 1 - endlen, end, (size_t)endlen);
 	if (peak_col < 2)
 		axis[peak_col] = '^';
 	buf_printf(b, "%*s  %s\n", LABEL, "", axis);

@@ -26,6 +26,13 @@ void tchart_render(struct buf *b, const struct tchart_point *pts, size_t n, int6
 void tchart_render_marks(struct buf *b, const struct tchart_point *pts, size_t n, int64_t t_end,
 			 int width, int height, const int64_t *mark_t, size_t nmarks);
 
+/* The same, with the run's reported peak (may be NULL): when it is above every point
+ * (a peak from VmHWM, an exit record or the OOM report that no sample saw) its column
+ * rises to it and '^' marks it there. */
+void tchart_render_peak(struct buf *b, const struct tchart_point *pts, size_t n, int64_t t_end,
+			int width, int height, const int64_t *mark_t, size_t nmarks,
+			const struct tchart_point *peak);
+
 /* The letter of the i-th mark: A..Z, then a..z, then '*'. */
 char tchart_mark_letter(size_t i);
 

@@ -30,6 +30,8 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/rsw-t.XXXXXX") || exit 1
 chmod 755 "$T"
 RSSWATCH_DB="$T/db/rsswatch.db"
 export RSSWATCH_DB
+# its directory exists, as suites also name it with --db (which makes no directories)
+mkdir -m 700 "$T/db"
 unset XDG_STATE_HOME
 OUT="$T/out"
 ERR="$T/err"

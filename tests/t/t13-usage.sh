@@ -67,7 +67,7 @@ check "rsswatch with no arguments: exit 2 (got $RC)" test "$RC" -eq 2
 check "rsswatch with no arguments: usage on stderr, nothing on stdout" \
 	sh -c "grep -q '^usage: rsswatch' '$ERR' && [ ! -s '$OUT' ]"
 
-check "no usage error created a database" test ! -e "$T/db"
+check "no usage error created a database" test ! -e "$RSSWATCH_DB"
 
 # --- help
 for v in record ls show export rm; do
@@ -80,7 +80,7 @@ check "record -h prints the usage" grep -q '^usage: rsswatch record' "$OUT"
 expect_exit 0 "rsswatch --help: exit 0" "$RSW" --help
 check "rsswatch --help lists every verb" \
 	sh -c "for v in record ls show export rm; do grep -q \"^  \$v \" '$OUT' || exit 1; done"
-check "--help created no database" test ! -e "$T/db"
+check "--help created no database" test ! -e "$RSSWATCH_DB"
 
 # --- the interval bounds are accepted
 expect_exit 0 "interval 1ms accepted" "$RSW" record -q -i 1ms -- "$HOG" sleep 100ms exit 0

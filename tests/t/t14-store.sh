@@ -7,9 +7,12 @@ runs_in() { sql "$1" "select count(*) from run"; }
 recording() { grep -q 'recording pid' "$T/$1.err" 2>/dev/null; }
 sum() { md5sum <"$1"; }
 
-# --- a database in a directory that does not exist yet: created, nested
-expect_exit 0 "database in a missing nested directory: recorded" \
+# --- a database in a directory that does not exist yet: created, nested, for
+# $RSSWATCH_DB (and the default place); an explicit --db makes no directory (a typo)
+expect_exit 125 "--db in a missing nested directory: refused" \
 	"$RSW" record -q -i 10ms --db "$T/new/a/b/runs.db" -- "$HOG" sleep 50ms exit 0
+check "--db in a missing nested directory: nothing created" test ! -e "$T/new"
+run env RSSWATCH_DB="$T/new/a/b/runs.db" "$RSW" record -q -i 10ms -- "$HOG" sleep 50ms exit 0
 check "database in a missing nested directory: created" test -s "$T/new/a/b/runs.db"
 check "the new database holds the run" test "$(runs_in "$T/new/a/b/runs.db")" -eq 1
 RSSWATCH_DB="$T/env/deep/x.db" run "$RSW" record -q -- "$HOG" exit 0

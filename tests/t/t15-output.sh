@@ -9,7 +9,7 @@ q() { sqlite3 :memory: "with f(j) as (select readfile('$1')) select $2 from f"; 
 
 # --- an empty or missing database
 expect_exit 0 "ls on a missing database: exit 0" "$RSW" ls
-check "ls on a missing database prints nothing" test ! -s "$OUT"
+check "ls on a missing database says there are no runs" test "$(cat "$OUT")" = "no runs recorded yet"
 expect_exit 0 "ls --json on a missing database: exit 0" "$RSW" ls --json
 check "ls --json on a missing database prints []" test "$(cat "$OUT")" = "[]"
 check "ls on a missing database creates none" test ! -e "$RSSWATCH_DB"
@@ -166,7 +166,7 @@ expect_exit 1 "export to a directory: exit 1" "$RSW" export 1 --format csv -o "$
 # --- after every run is removed: the list is empty again
 "$RSW" rm 1 2 3 >/dev/null
 expect_exit 0 "ls on an emptied database: exit 0" "$RSW" ls
-check "ls on an emptied database prints nothing" test ! -s "$OUT"
+check "ls on an emptied database says there are no runs" test "$(cat "$OUT")" = "no runs recorded yet"
 "$RSW" ls --json >"$T/empty.json"
 check "ls --json on an emptied database prints []" test "$(tr -d ' \n' <"$T/empty.json")" = "[]"
 

@@ -72,7 +72,7 @@ check "db: ... the message names the directory and the fix" grep -Eq "$PUB can b
 # The same, with directories still to be made: none is made where the link leads.
 $AS_EVIL ln -s "$T/rootdir" "$PUB/d"
 expect_exit 125 "db: new directories through another user's symlink: refused" \
-	"$RSW" record -q --db "$PUB/d/new/runs.db" -- "$HOG" exit 0
+	env RSSWATCH_DB="$PUB/d/new/runs.db" "$RSW" record -q -- "$HOG" exit 0
 check "db: ... and no directory made where it leads" test ! -e "$T/rootdir/new"
 # Even root's own symlink: the database is opened without following one.
 ln -s "$T/safe/real.db" "$T/safe/l.db"
@@ -105,7 +105,7 @@ check "db: \$XDG_STATE_HOME through another user's symlink: refused (exit $RC)" 
 check "db: ... and nothing made where it leads" test -z "$(ls -A "$T/rootstate")"
 # What rsswatch makes, only its owner may read: the runs hold command lines.
 expect_exit 0 "db: a new database in new directories" \
-	"$RSW" record -q --db "$T/fresh/a/runs.db" -- "$HOG" exit 0
+	env RSSWATCH_DB="$T/fresh/a/runs.db" "$RSW" record -q -- "$HOG" exit 0
 check "db: ... the database is 0600" test "$(stat -c %a "$T/fresh/a/runs.db")" = 600
 check "db: ... the directories 0700" \
 	test "$(stat -c %a "$T/fresh") $(stat -c %a "$T/fresh/a")" = "700 700"

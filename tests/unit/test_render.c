@@ -517,6 +517,66 @@ static void test_tchart_marks_golden(void **state)
 	buf_release(&plain);
 }
 
+/* One wording of the peak for every output, also for runs older than peak_source: the
+ * report once said "VmHWM" where show said "from the OOM report". */
+static void test_run_peak_words(void **state)
+{
+	(void)state;
+	struct run r;
+	struct buf b = { 0 };
+	set_run(&r);
+	r.peak_rss = 773 * MIB + MIB / 5;
+	r.peak_source = PEAK_FROM_HWM;
+	run_peak_words(&b, &r, 160 * MIB);
+	assert_string_equal(buf_str(&b), "highest sample 160.0 MiB; peak 773.2 MiB from VmHWM");
+	buf_reset(&b);
+	r.peak_source = PEAK_FROM_SAMPLE;
+	run_peak_words(&b, &r, r.peak_rss);
+	assert_string_equal(buf_str(&b), "peak 773.2 MiB from a sample");
+	/* before schema 8: the OOM report when the peak is at the kill, else VmHWM */
+	r.peak_source = "";
+	r.oom_at = r.peak_rss_at;
+	assert_string_equal(run_peak_from(&r, 160 * MIB), "from the OOM report");
+	r.oom_at = 0;
+	assert_string_equal(run_peak_from(&r, 160 * MIB), "from VmHWM");
+	assert_null(run_peak_from(&r, r.peak_rss));
+	/* the report's card uses the same words as show */
+	struct buf s = { 0 };
+	r.oom_at = r.peak_rss_at;
+	summary_text(&s, &r, 160 * MIB, NULL, 0);
+	assert_non_null(strstr(buf_str(&s), ", from the OOM report;"));
+	buf_release(&s);
+	buf_release(&b);
+}
+
+/* The reported peak rises in its column of the terminal chart and takes the '^'; after
+ * the last sample (a run that ended later) nothing is drawn. */
+static void test_tchart_peak(void **state)
+{
+	(void)state;
+	struct tchart_point pts[1] = { { 0, 4 * MIB } };
+	struct tchart_point peak = { 100, 64 * MIB };
+	struct buf b = { 0 };
+	tchart_render_peak(&b, pts, 1, 100, 32, 2, NULL, 0, &peak);
+	const char *t = buf_str(&b);
+	assert_non_null(strstr(t, "64.0 MiB"));
+	/* the top row: empty from column 1 until the peak's column at the end */
+	const char *row = strstr(t, "\xe2\x94\xa4");
+	assert_non_null(row);
+	row += 3;
+	assert_true(strncmp(row, " ", 1) == 0);
+	const char *nl = strchr(row, '\n');
+	assert_true(nl - row > 20);
+	assert_true(strncmp(nl - 3, "\xe2\x96\x88", 3) == 0);	/* a full block at the end */
+	/* the axis: '^' in the last column */
+	const char *ax = strstr(t, "\xe2\x94\x94");
+	assert_non_null(ax);
+	const char *axl = strchr(ax, '\n') + 1;
+	const char *axe = strchr(axl, '\n');
+	assert_int_equal(axe[-1], '^');
+	buf_release(&b);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -531,6 +591,8 @@ int main(void)
 		cmocka_unit_test(test_untrusted_text),
 		cmocka_unit_test(test_json_run),
 		cmocka_unit_test(test_summary_peak_source),
+		cmocka_unit_test(test_run_peak_words),
+		cmocka_unit_test(test_tchart_peak),
 		cmocka_unit_test(test_oom_kills_words),
 		cmocka_unit_test(test_procs_table),
 		cmocka_unit_test(test_json_kills_processes),

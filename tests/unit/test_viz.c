@@ -3,6 +3,7 @@
  * differences, including none. */
 #include "testutil.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 #include <time.h>
@@ -169,13 +170,18 @@ static void test_svg_overlay(void **state)
 	struct chart_geom g;
 	svg_chart(&b, c, 2, &o, &g);
 	const char *svg = buf_str(&b);
-	assert_non_null(strstr(svg, ">run 1<"));
-	assert_non_null(strstr(svg, ">bigger<"));
+	/* each run named with its reported peak */
+	assert_non_null(strstr(svg, ">run 1 (peak 900.0 MiB)<"));
+	assert_non_null(strstr(svg, ">bigger (peak 1.3 GiB)<"));
 	assert_non_null(strstr(svg, "stroke=\"#1d4e89\""));
 	assert_non_null(strstr(svg, "stroke=\"#d1495b\""));
 	assert_null(strstr(svg, ">anon<"));	/* overlays draw RSS only */
 	assert_int_equal(g.t0, -10 * NS);	/* the shifted run starts before zero */
 	assert_int_equal(g.t1, 120 * NS);
+	/* a peak marker per run */
+	const char *p1 = strstr(svg, "<g class=\"peak\">");
+	assert_non_null(p1);
+	assert_non_null(strstr(p1 + 1, "<g class=\"peak\">"));
 	buf_release(&b);
 	/* no samples at all: a frame with a note, no crash */
 	struct chart_run e = c[0];
@@ -187,6 +193,229 @@ static void test_svg_overlay(void **state)
 	buf_release(&b);
 	free(a);
 	free(z);
+}
+
+/* The x extent of the peak label, estimated as the chart does (6.4 px a character, 10%
+ * more for its weight), must lie inside the canvas. */
+static void assert_peak_label_inside(const char *svg, int width)
+{
+	const char *g = strstr(svg, "<g class=\"peak\">");
+	assert_non_null(g);
+	const char *t = strstr(g, "<text x=\"");
+	assert_non_null(t);
+	double x = strtod(t + 9, NULL);
+	const char *gt = strchr(t, '>');
+	const char *end = strstr(gt, "</text>");
+	assert_non_null(end);
+	double w = 6.4 * 1.1 * (double)(end - gt - 1);
+	int right = strstr(t, "text-anchor=\"end\"") != NULL && strstr(t, "text-anchor=\"end\"") < gt;
+	double lo = right ? x - w : x, hi = right ? x : x + w;
+	if (lo < 0 || hi > width)
+		fail_msg("peak label from %.1f to %.1f outside 0..%d", lo, hi, width);
+}
+
+/* OOM-killed 117 ms in, after its only sample: the axis reaches the kill, the sample is
+ * a dot, the kill and the peak (from the kernel's OOM report) are drawn. */
+static void test_svg_oom_one_sample(void **state)
+{
+	(void)state;
+	struct run r;
+	memset(&r, 0, sizeof(r));
+	r.id = 7;
+	r.label = "";
+	r.started_at = T0;
+	r.ended_at = T0 + 117 * NS / 1000;
+	r.samples = 1;
+	r.interval_ns = NS;
+	r.peak_rss = 64 * MIB;
+	r.peak_rss_at = r.ended_at;
+	r.peak_source = PEAK_FROM_OOM;
+	r.peak_gpu = -1;
+	strlcpy_rsw(r.outcome, OUTCOME_OOM_KILLED, sizeof(r.outcome));
+	struct sample s;
+	memset(&s, 0, sizeof(s));
+	s.rss = s.anon = 4 * MIB;
+	s.hwm = 4 * MIB;
+	struct event e;
+	memset(&e, 0, sizeof(e));
+	strlcpy_rsw(e.kind, "oom_kill", sizeof(e.kind));
+	e.t = r.ended_at;
+	e.detail = "comm=memhog";
+	struct chart_run c = { &r, &s, 1, NULL, 0, &e, 1, 0, NULL, NULL, 0 };
+	struct chart_opts o;
+	memset(&o, 0, sizeof(o));
+	struct buf b = { 0 };
+	struct chart_geom g;
+	svg_chart(&b, &c, 1, &o, &g);
+	const char *svg = buf_str(&b);
+	assert_golden("tests/fixtures/golden/svg-oom-one-sample.svg", svg);
+	assert_true(g.t1 >= 117 * NS / 1000);
+	assert_non_null(strstr(svg, "<circle class=\"point\""));
+	assert_non_null(strstr(svg, ">peak 64.0 MiB from the OOM report<"));
+	assert_non_null(strstr(svg, "stroke=\"#b00020\""));	/* the kill's cross */
+	assert_null(strstr(svg, "no samples"));
+	assert_true(g.vmax >= 64.0 * MIB);
+	assert_peak_label_inside(svg, g.width);
+	/* the kill is drawn inside the plot, at its right end */
+	const char *k = strstr(svg, "<g class=\"events\">");
+	assert_non_null(k);
+	const char *m = strstr(k, "<path d=\"M");
+	assert_non_null(m);
+	double kx = strtod(m + 10, NULL) + 5;
+	assert_true(kx <= g.x1 + 0.5 && kx > g.x1 - 5);
+	buf_release(&b);
+
+	/* no samples at all: the peak and the end are still drawn */
+	c.n = 0;
+	svg_chart(&b, &c, 1, &o, &g);
+	assert_non_null(strstr(buf_str(&b), ">peak 64.0 MiB from the OOM report<"));
+	assert_non_null(strstr(buf_str(&b), "stroke=\"#b00020\""));
+	assert_true(g.t1 >= 117 * NS / 1000);
+	buf_release(&b);
+}
+
+/* A peak that only VmHWM saw (773 MiB while samples read 160 MiB), at the last sample,
+ * the right edge: drawn at its height, said to be from VmHWM, label inside the canvas. */
+static void test_svg_hwm_peak(void **state)
+{
+	(void)state;
+	struct synth *y = xmalloc(sizeof(*y));
+	synth_init(y, 3, "", 1.0);
+	for (int i = 0; i <= 240; i++)
+		y->s[i].rss = y->s[i].anon = 160 * MIB, y->s[i].file = y->s[i].shmem = 0;
+	y->run.peak_rss = 773 * MIB;
+	y->run.peak_rss_at = T0 + 120 * NS;
+	y->run.peak_source = PEAK_FROM_HWM;
+	y->run.ended_at = T0 + 120 * NS;
+	struct chart_run c = chart_of(y);
+	c.nmarks = 0;
+	c.nevents = 0;
+	struct chart_opts o;
+	memset(&o, 0, sizeof(o));
+	struct buf b = { 0 };
+	struct chart_geom g;
+	svg_chart(&b, &c, 1, &o, &g);
+	const char *svg = buf_str(&b);
+	assert_non_null(strstr(svg, ">peak 773.0 MiB from VmHWM<"));
+	assert_true(g.vmax >= 773.0 * MIB);
+	assert_peak_label_inside(svg, g.width);
+	buf_release(&b);
+	/* overlaid: the legend says it too, and the axis reaches it */
+	struct chart_run two[2] = { c, c };
+	svg_chart(&b, two, 2, &o, &g);
+	assert_non_null(strstr(buf_str(&b), "(peak 773.0 MiB from VmHWM)"));
+	assert_true(g.vmax >= 773.0 * MIB);
+	buf_release(&b);
+	/* a narrow chart still keeps the label inside */
+	o.width = 200;
+	svg_chart(&b, &c, 1, &o, &g);
+	assert_peak_label_inside(buf_str(&b), g.width);
+	buf_release(&b);
+	free(y);
+}
+
+/* Counters and gauges: units from their names, and a strip each under the chart. */
+static void test_counters(void **state)
+{
+	(void)state;
+	char v[48];
+	assert_int_equal(counter_unit_of("bytes_held"), COUNTER_BYTES);
+	assert_int_equal(counter_unit_of("heap_bytes"), COUNTER_BYTES);
+	assert_int_equal(counter_unit_of("stage_seconds"), COUNTER_SECONDS);
+	assert_int_equal(counter_unit_of("partitions_in_flight"), COUNTER_PLAIN);
+	assert_string_equal(counter_value_text(v, sizeof(v), "bytes_held", 314572800), "300.0 MiB");
+	assert_string_equal(counter_value_text(v, sizeof(v), "delta_bytes", -1048576), "-1.0 MiB");
+	assert_string_equal(counter_value_text(v, sizeof(v), "stage_seconds", 95), "1m35s");
+	assert_string_equal(counter_value_text(v, sizeof(v), "partitions", -3), "-3");
+	counter_value_text(v, sizeof(v), "x_bytes", LLONG_MIN);	/* no overflow */
+
+	struct synth *y = xmalloc(sizeof(*y));
+	synth_init(y, 5, "", 1.0);
+	struct counter_series *cs = NULL;
+	size_t ncs = 0;
+	for (int i = 0; i < 8; i++) {
+		counter_series_add(&cs, &ncs, "bytes_held", (int64_t)i * 10 * NS, (long long)i * 100 * (long long)MIB);
+		counter_series_add(&cs, &ncs, "in_flight", (int64_t)i * 10 * NS, i % 3);
+	}
+	assert_int_equal(ncs, 2);
+	assert_int_equal(cs[0].n, 8);
+	struct chart_run c = chart_of(y);
+	c.counters = cs;
+	c.ncounters = ncs;
+	struct chart_opts o;
+	memset(&o, 0, sizeof(o));
+	struct buf b = { 0 }, plain = { 0 };
+	struct chart_geom g, gp;
+	svg_chart(&b, &c, 1, &o, &g);
+	const char *svg = buf_str(&b);
+	assert_non_null(strstr(svg, "<g class=\"counters\">"));
+	assert_non_null(strstr(svg, ">bytes_held</tspan> max 700.0 MiB, last 700.0 MiB<"));
+	assert_non_null(strstr(svg, ">in_flight</tspan> max 2, last 1<"));
+	/* the picture grows by the panel; the chart itself keeps its place */
+	c.ncounters = 0;
+	svg_chart(&plain, &c, 1, &o, &gp);
+	assert_true(g.height > gp.height + 2 * 50);
+	assert_true(fabs(g.y1 - gp.y1) < 0.01);
+	/* the report lists them in their units */
+	buf_reset(&b);
+	c.ncounters = ncs;
+	html_report(&b, &c, &o, NULL, NULL);
+	assert_non_null(strstr(buf_str(&b), "<h2>Counters and gauges</h2>"));
+	assert_non_null(strstr(buf_str(&b), "<td class=\"r\">700.0 MiB</td>"));
+	buf_release(&b);
+	buf_release(&plain);
+	counter_series_free(cs, ncs);
+	free(y);
+}
+
+/* A set of 30 processes: 60 start and exit events become ticks, counted in the legend;
+ * the largest process is named at its peak. Few events stay symbols. */
+static void test_svg_set(void **state)
+{
+	(void)state;
+	struct synth *y = xmalloc(sizeof(*y));
+	synth_init(y, 9, "make -j2", 1.0);
+	y->run.tree = 1;
+	y->run.peak_process_pid = 123;
+	y->run.peak_process_comm = "cc1<plus>";
+	y->run.peak_process_rss = 300 * MIB;
+	struct event ev[60];
+	memset(ev, 0, sizeof(ev));
+	for (int i = 0; i < 60; i++) {
+		strlcpy_rsw(ev[i].kind, i % 2 ? "proc_exit" : "proc_start", sizeof(ev[i].kind));
+		ev[i].t = T0 + (int64_t)i * NS;
+		ev[i].pid = 1000 + i / 2;
+		ev[i].detail = "comm=cc1";
+	}
+	struct chart_run c = chart_of(y);
+	c.events = ev;
+	c.nevents = 60;
+	struct chart_opts o;
+	memset(&o, 0, sizeof(o));
+	struct buf b = { 0 };
+	svg_chart(&b, &c, 1, &o, NULL);
+	const char *svg = buf_str(&b);
+	assert_golden("tests/fixtures/golden/svg-set-30.svg", svg);
+	assert_null(strstr(svg, "l5 5l-5 5l-5 -5z"));	/* no diamonds */
+	size_t ticks = 0;
+	for (const char *p = svg; (p = strstr(p, "class=\"proc-event\"")); p++)
+		ticks++;
+	assert_int_equal(ticks, 60);
+	assert_non_null(strstr(svg, ">process start or exit (60)<"));
+	assert_non_null(strstr(svg, ">largest process: cc1&lt;plus&gt; (pid 123), peak 300.0 MiB<"));
+	buf_release(&b);
+	/* a few: a symbol each, as before */
+	c.nevents = 4;
+	svg_chart(&b, &c, 1, &o, NULL);
+	assert_non_null(strstr(buf_str(&b), "l5 5l-5 5l-5 -5z"));
+	assert_null(strstr(buf_str(&b), "proc-event"));
+	buf_release(&b);
+	/* not a set: no largest process line */
+	y->run.tree = 0;
+	svg_chart(&b, &c, 1, &o, NULL);
+	assert_null(strstr(buf_str(&b), "largest process"));
+	buf_release(&b);
+	free(y);
 }
 
 static void test_downsample(void **state)
@@ -516,6 +745,78 @@ static void test_compare_groups(void **state)
 	buf_release(&b);
 }
 
+/* Runs that are not comparable say so, and say which figures stay fair; no percentage
+ * is ever given against a zero base. */
+static void test_compare_warnings(void **state)
+{
+	(void)state;
+	struct flat a, z;
+	flat_init(&a, 41, 100);
+	flat_init(&z, 42, 200);
+	a.run.target = "/usr/bin/sort -S 1G";
+	z.run.target = "sort -S 2G";
+	a.run.mode = z.run.mode = "command";
+	a.run.host = z.run.host = "vm";
+	a.run.interval_ns = z.run.interval_ns = NS;
+	a.run.peak_source = z.run.peak_source = PEAK_FROM_SAMPLE;
+	struct cmp_run ca = cmp_of(&a), cz = cmp_of(&z);
+	struct cmp_group g[2] = { { &ca, 1 }, { &cz, 1 } };
+	struct buf b = { 0 };
+	compare_text(&b, g, 2, 0);
+	assert_null(strstr(buf_str(&b), "warning:"));	/* the same program and conditions */
+	buf_reset(&b);
+
+	z.run.interval_ns = NS / 10;
+	z.run.tree = 1;
+	z.run.target = "stress-ng --vm 1";
+	z.run.host = "other";
+	a.run.mem_total = 64ULL << 30;
+	z.run.mem_total = 755ULL << 30;
+	compare_text(&b, g, 2, 0);
+	const char *t = buf_str(&b);
+	assert_non_null(strstr(t, "warning: run 42 was sampled every 100ms and run 41 every 1.0s: the mean, "
+				  "last and growth depend on the sampling and are not comparable; peaks are "
+				  "comparable only where"));
+	assert_non_null(strstr(t, "warning: run 42 is a set of processes"));
+	assert_non_null(strstr(t, "warning: run 42 ran stress-ng and run 41 sort: different programs"));
+	assert_non_null(strstr(t, "warning: run 42 ran on host other and run 41 on vm"));
+	assert_non_null(strstr(t, "warning: run 42 had 755.0 GiB of memory (MemTotal) and run 41 64.0 GiB"));
+	buf_reset(&b);
+	/* peaks from VmHWM on both sides: the peak row stays fair across intervals */
+	a.run.peak_source = PEAK_FROM_HWM;
+	z.run.peak_source = PEAK_FROM_EXIT;
+	compare_json(&b, g, 2, 0);
+	t = buf_str(&b);
+	assert_non_null(strstr(t, "\"warnings\":[\"run 42 was sampled every 100ms"));
+	assert_non_null(strstr(t, "; the peaks are (each from VmHWM, an exit record"));
+	buf_reset(&b);
+
+	/* a zero base: no percentage, "new" instead; a time to peak under one interval: n/a */
+	flat_init(&a, 41, 0);
+	a.run.peak_rss = 0;
+	a.run.peak_rss_at = T0 + NS / 1000;
+	for (int i = 0; i < 20; i++)
+		a.s[i].rss = 0;
+	a.run.interval_ns = NS;
+	flat_init(&z, 42, 200);
+	z.run.interval_ns = NS;
+	ca = cmp_of(&a);
+	cz = cmp_of(&z);
+	compare_text(&b, g, 2, 0);
+	t = buf_str(&b);
+	assert_non_null(strstr(t, "+200.0 MiB (new)"));
+	assert_non_null(strstr(t, "(n/a)"));
+	if (strstr(t, "%)"))
+		fail_msg("a percentage against a zero base:\n%s", t);
+	assert_non_null(strstr(t, "warning: run 41, the base, has no peak"));
+	assert_non_null(strstr(t, "run 42's peak is 200.0 MiB; run 41 has no peak to compare it with."));
+	buf_reset(&b);
+	compare_json(&b, g, 2, 0);
+	assert_null(strstr(buf_str(&b), "\"pct\":1"));
+	assert_non_null(strstr(buf_str(&b), "\"pct\":null"));
+	buf_release(&b);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -524,6 +825,10 @@ int main(void)
 		cmocka_unit_test(test_xml_escape),
 		cmocka_unit_test(test_svg_golden),
 		cmocka_unit_test(test_svg_overlay),
+		cmocka_unit_test(test_svg_oom_one_sample),
+		cmocka_unit_test(test_svg_hwm_peak),
+		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_svg_set),
 		cmocka_unit_test(test_downsample),
 		cmocka_unit_test(test_html_report),
 		cmocka_unit_test(test_html_procs),
@@ -531,6 +836,7 @@ int main(void)
 		cmocka_unit_test(test_compare_figures),
 		cmocka_unit_test(test_compare_runs),
 		cmocka_unit_test(test_compare_groups),
+		cmocka_unit_test(test_compare_warnings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

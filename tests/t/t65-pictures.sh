@@ -1,0 +1,169 @@
+#!/bin/sh
+# Pictures that tell a run's truth: an OOM run with one sample (killed after it) and a
+# run whose peak only VmHWM saw, in show's terminal chart, plot's SVG and the report;
+# the report does not scroll sideways at 1280 px with a long cgroup path (headless
+# Chromium). The runs are real recordings of memhog, then given the OOM kill and the
+# VmHWM peak in the database, so the figures are known exactly.
+. tests/t/lib.sh
+
+MIB=1048576
+DB=$RSSWATCH_DB
+run "$RSW" record -q -i 1s -- "$HOG" +4M sleep 50ms
+[ "$RC" -eq 0 ] || diag_run
+run "$RSW" record -q -i 20ms -- "$HOG" +20M sleep 200ms
+[ "$RC" -eq 0 ] || diag_run
+long=/process_api/83c6e56c9f96f51c23fdd8f5e0122c43/a-cgroup-name-far-too-long-to-fit-on-one-line-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/rsswatch-4242
+sql "$DB" "DELETE FROM sample WHERE run_id = 1 AND elapsed_ns > (SELECT min(elapsed_ns) FROM sample WHERE run_id = 1);
+	UPDATE run SET samples = 1, outcome = 'oom_killed', exit_code = NULL, signal = 9,
+		ended_at = started_at + 117000000, peak_rss = 64 * $MIB,
+		peak_rss_at = started_at + 117000000, peak_source = 'OOM report',
+		oom_at = started_at + 117000000, oom_memcg = '$long', cgroup = '$long' WHERE id = 1;
+	INSERT INTO event (run_id, t, kind, pid, detail)
+		SELECT 1, started_at + 117000000, 'oom_kill', pid, 'comm=memhog memcg=$long' FROM run WHERE id = 1;
+	UPDATE run SET peak_rss = 773 * $MIB, peak_source = 'VmHWM' WHERE id = 2;"
+
+# --- the OOM run with one sample ---
+COLUMNS=80 run "$RSW" show 1
+check "show says 1 sample, not 1 samples" grep -q ', 1 sample every ' "$OUT"
+if grep -q '^RSS over time (highest sample .*; peak 64.0 MiB from the OOM report, marked ^)$' "$OUT"; then
+	ok "a one-sample run gets a terminal chart titled with the reported peak"
+else
+	not_ok "a one-sample run gets a terminal chart titled with the reported peak"; diag_run
+fi
+if grep -q '^ *64.0 MiB ┤ ' "$OUT" && grep -Eq '^ +0s +117ms\^$' "$OUT"; then
+	ok "the terminal chart reaches the kill at 117ms and draws the peak there"
+else
+	not_ok "the terminal chart reaches the kill at 117ms and draws the peak there"; diag_run
+fi
+
+run "$RSW" plot 1 -o "$T/oom.svg"
+svg=$(cat "$T/oom.svg" 2>/dev/null)
+case "$svg" in
+*'<circle class="point"'*'>peak 64.0 MiB from the OOM report<'*'stroke="#b00020"'*)
+	ok "plot draws the one sample, the peak from the OOM report and the kill" ;;
+*) not_ok "plot draws the one sample, the peak from the OOM report and the kill"; diag_run ;;
+esac
+case "$svg" in
+*'>100ms<'*) ok "plot's time axis reaches past the last sample to the kill" ;;
+*) not_ok "plot's time axis reaches past the last sample to the kill" ;;
+esac
+
+run "$RSW" report 1 -o "$T/oom.html"
+if grep -q 'from the OOM report; highest sample' "$T/oom.html" && ! grep -q 'VmHWM;' "$T/oom.html"; then
+	ok "the report says where the peak came from in show's words"
+else
+	not_ok "the report says where the peak came from in show's words"
+	diag "$(grep -o 'Peak RSS.\{0,200\}' "$T/oom.html")"
+fi
+
+# --- the run whose peak only VmHWM saw ---
+COLUMNS=80 run "$RSW" show 2
+if grep -q '^RSS over time (highest sample [0-9.]* MiB; peak 773.0 MiB from VmHWM, marked ^)$' "$OUT"; then
+	ok "the terminal chart's title gives the highest sample and the peak from VmHWM"
+else
+	not_ok "the terminal chart's title gives the highest sample and the peak from VmHWM"; diag_run
+fi
+check "show's summary gives the same peak" grep -q '^peak      773.0 MiB at .*, from VmHWM; the highest sampled' "$OUT"
+run "$RSW" plot 1 2 -o "$T/both.svg"
+if grep -q '(peak 773.0 MiB from VmHWM)' "$T/both.svg" && grep -q '(peak 64.0 MiB from the OOM report)' "$T/both.svg" &&
+	[ "$(grep -o '<g class="peak">' "$T/both.svg" | wc -l)" -eq 2 ]; then
+	ok "an overlay marks and names each run's reported peak"
+else
+	not_ok "an overlay marks and names each run's reported peak"; diag_run
+fi
+
+# --- counters and gauges, with byte units, in show, plot and report ---
+sql "$DB" "INSERT INTO counter (run_id, elapsed_ns, name, value) VALUES
+	(2, 0, 'bytes_held', 0), (2, 50000000, 'bytes_held', 314572800),
+	(2, 0, 'partitions_in_flight', 3), (2, 60000000, 'partitions_in_flight', 12)"
+run "$RSW" show 2
+if grep -Eq '^  bytes_held +300.0 MiB +300.0 MiB$' "$OUT" && grep -Eq '^  partitions_in_flight +12 +12$' "$OUT"; then
+	ok "show gives a byte gauge in MiB and a count as a number"
+else
+	not_ok "show gives a byte gauge in MiB and a count as a number"; diag_run
+fi
+run "$RSW" plot 2 -o "$T/c.svg"
+if grep -q '<g class="counters">' "$T/c.svg" && grep -q '>bytes_held</tspan> max 300.0 MiB, last 300.0 MiB<' "$T/c.svg" &&
+	grep -q '>partitions_in_flight</tspan> max 12, last 12<' "$T/c.svg"; then
+	ok "plot draws the counters in a panel, in their units"
+else
+	not_ok "plot draws the counters in a panel, in their units"; diag_run
+fi
+run "$RSW" plot 2 --counters partitions_in_flight -o "$T/c1.svg"
+if [ "$RC" -eq 0 ] && grep -q '>partitions_in_flight</tspan>' "$T/c1.svg" && ! grep -q '>bytes_held<' "$T/c1.svg"; then
+	ok "plot --counters picks the counters to draw"
+else
+	not_ok "plot --counters picks the counters to draw"; diag_run
+fi
+expect_exit 1 "plot --counters with an unknown name fails" "$RSW" plot 2 --counters nosuch -o "$T/c2.svg"
+check "... and names it" grep -q "no counter or gauge 'nosuch'" "$ERR"
+run "$RSW" report 2 -o "$T/c.html"
+if grep -q '<h2>Counters and gauges</h2>' "$T/c.html" && grep -q '<td class="r">300.0 MiB</td>' "$T/c.html" &&
+	grep -q '<g class="counters">' "$T/c.html"; then
+	ok "the report has the counters panel and their table"
+else
+	not_ok "the report has the counters panel and their table"
+fi
+
+# --- a set of 30 processes: who used the memory ---
+run "$RSW" record -q -i 20ms -- sh -c "for i in \$(seq 30); do '$HOG' +\${i}M sleep 300ms & done; '$HOG' +60M sleep 500ms; wait"
+[ "$RC" -eq 0 ] || diag_run
+set_id=$(sql "$DB" 'SELECT max(id) FROM run')
+run "$RSW" plot "$set_id" -o "$T/set.svg"
+nproc=$(sql "$DB" "SELECT count(*) FROM event WHERE run_id = $set_id AND kind IN ('proc_start', 'proc_exit')")
+if grep -q '>largest process: memhog (pid [0-9]*), peak 6[0-9].[0-9] MiB<' "$T/set.svg"; then
+	ok "plot of a set labels its largest process"
+else
+	not_ok "plot of a set labels its largest process"; diag "$(grep -o 'largest process[^<]*' "$T/set.svg")"
+fi
+diamonds=$(grep -c 'l5 5l-5 5l-5 -5z' "$T/set.svg")
+ticks=$(grep -c 'class="proc-event"' "$T/set.svg")
+if [ "$nproc" -gt 30 ] && [ "$diamonds" -eq 0 ] && [ "$ticks" -eq "$nproc" ] &&
+	grep -q "process start or exit ($nproc)" "$T/set.svg"; then
+	ok "its $nproc process starts and exits are ticks on the axis, counted in the legend, not symbols"
+else
+	not_ok "its process starts and exits are ticks, not symbols ($nproc events, $diamonds symbols, $ticks ticks)"
+fi
+run "$RSW" report "$set_id" -o "$T/set.html"
+rows=$(sed -n '/<h2>Processes/,/<\/table>/p' "$T/set.html" | grep -c '<tr><td class="r">')
+if grep -q '<h2>Processes <span class="none">(3[0-9], largest peak first)' "$T/set.html" && [ "$rows" -eq 20 ] &&
+	grep -q '<details><summary>1[0-9] more processes' "$T/set.html"; then
+	ok "the report has the per-process table: the 20 largest, the rest folded"
+else
+	not_ok "the report has the per-process table: the 20 largest, the rest folded ($rows rows)"
+fi
+
+# --- the report in a browser: no sideways scrolling at 1280 px ---
+chromium=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$chromium" ]; then
+	skip "the report does not scroll sideways at 1280 px: chromium is not installed"
+	skip "the report's screenshot is the page's width: chromium is not installed"
+	done_testing
+fi
+chrome() {
+	timeout 90 "$chromium" --headless --no-sandbox --disable-gpu --no-first-run \
+		--disable-background-networking --disable-component-update --disable-sync \
+		--user-data-dir="$(mktemp -d "$T/prof.XXXXXX")" --host-resolver-rules="MAP * ~NOTFOUND" "$@" \
+		2>>"$T/chromium.err"
+}
+# the page as it is, plus a line that writes its scrolling width into the DOM
+{ cat "$T/oom.html"; echo '<script>document.body.setAttribute("data-w",
+document.documentElement.scrollWidth + " " + document.documentElement.clientWidth)</script>'; } >"$T/w.html"
+w=$(chrome --window-size=1280,900 --dump-dom "file://$T/w.html" | grep -o 'data-w="[0-9]* [0-9]*"' | tr -dc '0-9 ')
+sw=${w% *}
+cw=${w#* }
+if [ -n "$w" ] && [ "$sw" -le "$cw" ]; then
+	ok "the report does not scroll sideways at 1280 px (scrollWidth $sw, clientWidth $cw)"
+else
+	not_ok "the report does not scroll sideways at 1280 px (scrollWidth $sw, clientWidth $cw)"
+	diag "$(tail -3 "$T/chromium.err")"
+fi
+chrome --window-size=1280,900 --screenshot="$T/oom.png" "file://$T/oom.html" >/dev/null
+sig=$(od -An -tx1 -N8 "$T/oom.png" 2>/dev/null | tr -d ' \n')
+pw=$(od -An -tu1 -j16 -N4 "$T/oom.png" 2>/dev/null | awk '{print $1*16777216 + $2*65536 + $3*256 + $4}')
+if [ "$sig" = 89504e470d0a1a0a ] && [ "$pw" = 1280 ]; then
+	ok "the report's screenshot is the page's width"
+else
+	not_ok "the report's screenshot is the page's width ($sig, $pw px)"
+fi
+done_testing
