@@ -472,9 +472,10 @@ int store_open(const char *path, unsigned flags, struct store **out, char *err, 
 		 * recorder being killed (not a power cut, which costs the last commits). */
 		if (exec_sql(db, "PRAGMA journal_mode = WAL") < 0 ||
 		    exec_sql(db, "PRAGMA synchronous = NORMAL") < 0 ||
-		    /* A recorder only appends: a small page cache is enough, and it keeps the
+		    /* A recorder only appends (the path to the last leaf of each table and
+		     * index): 64 KiB of page cache is enough, and it keeps the
 		     * recorder's own footprint small beside the process it watches. */
-		    exec_sql(db, "PRAGMA cache_size = -256") < 0) {
+		    exec_sql(db, "PRAGMA cache_size = -64") < 0) {
 			snprintf(err, errlen, "cannot use database %s: %s", path, sqlite3_errmsg(db));
 			r = -EIO;
 			goto fail;
