@@ -30,7 +30,7 @@ ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN) $(PKG_CFLAGS)
 LDLIBS    = $(PKG_LIBS) -ldl -lm -lpthread
 
 CORE_SRC := $(sort $(wildcard src/base/*.c src/source/*.c src/record/*.c src/store/*.c \
-	src/render/*.c src/export/*.c src/model/*.c))
+	src/render/*.c src/model/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 LIB_SRC  := $(sort $(wildcard lib/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
