@@ -126,11 +126,14 @@ else
 fi
 run "$RSW" report "$set_id" -o "$T/set.html"
 rows=$(sed -n '/<h2>Processes/,/<\/table>/p' "$T/set.html" | grep -c '<tr><td class="r">')
-if grep -q '<h2>Processes <span class="none">(3[0-9], largest peak first)' "$T/set.html" && [ "$rows" -eq 20 ] &&
-	grep -q '<details><summary>1[0-9] more processes' "$T/set.html"; then
+# (at least 32: the shell, 31 memhogs; under SANITIZE=1 a leak checker's tracer too at
+# each memhog's exit)
+nps=$(sed -n 's/.*<h2>Processes <span class="none">(\([0-9]*\), largest peak first).*/\1/p' "$T/set.html")
+if [ "${nps:-0}" -ge 32 ] && [ "$rows" -eq 20 ] &&
+	grep -q "<details><summary>$((nps - 20)) more processes" "$T/set.html"; then
 	ok "the report has the per-process table: the 20 largest, the rest folded"
 else
-	not_ok "the report has the per-process table: the 20 largest, the rest folded ($rows rows)"
+	not_ok "the report has the per-process table: the 20 largest, the rest folded ($rows rows of ${nps:-?})"
 fi
 
 # --- the report in a browser: no sideways scrolling at 1280 px ---
