@@ -55,31 +55,62 @@ static double median(double *v, size_t n)
 	return (lo + hi) / 2;
 }
 
-int eta_trend_fit(const double *t, const double *y, size_t n, struct eta_trend *out)
+/* The Theil slope of n >= 2 points: the median of the slopes of the pairs at least
+ * half the points apart (Theil's own choice of pairs: a quarter as many as all pairs
+ * to select from, each over a long baseline). -EINVAL when no pair has time between. */
+static int theil_slope(const double *t, const double *y, size_t n, double *out)
 {
 	double slopes[MAX_PAIRS];
-	size_t m = 0;
+	size_t m = 0, half = n / 2;
+	for (size_t i = 0; i + half < n; i++)
+		for (size_t j = i + half; j < n; j++) {
+			double dt = t[j] - t[i];
+			if (dt > 0)
+				slopes[m++] = (y[j] - y[i]) / dt;
+		}
+	if (!m)
+		return -EINVAL;
+	*out = median(slopes, m);
+	return 0;
+}
+
+/* Mann-Kendall's z from S (the sum of the signs of y[j] - y[i] over all pairs i < j)
+ * and n, without the correction for ties (ties make the test stricter). */
+static double mk_z(long s, size_t n)
+{
+	double nn = (double)n;
+	double sd = sqrt(nn * (nn - 1) * (2 * nn + 5) / 18);
+	return s > 0 ? ((double)s - 1) / sd : s < 0 ? ((double)s + 1) / sd : 0;
+}
+
+static void trend_set(struct eta_trend *out, double slope, long s, size_t n)
+{
+	out->slope = slope;
+	out->z = mk_z(s, n);
+	out->n = n;
+	out->rising = n >= ETA_MIN_POINTS && out->z >= ETA_MIN_Z && slope > 0;
+}
+
+static int sign(double d)
+{
+	return (d > 0) - (d < 0);
+}
+
+int eta_trend_fit(const double *t, const double *y, size_t n, struct eta_trend *out)
+{
 	long s = 0;
+	double slope;
 	if (n < 2 || n > ETA_POINTS)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++)
 		if (!isfinite(t[i]) || !isfinite(y[i]))
 			return -EINVAL;
+	if (theil_slope(t, y, n, &slope) < 0)
+		return -EINVAL;
 	for (size_t i = 0; i < n; i++)
-		for (size_t j = i + 1; j < n; j++) {
-			double dy = y[j] - y[i], dt = t[j] - t[i];
-			s += (dy > 0) - (dy < 0);
-			if (dt > 0)
-				slopes[m++] = dy / dt;
-		}
-	if (!m)
-		return -EINVAL;	/* every point at one time */
-	double nn = (double)n;
-	double sd = sqrt(nn * (nn - 1) * (2 * nn + 5) / 18);
-	out->slope = median(slopes, m);
-	out->z = s > 0 ? ((double)s - 1) / sd : s < 0 ? ((double)s + 1) / sd : 0;
-	out->n = n;
-	out->rising = n >= ETA_MIN_POINTS && out->z >= ETA_MIN_Z && out->slope > 0;
+		for (size_t j = i + 1; j < n; j++)
+			s += sign(y[j] - y[i]);
+	trend_set(out, slope, s, n);
 	return 0;
 }
 
@@ -109,25 +140,31 @@ void eta_init(struct eta_state *e, int64_t interval_ns)
 	series_init(&e->host, interval_ns);
 }
 
-/* Closes the point being filled: into the ring, and the trend refitted. */
+/* Closes the point being filled: into the window (the oldest point out when it is
+ * full), Mann-Kendall's S updated for the pairs that left and came (O(n)), and, when
+ * that says memory rises, the slope refitted (O(n^2 / 8)). */
 static void close_point(struct eta_series *s)
 {
-	double t[ETA_POINTS], y[ETA_POINTS];
-	unsigned slot = (s->head + s->n) % ETA_POINTS;
+	double t = s->sum_t / s->count, y = s->sum_y / s->count;
 	if (s->n == ETA_POINTS) {
-		slot = s->head;
-		s->head = (s->head + 1) % ETA_POINTS;
-	} else {
-		s->n++;
+		for (unsigned i = 1; i < s->n; i++)
+			s->mk_s -= sign(s->y[i] - s->y[0]);
+		memmove(s->t, s->t + 1, (s->n - 1) * sizeof(*s->t));
+		memmove(s->y, s->y + 1, (s->n - 1) * sizeof(*s->y));
+		s->n--;
 	}
-	s->t[slot] = s->sum_t / s->count;
-	s->y[slot] = s->sum_y / s->count;
-	for (unsigned i = 0; i < s->n; i++) {
-		t[i] = s->t[(s->head + i) % ETA_POINTS];
-		y[i] = s->y[(s->head + i) % ETA_POINTS];
-	}
-	if (s->n < 2 || eta_trend_fit(t, y, s->n, &s->trend) < 0)
-		memset(&s->trend, 0, sizeof(s->trend));
+	for (unsigned i = 0; i < s->n; i++)
+		s->mk_s += sign(y - s->y[i]);
+	s->t[s->n] = t;
+	s->y[s->n] = y;
+	s->n++;
+	/* The slope only matters when memory rises: otherwise it is not fitted (a flat or
+	 * falling figure, the usual case, costs O(n) a point) */
+	double slope = 0;
+	trend_set(&s->trend, 1, s->mk_s, s->n);
+	if (s->trend.rising && theil_slope(s->t, s->y, s->n, &slope) < 0)
+		slope = 0;
+	trend_set(&s->trend, slope, s->mk_s, s->n);
 }
 
 /* Adds a sample of the figure (y) and the headroom left under its limit. */

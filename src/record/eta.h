@@ -5,14 +5,17 @@
  * - Samples are averaged into points, one per ETA_WINDOW_NS / ETA_POINTS (470 ms) or
  *   per sampling interval when that is longer; the last ETA_POINTS points make the
  *   window: the last 30 s, or the last 64 samples when sampling is slower than 470 ms.
- * - The trend is the Theil–Sen slope of those points (the median of the slopes between
- *   every pair): one sample, even one far off, moves at most one point, which takes
- *   part in fewer than half of the pairs once there are 5 points, so it cannot flip the
- *   median's sign nor move it past the clean slopes around it.
+ * - The trend is the Theil slope of those points: the median of the slopes of the pairs
+ *   at least half the points apart (Theil's own pairs; the Theil–Sen estimator takes
+ *   every pair, four times as many to select from, for little gain in precision). One
+ *   sample, even one far off, moves at most one point, which takes part in at most
+ *   2 / (n - n/2 + 1) of those pairs (2 in 5 at 8 points, 1 in 16.5 at 64), so it
+ *   cannot flip the median's sign nor move it past the clean slopes around it.
  * - Memory counts as rising only when the Mann–Kendall statistic of the same pairs says
  *   so with z >= ETA_MIN_Z (a one-sided test at about 0.1%: it is repeated at every
  *   point, and a flat process must not get projections), over at least ETA_MIN_POINTS
- *   points. A new trend is computed when a point is completed, not at every sample.
+ *   points; S (all pairs) is kept up to date as points come and go. A new trend is
+ *   computed when a point is completed, not at every sample.
  * - The headroom is the median of the last three samples' (one sample cannot flip it
  *   either), and the projection is headroom / slope.
  * Two limits are watched: the memory cgroup's limit (--memory-limit, or the limit of a
@@ -35,7 +38,7 @@
 
 /* The trend of n points (t in seconds, increasing; y in bytes). */
 struct eta_trend {
-	double slope;		/* Theil–Sen: bytes per second */
+	double slope;		/* Theil: bytes per second */
 	double z;		/* Mann–Kendall: (S - 1) / sd(S) when S > 0, (S + 1) / sd(S)
 				   when S < 0, else 0 */
 	size_t n;
@@ -49,16 +52,18 @@ int eta_trend_fit(const double *t, const double *y, size_t n, struct eta_trend *
 /* The median of three. */
 double eta_median3(double a, double b, double c);
 
-/* One figure's recent points: complete points in a ring, the one being filled apart.
- * Invariant: the ring holds the last n (<= ETA_POINTS) complete points in time order
- * from head; trend is the fit of exactly those. */
+/* One figure's recent points: the complete ones in t, y (time order), the one being
+ * filled apart. Invariant: mk_s is Mann-Kendall's S of the n points and trend their
+ * fit as eta_trend_fit would give it, except that the slope is fitted only when the
+ * points rise (0 otherwise: nothing is projected then). */
 struct eta_series {
 	int64_t spacing_ns;
 	int64_t bucket;		/* index (elapsed / spacing) of the point being filled */
 	double sum_t, sum_y;
 	unsigned count;		/* samples in the point being filled */
 	double t[ETA_POINTS], y[ETA_POINTS];
-	unsigned n, head;
+	unsigned n;
+	long mk_s;
 	struct eta_trend trend;
 	double last[3];		/* the last three headrooms, oldest first */
 	unsigned nlast;

@@ -12,29 +12,39 @@
 #define near(a, b, tol) assert_true(fabs((a) - (b)) <= (tol))
 #define MIB (1024.0 * 1024.0)
 
-/* Slopes 1 (six times), 25, 33, 49, 97: median (1 + 1) / 2 = 1, whatever the outlier;
- * S = 10, sd = sqrt(5*4*15/18), z = 9 / sd. */
-static void test_hand_odd_outlier(void **state)
+/* Pairs at least 4 apart: slopes 1 (six times), 100/7, 99/6, 98/5, 97/4: median
+ * (1 + 1) / 2 = 1, whatever the outlier; every pair rises: S = 28, sd = sqrt(8*7*21/18),
+ * z = 27 / sd = 3.34: rising, at exactly ETA_MIN_POINTS points. */
+static void test_hand_outlier(void **state)
 {
 	(void)state;
-	const double t[] = { 0, 1, 2, 3, 4 }, y[] = { 0, 1, 2, 3, 100 };
+	const double t[] = { 0, 1, 2, 3, 4, 5, 6, 7 }, y[] = { 0, 1, 2, 3, 4, 5, 6, 100 };
 	struct eta_trend tr;
-	assert_int_equal(eta_trend_fit(t, y, 5, &tr), 0);
+	assert_int_equal(eta_trend_fit(t, y, 8, &tr), 0);
 	near(tr.slope, 1, 1e-12);
-	near(tr.z, 9 / sqrt(5.0 * 4 * 15 / 18), 1e-12);
-	assert_int_equal(tr.n, 5);
-	assert_false(tr.rising);	/* fewer than ETA_MIN_POINTS points */
+	near(tr.z, 27 / sqrt(8.0 * 7 * 21 / 18), 1e-12);
+	assert_int_equal(tr.n, 8);
+	assert_true(tr.rising);
+	/* one point fewer: too few to say */
+	assert_int_equal(eta_trend_fit(t, y, 7, &tr), 0);
+	assert_false(tr.rising);
 }
 
-/* Slopes 2, 0.5, 5/3, -1, 1.5, 4: median (1.5 + 5/3) / 2; S = 5 - 1 = 4. */
-static void test_hand_even(void **state)
+/* Pairs at least 2 apart: slopes 0.5, 5/3, 1.5: median 1.5 (an even count below);
+ * S = 5 - 1 = 4. */
+static void test_hand_small(void **state)
 {
 	(void)state;
 	const double t[] = { 0, 1, 2, 3 }, y[] = { 0, 2, 1, 5 };
 	struct eta_trend tr;
 	assert_int_equal(eta_trend_fit(t, y, 4, &tr), 0);
-	near(tr.slope, (1.5 + 5.0 / 3) / 2, 1e-12);
+	near(tr.slope, 1.5, 1e-12);
 	near(tr.z, 3 / sqrt(4.0 * 3 * 13 / 18), 1e-12);
+	/* 6 points, pairs 3 apart: (0,3) 3, (0,4) 2.5, (0,5) 1.6, (1,4) 8/3, (1,5) 1.5,
+	 * (2,5) 7/3: median (7/3 + 2.5) / 2 */
+	const double t6[] = { 0, 1, 2, 3, 4, 5 }, y6[] = { 0, 2, 1, 9, 10, 8 };
+	assert_int_equal(eta_trend_fit(t6, y6, 6, &tr), 0);
+	near(tr.slope, (7.0 / 3 + 2.5) / 2, 1e-12);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -63,7 +73,8 @@ static void test_against_sort(void **state)
 		for (size_t i = 0; i < n; i++)
 			for (size_t j = i + 1; j < n; j++) {
 				s += (y[j] > y[i]) - (y[j] < y[i]);
-				slopes[m++] = (y[j] - y[i]) / (t[j] - t[i]);
+				if (j - i >= n / 2)
+					slopes[m++] = (y[j] - y[i]) / (t[j] - t[i]);
 			}
 		qsort(slopes, m, sizeof(double), cmp_double);
 		double want = m % 2 ? slopes[m / 2] : (slopes[m / 2 - 1] + slopes[m / 2]) / 2;
@@ -74,6 +85,45 @@ static void test_against_sort(void **state)
 		double z = s > 0 ? ((double)s - 1) / sd : s < 0 ? ((double)s + 1) / sd : 0;
 		near(tr.z, z, 1e-12);
 	}
+}
+
+/* The window's S, kept up to date as points come and go, and its trend are those of a
+ * fit of the points from scratch. */
+static void test_incremental(void **state)
+{
+	(void)state;
+	struct eta_state e;
+	struct eta_projection p;
+	unsigned seed = 99;
+	int rose = 0, flat = 0;
+	eta_init(&e, 1000000000LL);
+	for (int k = 0; k < 300; k++) {
+		seed = seed * 1103515245 + 12345;
+		struct sample s;
+		memset(&s, 0, sizeof(s));
+		s.elapsed_ns = (int64_t)k * 1000000000LL;
+		/* noise, rising for a while, then flat, then rising again */
+		uint64_t trend = k < 100 ? (uint64_t)k * 1000 : k < 200 ? 100000
+								: 100000 + (uint64_t)(k - 200) * 3000;
+		s.rss = (uint64_t)((seed >> 16) % 50) * 4096 + trend;
+		s.mem_available = 1ULL << 30;
+		eta_add(&e, &s, &p);
+		if (e.host.n < 2)
+			continue;
+		struct eta_trend tr;
+		assert_int_equal(eta_trend_fit(e.host.t, e.host.y, e.host.n, &tr), 0);
+		near(e.host.trend.z, tr.z, 1e-12);
+		assert_int_equal(e.host.trend.rising, tr.rising);
+		if (tr.rising) {
+			near(e.host.trend.slope, tr.slope, 0);
+			rose++;
+		} else {
+			near(e.host.trend.slope, 0, 0);	/* not fitted */
+			flat++;
+		}
+	}
+	assert_int_equal(e.host.n, ETA_POINTS);
+	assert_true(rose > 10 && flat > 10);	/* both cases were seen */
 }
 
 static void test_bad_input(void **state)
@@ -184,7 +234,7 @@ static void test_not_rising(void **state)
 		eta_add(&e, &s, &p);
 		assert_false(p.have);
 	}
-	assert_true(e.cg.trend.slope < 0);
+	assert_true(e.cg.trend.z < -ETA_MIN_Z);
 }
 
 /* The nearest limit wins; without a cgroup limit, MemAvailable against the RSS slope. */
@@ -241,8 +291,9 @@ static void test_slow_sampling(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hand_odd_outlier),
-		cmocka_unit_test(test_hand_even),
+		cmocka_unit_test(test_hand_outlier),
+		cmocka_unit_test(test_hand_small),
+		cmocka_unit_test(test_incremental),
 		cmocka_unit_test(test_against_sort),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_median3),
