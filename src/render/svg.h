@@ -16,9 +16,9 @@
 #include <stdint.h>
 
 #include "base/buf.h"
-#include "base/fmt.h"
 #include "store/model.h"
 #include "store/store.h"
+#include "base/fmt.h"	/* enum unit */
 
 /* One run to draw. The arrays are borrowed; samples in time order. */
 struct chart_run {
