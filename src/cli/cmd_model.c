@@ -33,6 +33,9 @@ static const char usage_text[] =
 	"      --budget SIZE      the memory to fit in (e.g. 755G); default: the cgroup\n"
 	"                         limit when every run had one, else the recording host's\n"
 	"                         MemTotal\n"
+	"  -o, --output FILE.svg  across runs: also draw the runs, the fitted line with its\n"
+	"                         95% bands and the budget line along the first KEY\n"
+	"                         (\"-\": standard output, instead of the text)\n"
 	"      --json             one JSON object\n"
 	"      --db PATH          the run database\n";
 
@@ -69,7 +72,7 @@ static void add_run(struct runs_model *m, const struct run *r)
 
 static int across_runs(struct store *st, const struct model_formula *f, char **refs,
 		       size_t nrefs, const struct run_param *want, size_t nwant,
-		       uint64_t budget, int json)
+		       uint64_t budget, int json, const char *svg_out)
 {
 	struct runs_model m;
 	memset(&m, 0, sizeof(m));
@@ -135,15 +138,22 @@ static int across_runs(struct store *st, const struct model_formula *f, char **r
 	}
 	model_runs_fit(&m);
 	struct buf b = { 0 };
+	int ret = EXIT_OK;
+	if (svg_out) {
+		model_runs_svg(&b, &m, 0, 0);
+		ret = write_output(svg_out, &b);
+		buf_reset(&b);
+	}
 	if (json)
 		model_runs_json(&b, &m);
 	else
 		model_runs_text(&b, &m);
-	fputs(buf_str(&b), stdout);
+	if (!svg_out || strcmp(svg_out, "-") != 0)
+		fputs(buf_str(&b), stdout);
 	buf_release(&b);
 	runs_model_release(&m);
 	store_free_runs(runs, n);
-	return EXIT_OK;
+	return ret;
 }
 
 /* Counter values carried forward to each sample. */
@@ -232,20 +242,22 @@ int cmd_model(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "param", required_argument, NULL, OPT_PARAM },
 		{ "budget", required_argument, NULL, OPT_BUDGET },
+		{ "output", required_argument, NULL, 'o' },
 		{ "db", required_argument, NULL, CLI_OPT_DB },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, json = 0, ret = EXIT_OK;
-	const char *db = NULL;
+	const char *db = NULL, *svg_out = NULL;
 	uint64_t budget = 0;
 	struct run_param *want = NULL;
 	size_t nwant = 0;
 	char why[160];
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
+		case 'o': svg_out = optarg; break;
 		case OPT_PARAM:
 			want = xrealloc(want, (nwant + 1) * sizeof(*want));
 			if (run_param_parse(optarg, &want[nwant], why, sizeof(why)) < 0) {
@@ -288,9 +300,9 @@ int cmd_model(int argc, char **argv)
 		buf_release(&shown);
 		goto out;
 	}
-	if (inside && (optind + 2 < argc || nwant || budget)) {
+	if (inside && (optind + 2 < argc || nwant || budget || svg_out)) {
 		ret = cli_usage("model", "a model inside a run takes one RUN and its formula "
-				"(no --param, --budget or more runs)");
+				"(no --param, --budget, -o or more runs)");
 		goto out;
 	}
 	struct store *st;
@@ -300,7 +312,7 @@ int cmd_model(int argc, char **argv)
 		ret = inside_run(st, argv[optind], &f, json);
 	else
 		ret = across_runs(st, &f, argv + optind + 1, (size_t)(argc - optind - 1), want,
-				  nwant, budget, json);
+				  nwant, budget, json, svg_out);
 	store_close(st);
 out:
 	run_params_free(want, nwant);

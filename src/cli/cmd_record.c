@@ -66,6 +66,12 @@ static const char usage_text[] =
 	"                         SIZE (e.g. 48G), or PCT% of the cgroup limit (with\n"
 	"                         --memory-limit or -g: the cgroup's usage is compared)\n"
 	"                         else of MemTotal; 'warn_clear' when it falls back\n"
+	"      --warn-eta DUR     a 'warn_eta' event and a highlighted line, once, when the\n"
+	"                         projected time until memory reaches the nearest limit\n"
+	"                         (the cgroup limit, or MemAvailable) falls under DUR\n"
+	"                         (e.g. 10m). Without it too, the live line shows the\n"
+	"                         projection while memory rises ('full in ~4m10s') and the\n"
+	"                         summary the smallest one seen (docs/MODELS.md)\n"
 	"      --pss[=DUR]        also read PSS, USS (private pages) and SwapPss from\n"
 	"                         /proc/PID/smaps_rollup, at most every DUR (default 10s;\n"
 	"                         --pss DUR works too when DUR starts with a digit). Each\n"
@@ -129,7 +135,7 @@ struct record_args {
 
 enum { OPT_DB = CLI_OPT_DB, OPT_NEWEST, OPT_OLDEST, OPT_WAIT, OPT_EVERY, OPT_NO_GPU,
        OPT_GPU_INTERVAL, OPT_MEMORY_LIMIT, OPT_WARN, OPT_PSS, OPT_NO_TREE, OPT_NO_CGROUP,
-       OPT_RESET_PEAK, OPT_PARAM };
+       OPT_RESET_PEAK, OPT_PARAM, OPT_WARN_ETA };
 
 #define PSS_DEFAULT_NS (10 * NS_PER_S)
 
@@ -157,6 +163,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "wait", no_argument, NULL, OPT_WAIT },
 		{ "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
 		{ "warn", required_argument, NULL, OPT_WARN },
+		{ "warn-eta", required_argument, NULL, OPT_WARN_ETA },
 		{ "pss", optional_argument, NULL, OPT_PSS },
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "help", no_argument, NULL, 'h' },
@@ -258,6 +265,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			}
 			break;
 		}
+		case OPT_WARN_ETA:
+			if (parse_duration_ns(optarg, &a->opts.warn_eta_ns) < 0 || a->opts.warn_eta_ns <= 0)
+				return cli_usage("record", "invalid --warn-eta '%s': give a duration (10m)", optarg);
+			break;
 		case OPT_PSS: {
 			/* --pss=DUR, or --pss DUR where DUR starts with a digit (getopt takes an
 			 * optional argument only after '='; a command never starts with one). */
@@ -465,6 +476,7 @@ static void fill_run(struct run *r, const struct record_args *a, const struct re
 	r->signal = -1;
 	r->peak_gpu = -1;
 	r->hwm_before = -1;
+	r->min_eta_ns = -1;
 	if (read_file("/proc/meminfo", &buf, &len) == 0) {
 		meminfo_parse(buf, len, &mi);
 		free(buf);

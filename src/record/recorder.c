@@ -5,6 +5,7 @@
 #include "base/parse.h"
 #include "base/sysroot.h"
 #include "base/util.h"
+#include "record/eta_watch.h"
 #include "record/oom.h"
 #include "record/proclog.h"
 #include "record/sampler.h"
@@ -93,6 +94,7 @@ struct recorder {
 	size_t npending;
 	size_t untracked_n;	/* one process attached: the most descendants it had */
 	uint64_t untracked_rss;	/* and the most RSS they held, not recorded */
+	struct eta_watch eta;	/* time to exhaustion (record/eta_watch.h) */
 };
 
 void recorder_signals(sigset_t *set)
@@ -567,6 +569,8 @@ static int take_sample(struct recorder *rc)
 	if (rc->set_open)
 		store_members(rc, s.elapsed_ns, t);
 	check_warn(rc, &s, t);
+	eta_watch_sample(&rc->eta, &s, t, rc->st, r, rc->target->pid,
+			 rc->opts->quiet ? NULL : rc->opts->live);
 	r->samples++;
 	rc->prev_elapsed = rc->last_elapsed;
 	rc->last_elapsed = s.elapsed_ns;
@@ -579,6 +583,7 @@ static int take_sample(struct recorder *rc)
 		rc->since_live = 0;
 		buf_reset(&rc->line);
 		live_line(&rc->line, t, &s);
+		live_eta(&rc->line, &rc->eta.now);
 		/* The application's counters, as it named them. */
 		for (size_t i = 0; i < rc->ncounters; i++) {
 			buf_puts(&rc->line, i ? " " : " | ");
@@ -998,6 +1003,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	rc.start_mono = mono_ns();
 	rc.last_flush = rc.start_mono;
 	rc.mark_tokens = MARKS_BURST;
+	eta_watch_init(&rc.eta, opts->interval_ns, opts->warn_eta_ns);
 	rc.every = opts->every;
 	if (!rc.every)
 		rc.every = opts->interval_ns >= NS_PER_S ? 1 : (unsigned)(NS_PER_S / opts->interval_ns);

@@ -32,6 +32,9 @@ struct record_opts {
 	 * usage is compared then) else of MemTotal; "warn_clear" when it falls back. */
 	uint64_t warn_bytes;
 	double warn_pct;
+	/* --warn-eta: a "warn_eta" event and a line, once, when the projected time to
+	 * exhaustion (record/eta.h) falls under this; 0: none. */
+	int64_t warn_eta_ns;
 	/* --pss: read PSS/USS/SwapPss from smaps_rollup at most this often (0: never).
 	 * Before the first read of a target (or set) above PSS_WARN_RSS resident, one
 	 * line on live says what each read costs it. */

@@ -150,6 +150,17 @@ void json_run_fields(struct buf *b, const struct run *r)
 	json_opt_int(b, (long long)r->peak_cgroup, r->peak_cgroup != 0);
 	buf_printf(b, ",\"peak_cgroup_exact\":%s",
 		   r->peak_cgroup && r->peak_cgroup_exact ? "true" : "false");
+	/* the smallest time to exhaustion projected while recording (record/eta.h) */
+	int eta = r->min_eta_limit[0] != '\0';
+	buf_puts(b, ",\"min_eta_s\":");
+	if (eta)
+		buf_printf(b, "%.1f", (double)r->min_eta_ns / 1e9);
+	else
+		buf_puts(b, "null");
+	buf_puts(b, ",\"min_eta_at\":");
+	json_time(b, eta ? r->min_eta_at : 0);
+	buf_puts(b, ",\"min_eta_limit\":");
+	json_opt_str(b, eta ? r->min_eta_limit : NULL);
 }
 
 /* One kill: what the kernel said, figures in bytes (0 where its line lacked them). */

@@ -5,11 +5,16 @@
 #include <stdint.h>
 
 #include "base/buf.h"
+#include "record/eta.h"
 #include "store/model.h"
 
 /* "02:24:19 rss 666.4 GiB (anon 660.1, file 6.3, shmem 0.0) hwm 668.0 GiB avail 80.2 GiB"
  * (plus swap when any, gpu and "cg 60.1/64.0 MiB" (cgroup usage/limit) when sampled). The figures in parentheses share the unit of rss. */
 void live_line(struct buf *b, int64_t realtime_ns, const struct sample *s);
+
+/* ", full in ~4m10s (cgroup limit)": the projected time to exhaustion
+ * (record/eta.h), when memory is rising toward a limit; nothing otherwise. */
+void live_eta(struct buf *b, const struct eta_projection *p);
 
 /* "exited with 3", "killed by SIGKILL", "still running (recording stopped)", ...
  * An OOM kill says what the kernel said: "killed by the OOM killer (memory cgroup /x)

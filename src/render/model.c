@@ -1,6 +1,9 @@
 #include "render/model.h"
 #include "base/fmt.h"
+#include "base/util.h"
 #include "render/json.h"
+#include "render/svg.h"
+#include "render/xml.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -337,4 +340,322 @@ void model_counters_json(struct buf *b, const struct counter_model *m)
 	else
 		buf_puts(b, "null");
 	buf_puts(b, "}\n");
+}
+
+/* --- the picture of a fit across runs --- */
+
+/* Where things go on the canvas of model_runs_svg. */
+struct fig {
+	double x0, x1, y0, y1;	/* the plot area, y0 at the top */
+	double xlo, xhi;	/* the first term's values at x0, x1 */
+	double ytop;		/* bytes at y0 (0 at y1) */
+};
+
+static double fx(const struct fig *g, double v)
+{
+	return g->x0 + (v - g->xlo) / (g->xhi - g->xlo) * (g->x1 - g->x0);
+}
+
+static double fy(const struct fig *g, double v)
+{
+	return g->y1 - v / g->ytop * (g->y1 - g->y0);
+}
+
+/* The fitted value along the first term at v, the others held at the newest run's, and
+ * the half-widths of the 95% bands there: of the line (mean) and of one new run. */
+static double along(const struct runs_model *m, double v, double *hw_mean, double *hw_obs)
+{
+	double x0[MODEL_MAX_TERMS], sm, so;
+	memcpy(x0, m->obs[0].x, sizeof(x0));
+	x0[0] = v;
+	double y = fit_predict(&m->fit, x0, &sm, &so);
+	*hw_mean = m->fit.df ? m->tq * sm : 0;
+	*hw_obs = m->fit.df ? m->tq * so : 0;
+	return y;
+}
+
+/* A run's figure moved to the held values of the other terms (the first term's own
+ * effect kept): what the picture plots, so that the points sit around the line. */
+static double adjusted(const struct runs_model *m, const struct model_obs *o)
+{
+	double y = o->y;
+	for (size_t j = 1; j < m->f.k; j++)
+		y -= m->fit.beta[j + 1] * (o->x[j] - m->obs[0].x[j]);
+	return y;
+}
+
+static int is_bytes_term(const char *t)
+{
+	size_t n = strlen(t);
+	return n > 6 && strcmp(t + n - 6, "_bytes") == 0;
+}
+
+/* A value of the first term: bytes for a term named *_bytes, else the number. */
+static void x_value(struct buf *b, double v, int bytes)
+{
+	char a[48];
+	if (bytes)
+		buf_puts(b, sbytes(a, sizeof(a), v, 0));
+	else
+		value_text(b, v);
+}
+
+static void x_tick(char *out, size_t n, double v, double step, int bytes, enum unit u)
+{
+	if (bytes) {
+		svg_tick_bytes(out, n, v, u, step);
+		return;
+	}
+	int dec = step >= 1 ? 0 : step >= 0.1 ? 1 : step >= 0.01 ? 2 : 3;
+	snprintf(out, n, "%.*f", dec, fabs(v) < step / 1e6 ? 0.0 : v);
+}
+
+/* A band between lower and upper edges along the first term, as one closed path. */
+static void band_path(struct buf *b, const struct runs_model *m, const struct fig *g, int obs,
+		      const char *fill)
+{
+	enum { N = 120 };
+	double up[N + 1], lo[N + 1], xs[N + 1];
+	for (int i = 0; i <= N; i++) {
+		double hm, ho;
+		xs[i] = g->xlo + (g->xhi - g->xlo) * i / N;
+		double y = along(m, xs[i], &hm, &ho);
+		up[i] = y + (obs ? ho : hm);
+		lo[i] = y - (obs ? ho : hm);
+	}
+	buf_printf(b, "<path fill=\"%s\" stroke=\"none\" d=\"M%.1f %.1f", fill, fx(g, xs[0]), fy(g, up[0]));
+	for (int i = 1; i <= N; i++)
+		buf_printf(b, "L%.1f %.1f", fx(g, xs[i]), fy(g, up[i]));
+	for (int i = N; i >= 0; i--)
+		buf_printf(b, "L%.1f %.1f", fx(g, xs[i]), fy(g, lo[i]));
+	buf_puts(b, "Z\"/>\n");
+}
+
+static const char *figure_words(const char *lhs)
+{
+	return strcmp(lhs, "peak") == 0 ? "peak RSS" : strcmp(lhs, "mean") == 0 ? "mean RSS"
+		: strcmp(lhs, "cgroup_peak") == 0 ? "cgroup peak" : lhs;
+}
+
+void model_runs_svg(struct buf *b, const struct runs_model *m, int W, int H)
+{
+	char a[64], c[64], lab[64];
+	const char *term = m->f.terms[0];
+	int fit_ok = fitted(m->status), xbytes = is_bytes_term(term);
+	struct fig g;
+	if (W <= 0)
+		W = 960;
+	if (H <= 0)
+		H = 560;
+
+	/* The domain: every run, the prediction, zero when it is near, and the budget when
+	 * it is predicted against or not far above the runs. */
+	double xmin = 0, xmax = 1, ymax = 0;
+	for (size_t i = 0; i < m->nobs; i++) {
+		double v = m->obs[i].x[0], y = fit_ok ? adjusted(m, &m->obs[i]) : m->obs[i].y;
+		xmin = i == 0 || v < xmin ? v : xmin;
+		xmax = i == 0 || v > xmax ? v : xmax;
+		ymax = y > ymax ? y : ymax;
+	}
+	if (m->predicted) {
+		double last = m->integer || m->none_fits ? m->x_next : m->x_fit;
+		xmax = last > xmax ? last : xmax;
+	}
+	if (xmin > 0 && xmin <= xmax - xmin)
+		xmin = 0;
+	if (xmax <= xmin)
+		xmax = xmin + 1;
+	double pad = (xmax - xmin) * 0.04;
+	g.xlo = xmin >= 0 && xmin - pad < 0 ? xmin - pad * 0.5 : xmin - pad;
+	g.xhi = xmax + pad;
+	double data_top = ymax;
+	if (fit_ok)
+		for (int i = 0; i <= 20; i++) {
+			double hm, ho, v = g.xlo + (g.xhi - g.xlo) * i / 20;
+			double y = along(m, v, &hm, &ho) + ho;
+			ymax = y > ymax ? y : ymax;
+		}
+	int budget_in = m->budget && (m->predicted || (double)m->budget <= 3 * (data_top > 0 ? data_top : 1));
+	if (budget_in && (double)m->budget > ymax)
+		ymax = (double)m->budget;
+	if (ymax <= 0)
+		ymax = 1024 * 1024;
+	enum unit yu = unit_for((uint64_t)ymax);
+	double ub = (double)(1ULL << (10 * yu));
+	double ystep = nice_step(ymax / ub, 6) * ub;
+	g.ytop = ceil(ymax * 1.04 / ystep) * ystep;
+	size_t ylab_w = 1;
+	for (double v = 0; v <= g.ytop + ystep / 2; v += ystep) {
+		svg_tick_bytes(lab, sizeof(lab), v, yu, ystep);
+		ylab_w = strlen(lab) > ylab_w ? strlen(lab) : ylab_w;
+	}
+	g.x0 = 34 + SVG_CHAR_W * (double)ylab_w + 8;
+	g.x1 = W - 24;
+	g.y0 = 78;
+	g.y1 = H - 58;
+
+	buf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"rsw-model\" width=\"%d\" "
+		   "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"" SVG_FONT "\" font-size=\"11\" "
+		   "fill=\"#333\">\n<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", W, H, W, H, W, H);
+	/* Title: the model, then the fit in words. */
+	struct buf t = { 0 };
+	buf_printf(&t, "%s ~", m->f.lhs);
+	for (size_t j = 0; j < m->f.k; j++)
+		buf_printf(&t, "%s %s", j ? " +" : "", m->f.terms[j]);
+	buf_printf(&t, " over %zu run%s", m->nobs, m->nobs == 1 ? "" : "s");
+	buf_puts(b, "<text x=\"16\" y=\"22\" font-size=\"14\" font-weight=\"600\" fill=\"#222\">");
+	xml_text_trunc(b, buf_str(&t), (size_t)((W - 32) / 7.5));
+	buf_puts(b, "</text>\n");
+	buf_reset(&t);
+	if (fit_ok) {
+		buf_printf(&t, "%s = %s", m->f.lhs, sbytes(a, sizeof(a), m->fit.beta[0], 0));
+		for (size_t j = 0; j < m->f.k; j++) {
+			double v = fabs(m->fit.beta[j + 1]);
+			buf_printf(&t, " %c ", m->fit.beta[j + 1] < 0 ? '-' : '+');
+			if (is_bytes_term(m->f.terms[j]))
+				buf_printf(&t, "%.4g", v);	/* bytes per byte: a ratio */
+			else
+				buf_puts(&t, sbytes(a, sizeof(a), v, 0));
+			buf_printf(&t, " × %s", m->f.terms[j]);
+		}
+		buf_printf(&t, ", R² %.4f", m->fit.r2);
+		if (m->status == MODEL_POOR)
+			buf_puts(&t, ": too poor a fit to predict from");
+		else if (m->predicted && !m->none_fits) {
+			buf_printf(&t, "; largest %s that fits: ", term);
+			x_value(&t, m->x_fit, xbytes);
+		}
+	} else {
+		buf_puts(&t, m->status == MODEL_TOO_FEW ? "too few runs to fit" :
+			     "cannot fit: the term does not vary");
+	}
+	buf_puts(b, "<text x=\"16\" y=\"40\" fill=\"#444\">");
+	xml_text_trunc(b, buf_str(&t), (size_t)((W - 32) / SVG_CHAR_W));
+	buf_puts(b, "</text>\n");
+
+	/* Legend. */
+	double lx = 16, ly = 60;
+	struct { const char *text; const char *svg; } leg[] = {
+		{ "runs", "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#1d4e89\"/>" },
+		{ "fitted line", "<path d=\"M%.1f %.1fh16\" stroke=\"#1d4e89\" stroke-width=\"2\"/>" },
+		{ "95% band of the line", "<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"9\" fill=\"#7fa6d1\"/>" },
+		{ "95% band of one new run", "<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"9\" fill=\"#dbe7f4\"/>" },
+		{ "budget", "<path d=\"M%.1f %.1fh16\" stroke=\"#c0392b\" stroke-width=\"1.5\" stroke-dasharray=\"5 3\"/>" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(leg); i++) {
+		if ((i >= 1 && i <= 3 && !fit_ok) || (i == 3 && !m->fit.df) || (i == 2 && !m->fit.df) ||
+		    (i == 4 && !budget_in))
+			continue;
+		int circle = i == 0, rect = i == 2 || i == 3;
+		buf_printf(b, leg[i].svg, circle ? lx + 8 : lx, circle || !rect ? ly : ly - 4.5);
+		buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", lx + 22, ly + 4, leg[i].text);
+		lx += 22 + SVG_CHAR_W * (double)strlen(leg[i].text) + 18;
+	}
+
+	/* Y axis: bytes. */
+	buf_puts(b, "<g class=\"axis-y\" text-anchor=\"end\">\n");
+	for (double v = 0; v <= g.ytop + ystep / 2; v += ystep) {
+		svg_tick_bytes(lab, sizeof(lab), v, yu, ystep);
+		buf_printf(b, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+			   g.x0, fy(&g, v), g.x1, v == 0 ? "#999" : "#e6e6e6", g.x0 - 6, fy(&g, v) + 4, lab);
+	}
+	buf_printf(b, "<text transform=\"translate(16 %.1f) rotate(-90)\" text-anchor=\"middle\" fill=\"#666\">",
+		   (g.y0 + g.y1) / 2);
+	xml_text(b, figure_words(m->f.lhs));
+	buf_puts(b, "</text>\n</g>\n");
+
+	/* X axis: the first term's own values. */
+	int target = (int)((g.x1 - g.x0) / 80);
+	/* bytes: a nice step in the unit of the largest value (1, 2, 2.5, 5 x 10^k MiB) */
+	enum unit xu = unit_for((uint64_t)fmax(fabs(g.xhi), fabs(g.xlo)));
+	double xub = xbytes ? (double)(1ULL << (10 * xu)) : 1;
+	double xstep = nice_step((g.xhi - g.xlo) / xub, target < 2 ? 2 : target) * xub;
+	if (!xbytes && m->integer && xstep < 1)
+		xstep = 1;
+	buf_puts(b, "<g class=\"axis-x\" text-anchor=\"middle\">\n");
+	buf_printf(b, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"#999\"/>\n", g.x0, g.y1, g.x1);
+	for (double v = ceil(g.xlo / xstep) * xstep; v <= g.xhi + xstep * 1e-9; v += xstep) {
+		x_tick(lab, sizeof(lab), v, xstep, xbytes, xu);
+		buf_printf(b, "<path d=\"M%.1f %.1fv5\" stroke=\"#999\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+			   fx(&g, v), g.y1, fx(&g, v), g.y1 + 17, lab);
+	}
+	buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#666\">", (g.x0 + g.x1) / 2, g.y1 + 38);
+	xml_text(b, term);
+	if (m->f.k > 1)
+		buf_printf(b, " (points and line at run %lld's other terms)", (long long)m->obs[0].run_id);
+	buf_puts(b, "</text>\n</g>\n");
+
+	/* The bands and the line, clipped to the plot. */
+	buf_printf(b, "<clipPath id=\"rsw-model-plot\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+		   "height=\"%.1f\"/></clipPath>\n<g clip-path=\"url(#rsw-model-plot)\">\n",
+		   g.x0, g.y0, g.x1 - g.x0, g.y1 - g.y0);
+	if (fit_ok) {
+		if (m->fit.df) {
+			band_path(b, m, &g, 1, "#dbe7f4");
+			band_path(b, m, &g, 0, "#7fa6d1");
+		}
+		double hm, ho;
+		buf_printf(b, "<path d=\"M%.1f %.1fL%.1f %.1f\" stroke=\"#1d4e89\" stroke-width=\"2\"/>\n",
+			   fx(&g, g.xlo), fy(&g, along(m, g.xlo, &hm, &ho)), fx(&g, g.xhi),
+			   fy(&g, along(m, g.xhi, &hm, &ho)));
+	}
+	buf_puts(b, "</g>\n");
+
+	/* The budget, and where the largest value that fits is. */
+	if (budget_in) {
+		double by = fy(&g, (double)m->budget);
+		buf_printf(b, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"#c0392b\" stroke-width=\"1.5\" "
+			   "stroke-dasharray=\"5 3\"/>\n", g.x0, by, g.x1);
+		/* at the left end: the line rises away from it */
+		buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#c0392b\">budget %s%s</text>\n",
+			   g.x0 + 6, by < g.y0 + 14 ? by + 14 : by - 5, sbytes(a, sizeof(a), (double)m->budget, 0),
+			   m->budget_src == BUDGET_CGROUP ? " (cgroup limit)" :
+			   m->budget_src == BUDGET_MEMTOTAL ? " (MemTotal)" : "");
+	}
+	if (m->predicted && !m->none_fits) {
+		double vx = fx(&g, m->x_fit), top = fy(&g, m->need_fit);
+		buf_printf(b, "<path d=\"M%.1f %.1fV%.1f\" stroke=\"#2a7f3f\" stroke-dasharray=\"2 3\"/>"
+			   "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"#2a7f3f\"/>\n", vx, g.y1, top, vx, top);
+		buf_reset(&t);
+		buf_printf(&t, "%s=", term);
+		x_value(&t, m->x_fit, xbytes);
+		buf_printf(&t, " fits (needs up to %s)", sbytes(c, sizeof(c), m->need_fit, 0));
+		/* at the foot of the marker, where the line (rising) is far above */
+		double tw = SVG_CHAR_W * (double)utf8_chars(buf_str(&t));
+		int left = vx + 6 + tw > g.x1;
+		double ty = g.y1 - 8;
+		buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#2a7f3f\"%s>", left ? vx - 6 : vx + 6, ty,
+			   left ? " text-anchor=\"end\"" : "");
+		xml_text(b, buf_str(&t));
+		buf_puts(b, "</text>\n");
+	}
+
+	/* The runs, each with its figures on hover. */
+	buf_puts(b, "<g class=\"runs\">\n");
+	for (size_t i = 0; i < m->nobs; i++) {
+		const struct model_obs *o = &m->obs[i];
+		double y = fit_ok ? adjusted(m, o) : o->y;
+		buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#1d4e89\" stroke=\"#fff\">"
+			   "<title>", fx(&g, o->x[0]), fy(&g, y));
+		buf_reset(&t);
+		buf_printf(&t, "run %lld: ", (long long)o->run_id);
+		for (size_t j = 0; j < m->f.k; j++) {
+			buf_printf(&t, "%s=", m->f.terms[j]);
+			value_text(&t, o->x[j]);
+			buf_putc(&t, ' ');
+		}
+		buf_printf(&t, "%s %s", m->f.lhs, sbytes(a, sizeof(a), o->y, 0));
+		if (fit_ok)
+			buf_printf(&t, ", residual %s", sbytes(c, sizeof(c), o->resid, 1));
+		xml_text(b, buf_str(&t));
+		buf_puts(b, "</title></circle>\n");
+	}
+	buf_puts(b, "</g>\n");
+	if (m->budget && !budget_in) {
+		buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#c0392b\">budget %s: "
+			   "above the chart</text>\n", g.x1 - 4, g.y0 + 12,
+			   sbytes(a, sizeof(a), (double)m->budget, 0));
+	}
+	buf_puts(b, "</svg>\n");
+	buf_release(&t);
 }

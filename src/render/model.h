@@ -7,6 +7,11 @@
 
 void model_runs_text(struct buf *b, const struct runs_model *m);
 void model_runs_json(struct buf *b, const struct runs_model *m);
+/* The fit across runs as an SVG document (W x H pixels; 0 for 960 x 560): the runs as
+ * points along the first term (with more terms, moved to the newest run's values of the
+ * others), the fitted line, its 95% band and the band where one new run would fall, the
+ * budget line and the largest value that fits. Every label is escaped. */
+void model_runs_svg(struct buf *b, const struct runs_model *m, int width, int height);
 void model_counters_text(struct buf *b, const struct counter_model *m);
 void model_counters_json(struct buf *b, const struct counter_model *m);
 

@@ -86,6 +86,12 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss,
 			buf_printf(b, "), %s\n", r->peak_cgroup_exact ? "the cgroup's own peak"
 								  : "the highest usage sampled");
 		}
+		if (r->min_eta_limit[0])
+			buf_printf(b, "eta       smallest projection: full in ~%s (%s) at %s (+%s)\n",
+				   fmt_duration(a, sizeof(a), r->min_eta_ns),
+				   strcmp(r->min_eta_limit, "cgroup") == 0 ? "cgroup limit" : "MemAvailable",
+				   fmt_hms(c, sizeof(c), r->min_eta_at),
+				   fmt_duration(d, sizeof(d), r->min_eta_at - r->started_at));
 		buf_printf(b, "mean      %s, last %s\n",
 			   fmt_bytes(a, sizeof(a), (uint64_t)run_mean_rss(r)),
 			   fmt_bytes(c, sizeof(c), r->last_rss));

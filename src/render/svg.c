@@ -11,8 +11,8 @@
 #include <time.h>
 
 #define NS 1000000000LL
-#define CHAR_W 6.4	/* average advance of an 11px system sans-serif character */
-#define FONT "system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif"
+#define CHAR_W SVG_CHAR_W
+#define FONT SVG_FONT
 
 static const char *const palette[] = {
 	"#1d4e89", "#d1495b", "#2a9d8f", "#e09f3e", "#6d597a", "#4f772d", "#8d6e63", "#3d5a80",
@@ -148,8 +148,7 @@ static void fmt_tick_wall(char *out, size_t n, int64_t t_ns, double step)
 		snprintf(out, n, "%02d:%02d:%02d", tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
-/* A size at a tick, in the axis's unit with as many decimals as the step needs. */
-static void fmt_tick_bytes(char *out, size_t n, double v, enum unit u, double step)
+void svg_tick_bytes(char *out, size_t n, double v, enum unit u, double step)
 {
 	if (v < 0.5) {
 		strlcpy_rsw(out, "0", n);
@@ -508,7 +507,7 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 	char lab[64];
 	size_t ylab_w = 1;
 	for (double v = 0; v <= ytop + ystep / 2; v += ystep) {
-		fmt_tick_bytes(lab, sizeof(lab), v, yu, ystep);
+		svg_tick_bytes(lab, sizeof(lab), v, yu, ystep);
 		if (strlen(lab) > ylab_w)
 			ylab_w = strlen(lab);
 	}
@@ -686,7 +685,7 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 	buf_puts(b, "<g class=\"axis-y\" text-anchor=\"end\">\n");
 	for (double v = 0; v <= ytop + ystep / 2; v += ystep) {
 		double y = py(&c, v);
-		fmt_tick_bytes(lab, sizeof(lab), v, yu, ystep);
+		svg_tick_bytes(lab, sizeof(lab), v, yu, ystep);
 		buf_printf(b, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
 			   c.x0, y, c.x1, v == 0 ? "#999" : "#e6e6e6", c.x0 - 6, y + 4, lab);
 	}

@@ -19,6 +19,7 @@
 #include "render/counters.h"
 #include "store/model.h"
 #include "store/store.h"
+#include "base/fmt.h"	/* enum unit */
 
 /* One run to draw. The arrays are borrowed; samples in time order. */
 struct chart_run {
@@ -74,5 +75,14 @@ size_t chart_downsample(const struct sample *s, size_t n, int64_t t0, int64_t t1
 
 /* A nice step for about target ticks over [0, span]: 1, 2, 2.5 or 5 times a power of 10. */
 double nice_step(double span, int target);
+
+/* A size at a tick, in the axis's unit u with as many decimals as the step needs:
+ * "0", "2.5 GiB", "512 MiB". */
+void svg_tick_bytes(char *out, size_t n, double v, enum unit u, double step);
+
+/* The charts' font, and the average advance of one of its 11px characters (for
+ * placing text without measuring it). */
+#define SVG_FONT "system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif"
+#define SVG_CHAR_W 6.4
 
 #endif

@@ -181,6 +181,13 @@ struct run {
 	 * The store never writes these from a run's progress: store_put_params does. */
 	struct run_param *params;
 	size_t nparams;
+	/* The smallest time to exhaustion projected while recording (schema 10;
+	 * record/eta.h), when min_eta_limit is not "": toward which limit ("cgroup" or
+	 * "host"); min_eta_at is when it was made (realtime). Without one, min_eta_limit is
+	 * "" and min_eta_ns -1 (0 in a zeroed run: the limit decides). */
+	int64_t min_eta_ns;
+	int64_t min_eta_at;
+	char min_eta_limit[8];
 };
 
 /* Where a peak came from, as stored and as said in every output. */

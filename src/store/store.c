@@ -150,6 +150,11 @@ static const char *const migrations[] = {
 	"  run_id INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, num REAL,"
 	"  PRIMARY KEY (run_id, key)) WITHOUT ROWID;"
 	"CREATE INDEX run_param_key ON run_param (key, value);",
+	/* 10: the smallest time to exhaustion projected while recording (NULL: none), when
+	 * it was projected, and toward which limit ('cgroup' or 'host') */
+	"ALTER TABLE run ADD COLUMN min_eta_ns INTEGER;"
+	"ALTER TABLE run ADD COLUMN min_eta_at INTEGER;"
+	"ALTER TABLE run ADD COLUMN min_eta_limit TEXT NOT NULL DEFAULT '';",
 };
 #define SCHEMA_VERSION ((int)ARRAY_SIZE(migrations))
 
@@ -160,7 +165,7 @@ static const char RUN_COLUMNS[] =
 	" recorder_start, boot_id, oom_at, oom_anon_rss, oom_memcg, outcome_note, cgroup,"
 	" cgroup_limit, peak_cgroup, peak_cgroup_at, tree, pss_interval_ns, hwm_before,"
 	" oom_kills, peak_source, peak_process_rss, peak_process_pid, peak_process_comm,"
-	" exit_records, peak_cgroup_exact";
+	" exit_records, peak_cgroup_exact, min_eta_ns, min_eta_at, min_eta_limit";
 
 /* Makes dir and the directories above it that are missing, each 0700: the runs hold
  * command lines, which may hold secrets. */
@@ -590,6 +595,9 @@ static void load_run(sqlite3_stmt *s, struct run *r)
 	r->peak_process_comm = col_text(s, 40);
 	r->exit_records = (int)sqlite3_column_int64(s, 41);
 	r->peak_cgroup_exact = (int)sqlite3_column_int64(s, 42);
+	r->min_eta_ns = col_i64_or(s, 43, -1);
+	r->min_eta_at = col_i64_or(s, 44, 0);
+	col_copy(s, 45, r->min_eta_limit, sizeof(r->min_eta_limit));
 }
 
 /* Is the recorder of a run marked "running" still alive? It must be this boot, and the

@@ -227,7 +227,7 @@ static int insert_rows(struct store *st, const struct batch *b)
 	return 0;
 }
 
-/* Binds the run's mutable state to parameters 1..13 and 15..30 of an UPDATE ...
+/* Binds the run's mutable state to parameters 1..13 and 15..33 of an UPDATE ...
  * WHERE id = ?14. */
 static void bind_progress(sqlite3_stmt *s, const struct run *r)
 {
@@ -262,6 +262,9 @@ static void bind_progress(sqlite3_stmt *s, const struct run *r)
 	sqlite3_bind_int(s, 28, r->exit_records);
 	sqlite3_bind_int(s, 29, r->peak_cgroup_exact);
 	sqlite3_bind_int64(s, 30, r->started_at);
+	bind_opt_i64(s, 31, r->min_eta_ns, r->min_eta_limit[0] != 0);
+	bind_opt_i64(s, 32, r->min_eta_at, r->min_eta_limit[0] != 0);
+	sqlite3_bind_text(s, 33, r->min_eta_limit, -1, SQLITE_STATIC);
 }
 
 static int write_progress(struct store *st, const struct run *r)
@@ -274,7 +277,8 @@ static int write_progress(struct store *st, const struct run *r)
 			" peak_cgroup_at = ?20, cgroup_limit = ?21, hwm_before = ?22,"
 			" oom_kills = ?23, peak_source = ?24, peak_process_rss = ?25,"
 			" peak_process_pid = ?26, peak_process_comm = ?27, exit_records = ?28,"
-			" peak_cgroup_exact = ?29, started_at = ?30 WHERE id = ?14") < 0)
+			" peak_cgroup_exact = ?29, started_at = ?30, min_eta_ns = ?31,"
+			" min_eta_at = ?32, min_eta_limit = ?33 WHERE id = ?14") < 0)
 		return -EIO;
 	bind_progress(st->upd_progress, r);
 	return step_kept(st->upd_progress);

@@ -2,6 +2,8 @@
  *   +SIZE        map SIZE of anonymous memory and touch every page (kept)
  *   -            unmap the most recent kept block
  *   spike SIZE   map and touch SIZE, then unmap it at once (a peak no sample may see)
+ *   grow SIZE RATE  map SIZE and touch it at a steady RATE (a size per second), a
+ *                page at a time every 10 ms, paced on CLOCK_MONOTONIC (kept)
  *   sleep DUR    sleep (DUR in ms, s)
  *   touch PATH   create PATH (tells a test that the steps before it are done)
  *   await PATH   wait until PATH exists (a test tells us to go on)
@@ -47,6 +49,35 @@ static double parse_ms(const char *s)
 	return strcmp(end, "ms") == 0 ? v : v * 1000;
 }
 
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Maps n and touches it at rate bytes a second: at each 10 ms tick, the pages due by
+ * then (from the start, so late ticks catch up and the rate holds on average). */
+static void *map_grow(size_t n, double rate)
+{
+	char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		perror("memhog: mmap");
+		exit(100);
+	}
+	double start = mono_s();
+	size_t done = 0;
+	while (done < n) {
+		double due = (mono_s() - start) * rate;
+		size_t upto = due >= (double)n ? n : (size_t)due;
+		for (; done < upto; done += 4096)
+			p[done] = 1;
+		if (done < n)
+			sleep_ms(10);
+	}
+	return p;
+}
+
 static void *map_touch(size_t n)
 {
 	char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -78,6 +109,11 @@ int main(int argc, char **argv)
 			size_t n = parse_size_arg(arg);
 			munmap(map_touch(n), n);
 			i++;
+		} else if (strcmp(a, "grow") == 0 && nb < 256 && i + 2 < argc) {
+			sizes[nb] = parse_size_arg(arg);
+			blocks[nb] = map_grow(sizes[nb], (double)parse_size_arg(argv[i + 2]));
+			nb++;
+			i += 2;
 		} else if (strcmp(a, "sleep") == 0) {
 			sleep_ms(parse_ms(arg));
 			i++;

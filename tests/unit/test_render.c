@@ -379,7 +379,25 @@ static void test_json_kills_processes(void **state)
 	assert_non_null(strstr(j, ",\"peak_source\":\"exit record\",\"hwm_before_bytes\":null,"
 				  "\"peak_process_rss_bytes\":359137280,\"peak_process_pid\":123,"
 				  "\"peak_process_comm\":\"cc1\",\"exit_records\":true,"));
-	assert_non_null(strstr(j, ",\"peak_cgroup_bytes\":null,\"peak_cgroup_exact\":false}"));
+	assert_non_null(strstr(j, ",\"peak_cgroup_bytes\":null,\"peak_cgroup_exact\":false,"
+				  "\"min_eta_s\":null,\"min_eta_at\":null,\"min_eta_limit\":null}"));
+	/* the smallest time to exhaustion projected: JSON and the summary */
+	buf_reset(&b);
+	r.min_eta_ns = 250LL * 1000000000LL;
+	r.min_eta_at = r.started_at + 3LL * 1000000000LL;
+	strcpy(r.min_eta_limit, "cgroup");
+	json_run(&b, &r);
+	assert_non_null(strstr(buf_str(&b), ",\"min_eta_s\":250.0,\"min_eta_at\":\""));
+	assert_non_null(strstr(buf_str(&b), "Z\",\"min_eta_limit\":\"cgroup\"}"));
+	buf_reset(&b);
+	summary_text(&b, &r, 0, NULL, 0);
+	assert_non_null(strstr(buf_str(&b), "\neta       smallest projection: full in ~4m10s "
+					   "(cgroup limit) at "));
+	assert_non_null(strstr(buf_str(&b), " (+3.0s)\n"));
+	r.min_eta_limit[0] = '\0';
+	buf_reset(&b);
+	summary_text(&b, &r, 0, NULL, 0);
+	assert_null(strstr(buf_str(&b), "smallest projection"));
 	buf_reset(&b);
 	r.hwm_before = 4096;
 	r.peak_process_pid = 0;

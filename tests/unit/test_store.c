@@ -152,8 +152,14 @@ static void test_write_read(void **state)
 	assert_string_equal(got.outcome, OUTCOME_RUNNING);
 	assert_int_equal(got.samples, 1000);
 	assert_string_equal(got.label, "lbl");
+	/* no time to exhaustion projected yet */
+	assert_string_equal(got.min_eta_limit, "");
+	assert_int_equal(got.min_eta_ns, -1);
 	run_release(&got);
 	assert_int_equal(store_delete_run(reader, r.id), -EBUSY);
+	r.min_eta_ns = 42LL * 1000000000LL;
+	r.min_eta_at = r.started_at + 7;
+	strlcpy_rsw(r.min_eta_limit, "host", sizeof(r.min_eta_limit));
 
 	strlcpy_rsw(r.outcome, OUTCOME_EXITED, sizeof(r.outcome));
 	r.exit_code = 3;
@@ -166,6 +172,9 @@ static void test_write_read(void **state)
 	assert_int_equal(got.exit_code, 3);
 	assert_int_equal(got.signal, -1);
 	assert_int_equal(got.peak_gpu, -1);
+	assert_int_equal(got.min_eta_ns, 42LL * 1000000000LL);
+	assert_int_equal(got.min_eta_at, r.started_at + 7);
+	assert_string_equal(got.min_eta_limit, "host");
 	run_release(&got);
 
 	struct event *ev;
