@@ -25,7 +25,11 @@ static const char usage_text[] =
 	"cgroup_peak_bytes (the cgroup's peak over the interval where rsswatch made the\n"
 	"cgroup), gpu_bytes where they were sampled, gpuN_bytes per GPU, the memory\n"
 	"pressure (PSI) where the kernel has it: psi_some_avg10, psi_full_avg10 (percent),\n"
-	"psi_some_total_us, psi_full_total_us, and cgroup_psi_* for a v2 cgroup, and\n"
+	"psi_some_total_us, psi_full_total_us, and cgroup_psi_* for a v2 cgroup; the\n"
+	"context, cumulative since the process started (over a set: summed, those that\n"
+	"left included): cpu_user_s, cpu_sys_s (CPU seconds in user and kernel mode),\n"
+	"minflt, majflt (page faults without and with I/O), read_bytes, write_bytes\n"
+	"(storage I/O, where /proc/PID/io is readable: empty otherwise); and\n"
 	"counter.NAME for each counter the application published through librsswatch\n"
 	"(its latest value at that time).\n"
 	"\n"
@@ -140,8 +144,8 @@ static void side_fields(struct row *w, struct side *sd, int64_t t, int last)
 	}
 }
 
-/* Columns present only where the run sampled them; is_pct: a double (percent, two
- * decimals), else a uint64_t. */
+/* Columns present only where the run sampled them; is_pct 1: a double (percent, two
+ * decimals); 2: nanoseconds (a uint64_t) written as seconds; else a uint64_t. */
 static const struct {
 	unsigned flag;
 	const char *name;
@@ -162,6 +166,12 @@ static const struct {
 	{ SAMPLE_CG_PSI_FULL, "cgroup_psi_full_avg10", offsetof(struct sample, cg_psi_full_avg10), 1 },
 	{ SAMPLE_CG_PSI, "cgroup_psi_some_total_us", offsetof(struct sample, cg_psi_some_total_us), 0 },
 	{ SAMPLE_CG_PSI_FULL, "cgroup_psi_full_total_us", offsetof(struct sample, cg_psi_full_total_us), 0 },
+	{ SAMPLE_CPU, "cpu_user_s", offsetof(struct sample, cpu_user_ns), 2 },
+	{ SAMPLE_CPU, "cpu_sys_s", offsetof(struct sample, cpu_sys_ns), 2 },
+	{ SAMPLE_CPU, "minflt", offsetof(struct sample, minflt), 0 },
+	{ SAMPLE_CPU, "majflt", offsetof(struct sample, majflt), 0 },
+	{ SAMPLE_IO, "read_bytes", offsetof(struct sample, read_bytes), 0 },
+	{ SAMPLE_IO, "write_bytes", offsetof(struct sample, write_bytes), 0 },
 	/* last: the per-GPU columns follow it */
 	{ SAMPLE_GPU, "gpu_bytes", offsetof(struct sample, gpu), 0 },
 };
@@ -199,8 +209,13 @@ static int write_row(void *ctx, const struct sample *s)
 		const char *name = optional_cols[i].name;
 		if (!(s->have & optional_cols[i].flag)) {
 			row_null(&w, name);
-		} else if (optional_cols[i].is_pct) {
+		} else if (optional_cols[i].is_pct == 1) {
 			snprintf(v, sizeof(v), "%.2f", *(const double *)(const void *)field);
+			row_raw(&w, name, v);
+		} else if (optional_cols[i].is_pct == 2) {
+			uint64_t ns = *(const uint64_t *)(const void *)field;
+			snprintf(v, sizeof(v), "%llu.%03llu", (unsigned long long)(ns / 1000000000),
+				 (unsigned long long)(ns % 1000000000 / 1000000));
 			row_raw(&w, name, v);
 		} else {
 			row_u64(&w, name, *(const uint64_t *)(const void *)field);

@@ -75,6 +75,130 @@ static void pressure_line(struct buf *b, const struct pressure *psi)
 	buf_putc(b, '\n');
 }
 
+/* The context over the run (SAMPLE_CPU, SAMPLE_IO): the counters at the first and
+ * last sample that had them, and the highest major-fault rate over windows of at
+ * least CTX_WINDOW_NS (a sample carries the last stat read, so rates between two
+ * samples closer than a clock tick would be noise). */
+#define CTX_WINDOW_NS 1000000000LL
+struct context {
+	int have_cpu, have_io;
+	int64_t t_first, t_last;
+	uint64_t user0, sys0, min0, maj0, user, sys, minflt, majflt;
+	uint64_t rd0, wr0, rd, wr;
+	int64_t win_t;
+	uint64_t win_maj;
+	double maj_peak;	/* per second */
+	int maj_rated;		/* maj_peak comes from a full window */
+};
+
+static void context_add(struct context *c, const struct sample *s)
+{
+	if (s->have & SAMPLE_CPU) {
+		if (!c->have_cpu) {
+			c->have_cpu = 1;
+			c->t_first = c->win_t = s->elapsed_ns;
+			c->user0 = s->cpu_user_ns;
+			c->sys0 = s->cpu_sys_ns;
+			c->min0 = s->minflt;
+			c->maj0 = c->win_maj = s->majflt;
+		}
+		c->t_last = s->elapsed_ns;
+		c->user = s->cpu_user_ns;
+		c->sys = s->cpu_sys_ns;
+		c->minflt = s->minflt;
+		c->majflt = s->majflt;
+		int64_t dt = s->elapsed_ns - c->win_t;
+		if (dt >= CTX_WINDOW_NS) {
+			double r = (double)(s->majflt - c->win_maj) * 1e9 / (double)dt;
+			if (s->majflt >= c->win_maj && r > c->maj_peak)
+				c->maj_peak = r;
+			c->maj_rated = 1;
+			c->win_t = s->elapsed_ns;
+			c->win_maj = s->majflt;
+		}
+	}
+	if (s->have & SAMPLE_IO) {
+		if (!c->have_io) {
+			c->have_io = 1;
+			c->rd0 = s->read_bytes;
+			c->wr0 = s->write_bytes;
+		}
+		c->rd = s->read_bytes;
+		c->wr = s->write_bytes;
+	}
+}
+
+/* The run's share of the counters. A launched command's counters start with the run;
+ * a process that was attached to (or a cgroup's members) brought history, so only
+ * the growth from the first sample counts, and the time from there. */
+struct context_figures {
+	double user_s, sys_s, avg_pct, maj_peak;
+	uint64_t minflt, majflt, rd, wr;
+};
+
+static uint64_t grown(uint64_t last, uint64_t first)
+{
+	return last > first ? last - first : 0;
+}
+
+static void context_figures(const struct run *r, const struct context *c,
+			    struct context_figures *f)
+{
+	int launched = strcmp(r->mode, "command") == 0;
+	int64_t span = launched ? c->t_last : c->t_last - c->t_first;
+	memset(f, 0, sizeof(*f));
+	f->user_s = (double)(launched ? c->user : grown(c->user, c->user0)) / 1e9;
+	f->sys_s = (double)(launched ? c->sys : grown(c->sys, c->sys0)) / 1e9;
+	f->minflt = launched ? c->minflt : grown(c->minflt, c->min0);
+	f->majflt = launched ? c->majflt : grown(c->majflt, c->maj0);
+	f->rd = launched ? c->rd : grown(c->rd, c->rd0);
+	f->wr = launched ? c->wr : grown(c->wr, c->wr0);
+	if (span > 0)
+		f->avg_pct = (f->user_s + f->sys_s) * 1e11 / (double)span;
+	/* A run shorter than a window: its own average rate. */
+	f->maj_peak = c->maj_rated ? c->maj_peak : span > 0 ? (double)f->majflt * 1e9 / (double)span : 0;
+}
+
+static void context_line(struct buf *b, const struct run *r, const struct context *c)
+{
+	struct context_figures f;
+	char x[32], y[32];
+	if (!c->have_cpu && !c->have_io)
+		return;
+	context_figures(r, c, &f);
+	buf_puts(b, "context  ");
+	if (c->have_cpu)
+		buf_printf(b, " cpu %.2f s (user %.2f s, sys %.2f s; %.0f%% of a CPU on average),"
+			   " major faults %llu (peak %.0f/s), minor %llu", f.user_s + f.sys_s,
+			   f.user_s, f.sys_s, f.avg_pct, (unsigned long long)f.majflt, f.maj_peak,
+			   (unsigned long long)f.minflt);
+	if (c->have_io)
+		buf_printf(b, "%s read %s, written %s", c->have_cpu ? ";" : "",
+			   fmt_bytes(x, sizeof(x), f.rd), fmt_bytes(y, sizeof(y), f.wr));
+	buf_putc(b, '\n');
+}
+
+static void context_json(struct buf *b, const struct run *r, const struct context *c)
+{
+	struct context_figures f;
+	context_figures(r, c, &f);
+	buf_puts(b, ",\"context\":{");
+	if (c->have_cpu)
+		buf_printf(b, "\"cpu_user_s\":%.3f,\"cpu_sys_s\":%.3f,\"cpu_avg_pct\":%.1f,"
+			   "\"minflt\":%llu,\"majflt\":%llu,\"majflt_peak_per_s\":%.1f",
+			   f.user_s, f.sys_s, f.avg_pct, (unsigned long long)f.minflt,
+			   (unsigned long long)f.majflt, f.maj_peak);
+	else
+		buf_puts(b, "\"cpu_user_s\":null,\"cpu_sys_s\":null,\"cpu_avg_pct\":null,"
+			 "\"minflt\":null,\"majflt\":null,\"majflt_peak_per_s\":null");
+	if (c->have_io)
+		buf_printf(b, ",\"read_bytes\":%llu,\"write_bytes\":%llu",
+			   (unsigned long long)f.rd, (unsigned long long)f.wr);
+	else
+		buf_puts(b, ",\"read_bytes\":null,\"write_bytes\":null");
+	buf_putc(b, '}');
+}
+
 struct points {
 	struct tchart_point *p;
 	uint64_t *gpu;		/* per point; meaningful when have_gpu */
@@ -82,6 +206,7 @@ struct points {
 	uint64_t max_rss;
 	int have_gpu;
 	struct pressure psi[2];	/* the host's, the cgroup's */
+	struct context ctx;
 	/* --pss: the highest PSS read (with the USS of that read), the highest SwapPss,
 	 * and how long each read took */
 	uint64_t pss_max, uss_at_max, swap_pss_max;
@@ -210,6 +335,7 @@ static int collect(void *ctx, const struct sample *s)
 		     s->psi_some_avg10, s->psi_full_avg10, s->psi_some_total_us);
 	pressure_add(&pts->psi[1], !!(s->have & SAMPLE_CG_PSI), !!(s->have & SAMPLE_CG_PSI_FULL),
 		     s->cg_psi_some_avg10, s->cg_psi_full_avg10, s->cg_psi_some_total_us);
+	context_add(&pts->ctx, s);
 	pts->n++;
 	if (s->rss > pts->max_rss)
 		pts->max_rss = s->rss;
@@ -259,7 +385,8 @@ static void events_text(struct buf *b, const struct run *r, const struct shown *
 			   hidden == 1 ? "" : "s", (long long)r->id);
 }
 
-static void show_json(struct buf *b, const struct run *r, const struct shown *sh)
+static void show_json(struct buf *b, const struct run *r, const struct shown *sh,
+		      const struct context *ctx)
 {
 	const struct mark *m = sh->marks;
 	const struct event *ev = sh->events;
@@ -289,6 +416,7 @@ static void show_json(struct buf *b, const struct run *r, const struct shown *sh
 	}
 	buf_puts(b, "],\"oom\":");
 	json_oom_kills(b, r, sh->kills, sh->nk);
+	context_json(b, r, ctx);
 	if (run_is_set(r)) {
 		buf_puts(b, ",\"processes\":");
 		json_processes(b, sh->procs, sh->np);
@@ -348,11 +476,12 @@ int cmd_show(int argc, char **argv)
 		goto out_store;
 	}
 	if (json) {
-		show_json(&b, &r, &sh);
+		show_json(&b, &r, &sh, &pts.ctx);
 	} else {
 		summary_text(&b, &r, pts.max_rss, sh.kills, sh.nk);
 		pss_line(&b, &pts);
 		pressure_line(&b, pts.psi);
+		context_line(&b, &r, &pts.ctx);
 		if (sh.nm)
 			marks_table(&b, &r, sh.marks, sh.nm, &pts, all_events);
 		if (cs.n) {

@@ -232,6 +232,63 @@ static void member_close(struct procset_member *m)
 	smaps_reader_close(&m->smaps);
 }
 
+/* Re-reads a live member's context counters where the caller asked (and for a new
+ * one). A failed read keeps the last figures. */
+static void read_context(struct procset *ps, struct procset_member *m, int is_new)
+{
+	struct proc_stat st;
+	struct proc_io io;
+	if ((ps->read_stat || is_new || !m->have_stat) &&
+	    proc_reader_read_stat(&m->proc, &st) == 0) {
+		m->stat = st;
+		m->have_stat = 1;
+	}
+	if ((ps->read_io || is_new) && proc_reader_read_io(&m->proc, &io) == 0) {
+		m->io = io;
+		m->have_io = 1;
+	}
+}
+
+/* A member has left: its last counters stay in the set's sums. A zombie's stat still
+ * reads, with its final counters. */
+static void left_context(struct procset *ps, struct procset_member *m, int zombie)
+{
+	struct proc_stat st;
+	if (zombie && proc_reader_read_stat(&m->proc, &st) == 0) {
+		m->stat = st;
+		m->have_stat = 1;
+	}
+	if (m->have_stat) {
+		ps->left.minflt += m->stat.minflt;
+		ps->left.majflt += m->stat.majflt;
+		ps->left.utime += m->stat.utime;
+		ps->left.stime += m->stat.stime;
+		ps->left_stat = 1;
+	}
+	if (m->have_io) {
+		ps->left_io.read_bytes += m->io.read_bytes;
+		ps->left_io.write_bytes += m->io.write_bytes;
+		ps->left_has_io = 1;
+	}
+	m->have_stat = m->have_io = 0;
+}
+
+static void add_context(const struct procset_member *m, struct procset_totals *out)
+{
+	if (m->have_stat) {
+		out->minflt += m->stat.minflt;
+		out->majflt += m->stat.majflt;
+		out->utime += m->stat.utime;
+		out->stime += m->stat.stime;
+		out->have_stat = 1;
+	}
+	if (m->have_io) {
+		out->read_bytes += m->io.read_bytes;
+		out->write_bytes += m->io.write_bytes;
+		out->have_io = 1;
+	}
+}
+
 static int read_procs(struct procset *ps)
 {
 	size_t count = 0;
@@ -339,12 +396,15 @@ int procset_read(struct procset *ps, struct procset_totals *out)
 		if (proc_reader_read(&m->proc, &m->st) < 0) {
 			/* a zombie, or reaped: gone (reported once, when it had been seen) */
 			m->dead = 1;
+			left_context(ps, m, 1);
 			if (!is_new && ps->cb)
 				ps->cb(ps->ctx, m->pid, 0, &m->st);
 			continue;
 		}
 		if (is_new && ps->cb)
 			ps->cb(ps->ctx, m->pid, 1, &m->st);
+		read_context(ps, m, is_new);
+		add_context(m, out);
 		if (m->pid == ps->root)
 			root_ok = 1;
 		out->rss += m->st.rss;
@@ -365,6 +425,7 @@ int procset_read(struct procset *ps, struct procset_totals *out)
 		}
 	}
 	dedupe_shared_mm(ps, out);
+	ps->read_stat = ps->read_io = 0;
 	/* Members no longer listed have left: they are reported, and kept dead until the
 	 * next read, so that the caller sees them leave (procset.h). */
 	size_t k = 0;
@@ -376,12 +437,22 @@ int procset_read(struct procset *ps, struct procset_totals *out)
 		}
 		if (m->gen != ps->gen) {
 			m->dead = 1;
+			/* still alive maybe (left a cgroup): its counters as last read */
+			left_context(ps, m, 0);
 			if (ps->cb)
 				ps->cb(ps->ctx, m->pid, 0, &m->st);
 		}
 		ps->m[k++] = *m;
 	}
 	ps->n = k;
+	out->minflt += ps->left.minflt;
+	out->majflt += ps->left.majflt;
+	out->utime += ps->left.utime;
+	out->stime += ps->left.stime;
+	out->have_stat |= ps->left_stat;
+	out->read_bytes += ps->left_io.read_bytes;
+	out->write_bytes += ps->left_io.write_bytes;
+	out->have_io |= ps->left_has_io;
 	if (ps->kind == PROCSET_TREE ? !root_ok : out->nprocs == 0)
 		return -ESRCH;
 	return 0;

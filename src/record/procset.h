@@ -27,6 +27,17 @@
  * can store that it left. A member that shares another member's address space (a vfork
  * child before its exec) reads as 0: the totals count those pages once.
  *
+ * Context counters (CPU time, page faults, I/O bytes) are cumulative, and a set's are
+ * the sum of its members' own (not their children's: a reaped child's time is also
+ * in its parent's cutime, and would count twice). A member that leaves keeps its last
+ * counters in the sum (left_*): a set's CPU time never goes backwards when a process
+ * ends, and the sum is the work the set did, as a shell's `time` says for a pipeline.
+ * A member seen as a zombie has its stat read once more then: its final counters.
+ * What is not in the sum: processes that began and ended between two samples (never
+ * members), and a member's work in the last interval before it ended when it was
+ * already reaped at the next read. stat is read when the caller sets read_stat (and
+ * for a new member), io when it sets read_io; other reads reuse the last figures.
+ *
  * Invariant: members[] is sorted by pid; every member has its status file open. */
 #ifndef RSW_RECORD_PROCSET_H
 #define RSW_RECORD_PROCSET_H
@@ -57,6 +68,10 @@ struct procset_member {
 	/* Whether it shares its parent's address space (asked once while their figures
 	 * are the same: see dedupe_shared_mm). */
 	int mm_asked, mm_shared;
+	/* Its last context counters (have_stat, have_io: read at least once). */
+	struct proc_stat stat;
+	struct proc_io io;
+	int have_stat, have_io;
 };
 
 enum procset_kind { PROCSET_TREE, PROCSET_CGROUP };
@@ -86,6 +101,11 @@ struct procset {
 	void *ctx;
 	unsigned status_reuse;		/* each member's proc_reader_max_reuse (default: none) */
 	int no_kcmp;			/* kcmp is not available: shared address spaces count twice */
+	int read_stat, read_io;		/* set by the caller: the next read re-reads them */
+	/* The last counters of members that left (left_stat, left_io: any did). */
+	struct proc_stat left;
+	struct proc_io left_io;
+	int left_stat, left_has_io;
 };
 
 /* A tree from root. Subscribes to the proc connector when it can (use_cn), before the
@@ -100,6 +120,10 @@ struct procset_totals {
 	uint64_t rss, hwm, anon, file, shmem, swap;
 	uint32_t threads;
 	size_t nprocs;
+	/* Context counters (see above); have_stat, have_io: any member's were read. CPU
+	 * times in clock ticks. */
+	uint64_t minflt, majflt, utime, stime, read_bytes, write_bytes;
+	int have_stat, have_io;
 };
 
 /* Refreshes the membership and reads every member. Returns 0; -ENODEV when the cgroup

@@ -71,6 +71,7 @@ struct recorder {
 	size_t ncounters;
 	int store_error;	/* the last flush error, reported once */
 	struct buf line;
+	struct sample live_prev;	/* the last live line's sample, for its rates */
 	struct oom_watch oom;
 	struct oom_evidence ev;	/* what is known about the target's death */
 	struct procset set;
@@ -583,6 +584,8 @@ static int take_sample(struct recorder *rc)
 		rc->since_live = 0;
 		buf_reset(&rc->line);
 		live_line(&rc->line, t, &s);
+		live_context(&rc->line, &rc->live_prev, &s);
+		rc->live_prev = s;
 		live_eta(&rc->line, &rc->eta.now);
 		/* The application's counters, as it named them. */
 		for (size_t i = 0; i < rc->ncounters; i++) {

@@ -19,6 +19,11 @@ int sampler_open(struct sampler *s, pid_t pid)
 		proc_reader_close(&s->proc);
 		return e;
 	}
+	/* /proc/PID/stat costs about three statm reads (docs/BENCHMARKS.md), and its CPU
+	 * times only move once a clock tick: at 1 kHz it is read every tenth sample. */
+	s->stat_every_ns = (int64_t)proc_ticks_ns(1);
+	if (s->stat_every_ns < 10 * NS_PER_MS)
+		s->stat_every_ns = 10 * NS_PER_MS;
 	s->psi_cg.f = (struct rfile)RFILE_INIT;
 	s->smaps.f = (struct rfile)RFILE_INIT;
 	/* No PSI on this kernel (or psi=0): no pressure figures, and no error. */
@@ -333,10 +338,59 @@ void sampler_use_set(struct sampler *s, struct procset *set)
 	s->set = set;
 }
 
+/* Whether the context counters are due at now (stat, io), and the next deadlines. */
+static void context_due(struct sampler *s, int64_t now, int *stat, int *io)
+{
+	*stat = now >= s->stat_next_ns;
+	if (*stat)
+		s->stat_next_ns = now + s->stat_every_ns;
+	*io = now >= s->io_next_ns;
+	if (*io)
+		s->io_next_ns = now + IO_EVERY_NS;
+}
+
+static void put_context(struct sample *out, const struct proc_stat *st, int have_stat,
+			const struct proc_io *io, int have_io)
+{
+	if (have_stat) {
+		out->have |= SAMPLE_CPU;
+		out->cpu_user_ns = proc_ticks_ns(st->utime);
+		out->cpu_sys_ns = proc_ticks_ns(st->stime);
+		out->minflt = st->minflt;
+		out->majflt = st->majflt;
+	}
+	if (have_io) {
+		out->have |= SAMPLE_IO;
+		out->read_bytes = io->read_bytes;
+		out->write_bytes = io->write_bytes;
+	}
+}
+
+/* A single process's counters, where due. A failed read keeps the last figures (io
+ * that is not permitted stays unknown). */
+static void read_context(struct sampler *s, int64_t now, struct sample *out)
+{
+	int stat, io;
+	struct proc_stat st;
+	struct proc_io pio;
+	context_due(s, now, &stat, &io);
+	if (stat && proc_reader_read_stat(&s->proc, &st) == 0) {
+		s->stat_last = st;
+		s->have_stat = 1;
+	}
+	if (io && proc_reader_read_io(&s->proc, &pio) == 0) {
+		s->io_last = pio;
+		s->have_io = 1;
+	}
+	put_context(out, &s->stat_last, s->have_stat, &s->io_last, s->have_io);
+}
+
 /* The set's totals as a process status. -ESRCH: the set is empty or its cgroup gone. */
-static int read_set(struct sampler *s, struct proc_status *ps)
+static int read_set(struct sampler *s, int64_t now, struct proc_status *ps,
+		    struct proc_stat *st, struct proc_io *io, int *have_stat, int *have_io)
 {
 	struct procset_totals t;
+	context_due(s, now, &s->set->read_stat, &s->set->read_io);
 	int e = procset_read(s->set, &t);
 	if (e < 0)
 		return e == -ENODEV ? -ESRCH : e;
@@ -349,6 +403,15 @@ static int read_set(struct sampler *s, struct proc_status *ps)
 	ps->swap = t.swap;
 	ps->threads = t.threads;
 	s->nprocs = t.nprocs;
+	memset(st, 0, sizeof(*st));
+	st->minflt = t.minflt;
+	st->majflt = t.majflt;
+	st->utime = t.utime;
+	st->stime = t.stime;
+	io->read_bytes = t.read_bytes;
+	io->write_bytes = t.write_bytes;
+	*have_stat = t.have_stat;
+	*have_io = t.have_io;
 	return 0;
 }
 
@@ -357,7 +420,12 @@ static int read_set(struct sampler *s, struct proc_status *ps)
 int sampler_read(struct sampler *s, int64_t now, struct sample *out)
 {
 	struct proc_status ps;
-	int e = s->set ? read_set(s, &ps) : proc_reader_read(&s->proc, &ps);
+	struct proc_stat set_stat;
+	memset(&set_stat, 0, sizeof(set_stat));
+	struct proc_io set_io = { 0, 0, 0, 0 };
+	int set_have_stat = 0, set_have_io = 0;
+	int e = s->set ? read_set(s, now, &ps, &set_stat, &set_io, &set_have_stat, &set_have_io)
+		       : proc_reader_read(&s->proc, &ps);
 	if (e < 0)
 		return e;
 	/* The host's available memory moves slowly next to 1 kHz sampling, and costs as
@@ -376,6 +444,10 @@ int sampler_read(struct sampler *s, int64_t now, struct sample *out)
 	out->swap = ps.swap;
 	out->threads = ps.threads;
 	out->mem_available = mi.available;
+	if (s->set)
+		put_context(out, &set_stat, set_have_stat, &set_io, set_have_io);
+	else if (s->pid)
+		read_context(s, now, out);
 	if (s->cg)
 		read_cgroup(s, out);
 	s->gpu_fresh = 0;

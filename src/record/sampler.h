@@ -75,9 +75,18 @@ struct sampler {
 	struct smaps_reader smaps;
 	int pss_err;
 	size_t pss_nfailed;
+	/* Context counters (CPU time, faults, I/O bytes): stat re-read at most every
+	 * stat_every_ns (one clock tick: its CPU times move in ticks), io at most every
+	 * IO_EVERY_NS; samples in between carry the last reading. Single process: its
+	 * last readings here (have_*: read at least once); a set keeps its own. */
+	int64_t stat_every_ns, stat_next_ns, io_next_ns;
+	struct proc_stat stat_last;
+	struct proc_io io_last;
+	int have_stat, have_io;
 };
 
 #define PSI_EVERY_NS 1000000000LL
+#define IO_EVERY_NS 1000000000LL
 
 /* Opens the target's files (pid 0: no single process, a cgroup's set is sampled).
  * Returns 0, -ESRCH when the process is gone, or -errno. */

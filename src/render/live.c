@@ -51,6 +51,17 @@ void live_eta(struct buf *b, const struct eta_projection *p)
 		   eta_limit_name(p->limit));
 }
 
+void live_context(struct buf *b, const struct sample *prev, const struct sample *s)
+{
+	if (!(prev->have & s->have & SAMPLE_CPU) || s->elapsed_ns <= prev->elapsed_ns)
+		return;
+	double dt = (double)(s->elapsed_ns - prev->elapsed_ns);
+	uint64_t cpu = s->cpu_user_ns + s->cpu_sys_ns, cpu0 = prev->cpu_user_ns + prev->cpu_sys_ns;
+	double pct = cpu > cpu0 ? (double)(cpu - cpu0) * 100.0 / dt : 0;
+	double maj = s->majflt > prev->majflt ? (double)(s->majflt - prev->majflt) * 1e9 / dt : 0;
+	buf_printf(b, " cpu %.0f%% majflt %.0f/s", pct, maj);
+}
+
 const char *signal_name(int sig, char *buf, size_t n)
 {
 	const char *abbrev = sigabbrev_np(sig);

@@ -16,6 +16,12 @@ void live_line(struct buf *b, int64_t realtime_ns, const struct sample *s);
  * (record/eta.h), when memory is rising toward a limit; nothing otherwise. */
 void live_eta(struct buf *b, const struct eta_projection *p);
 
+/* " cpu 97% majflt 12/s": CPU use (100% is one CPU's time) and major faults per second
+ * between the previous live line's sample prev and s; nothing when either lacks the
+ * counters (SAMPLE_CPU) or no time passed. Counters that went down (a set's member
+ * that left had not been read) give 0. */
+void live_context(struct buf *b, const struct sample *prev, const struct sample *s);
+
 /* "exited with 3", "killed by SIGKILL", "still running (recording stopped)", ...
  * An OOM kill says what the kernel said: "killed by the OOM killer (memory cgroup /x)
  * at 02:25:07, anon-rss 629.6 GiB; peak 666.4 GiB at 02:24:19"; a run's outcome_note

@@ -132,6 +132,13 @@ int proc_stat_parse(const char *buf, size_t len, struct proc_stat *out)
 			st.ppid = (pid_t)v;
 			got++;
 			break;
+		case 10: case 12: case 14: case 15:
+			if (parse_u64_n(f, (size_t)(p - f), &v) < 0)
+				return -EINVAL;
+			*(field == 10 ? &st.minflt : field == 12 ? &st.majflt :
+			  field == 14 ? &st.utime : &st.stime) = v;
+			got++;
+			break;
 		case 22:
 			if (parse_u64_n(f, (size_t)(p - f), &v) < 0)
 				return -EINVAL;
@@ -142,9 +149,56 @@ int proc_stat_parse(const char *buf, size_t len, struct proc_stat *out)
 			break;
 		}
 	}
-	if (got != 3)
+	if (got != 7)
 		return -EINVAL;
 	*out = st;
+	return 0;
+}
+
+uint64_t proc_ticks_ns(uint64_t ticks)
+{
+	static uint64_t hz;
+	if (!hz) {
+		long t = sysconf(_SC_CLK_TCK);
+		hz = t > 0 ? (uint64_t)t : 100;
+	}
+	if (hz == 100)
+		return ticks * 10000000ULL;
+	return ticks / hz * 1000000000ULL + ticks % hz * 1000000000ULL / hz;
+}
+
+int proc_io_parse(const char *buf, size_t len, struct proc_io *out)
+{
+	static const struct { const char *key; unsigned bit; size_t off; } keys[] = {
+		{ "rchar:", 1, offsetof(struct proc_io, rchar) },
+		{ "wchar:", 2, offsetof(struct proc_io, wchar) },
+		{ "read_bytes:", 4, offsetof(struct proc_io, read_bytes) },
+		{ "write_bytes:", 8, offsetof(struct proc_io, write_bytes) },
+	};
+	struct proc_io io;
+	unsigned have = 0;
+	memset(&io, 0, sizeof(io));
+	const char *p = buf, *end = buf + len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		const char *colon = memchr(p, ':', (size_t)(le - p));
+		size_t klen = colon ? (size_t)(colon - p) + 1 : 0;
+		for (size_t i = 0; colon && i < ARRAY_SIZE(keys); i++) {
+			if (strlen(keys[i].key) != klen || memcmp(p, keys[i].key, klen) != 0)
+				continue;
+			if (have & keys[i].bit)
+				return -EINVAL;
+			if (kv_value_u64(colon + 1, le, (uint64_t *)((char *)&io + keys[i].off)) < 0)
+				return -EINVAL;
+			have |= keys[i].bit;
+			break;
+		}
+		p = le + 1;
+	}
+	if ((have & 12) != 12)
+		return -EINVAL;
+	*out = io;
 	return 0;
 }
 
@@ -199,6 +253,8 @@ void proc_reader_init(struct proc_reader *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->status = (struct rfile)RFILE_INIT;
+	r->stat = (struct rfile)RFILE_INIT;
+	r->io = (struct rfile)RFILE_INIT;
 	r->statm_fd = r->task_fd = -1;
 	r->reuse_max = UINT_MAX;
 }
@@ -217,6 +273,8 @@ int proc_reader_open(struct proc_reader *r, pid_t pid)
 	int e = rfile_open(&r->status, path);
 	if (e < 0)
 		return e;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	rfile_open(&r->stat, path);	/* optional: without it no context counters */
 	/* Both optional: without them status is simply read every time. */
 	if (sysroot_path(path, sizeof(path), "/proc/%d/statm", (int)pid) == 0)
 		r->statm_fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -293,9 +351,47 @@ void proc_reader_invalidate(struct proc_reader *r)
 	r->cached = 0;
 }
 
+int proc_reader_read_stat(struct proc_reader *r, struct proc_stat *out)
+{
+	if (r->stat.fd < 0)
+		return -ENOENT;
+	int e = rfile_read(&r->stat);
+	if (e < 0)
+		return e == -ENOENT ? -ESRCH : e;
+	return proc_stat_parse(r->stat.buf, r->stat.len, out);
+}
+
+int proc_reader_read_io(struct proc_reader *r, struct proc_io *out)
+{
+	int e;
+	if (r->io_err)
+		return r->io_err;
+	if (r->io.fd < 0) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/io", (int)r->pid);
+		if ((e = rfile_open(&r->io, path)) < 0) {
+			if (e == -ENOENT || e == -ESRCH)
+				return -ESRCH;
+			r->io_err = e;
+			return e;
+		}
+	}
+	/* Permission is checked at each read too (the process may have changed its
+	 * credentials, e.g. a setuid exec). */
+	if ((e = rfile_read(&r->io)) < 0) {
+		if (e == -ENOENT || e == -ESRCH)
+			return -ESRCH;
+		r->io_err = e;
+		return e;
+	}
+	return proc_io_parse(r->io.buf, r->io.len, out);
+}
+
 void proc_reader_close(struct proc_reader *r)
 {
 	rfile_close(&r->status);
+	rfile_close(&r->stat);
+	rfile_close(&r->io);
 	if (r->statm_fd >= 0)
 		close(r->statm_fd);
 	if (r->task_fd >= 0)

@@ -23,15 +23,34 @@ struct proc_status {
  * -EINVAL when a required line is missing or malformed. */
 int proc_status_parse(const char *buf, size_t len, struct proc_status *out);
 
-/* From /proc/PID/stat. comm may contain spaces and ')': it runs to the last ')'. */
+/* From /proc/PID/stat. comm may contain spaces and ')': it runs to the last ')'.
+ * The counters are the whole thread group's, cumulative since the process started
+ * (minflt, majflt: page faults that did not and did need I/O; utime, stime: CPU time
+ * in user and kernel mode, in clock ticks). Children's counters (cutime, ...) are left
+ * out: a set sums its members' own counters, and a reaped child's would count twice. */
 struct proc_stat {
 	char comm[PROC_NAME_MAX];
 	char state;
 	pid_t ppid;
+	uint64_t minflt, majflt;
+	uint64_t utime, stime;	/* clock ticks (proc_ticks_ns) */
 	uint64_t starttime;	/* clock ticks after boot */
 };
 
 int proc_stat_parse(const char *buf, size_t len, struct proc_stat *out);
+
+/* Clock ticks (sysconf(_SC_CLK_TCK)) to nanoseconds. */
+uint64_t proc_ticks_ns(uint64_t ticks);
+
+/* From /proc/PID/io: bytes the process (all its threads, living and ended) caused to
+ * be read from and written to storage (read_bytes, write_bytes), and passed through
+ * read and write calls of any kind (rchar, wchar). Returns 0 or -EINVAL when
+ * read_bytes or write_bytes is missing or malformed. */
+struct proc_io {
+	uint64_t rchar, wchar, read_bytes, write_bytes;
+};
+
+int proc_io_parse(const char *buf, size_t len, struct proc_io *out);
 
 /* /proc/PID/cmdline (NUL-separated) to one line: arguments joined by spaces, control
  * characters replaced by '?'. A trailing NUL is optional. Writes a terminated string
@@ -81,6 +100,11 @@ struct proc_reader {
 	unsigned reuses, reuse_max;	/* times the cached status was reused in a row */
 	struct proc_status last;
 	unsigned long reads, status_reads;	/* for benchmarks: how often status was read */
+	/* The context counters (proc_reader_read_stat/_io): stat opened with status; io
+	 * opened at its first read, io_err its error when it could not be (-EACCES for
+	 * another user's process: not tried again). */
+	struct rfile stat, io;
+	int io_err;
 };
 
 /* A closed reader, safe to close (what proc_reader_open starts from). */
@@ -96,6 +120,13 @@ void proc_reader_max_reuse(struct proc_reader *r, unsigned n);
 /* The next read re-reads status. */
 void proc_reader_invalidate(struct proc_reader *r);
 void proc_reader_close(struct proc_reader *r);
+/* Re-reads /proc/PID/stat (kept open; about three times the cost of a statm read, see
+ * docs/BENCHMARKS.md). Returns 0, -ESRCH when the process is reaped, or -errno. A
+ * zombie's stat still reads: its final counters. */
+int proc_reader_read_stat(struct proc_reader *r, struct proc_stat *out);
+/* Re-reads /proc/PID/io, opened at the first call. Returns 0, -ESRCH, or the -errno
+ * (-EACCES: not permitted, as for other users' processes) that keeps it unread. */
+int proc_reader_read_io(struct proc_reader *r, struct proc_io *out);
 
 /* Reads /proc/PID/stat once. */
 int proc_read_stat(pid_t pid, struct proc_stat *out);

@@ -18,6 +18,8 @@ enum {
 	SAMPLE_PSI_FULL = 1 << 5,	/* psi_full_* */
 	SAMPLE_CG_PSI = 1 << 6,		/* cg_psi_some_* (the v2 cgroup's memory.pressure) */
 	SAMPLE_CG_PSI_FULL = 1 << 7,	/* cg_psi_full_* */
+	SAMPLE_CPU = 1 << 8,		/* cpu_user_ns, cpu_sys_ns, minflt, majflt */
+	SAMPLE_IO = 1 << 9,		/* read_bytes, write_bytes */
 };
 
 /* One observation of the target (or, with a tree or cgroup, the total over its set of
@@ -45,6 +47,15 @@ struct sample {
 	 * read took (over a set: all members' reads together). */
 	uint64_t swap_pss;
 	int64_t pss_read_us;
+	/* Context (schema 10): cumulative counters as read, from the process's start (a
+	 * set: the sum over its members, see record/procset.h). CPU time in user and
+	 * kernel mode (ns; the kernel counts in clock ticks), page faults that did not
+	 * (minflt) and did (majflt) need I/O, and bytes read from and written to storage
+	 * (/proc/PID/io; not readable for other users' processes). They are re-read at
+	 * most every clock tick (stat) and every second (io): samples in between carry
+	 * the last reading. */
+	uint64_t cpu_user_ns, cpu_sys_ns, minflt, majflt;
+	uint64_t read_bytes, write_bytes;
 };
 
 /* One GPU at one sample: the memory the target (or its tree) uses on it, when known,

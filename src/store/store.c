@@ -155,6 +155,16 @@ static const char *const migrations[] = {
 	"ALTER TABLE run ADD COLUMN min_eta_ns INTEGER;"
 	"ALTER TABLE run ADD COLUMN min_eta_at INTEGER;"
 	"ALTER TABLE run ADD COLUMN min_eta_limit TEXT NOT NULL DEFAULT '';",
+	/* 11: context with each sample, cumulative counters as read (NULL: not read):
+	 * CPU time in user and kernel mode (ns), minor and major page faults, bytes read
+	 * from and written to storage (/proc/PID/io; NULL where not permitted). Over a
+	 * set, sums over its members, those that left included. */
+	"ALTER TABLE sample ADD COLUMN cpu_user_ns INTEGER;"
+	"ALTER TABLE sample ADD COLUMN cpu_sys_ns INTEGER;"
+	"ALTER TABLE sample ADD COLUMN minflt INTEGER;"
+	"ALTER TABLE sample ADD COLUMN majflt INTEGER;"
+	"ALTER TABLE sample ADD COLUMN read_bytes INTEGER;"
+	"ALTER TABLE sample ADD COLUMN write_bytes INTEGER;",
 };
 #define SCHEMA_VERSION ((int)ARRAY_SIZE(migrations))
 
@@ -776,7 +786,8 @@ int store_each_sample(struct store *st, int64_t id, store_sample_cb cb, void *ct
 			" mem_available, pss, uss, cgroup, gpu, cgroup_peak, psi_some_avg10,"
 			" psi_full_avg10, psi_some_total_us, psi_full_total_us, cg_psi_some_avg10,"
 			" cg_psi_full_avg10, cg_psi_some_total_us, cg_psi_full_total_us, swap_pss,"
-			" pss_read_us FROM sample WHERE run_id = ?"
+			" pss_read_us, cpu_user_ns, cpu_sys_ns, minflt, majflt, read_bytes,"
+			" write_bytes FROM sample WHERE run_id = ?"
 			" ORDER BY elapsed_ns", &s) < 0)
 		return -EIO;
 	sqlite3_bind_int64(s, 1, id);
@@ -831,6 +842,18 @@ int store_each_sample(struct store *st, int64_t id, store_sample_cb cb, void *ct
 			m.have |= SAMPLE_CG_PSI_FULL;
 			m.cg_psi_full_avg10 = sqlite3_column_double(s, 19);
 			m.cg_psi_full_total_us = (uint64_t)sqlite3_column_int64(s, 21);
+		}
+		if (sqlite3_column_type(s, 24) != SQLITE_NULL) {
+			m.have |= SAMPLE_CPU;
+			m.cpu_user_ns = (uint64_t)sqlite3_column_int64(s, 24);
+			m.cpu_sys_ns = (uint64_t)sqlite3_column_int64(s, 25);
+			m.minflt = (uint64_t)sqlite3_column_int64(s, 26);
+			m.majflt = (uint64_t)sqlite3_column_int64(s, 27);
+		}
+		if (sqlite3_column_type(s, 28) != SQLITE_NULL) {
+			m.have |= SAMPLE_IO;
+			m.read_bytes = (uint64_t)sqlite3_column_int64(s, 28);
+			m.write_bytes = (uint64_t)sqlite3_column_int64(s, 29);
 		}
 		if ((ret = cb(ctx, &m)) != 0)
 			break;

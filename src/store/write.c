@@ -124,8 +124,9 @@ static int insert_rows(struct store *st, const struct batch *b)
 			" shmem, swap, threads, mem_available, pss, uss, cgroup, gpu, cgroup_peak,"
 			" psi_some_avg10, psi_full_avg10, psi_some_total_us, psi_full_total_us,"
 			" cg_psi_some_avg10, cg_psi_full_avg10, cg_psi_some_total_us,"
-			" cg_psi_full_total_us, swap_pss, pss_read_us)"
-			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &st->ins_sample) < 0)
+			" cg_psi_full_total_us, swap_pss, pss_read_us, cpu_user_ns, cpu_sys_ns,"
+			" minflt, majflt, read_bytes, write_bytes)"
+			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &st->ins_sample) < 0)
 		return -EIO;
 	sqlite3_stmt *s = st->ins_sample;
 	for (size_t i = 0; i < b->nsamples; i++) {
@@ -156,6 +157,12 @@ static int insert_rows(struct store *st, const struct batch *b)
 		bind_opt_i64(s, 23, (int64_t)m->cg_psi_full_total_us, m->have & SAMPLE_CG_PSI_FULL);
 		bind_opt_i64(s, 24, (int64_t)m->swap_pss, m->have & SAMPLE_PSS);
 		bind_opt_i64(s, 25, m->pss_read_us, m->have & SAMPLE_PSS);
+		bind_opt_i64(s, 26, (int64_t)m->cpu_user_ns, m->have & SAMPLE_CPU);
+		bind_opt_i64(s, 27, (int64_t)m->cpu_sys_ns, m->have & SAMPLE_CPU);
+		bind_opt_i64(s, 28, (int64_t)m->minflt, m->have & SAMPLE_CPU);
+		bind_opt_i64(s, 29, (int64_t)m->majflt, m->have & SAMPLE_CPU);
+		bind_opt_i64(s, 30, (int64_t)m->read_bytes, m->have & SAMPLE_IO);
+		bind_opt_i64(s, 31, (int64_t)m->write_bytes, m->have & SAMPLE_IO);
 		if (sqlite3_step(s) != SQLITE_DONE)
 			return -EIO;
 	}

@@ -35,6 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	union {
 		struct proc_status st;
 		struct proc_stat ps;
+		struct proc_io io;
 		struct meminfo mi;
 		struct cg_mount mnt;
 		struct cg_events ev;
@@ -56,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	switch (which % 16) {
 	case 0: proc_status_parse(buf, len, &out.st); break;
-	case 1: proc_stat_parse(buf, len, &out.ps); break;
+	case 1: proc_stat_parse(buf, len, &out.ps); proc_io_parse(buf, len, &out.io); break;
 	case 2: meminfo_parse(buf, len, &out.mi); break;
 	case 3: proc_cmdline_join(buf, len, out.line, sizeof(out.line)); break;
 	case 4: parse_duration_ns(str, &out.i); break;

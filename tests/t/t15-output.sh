@@ -114,6 +114,9 @@ if cat /proc/pressure/memory >/dev/null 2>&1; then
 	hdr="$hdr,psi_some_avg10,psi_full_avg10,psi_some_total_us,psi_full_total_us"
 	nf=$((nf + 4))
 fi
+# The context counters: stat and io of a process of our own are always readable.
+hdr="$hdr,cpu_user_s,cpu_sys_s,minflt,majflt,read_bytes,write_bytes"
+nf=$((nf + 6))
 check "export csv: the header exactly" test "$(head -1 "$T/e.csv")" = "$hdr"
 check "export csv: one row per sample ($samples)" test "$(( $(lines "$T/e.csv") - 1 ))" -eq "$samples"
 check "export csv: every row has $nf fields" \

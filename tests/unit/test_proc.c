@@ -91,7 +91,67 @@ static void test_stat_weird_name(void **state)
 	assert_int_equal(st.state, 'S');
 	assert_int_equal(st.ppid, 6555);
 	assert_true(st.starttime == 61522);
+	assert_true(st.minflt == 5229 && st.majflt == 0);
+	assert_true(st.utime == 0 && st.stime == 1);
 	free(buf);
+}
+
+/* Captured from a python3 loop here: each counter lands in its own field (minflt 10,
+ * cminflt 11, majflt 12, cmajflt 13, utime 14, stime 15), children's left out. */
+static void test_stat_counters(void **state)
+{
+	(void)state;
+	size_t len;
+	char *buf = fixture("tests/fixtures/proc/stat-busy.txt", &len);
+	struct proc_stat st;
+	assert_int_equal(proc_stat_parse(buf, len, &st), 0);
+	assert_string_equal(st.comm, "python3");
+	assert_true(st.minflt == 4513 && st.majflt == 1);
+	assert_true(st.utime == 71 && st.stime == 2);
+	assert_true(st.starttime == 1454605);
+	free(buf);
+	static const char badflt[] = "12 (x) S 1 1 1 0 -1 0 12x 0 0 0 0 0 0 0 0 0 0 0 1 0";
+	assert_int_equal(proc_stat_parse(badflt, strlen(badflt), &st), -EINVAL);
+	static const char over[] = "12 (x) S 1 1 1 0 -1 0 1 0 0 0 99999999999999999999 0 0 0 0 0 0 0 1 0";
+	assert_int_equal(proc_stat_parse(over, strlen(over), &st), -EINVAL);
+	/* cut before stime */
+	static const char cut[] = "12 (x) S 1 1 1 0 -1 0 1 0 0 0 5";
+	assert_int_equal(proc_stat_parse(cut, strlen(cut), &st), -EINVAL);
+}
+
+static void test_ticks_ns(void **state)
+{
+	(void)state;
+	uint64_t hz = (uint64_t)sysconf(_SC_CLK_TCK);
+	assert_true(proc_ticks_ns(0) == 0);
+	assert_true(proc_ticks_ns(hz) == 1000000000ULL);
+	assert_true(proc_ticks_ns(hz * 3600 * 24 * 365) == 1000000000ULL * 3600 * 24 * 365);
+}
+
+static void test_io(void **state)
+{
+	(void)state;
+	size_t len;
+	char *buf = fixture("tests/fixtures/proc/io.txt", &len);
+	struct proc_io io;
+	assert_int_equal(proc_io_parse(buf, len, &io), 0);
+	assert_true(io.rchar == 8517574 && io.wchar == 1697);
+	assert_true(io.read_bytes == 5853184 && io.write_bytes == 0);
+	/* truncated before write_bytes */
+	const char *w = strstr(buf, "write_bytes");
+	assert_non_null(w);
+	assert_int_equal(proc_io_parse(buf, (size_t)(w - buf), &io), -EINVAL);
+	free(buf);
+	static const char unit[] = "read_bytes: 4096 MB\nwrite_bytes: 0\n";
+	assert_int_equal(proc_io_parse(unit, strlen(unit), &io), -EINVAL);
+	static const char twice[] = "read_bytes: 1\nwrite_bytes: 0\nread_bytes: 2\n";
+	assert_int_equal(proc_io_parse(twice, strlen(twice), &io), -EINVAL);
+	static const char neg[] = "read_bytes: -1\nwrite_bytes: 0\n";
+	assert_int_equal(proc_io_parse(neg, strlen(neg), &io), -EINVAL);
+	assert_int_equal(proc_io_parse("", 0, &io), -EINVAL);
+	static const char exact[] = "read_bytes: 18446744073709551615\nwrite_bytes: 7";
+	assert_int_equal(proc_io_parse(exact, strlen(exact), &io), 0);
+	assert_true(io.read_bytes == UINT64_MAX && io.write_bytes == 7);
 }
 
 static void test_stat_malformed(void **state)
@@ -237,6 +297,9 @@ int main(void)
 		cmocka_unit_test(test_status_malformed),
 		cmocka_unit_test(test_stat_weird_name),
 		cmocka_unit_test(test_stat_malformed),
+		cmocka_unit_test(test_stat_counters),
+		cmocka_unit_test(test_ticks_ns),
+		cmocka_unit_test(test_io),
 		cmocka_unit_test(test_cmdline),
 		cmocka_unit_test(test_meminfo),
 		cmocka_unit_test(test_reader_cache),

@@ -52,6 +52,30 @@ static void test_fmt_time(void **state)
 	assert_string_equal(fmt_datetime(b, sizeof(b), t), "2026-11-29 02:24");
 }
 
+static void test_live_context(void **state)
+{
+	(void)state;
+	struct buf b = { 0 };
+	struct sample p, s;
+	memset(&p, 0, sizeof(p));
+	memset(&s, 0, sizeof(s));
+	p.elapsed_ns = 1000000000;
+	s.elapsed_ns = 3000000000;
+	p.have = s.have = SAMPLE_CPU;
+	p.cpu_user_ns = 500000000;
+	s.cpu_user_ns = 2000000000;
+	s.cpu_sys_ns = 500000000;	/* 2 s of CPU in 2 s */
+	p.majflt = 10;
+	s.majflt = 110;
+	live_context(&b, &p, &s);
+	assert_string_equal(buf_str(&b), " cpu 100% majflt 50/s");
+	buf_reset(&b);
+	p.have = 0;	/* the first line: no rate yet */
+	live_context(&b, &p, &s);
+	assert_string_equal(buf_str(&b), "");
+	buf_release(&b);
+}
+
 static void test_live_line(void **state)
 {
 	(void)state;
@@ -604,6 +628,7 @@ int main(void)
 		cmocka_unit_test(test_fmt_duration),
 		cmocka_unit_test(test_fmt_time),
 		cmocka_unit_test(test_live_line),
+		cmocka_unit_test(test_live_context),
 		cmocka_unit_test(test_outcome_words),
 		cmocka_unit_test(test_json_escape),
 		cmocka_unit_test(test_untrusted_text),
