@@ -3,6 +3,8 @@
 #include "base/util.h"
 #include "cli/cli.h"
 #include "cli/runload.h"
+#include "model/model.h"
+#include "render/model.h"
 #include "render/html.h"
 #include "store/store.h"
 
@@ -23,6 +25,32 @@ static const char usage_text[] =
 	"  -o, --output FILE  the HTML file to write ('-' for standard output)\n"
 	"      --time KIND    chart x axis: 'elapsed' (default) or 'wall' (local clock time)\n"
 	"      --db PATH      the run database\n";
+
+#define REPORT_MODELS 8	/* counters modelled at most, in the order first seen */
+
+/* The run's RSS against each of its counters and gauges alone, as `rsswatch model RUN
+ * 'rss ~ counter.NAME'` gives it, into out (nothing without counters or samples). */
+static void counter_models(const struct loaded_run *lr, struct buf *out)
+{
+	double *values = lr->n ? xcalloc(lr->n, sizeof(*values)) : NULL;
+	for (size_t i = 0; values && i < lr->ncounters && i < REPORT_MODELS; i++) {
+		const struct counter_series *cs = &lr->counters[i];
+		char formula[128], err[160];
+		struct counter_model m;
+		memset(&m, 0, sizeof(m));
+		snprintf(formula, sizeof(formula), "rss ~ counter.%s", cs->name);
+		if (model_formula_parse(formula, 1, &m.f, err, sizeof(err)) < 0)
+			continue;	/* a name a formula cannot hold */
+		m.run_id = lr->run.id;
+		model_carry(lr->s, lr->n, cs->t, cs->v, cs->n, values, 1);
+		model_counters_fit(&m, lr->s, lr->n, values, lr->run.interval_ns, lr->marks,
+				   lr->nmarks, lr->run.started_at);
+		if (out->len)
+			buf_putc(out, '\n');
+		model_counters_text(out, &m);
+	}
+	free(values);
+}
 
 int cmd_report(int argc, char **argv)
 {
@@ -78,8 +106,11 @@ int cmd_report(int argc, char **argv)
 		cli_error("cannot read run %lld: %s", (long long)lr.run.id, store_errmsg(st));
 		ret = EXIT_FAIL;
 	} else if ((ret = plot_prepare(&lr, 1, NULL, &cr)) == 0) {
-		struct html_procs hp = { procs, np, kills, nk };
+		struct buf models = { 0 };
+		counter_models(&lr, &models);
+		struct html_procs hp = { procs, np, kills, nk, buf_str(&models) };
 		html_report(&b, &cr, &o, &hp, "rsswatch " RSSWATCH_VERSION);
+		buf_release(&models);
 		ret = write_output(out, &b);
 	}
 	free(procs);

@@ -334,3 +334,15 @@ void model_counters_fit(struct counter_model *m, const struct sample *s, size_t 
 		}
 	}
 }
+
+void model_carry(const struct sample *s, size_t n, const int64_t *t, const long long *v,
+		 size_t m, double *out, size_t stride)
+{
+	size_t j = 0;
+	double cur = 0;
+	for (size_t i = 0; i < n; i++) {
+		while (j < m && t[j] <= s[i].elapsed_ns)
+			cur = (double)v[j++];
+		out[i * stride] = cur;
+	}
+}

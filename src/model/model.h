@@ -120,4 +120,10 @@ void model_counters_fit(struct counter_model *m, const struct sample *s, size_t 
 			const double *values, int64_t interval_ns, const struct mark *marks,
 			size_t nmarks, int64_t started_at);
 
+/* The values of one counter or gauge at each of samples s[0..n): the last of its
+ * changes (t[j] elapsed, v[j], in time order, m of them) at or before each sample, 0
+ * before the first, into out[i * stride]. */
+void model_carry(const struct sample *s, size_t n, const int64_t *t, const long long *v,
+		 size_t m, double *out, size_t stride);
+
 #endif

@@ -355,6 +355,15 @@ void html_report(struct buf *b, const struct chart_run *r, const struct chart_op
 		}
 		buf_puts(b, "</tbody>\n</table></div>\n");
 	}
+	if (hp->counter_models && *hp->counter_models) {
+		buf_puts(b, "<h2>Memory against the counters</h2>\n<p class=\"none\">RSS fitted "
+			    "over the run's samples against each counter or gauge alone (least "
+			    "squares, 95% intervals, the best lag of 0..20 samples: "
+			    "<code>rsswatch model RUN 'rss ~ counter.NAME'</code>).</p>\n"
+			    "<div class=\"wide\"><pre>");
+		xml_text(b, hp->counter_models);
+		buf_puts(b, "</pre></div>\n");
+	}
 	if (hp->nprocs > 1)
 		procs_section(b, hp->procs, hp->nprocs);
 	if (hp->nkills)

@@ -17,6 +17,9 @@ struct html_procs {
 	size_t nprocs;
 	const struct oom_kill *kills;
 	size_t nkills;
+	/* The run's memory against each of its counters and gauges (render/model.h's text
+	 * of model/model.h's fits), shown as it is; NULL: none. */
+	const char *counter_models;
 };
 
 /* r is one run with its samples, marks and events; o the chart's options (its title is

@@ -76,8 +76,21 @@ if [ -x "$BUILD/examples/pipeline" ]; then
 		awk -v s="${per:-0}" 'BEGIN { exit !(s > 0.85 * 33554432 && s < 1.15 * 33554432) }'
 	run "$RSW" model last 'rss ~ counter.nope'
 	check "in-run model of a missing counter fails" test "$RC" -eq 1
+	# the run's report carries the same model, one per counter, as the CLI prints it
+	run "$RSW" report last -o "$T/counters.html"
+	"$RSW" model last 'rss ~ counter.buffers_in_flight' >"$T/model.txt"
+	eq=$(grep '^rss = ' "$T/model.txt")
+	check "report: a section of memory against the counters" grep -q '<h2>Memory against the counters</h2>' "$T/counters.html"
+	check "report: the buffers' model as model prints it ($eq)" grep -qF "$eq" "$T/counters.html"
+	nm=$(grep -o 'model     run [0-9]*: rss ~' "$T/counters.html" | wc -l)
+	check "report: one model per counter ($nm)" \
+		test "$nm" -eq "$(sql "$RSSWATCH_DB" "SELECT count(DISTINCT name) FROM counter WHERE run_id = (SELECT max(id) FROM run)")"
+	run "$RSW" record -q -i 20ms -- "$HOG" +8M sleep 100ms exit 0
+	run "$RSW" report last -o "$T/plain.html"
+	check "report: no such section for a run without counters" sh -c '! grep -q "Memory against the counters" "$1"' - "$T/plain.html"
 else
 	skip "in-run model: examples/pipeline not built"
 	skip "in-run model of a missing counter"
+	skip "report: counter models"
 fi
 done_testing
