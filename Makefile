@@ -6,7 +6,8 @@
 #   make bench      rsswatch beside the bash loop, pidstat and a psutil sampler: one table
 #                   of ratios in build/bench/ (about 6 minutes; QUICK=1: under a minute)
 #   make bench-bin  only build what the benchmarks run (for the scripts in bench/)
-#   make install PREFIX=/usr/local DESTDIR=
+#   make lint       the layers' include rule and banned functions (scripts/lint.sh)
+#   make install PREFIX=/usr/local DESTDIR=    (make uninstall, the same variables)
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -25,7 +26,7 @@ PKGS      := sqlite3
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 VERSION   := 0.1.0
-CPPFLAGS  += -Isrc -Iinclude -D_GNU_SOURCE -DRSSWATCH_VERSION=\"$(VERSION)\"
+CPPFLAGS  += -Isrc -Iinclude -I. -D_GNU_SOURCE -DRSSWATCH_VERSION=\"$(VERSION)\"
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN) $(PKG_CFLAGS)
 LDLIBS    = $(PKG_LIBS) -ldl -lm -lpthread
 
@@ -53,7 +54,7 @@ LIBSO    := $(BUILD)/librsswatch.so
 LIBA     := $(BUILD)/librsswatch.a
 CORE_A   := $(BUILD)/libcore.a
 
-.PHONY: all check unit shell demo deps deps-build install clean fuzz bench bench-bin
+.PHONY: all check unit shell demo deps deps-build install uninstall clean fuzz bench bench-bin lint
 all: $(RSSWATCH) $(LIBSO) $(LIBA)
 
 $(BUILD)/%.o: %.c
@@ -145,6 +146,16 @@ install: all
 	install -m 644 include/rsswatch.h $(DESTDIR)$(PREFIX)/include/rsswatch.h
 	install -m 644 man/rsswatch.1 $(DESTDIR)$(PREFIX)/share/man/man1/rsswatch.1
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' rsswatch.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/rsswatch.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/rsswatch $(DESTDIR)$(PREFIX)/lib/librsswatch.so.1 \
+		$(DESTDIR)$(PREFIX)/lib/librsswatch.so $(DESTDIR)$(PREFIX)/lib/librsswatch.a \
+		$(DESTDIR)$(PREFIX)/include/rsswatch.h $(DESTDIR)$(PREFIX)/share/man/man1/rsswatch.1 \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig/rsswatch.pc
+
+# The layers' one-way include rule and the banned functions (scripts/lint.sh).
+lint:
+	@scripts/lint.sh
 
 clean:
 	rm -rf build build-san build-fuzz

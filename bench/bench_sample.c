@@ -48,7 +48,7 @@ int main(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	r.started_at = 1;
 	r.interval_ns = NS_PER_MS;
-	strcpy(r.outcome, OUTCOME_RUNNING);
+	snprintf(r.outcome, sizeof(r.outcome), "%s", OUTCOME_RUNNING);
 	r.exit_code = r.signal = -1;
 	r.peak_gpu = -1;
 	store_run_begin(st, &r);

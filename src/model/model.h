@@ -15,7 +15,6 @@
 
 #include "base/fit.h"
 #include "store/model.h"
-#include "store/store.h"	/* struct mark */
 
 #define MODEL_MAX_TERMS (FIT_MAX_COEF - 1)
 #define MODEL_NAME_MAX 72

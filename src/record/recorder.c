@@ -586,7 +586,8 @@ static int take_sample(struct recorder *rc)
 		live_line(&rc->line, t, &s);
 		live_context(&rc->line, &rc->live_prev, &s);
 		rc->live_prev = s;
-		live_eta(&rc->line, &rc->eta.now);
+		live_eta(&rc->line, rc->eta.now.have ? rc->eta.now.eta_s : -1,
+			 eta_limit_name(rc->eta.now.limit));
 		/* The application's counters, as it named them. */
 		for (size_t i = 0; i < rc->ncounters; i++) {
 			buf_puts(&rc->line, i ? " " : " | ");

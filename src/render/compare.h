@@ -14,7 +14,6 @@
 
 #include "base/buf.h"
 #include "store/model.h"
-#include "store/store.h"
 
 struct cmp_run {
 	const struct run *run;

@@ -41,14 +41,14 @@ void live_line(struct buf *b, int64_t realtime_ns, const struct sample *s)
 	buf_printf(b, " avail %s", fmt_bytes(avail, sizeof(avail), s->mem_available));
 }
 
-void live_eta(struct buf *b, const struct eta_projection *p)
+void live_eta(struct buf *b, double eta_s, const char *limit)
 {
 	char d[32];
-	if (!p->have)
+	if (eta_s < 0)
 		return;
-	double ns = p->eta_s * 1e9;
+	double ns = eta_s * 1e9;
 	buf_printf(b, ", full in ~%s (%s)", fmt_duration(d, sizeof(d), ns > 9e18 ? INT64_MAX : (int64_t)ns),
-		   eta_limit_name(p->limit));
+		   limit);
 }
 
 void live_context(struct buf *b, const struct sample *prev, const struct sample *s)

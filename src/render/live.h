@@ -5,16 +5,16 @@
 #include <stdint.h>
 
 #include "base/buf.h"
-#include "record/eta.h"
 #include "store/model.h"
 
 /* "02:24:19 rss 666.4 GiB (anon 660.1, file 6.3, shmem 0.0) hwm 668.0 GiB avail 80.2 GiB"
  * (plus swap when any, gpu and "cg 60.1/64.0 MiB" (cgroup usage/limit) when sampled). The figures in parentheses share the unit of rss. */
 void live_line(struct buf *b, int64_t realtime_ns, const struct sample *s);
 
-/* ", full in ~4m10s (cgroup limit)": the projected time to exhaustion
- * (record/eta.h), when memory is rising toward a limit; nothing otherwise. */
-void live_eta(struct buf *b, const struct eta_projection *p);
+/* ", full in ~4m10s (cgroup limit)": the projected time to exhaustion in seconds
+ * (record/eta.h) and the limit's name; nothing when eta_s is negative (memory is not
+ * rising toward a limit). */
+void live_eta(struct buf *b, double eta_s, const char *limit);
 
 /* " cpu 97% majflt 12/s": CPU use (100% is one CPU's time) and major faults per second
  * between the previous live line's sample prev and s; nothing when either lacks the

@@ -18,7 +18,6 @@
 #include "base/buf.h"
 #include "render/counters.h"
 #include "store/model.h"
-#include "store/store.h"
 #include "base/fmt.h"	/* enum unit */
 
 /* One run to draw. The arrays are borrowed; samples in time order. */

@@ -19,7 +19,7 @@
 
 #include "base/clock.h"
 #include "source/proc.h"
-#include "../../lib/page.h"
+#include "lib/page.h"
 
 #define STALL_NS 1000000000LL	/* an unfinished mark is given up after this long */
 

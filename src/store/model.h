@@ -245,4 +245,16 @@ struct oom_kill {
 void run_release(struct run *r);
 double run_mean_rss(const struct run *r);
 
+/* An event of a run (exit, OOM kill, warning, ...) and a stage mark, t in realtime ns. */
+struct event {
+	int64_t t;
+	char kind[24];
+	pid_t pid;		/* 0 when none */
+	char *detail;
+};
+struct mark {
+	int64_t t;
+	char *label;
+};
+
 #endif

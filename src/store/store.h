@@ -116,16 +116,6 @@ typedef int (*store_proc_cb)(void *ctx, int64_t elapsed_ns, const struct proc_fi
  * store_each_sample does. */
 int store_each_proc_at_sample(struct store *st, int64_t id, store_proc_cb cb, void *ctx);
 
-struct event {
-	int64_t t;
-	char kind[24];
-	pid_t pid;		/* 0 when none */
-	char *detail;
-};
-struct mark {
-	int64_t t;
-	char *label;
-};
 int store_events(struct store *st, int64_t id, struct event **out, size_t *n);
 void store_free_events(struct event *ev, size_t n);
 int store_marks(struct store *st, int64_t id, struct mark **out, size_t *n);

@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "rsswatch.h"
-#include "../../lib/page.h"
+#include "lib/page.h"
 
 #define LIFETIME_S 60
 
@@ -172,7 +172,7 @@ static int do_victim(const char *ready, const char *go, const char *end_file)
 static int do_flood(const char *ms_s)
 {
 	struct timespec t0, t;
-	long ms = atol(ms_s);
+	long ms = strtol(ms_s, NULL, 10);
 	unsigned long long n = 0;
 	char label[32];
 	if (ms <= 0 || ms > LIFETIME_S * 1000L || rsw_init() != 0)

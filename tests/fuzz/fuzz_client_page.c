@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "source/client.h"
-#include "../../lib/page.h"
+#include "lib/page.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

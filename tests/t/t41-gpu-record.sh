@@ -236,8 +236,10 @@ check "--gpu-interval 200ms: the figure changed over the run" \
 	test "$(wc -l <"$tmp/fast.changes")" -ge 3
 check "--gpu-interval 200ms: at most 6 values in 1s" \
 	test "$(wc -l <"$tmp/fast.changes")" -le 6
-check "--gpu-interval 200ms: changes are at least 200ms apart" \
-	awk 'NR > 1 && $1 - prev < 0.1995 { bad = 1 } { prev = $1 } END { exit bad }' "$tmp/fast.changes"
+# (a read is seen at the next sample, which a loaded machine may delay: one change late
+# and the next on time come closer than 200ms, never closer than 200ms less a delay)
+check "--gpu-interval 200ms: changes are about 200ms apart (none under 150ms)" \
+	awk 'NR > 1 && $1 - prev < 0.150 { bad = 1 } { prev = $1 } END { exit bad }' "$tmp/fast.changes"
 check "--gpu-interval 200ms: samples are still every 20ms" \
 	test "$(awk 'END { print NR - 1 }' "$tmp/fast.csv")" -ge 25
 

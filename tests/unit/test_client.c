@@ -30,7 +30,7 @@
 #include "base/clock.h"
 #include "source/client.h"
 #include "source/proc.h"
-#include "../../lib/page.h"
+#include "lib/page.h"
 
 static char shm_dir[] = "/tmp/rsswatch-test-client.XXXXXX";
 

@@ -153,13 +153,13 @@ static void test_params(void **state)
 		assert_int_equal(run_param_parse(bad[i], &p, err, sizeof(err)), -EINVAL);
 	char key[80], val[300];
 	memset(key, 'k', 64);
-	strcpy(key + 64, "=1");
+	memcpy(key + 64, "=1", 3);
 	assert_int_equal(run_param_parse(key, &p, err, sizeof(err)), -EINVAL);
 	memset(key, 'k', 63);
-	strcpy(key + 63, "=1");
+	memcpy(key + 63, "=1", 3);
 	assert_int_equal(run_param_parse(key, &p, err, sizeof(err)), 0);
 	free(p.value);
-	strcpy(val, "v=");
+	memcpy(val, "v=", 2);
 	memset(val + 2, 'a', 256);
 	val[258] = '\0';
 	assert_int_equal(run_param_parse(val, &p, err, sizeof(err)), -EINVAL);

@@ -409,7 +409,7 @@ static void test_json_kills_processes(void **state)
 	buf_reset(&b);
 	r.min_eta_ns = 250LL * 1000000000LL;
 	r.min_eta_at = r.started_at + 3LL * 1000000000LL;
-	strcpy(r.min_eta_limit, "cgroup");
+	snprintf(r.min_eta_limit, sizeof(r.min_eta_limit), "cgroup");
 	json_run(&b, &r);
 	assert_non_null(strstr(buf_str(&b), ",\"min_eta_s\":250.0,\"min_eta_at\":\""));
 	assert_non_null(strstr(buf_str(&b), "Z\",\"min_eta_limit\":\"cgroup\"}"));

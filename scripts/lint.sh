@@ -1,0 +1,68 @@
+#!/bin/sh
+# make lint: the one-way include rule between the layers of src/ (docs/ARCHITECTURE.md),
+# and no banned functions anywhere in C sources. Prints each violation and exits 1 when
+# there is one.
+#
+# A file in src/LAYER/ may include, of the project's headers, only those of the layers
+# allowed below (its own layer always). Single headers allowed across a layer are
+# named in full.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+
+allowed() {	# allowed LAYER: the layers (or headers) that LAYER may include
+	case "$1" in
+	base) echo "base" ;;
+	source) echo "base lib/page.h" ;;
+	store) echo "base source/proc.h" ;;
+	record) echo "base source store" ;;
+	model) echo "base store/model.h" ;;
+	render) echo "base store/model.h model/model.h" ;;
+	cli) echo "base source store record model render" ;;
+	*) echo "" ;;
+	esac
+}
+
+# Known exceptions, each a file and the header it may include for now, with why.
+#   record/recorder.c -> render/live.h: the recorder prints its live line and warnings
+#   itself; they are to go through a callback that the CLI gives it.
+exception() {
+	case "$1 $2" in
+	"src/record/recorder.c render/live.h") return 0 ;;
+	esac
+	return 1
+}
+
+bad=0
+for f in $(find src -name '*.[ch]' | sort); do
+	layer=$(echo "$f" | cut -d/ -f2)
+	ok_list=$(allowed "$layer")
+	for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
+		case "$inc" in
+		*/*) ;;
+		*) continue ;;	# a header next to the file
+		esac
+		top=${inc%%/*}
+		[ "$top" = "$layer" ] && continue
+		ok=0
+		for a in $ok_list; do
+			if [ "$a" = "$top" ] || [ "$a" = "$inc" ]; then
+				ok=1
+				break
+			fi
+		done
+		if [ "$ok" = 0 ] && ! exception "$f" "$inc"; then
+			echo "$f: includes $inc: layer $layer may include only: $ok_list"
+			bad=1
+		fi
+	done
+done
+
+# Functions with a safer replacement in every case: snprintf, strlcpy_rsw or buf_*,
+# strtol with an end check (parse.h), strtok_r.
+banned='\b(sprintf|vsprintf|strcpy|strcat|strncat|atoi|atol|atoll|strtok|gets)[[:space:]]*\('
+if grep -nE "$banned" $(find src lib tests bench examples -name '*.[ch]' | sort) | grep -v 'lint: allow'; then
+	echo "banned functions above: use snprintf, strlcpy_rsw or buf_*, parse.h's parsers, strtok_r"
+	bad=1
+fi
+[ "$bad" = 0 ] && echo "lint: include rule and banned functions: ok"
+exit "$bad"
