@@ -15,8 +15,11 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 BUILD   ?= build
 
-WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
-	-Wformat=2 -Wno-format-nonliteral
+# Warnings are errors in make check and CI (WERROR=1, which check sets), not in a plain
+# make, where a newer compiler's new warnings must not stop a user's build.
+WERROR ?= 0
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wformat=2 -Wno-format-nonliteral $(if $(filter 1,$(WERROR)),-Werror)
 ifeq ($(SANITIZE),1)
 BUILD := build-san
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -57,11 +60,21 @@ CORE_A   := $(BUILD)/libcore.a
 .PHONY: all check unit shell demo deps deps-build install uninstall clean fuzz bench bench-bin lint
 all: $(RSSWATCH) $(LIBSO) $(LIBA)
 
-$(BUILD)/%.o: %.c
+# Every object depends on the flags it was compiled with: changing CFLAGS, WERROR or
+# SANITIZE rebuilds what they change. The stamp is rewritten only when they differ.
+FLAGS_STAMP := $(BUILD)/.flags
+FLAGS_NOW := $(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) $(LDLIBS)
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(@D)
+	@echo '$(subst ','\'',$(FLAGS_NOW))' | cmp -s - $@ || echo '$(subst ','\'',$(FLAGS_NOW))' >$@
+.PHONY: FORCE
+FORCE:
+
+$(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/pic/%.o: %.c
+$(BUILD)/pic/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -std=c89 -pedantic $(WARN) $(CFLAGS) $(SAN) -fPIC -fvisibility=hidden \
 		-MMD -MP -c -o $@ $<
@@ -83,27 +96,27 @@ $(LIBA): $(LIB_OBJ)
 CMOCKA_CFLAGS = $(shell pkg-config --cflags cmocka 2>/dev/null)
 CMOCKA_LIBS   = $(shell pkg-config --libs cmocka 2>/dev/null)
 
-$(BUILD)/tests/%: tests/unit/%.c $(CORE_A) $(LIBA)
+$(BUILD)/tests/%: tests/unit/%.c $(CORE_A) $(LIBA) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_A) $(LIBA) \
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) $(LDFLAGS) -MMD -MP -o $@ $< $(CORE_A) $(LIBA) \
 		$(CMOCKA_LIBS) $(LDLIBS) -lpthread
 
 # Each libFuzzer harness, driven by tests/fuzz/replay.c for a few seconds in make check.
-$(BUILD)/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/replay.c $(CORE_A)
+$(BUILD)/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/replay.c $(CORE_A) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(CORE_A) $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -MMD -MP -o $@ $< tests/fuzz/replay.c $(CORE_A) $(LDLIBS)
 
-$(BUILD)/tests/bin/%: tests/bin/%.c $(LIBA)
+$(BUILD)/tests/bin/%: tests/bin/%.c $(LIBA) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) -lpthread -ldl
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -MMD -MP -o $@ $< $(LIBA) -lpthread -ldl
 
-$(BUILD)/examples/%: examples/%.c $(LIBA)
+$(BUILD)/examples/%: examples/%.c $(LIBA) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) -lpthread
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -MMD -MP -o $@ $< $(LIBA) -lpthread
 
-$(BUILD)/bench/%: bench/%.c $(CORE_A) $(LIBA)
+$(BUILD)/bench/%: bench/%.c $(CORE_A) $(LIBA) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_A) $(LIBA) $(LDLIBS) -lpthread
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -MMD -MP -o $@ $< $(CORE_A) $(LIBA) $(LDLIBS) -lpthread
 
 # Extra build steps that test suites need (fake shared libraries, ...) hook in here.
 TEST_EXTRA :=
@@ -117,7 +130,7 @@ deps-build:
 # The dependency check runs in a sub-make first, so that pkg-config flags are read
 # after any missing package has been installed.
 check: deps
-	@$(MAKE) --no-print-directory tests-built
+	@$(MAKE) --no-print-directory WERROR=1 tests-built
 	@BUILD=$(BUILD) tests/run.sh
 
 .PHONY: tests-built
@@ -161,6 +174,7 @@ clean:
 	rm -rf build build-san build-fuzz
 
 -include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(LIB_OBJ:.o=.d)
+-include $(addsuffix .d,$(UNIT_BIN) $(TBIN) $(EX_BIN) $(BENCH_BIN) $(FUZZ_CHECK))
 
 # libFuzzer targets (clang), guided by coverage: FUZZ_SECONDS each (default 20). make check
 # runs the same harnesses unguided for a few seconds each (tests/fuzz/replay.c).
