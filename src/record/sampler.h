@@ -15,7 +15,8 @@
 #include "source/smaps.h"
 #include "store/model.h"
 
-#define SAMPLER_MAX_GPUS 16
+/* Every device NVML can enumerate: none is dropped. */
+#define SAMPLER_MAX_GPUS NVML_MAX_DEVICES
 
 /* GPU figures from one NVML read, or the highest of several: have says bytes (the
  * target's total) is known; at is the monotonic time of the read that gave bytes.
