@@ -103,19 +103,31 @@ static void add_thread_children(struct procset *ps, pid_t pid)
 	closedir(d);
 }
 
-static struct procset_member *find(const struct procset *ps, pid_t pid)
+/* The index of member pid in ps->m (sorted by pid), or where it would go: *found says
+ * which. */
+static size_t slot_of(const struct procset *ps, pid_t pid, int *found)
 {
 	size_t lo = 0, hi = ps->n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (ps->m[mid].pid == pid)
-			return &ps->m[mid];
+		if (ps->m[mid].pid == pid) {
+			*found = 1;
+			return mid;
+		}
 		if (ps->m[mid].pid < pid)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return NULL;
+	*found = 0;
+	return lo;
+}
+
+static struct procset_member *find(const struct procset *ps, pid_t pid)
+{
+	int found;
+	size_t i = slot_of(ps, pid, &found);
+	return found ? &ps->m[i] : NULL;
 }
 
 /* One connector event: a new process (child pid == tgid) is kept for the fork pass of
@@ -188,17 +200,11 @@ static void drain_events(struct procset *ps)
  * cannot be opened (gone already). The pointer is valid until the next call. */
 static struct procset_member *member(struct procset *ps, pid_t pid, int *is_new)
 {
-	size_t lo = 0, hi = ps->n;
+	int found;
+	size_t lo = slot_of(ps, pid, &found);
 	*is_new = 0;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (ps->m[mid].pid == pid)
-			return &ps->m[mid];
-		if (ps->m[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	if (found)
+		return &ps->m[lo];
 	struct procset_member nm;
 	memset(&nm, 0, sizeof(nm));
 	nm.pid = pid;
