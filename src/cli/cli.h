@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-/* Exit codes (DESIGN.md). A launched command's own status is passed through; 125, 126
+/* Exit codes (man/rsswatch.1, EXIT STATUS). A launched command's own status is passed through; 125, 126
  * and 127 are used when rsswatch failed, the command could not run, or was not found. */
 enum {
 	EXIT_OK = 0,

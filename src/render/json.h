@@ -17,7 +17,7 @@ void json_time(struct buf *b, int64_t realtime_ns);
 void json_number(struct buf *b, double v);
 /* Parameters p[0..n) as one object: numbers as JSON numbers, other values as strings. */
 void json_params(struct buf *b, const struct run_param *p, size_t n);
-/* One run object with the fields of the CLI contract (DESIGN.md). */
+/* One run object with the fields of the CLI contract (man/rsswatch.1, JSON). */
 void json_run(struct buf *b, const struct run *r);
 /* The same fields without the enclosing braces, for objects that add more. */
 void json_run_fields(struct buf *b, const struct run *r);

@@ -8,7 +8,7 @@
  * delivered in the order the kernel sent them; when the socket buffer overflowed,
  * recv() fails with ENOBUFS and some events are lost: the caller must then rebuild what
  * it derived from them another way (a walk of the children files). Works unprivileged
- * (see DESIGN.md). */
+ * on the kernels of this project (6.18: root and another user alike). */
 #ifndef RSW_SOURCE_PROCCN_H
 #define RSW_SOURCE_PROCCN_H
 

@@ -107,7 +107,7 @@ const struct run_param *run_param_find(const struct run_param *p, size_t n, cons
 int run_param_matches(const struct run_param *p, const struct run_param *want);
 void run_params_free(struct run_param *p, size_t n);
 
-/* Outcomes, as stored and as printed by --json (DESIGN.md). */
+/* Outcomes, as stored and as printed by --json (man/rsswatch.1). */
 #define OUTCOME_RUNNING "running"
 #define OUTCOME_EXITED "exited"
 #define OUTCOME_SIGNALED "signaled"

@@ -278,7 +278,7 @@ static void test_reader_cache(void **state)
 	assert_int_equal(proc_reader_read(&r, &st), 0);
 	assert_true(st.rss < rss0 + (8 << 20));	/* the unmap is seen */
 	/* and the peak kept: the kernel saves it from its per-CPU counters, which may lag
-	 * by up to nr_cpus x 64 pages (DESIGN.md), so allow 1 MiB */
+	 * by up to nr_cpus x 64 pages, so allow 1 MiB */
 	assert_true(st.hwm >= rss0 + (7 << 20));
 
 	close(go[1]);
