@@ -111,7 +111,9 @@ static void table_build(struct table *t, const struct cmp_group *g, size_t ng)
 		const struct cmp_run *r = nth_run(g, ng, k);
 		double *v = &t->vals[k * t->nm];
 		v[M_PEAK] = (double)r->run->peak_rss;
-		v[M_TTP] = r->run->peak_rss_at ? (double)(r->run->peak_rss_at - r->run->started_at) / 1e9 : 0;
+		/* a run without a peak has no time to it (0: no percentage against it) */
+		v[M_TTP] = r->run->peak_rss && r->run->peak_rss_at
+				   ? (double)(r->run->peak_rss_at - r->run->started_at) / 1e9 : 0;
 		double sum = 0;
 		for (size_t i = 0; i < r->n; i++)
 			sum += (double)r->s[i].rss;
