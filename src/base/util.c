@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,6 +39,23 @@ void *xrealloc(void *p, size_t n)
 	if (!q)
 		oom(n);
 	return q;
+}
+
+void *xgrow(void *p, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return p;
+	size_t c = *cap ? *cap : 16;
+	while (c <= n) {
+		if (c > SIZE_MAX / 2)
+			oom(SIZE_MAX);
+		c *= 2;
+	}
+	if (size && c > SIZE_MAX / size)
+		oom(SIZE_MAX);
+	p = xrealloc(p, c * size);
+	*cap = c;
+	return p;
 }
 
 char *xstrdup(const char *s)

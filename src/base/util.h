@@ -10,6 +10,10 @@
 void *xmalloc(size_t n);
 void *xcalloc(size_t nmemb, size_t size);
 void *xrealloc(void *p, size_t n);
+/* Room in array p (*cap elements of size bytes) for its element number n: the capacity
+ * doubles (from 16) until it holds it; the result replaces p. A size that would
+ * overflow ends the program as an allocation failure does. */
+void *xgrow(void *p, size_t n, size_t *cap, size_t size);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 

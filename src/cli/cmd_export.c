@@ -54,9 +54,9 @@ struct side_row {
 
 struct side {
 	char **names;		/* column names */
-	size_t ncols;
+	size_t ncols, names_cap;
 	struct side_row *rows;
-	size_t n, next;
+	size_t n, cap, next;
 	long long *cur;		/* latest value per column */
 	char *seen;		/* column has a value yet */
 };
@@ -76,14 +76,14 @@ static size_t side_col(struct side *sd, const char *name)
 	for (size_t i = 0; i < sd->ncols; i++)
 		if (strcmp(sd->names[i], name) == 0)
 			return i;
-	sd->names = xrealloc(sd->names, (sd->ncols + 1) * sizeof(*sd->names));
+	sd->names = xgrow(sd->names, sd->ncols, &sd->names_cap, sizeof(*sd->names));
 	sd->names[sd->ncols] = xstrdup(name);
 	return sd->ncols++;
 }
 
 static void side_add(struct side *sd, int64_t t, const char *name, long long v, int known)
 {
-	sd->rows = xrealloc(sd->rows, (sd->n + 1) * sizeof(*sd->rows));
+	sd->rows = xgrow(sd->rows, sd->n, &sd->cap, sizeof(*sd->rows));
 	sd->rows[sd->n].t = t;
 	sd->rows[sd->n].col = side_col(sd, name);
 	sd->rows[sd->n].v = v;

@@ -211,7 +211,7 @@ struct points {
 	 * and how long each read took */
 	uint64_t pss_max, uss_at_max, swap_pss_max;
 	int64_t *read_us;
-	size_t nreads;
+	size_t nreads, reads_cap;
 };
 
 static int cmp_i64(const void *a, const void *b)
@@ -241,7 +241,7 @@ struct counter_stat {
 
 struct counters {
 	struct counter_stat *c;
-	size_t n;
+	size_t n, cap;
 };
 
 static int counter_cb(void *ctx, int64_t elapsed, const char *name, long long value)
@@ -253,7 +253,7 @@ static int counter_cb(void *ctx, int64_t elapsed, const char *name, long long va
 		if (strcmp(cs->c[i].name, name) == 0)
 			break;
 	if (i == cs->n) {
-		cs->c = xrealloc(cs->c, (cs->n + 1) * sizeof(*cs->c));
+		cs->c = xgrow(cs->c, cs->n, &cs->cap, sizeof(*cs->c));
 		strlcpy_rsw(cs->c[i].name, name, sizeof(cs->c[i].name));
 		cs->c[i].max = value;
 		cs->n++;
@@ -328,7 +328,7 @@ static int collect(void *ctx, const struct sample *s)
 		}
 		if (s->swap_pss > pts->swap_pss_max)
 			pts->swap_pss_max = s->swap_pss;
-		pts->read_us = xrealloc(pts->read_us, (pts->nreads + 1) * sizeof(*pts->read_us));
+		pts->read_us = xgrow(pts->read_us, pts->nreads, &pts->reads_cap, sizeof(*pts->read_us));
 		pts->read_us[pts->nreads++] = s->pss_read_us;
 	}
 	pressure_add(&pts->psi[0], !!(s->have & SAMPLE_PSI), !!(s->have & SAMPLE_PSI_FULL),
@@ -461,7 +461,7 @@ int cmd_show(int argc, char **argv)
 	memset(&sh, 0, sizeof(sh));
 	struct points pts;
 	memset(&pts, 0, sizeof(pts));
-	struct counters cs = { NULL, 0 };
+	struct counters cs = { NULL, 0, 0 };
 	struct buf b = { 0 };
 	if ((ret = cli_resolve_run(st, ref, &id)) != 0)
 		goto out_store;

@@ -640,10 +640,10 @@ static int load_params(struct store *st, struct run *r)
 		return -EIO;
 	sqlite3_bind_int64(s, 1, r->id);
 	struct run_param *p = NULL;
-	size_t cnt = 0;
+	size_t cnt = 0, cap = 0;
 	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		p = xrealloc(p, (cnt + 1) * sizeof(*p));
+		p = xgrow(p, cnt, &cap, sizeof(*p));
 		struct run_param *q = &p[cnt++];
 		col_copy(s, 0, q->key, sizeof(q->key));
 		q->value = col_text(s, 1);
@@ -959,10 +959,10 @@ int store_events(struct store *st, int64_t id, struct event **out, size_t *n)
 		return -EIO;
 	sqlite3_bind_int64(s, 1, id);
 	struct event *ev = NULL;
-	size_t cnt = 0;
+	size_t cnt = 0, cap = 0;
 	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		ev = xrealloc(ev, (cnt + 1) * sizeof(*ev));
+		ev = xgrow(ev, cnt, &cap, sizeof(*ev));
 		struct event *e = &ev[cnt++];
 		e->t = sqlite3_column_int64(s, 0);
 		const unsigned char *k = sqlite3_column_text(s, 1);
@@ -995,10 +995,10 @@ int store_oom_kills(struct store *st, int64_t id, struct oom_kill **out, size_t 
 		return -EIO;
 	sqlite3_bind_int64(s, 1, id);
 	struct oom_kill *k = NULL;
-	size_t cnt = 0;
+	size_t cnt = 0, cap = 0;
 	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		k = xrealloc(k, (cnt + 1) * sizeof(*k));
+		k = xgrow(k, cnt, &cap, sizeof(*k));
 		struct oom_kill *o = &k[cnt++];
 		o->t = sqlite3_column_int64(s, 0);
 		o->pid = (pid_t)sqlite3_column_int64(s, 1);
@@ -1028,10 +1028,10 @@ int store_processes(struct store *st, int64_t id, struct proc_summary **out, siz
 		return -EIO;
 	sqlite3_bind_int64(s, 1, id);
 	struct proc_summary *p = NULL;
-	size_t cnt = 0;
+	size_t cnt = 0, cap = 0;
 	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		p = xrealloc(p, (cnt + 1) * sizeof(*p));
+		p = xgrow(p, cnt, &cap, sizeof(*p));
 		struct proc_summary *o = &p[cnt++];
 		o->pid = (pid_t)sqlite3_column_int64(s, 0);
 		o->ppid = (pid_t)sqlite3_column_int64(s, 1);
@@ -1062,10 +1062,10 @@ int store_marks(struct store *st, int64_t id, struct mark **out, size_t *n)
 		return -EIO;
 	sqlite3_bind_int64(s, 1, id);
 	struct mark *m = NULL;
-	size_t cnt = 0;
+	size_t cnt = 0, cap = 0;
 	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		m = xrealloc(m, (cnt + 1) * sizeof(*m));
+		m = xgrow(m, cnt, &cap, sizeof(*m));
 		m[cnt].t = sqlite3_column_int64(s, 0);
 		m[cnt].label = col_text(s, 1);
 		cnt++;
