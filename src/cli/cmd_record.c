@@ -131,11 +131,12 @@ struct record_args {
 	int reset_peak;
 	struct run_param *params;	/* --param, in the order given; owned */
 	size_t nparams;
+	struct hooks hooks;	/* --on-warn, --on-oom (opts.hooks points here when set) */
 };
 
 enum { OPT_DB = CLI_OPT_DB, OPT_NEWEST, OPT_OLDEST, OPT_WAIT, OPT_EVERY, OPT_NO_GPU,
        OPT_GPU_INTERVAL, OPT_MEMORY_LIMIT, OPT_WARN, OPT_PSS, OPT_NO_TREE, OPT_NO_CGROUP,
-       OPT_RESET_PEAK, OPT_PARAM, OPT_WARN_ETA };
+       OPT_RESET_PEAK, OPT_PARAM, OPT_WARN_ETA, OPT_ON_WARN, OPT_ON_OOM, OPT_ON_TIMEOUT };
 
 #define PSS_DEFAULT_NS (10 * NS_PER_S)
 
@@ -164,6 +165,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
 		{ "warn", required_argument, NULL, OPT_WARN },
 		{ "warn-eta", required_argument, NULL, OPT_WARN_ETA },
+		{ "on-warn", required_argument, NULL, OPT_ON_WARN },
+		{ "on-oom", required_argument, NULL, OPT_ON_OOM },
+		{ "on-timeout", required_argument, NULL, OPT_ON_TIMEOUT },
 		{ "pss", optional_argument, NULL, OPT_PSS },
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "help", no_argument, NULL, 'h' },
@@ -172,6 +176,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	int c;
 	uint64_t u;
 	a->opts.interval_ns = NS_PER_S;
+	hooks_init(&a->hooks);
 	{	/* a test knob: follow a tree by walking only (see record_opts) */
 		const char *v = getenv("RSSWATCH_NO_PROCCN");
 		a->opts.no_proccn = v && *v && strcmp(v, "0") != 0;
@@ -265,6 +270,16 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			}
 			break;
 		}
+		case OPT_ON_WARN:
+		case OPT_ON_OOM:
+			if (!*optarg)
+				return cli_usage("record", "--on-warn and --on-oom take a command");
+			*(c == OPT_ON_WARN ? &a->hooks.on_warn : &a->hooks.on_oom) = optarg;
+			break;
+		case OPT_ON_TIMEOUT:
+			if (parse_duration_ns(optarg, &a->hooks.timeout_ns) < 0 || a->hooks.timeout_ns <= 0)
+				return cli_usage("record", "invalid --on-timeout '%s': give a duration (30s)", optarg);
+			break;
 		case OPT_WARN_ETA:
 			if (parse_duration_ns(optarg, &a->opts.warn_eta_ns) < 0 || a->opts.warn_eta_ns <= 0)
 				return cli_usage("record", "invalid --warn-eta '%s': give a duration (10m)", optarg);
@@ -311,6 +326,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		return cli_usage("record", "--memory-limit needs a cgroup: drop --no-cgroup");
 	if (a->reset_peak && !a->pid_arg && !a->pattern)
 		return cli_usage("record", "--reset-peak goes with an attached target (-p or -n)");
+	if (a->hooks.on_warn && !a->opts.warn_bytes && a->opts.warn_pct <= 0 && !a->opts.warn_eta_ns)
+		return cli_usage("record", "--on-warn goes with --warn or --warn-eta");
 	if (a->command && !a->no_tree)
 		a->tree = 1;	/* a launched command is measured with everything it starts */
 	return 0;
@@ -810,6 +827,9 @@ static int record_target_run(struct record_args a)
 	if (a.db && a.db[0] && cli_db_dir_missing(a.db))
 		return fail;
 	char *dbpath = cli_db_path(a.db);
+	a.hooks.db_path = dbpath;
+	if (a.hooks.on_warn || a.hooks.on_oom)
+		a.opts.hooks = &a.hooks;	/* this copy's (a is passed by value) */
 	struct store *st = NULL;
 	if (store_open(dbpath, STORE_CREATE, &st, err, sizeof(err)) < 0) {
 		cli_error("%s: %s", dbpath, err);

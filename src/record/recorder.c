@@ -248,6 +248,14 @@ static void poll_client(struct recorder *rc, int64_t elapsed)
 	}
 }
 
+/* Runs the user's command for an event, if there is one (record/hooks.h). */
+static void fire_hook(struct recorder *rc, const char *event, pid_t pid, const char *comm,
+		      uint64_t rss)
+{
+	struct hook_facts f = { rc->run->id, pid, rss, rc->run->cgroup_limit, comm };
+	hooks_fire(rc->opts->hooks, rc->st, event, &f);
+}
+
 /* --warn: an event and a line each time memory crosses the threshold, either way. */
 static void check_warn(struct recorder *rc, const struct sample *s, int64_t t)
 {
@@ -280,6 +288,8 @@ static void check_warn(struct recorder *rc, const struct sample *s, int64_t t)
 	snprintf(detail, sizeof(detail), "%s %s %s %s%s", what, fmt_bytes(v, sizeof(v), cur),
 		 above ? ">=" : "<", fmt_bytes(th, sizeof(th), rc->warn_at), why);
 	store_add_event(rc->st, rc->run->id, t, above ? "warn" : "warn_clear", rc->target->pid, detail);
+	if (above)
+		fire_hook(rc, "warn", rc->target->pid, rc->sampler.proc.last.name, cur);
 	if (o->live && !o->quiet) {
 		int tty = isatty(fileno(o->live));
 		fprintf(o->live, "%s%s %s: %s%s\n", above && tty ? "\033[1;31m" : "",
@@ -570,8 +580,12 @@ static int take_sample(struct recorder *rc)
 	if (rc->set_open)
 		store_members(rc, s.elapsed_ns, t);
 	check_warn(rc, &s, t);
+	int eta_warned = rc->eta.warned;
 	eta_watch_sample(&rc->eta, &s, t, rc->st, r, rc->target->pid,
 			 rc->opts->quiet ? NULL : rc->opts->live);
+	if (rc->eta.warned && !eta_warned)
+		fire_hook(rc, "warn_eta", rc->target->pid, rc->sampler.proc.last.name, s.rss);
+	hooks_poll(rc->opts->hooks, rc->st, r->id);
 	r->samples++;
 	rc->prev_elapsed = rc->last_elapsed;
 	rc->last_elapsed = s.elapsed_ns;
@@ -643,6 +657,8 @@ static void on_oom_kill(void *ctx, const struct kmsg_oom *kill, const char *memc
 	strlcpy_rsw(k.memcg, memcg ? memcg : "", sizeof(k.memcg));
 	store_add_oom_kill(rc->st, r->id, &k);
 	r->oom_kills++;
+	fire_hook(rc, "oom_kill", kill->pid, kill->comm,
+		  kill->anon_rss + kill->file_rss + kill->shmem_rss);
 	/* the target's own kill has its event when its death is decided (attribute_kill) */
 	if (kill->pid != rc->target->pid) {
 		char detail[600];
@@ -714,6 +730,9 @@ static void attribute_kill(struct recorder *rc, int sig)
 	if (v.event_kind)
 		store_add_event(rc->st, r->id, v.oom ? r->oom_at : r->ended_at, v.event_kind,
 				rc->target->pid, v.detail);
+	if (v.oom && !ev->kill_seen)	/* no kernel line: on_oom_kill did not run the hook */
+		fire_hook(rc, "oom_kill", rc->target->pid,
+			  rc->root >= 0 ? rc->log.p[rc->root].comm : NULL, r->last_rss);
 }
 
 #define PRE_EXEC_SLACK (1024 * 1024)
@@ -1118,6 +1137,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		free(run->peak_process_comm);
 		run->peak_process_comm = xstrdup(rc.log.p[big].comm);
 	}
+	hooks_finish(opts->hooks, st, run->id);	/* their status is part of the run */
 	/* The end is written on this thread; a locked database or a full disk gets a few
 	 * more tries (space may come back), then the run is left as the store has it. */
 	int fe;
