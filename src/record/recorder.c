@@ -248,10 +248,13 @@ static void poll_client(struct recorder *rc, int64_t elapsed)
 	}
 }
 
-/* Runs the user's command for an event, if there is one (record/hooks.h). */
+/* Runs the user's command for an event, if there is one (record/hooks.h). comm NULL:
+ * the target's name. */
 static void fire_hook(struct recorder *rc, const char *event, pid_t pid, const char *comm,
 		      uint64_t rss)
 {
+	if (!comm && rc->root >= 0)
+		comm = rc->log.p[rc->root].comm;
 	struct hook_facts f = { rc->run->id, pid, rss, rc->run->cgroup_limit, comm };
 	hooks_fire(rc->opts->hooks, rc->st, event, &f);
 }
@@ -289,7 +292,7 @@ static void check_warn(struct recorder *rc, const struct sample *s, int64_t t)
 		 above ? ">=" : "<", fmt_bytes(th, sizeof(th), rc->warn_at), why);
 	store_add_event(rc->st, rc->run->id, t, above ? "warn" : "warn_clear", rc->target->pid, detail);
 	if (above)
-		fire_hook(rc, "warn", rc->target->pid, rc->sampler.proc.last.name, cur);
+		fire_hook(rc, "warn", rc->target->pid, NULL, cur);
 	if (o->live && !o->quiet) {
 		int tty = isatty(fileno(o->live));
 		fprintf(o->live, "%s%s %s: %s%s\n", above && tty ? "\033[1;31m" : "",
@@ -584,7 +587,7 @@ static int take_sample(struct recorder *rc)
 	eta_watch_sample(&rc->eta, &s, t, rc->st, r, rc->target->pid,
 			 rc->opts->quiet ? NULL : rc->opts->live);
 	if (rc->eta.warned && !eta_warned)
-		fire_hook(rc, "warn_eta", rc->target->pid, rc->sampler.proc.last.name, s.rss);
+		fire_hook(rc, "warn_eta", rc->target->pid, NULL, s.rss);
 	hooks_poll(rc->opts->hooks, rc->st, r->id);
 	r->samples++;
 	rc->prev_elapsed = rc->last_elapsed;
@@ -731,8 +734,7 @@ static void attribute_kill(struct recorder *rc, int sig)
 		store_add_event(rc->st, r->id, v.oom ? r->oom_at : r->ended_at, v.event_kind,
 				rc->target->pid, v.detail);
 	if (v.oom && !ev->kill_seen)	/* no kernel line: on_oom_kill did not run the hook */
-		fire_hook(rc, "oom_kill", rc->target->pid,
-			  rc->root >= 0 ? rc->log.p[rc->root].comm : NULL, r->last_rss);
+		fire_hook(rc, "oom_kill", rc->target->pid, NULL, r->last_rss);
 }
 
 #define PRE_EXEC_SLACK (1024 * 1024)
