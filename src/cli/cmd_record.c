@@ -82,6 +82,10 @@ static const char usage_text[] =
 	"                         status is stored as a 'hook' event\n"
 	"      --on-timeout DUR   end a CMD still running after DUR (default 30s):\n"
 	"                         SIGTERM to its process group, SIGKILL 2s later\n"
+	"      --listen HOST:PORT serve the latest sample at http://HOST:PORT/metrics in the\n"
+	"                         Prometheus text format (OpenMetrics when asked for):\n"
+	"                         only that address is bound (e.g. 127.0.0.1:9464,\n"
+	"                         [::1]:9464); docs/METRICS.md lists the metrics\n"
 	"      --pss[=DUR]        also read PSS, USS (private pages) and SwapPss from\n"
 	"                         /proc/PID/smaps_rollup, at most every DUR (default 10s;\n"
 	"                         --pss DUR works too when DUR starts with a digit). Each\n"
@@ -142,11 +146,13 @@ struct record_args {
 	struct run_param *params;	/* --param, in the order given; owned */
 	size_t nparams;
 	struct hooks hooks;	/* --on-warn, --on-oom (opts.hooks points here when set) */
+	const char *listen;	/* --listen HOST:PORT, or NULL */
 };
 
 enum { OPT_DB = CLI_OPT_DB, OPT_NEWEST, OPT_OLDEST, OPT_WAIT, OPT_EVERY, OPT_NO_GPU,
        OPT_GPU_INTERVAL, OPT_MEMORY_LIMIT, OPT_WARN, OPT_PSS, OPT_NO_TREE, OPT_NO_CGROUP,
-       OPT_RESET_PEAK, OPT_PARAM, OPT_WARN_ETA, OPT_ON_WARN, OPT_ON_OOM, OPT_ON_TIMEOUT };
+       OPT_RESET_PEAK, OPT_PARAM, OPT_WARN_ETA, OPT_ON_WARN, OPT_ON_OOM, OPT_ON_TIMEOUT,
+       OPT_LISTEN };
 
 #define PSS_DEFAULT_NS (10 * NS_PER_S)
 
@@ -178,6 +184,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "on-warn", required_argument, NULL, OPT_ON_WARN },
 		{ "on-oom", required_argument, NULL, OPT_ON_OOM },
 		{ "on-timeout", required_argument, NULL, OPT_ON_TIMEOUT },
+		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "pss", optional_argument, NULL, OPT_PSS },
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "help", no_argument, NULL, 'h' },
@@ -290,6 +297,14 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			if (parse_duration_ns(optarg, &a->hooks.timeout_ns) < 0 || a->hooks.timeout_ns <= 0)
 				return cli_usage("record", "invalid --on-timeout '%s': give a duration (30s)", optarg);
 			break;
+		case OPT_LISTEN: {
+			struct sockaddr_storage ss;
+			socklen_t sl;
+			if (prom_parse_listen(optarg, &ss, &sl) < 0)
+				return cli_usage("record", "invalid --listen '%s': give HOST:PORT, e.g. 127.0.0.1:9464 or [::1]:9464", optarg);
+			a->listen = optarg;
+			break;
+		}
 		case OPT_WARN_ETA:
 			if (parse_duration_ns(optarg, &a->opts.warn_eta_ns) < 0 || a->opts.warn_eta_ns <= 0)
 				return cli_usage("record", "invalid --warn-eta '%s': give a duration (10m)", optarg);
@@ -840,9 +855,20 @@ static int record_target_run(struct record_args a)
 	a.hooks.db_path = dbpath;
 	if (a.hooks.on_warn || a.hooks.on_oom)
 		a.opts.hooks = &a.hooks;	/* this copy's (a is passed by value) */
+	/* The address is bound before anything starts: one that cannot be is refused
+	 * like a bad argument. */
+	if (a.listen) {
+		int e = exporter_start(&a.opts.exporter, a.listen);
+		if (e < 0) {
+			cli_error("cannot listen on %s: %s", a.listen, errstr(e));
+			free(dbpath);
+			return EXIT_USAGE;
+		}
+	}
 	struct store *st = NULL;
 	if (store_open(dbpath, STORE_CREATE, &st, err, sizeof(err)) < 0) {
 		cli_error("%s: %s", dbpath, err);
+		exporter_free(a.opts.exporter);
 		free(dbpath);
 		return fail;
 	}
@@ -1028,6 +1054,7 @@ out:
 		close(t.pidfd);
 	if (sigfd >= 0)
 		close(sigfd);
+	exporter_free(a.opts.exporter);
 	store_close(st);
 	free(dbpath);
 	return ret;

@@ -259,6 +259,28 @@ static void fire_hook(struct recorder *rc, const char *event, pid_t pid, const c
 	hooks_fire(rc->opts->hooks, rc->st, event, &f);
 }
 
+/* --listen: the sample, the run's totals and the application's counters, for scrapes. */
+static void publish(struct recorder *rc, const struct sample *s)
+{
+	struct prom_snapshot p;
+	memset(&p, 0, sizeof(p));
+	p.have_sample = 1;
+	p.run = rc->run->id;
+	p.pid = rc->target->pid;
+	if (rc->root >= 0)
+		strlcpy_rsw(p.comm, rc->log.p[rc->root].comm, sizeof(p.comm));
+	p.s = *s;
+	p.high_water = rc->run->peak_rss;
+	p.samples = rc->run->samples;
+	p.oom_kills = rc->run->oom_kills;
+	for (size_t i = 0; i < rc->ncounters && i < PROM_COUNTERS_MAX; i++, p.ncounters++) {
+		strlcpy_rsw(p.counters[i].name, rc->counters[i].name, sizeof(p.counters[i].name));
+		p.counters[i].value = rc->counters[i].value;
+		p.counters[i].is_gauge = rc->counters[i].is_gauge;
+	}
+	exporter_update(rc->opts->exporter, &p);
+}
+
 /* --warn: an event and a line each time memory crosses the threshold, either way. */
 static void check_warn(struct recorder *rc, const struct sample *s, int64_t t)
 {
@@ -596,6 +618,8 @@ static int take_sample(struct recorder *rc)
 	r->last_rss = s.rss;
 	r->last_at = t;
 	store_add_sample(rc->st, r->id, &s);
+	if (rc->opts->exporter)
+		publish(rc, &s);
 
 	if (rc->opts->live && !rc->opts->quiet && ++rc->since_live >= rc->every) {
 		rc->since_live = 0;

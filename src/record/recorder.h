@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "export/http.h"
 #include "record/hooks.h"
 #include "source/cgroup.h"
 #include "source/nvml.h"
@@ -50,6 +51,8 @@ struct record_opts {
 	/* --on-warn, --on-oom: commands run at "warn", "warn_eta" and "oom_kill" events
 	 * (record/hooks.h), or NULL. */
 	struct hooks *hooks;
+	/* --listen: each sample is handed to this endpoint (export/http.h), or NULL. */
+	struct exporter *exporter;
 };
 
 #define PSS_WARN_RSS (2ULL << 30)
