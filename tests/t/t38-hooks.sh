@@ -36,6 +36,16 @@ check "record exits 0" test "$RC" -eq 0
 show_json
 check "the hook timed out: SIGTERM" \
 	sh -c "grep -o '\"kind\":\"hook\"[^}]*' '$T/show.json' | grep -q 'on=warn event=warn status=timeout signal=15 ms='"
+check "one warn event, one hook" test "$(hook_events | wc -l)" -eq 1
+
+# Sampling goes on while a command runs: a 1 s command from the first samples on, and a
+# target that lives 600 ms sampled every 20 ms.
+run "$RSW" record -q -i 20ms --warn 1M --on-warn "sleep 1 # $T" -- "$HOG" +20M sleep 600ms
+show_json
+check "samples were taken while the command ran (>= 20)" test "$(sfield samples)" -ge 20
+check "the command ended normally, after the target" \
+	sh -c "grep -o '\"kind\":\"hook\"[^}]*' '$T/show.json' | grep -q 'on=warn event=warn status=0 ms=1[0-9][0-9][0-9]\"'"
+
 run "$RSW" record -q -i 20ms --warn 10M --on-warn "trap '' TERM; sleep 30 # $T" \
 	--on-timeout 200ms -- "$HOG" +20M sleep 100ms
 show_json
