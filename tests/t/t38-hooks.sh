@@ -25,6 +25,17 @@ if [ "$(id -u)" -eq 0 ] && [ -n "$cgdir" ] && [ -d "$cgdir" ]; then
 	check "RSSWATCH_DB is the database" grep -qx "RSSWATCH_DB=$RSSWATCH_DB" "$T/oom.env"
 	check "one hook event, with the exit status" \
 		test "$(hook_events | grep -c 'on=oom event=oom_kill status=7 ms=[0-9]*"$')" -eq 1
+
+	# Both at once, on a target that grows into its limit: warn_eta first, then the kill.
+	run "$RSW" record -q -i 100ms --memory-limit 64M --warn-eta 5s \
+		--on-warn "env >>'$T/eta.env'" --on-oom "env >>'$T/oom2.env'" -- "$HOG" grow 256M 8M
+	show_json
+	check "growing: OOM-killed" test "$(sfield outcome)" = oom_killed
+	check "--on-warn ran once, for warn_eta" \
+		test "$(grep -c '^RSSWATCH_EVENT=' "$T/eta.env")" -eq 1 -a \
+		"$(grep -c '^RSSWATCH_EVENT=warn_eta$' "$T/eta.env")" -eq 1
+	check "--on-oom ran once" test "$(grep -c '^RSSWATCH_EVENT=oom_kill$' "$T/oom2.env")" -eq 1
+	check "two hook events" test "$(hook_events | wc -l)" -eq 2
 else
 	skip "--on-oom: needs root and a memory cgroup controller"
 fi
