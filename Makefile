@@ -156,7 +156,7 @@ clean:
 FUZZ_SECONDS ?= 20
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
-FUZZ_CORE := $(filter src/base/% src/source/%,$(CORE_SRC))
+FUZZ_CORE := $(filter src/base/% src/source/% src/export/prom.c,$(CORE_SRC))
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_CORE)
 	@mkdir -p $(@D)
 	clang $(CPPFLAGS) -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< \
