@@ -25,7 +25,7 @@ BUILD := build-san
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 endif
 
-PKGS      := sqlite3
+PKGS      := sqlite3 libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 VERSION   := 0.1.0
@@ -33,7 +33,7 @@ CPPFLAGS  += -Isrc -Iinclude -I. -D_GNU_SOURCE -DRSSWATCH_VERSION=\"$(VERSION)\"
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN) $(PKG_CFLAGS)
 LDLIBS    = $(PKG_LIBS) -ldl -lm -lpthread
 
-CORE_SRC := $(sort $(wildcard src/base/*.c src/source/*.c src/record/*.c src/store/*.c \
+CORE_SRC := $(sort $(wildcard src/base/*.c src/source/*.c src/record/*.c src/store/*.c src/export/*.c \
 	src/render/*.c src/model/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 LIB_SRC  := $(sort $(wildcard lib/*.c))
@@ -181,7 +181,7 @@ clean:
 FUZZ_SECONDS ?= 20
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
-FUZZ_CORE := $(filter src/base/% src/source/%,$(CORE_SRC))
+FUZZ_CORE := $(filter src/base/% src/source/% src/export/prom.c,$(CORE_SRC))
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_CORE)
 	@mkdir -p $(@D)
 	clang $(CPPFLAGS) -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< \

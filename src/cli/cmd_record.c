@@ -72,6 +72,20 @@ static const char usage_text[] =
 	"                         (e.g. 10m). Without it too, the live line shows the\n"
 	"                         projection while memory rises ('full in ~4m10s') and the\n"
 	"                         summary the smallest one seen (docs/MODELS.md)\n"
+	"      --on-warn CMD      run CMD (through /bin/sh -c) at each 'warn' and the\n"
+	"                         'warn_eta' event; --on-oom CMD: at each OOM kill of the\n"
+	"                         target or a member. The facts are in the environment\n"
+	"                         only: RSSWATCH_EVENT (warn, warn_eta, oom_kill),\n"
+	"                         RSSWATCH_PID, RSSWATCH_RUN, RSSWATCH_RSS_BYTES,\n"
+	"                         RSSWATCH_LIMIT_BYTES (where known), RSSWATCH_COMM,\n"
+	"                         RSSWATCH_DB. Sampling never waits for it; its exit\n"
+	"                         status is stored as a 'hook' event\n"
+	"      --on-timeout DUR   end a CMD still running after DUR (default 30s):\n"
+	"                         SIGTERM to its process group, SIGKILL 2s later\n"
+	"      --listen HOST:PORT serve the latest sample at http://HOST:PORT/metrics in the\n"
+	"                         Prometheus text format (OpenMetrics when asked for):\n"
+	"                         only that address is bound (e.g. 127.0.0.1:9464,\n"
+	"                         [::1]:9464); docs/METRICS.md lists the metrics\n"
 	"      --pss[=DUR]        also read PSS, USS (private pages) and SwapPss from\n"
 	"                         /proc/PID/smaps_rollup, at most every DUR (default 10s;\n"
 	"                         --pss DUR works too when DUR starts with a digit). Each\n"
@@ -131,11 +145,14 @@ struct record_args {
 	int reset_peak;
 	struct run_param *params;	/* --param, in the order given; owned */
 	size_t nparams;
+	struct hooks hooks;	/* --on-warn, --on-oom (opts.hooks points here when set) */
+	const char *listen;	/* --listen HOST:PORT, or NULL */
 };
 
 enum { OPT_DB = CLI_OPT_DB, OPT_NEWEST, OPT_OLDEST, OPT_WAIT, OPT_EVERY, OPT_NO_GPU,
        OPT_GPU_INTERVAL, OPT_MEMORY_LIMIT, OPT_WARN, OPT_PSS, OPT_NO_TREE, OPT_NO_CGROUP,
-       OPT_RESET_PEAK, OPT_PARAM, OPT_WARN_ETA };
+       OPT_RESET_PEAK, OPT_PARAM, OPT_WARN_ETA, OPT_ON_WARN, OPT_ON_OOM, OPT_ON_TIMEOUT,
+       OPT_LISTEN };
 
 #define PSS_DEFAULT_NS (10 * NS_PER_S)
 
@@ -164,6 +181,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
 		{ "warn", required_argument, NULL, OPT_WARN },
 		{ "warn-eta", required_argument, NULL, OPT_WARN_ETA },
+		{ "on-warn", required_argument, NULL, OPT_ON_WARN },
+		{ "on-oom", required_argument, NULL, OPT_ON_OOM },
+		{ "on-timeout", required_argument, NULL, OPT_ON_TIMEOUT },
+		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "pss", optional_argument, NULL, OPT_PSS },
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "help", no_argument, NULL, 'h' },
@@ -172,6 +193,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	int c;
 	uint64_t u;
 	a->opts.interval_ns = NS_PER_S;
+	hooks_init(&a->hooks);
 	{	/* a test knob: follow a tree by walking only (see record_opts) */
 		const char *v = getenv("RSSWATCH_NO_PROCCN");
 		a->opts.no_proccn = v && *v && strcmp(v, "0") != 0;
@@ -265,6 +287,24 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			}
 			break;
 		}
+		case OPT_ON_WARN:
+		case OPT_ON_OOM:
+			if (!*optarg)
+				return cli_usage("record", "--on-warn and --on-oom take a command");
+			*(c == OPT_ON_WARN ? &a->hooks.on_warn : &a->hooks.on_oom) = optarg;
+			break;
+		case OPT_ON_TIMEOUT:
+			if (parse_duration_ns(optarg, &a->hooks.timeout_ns) < 0 || a->hooks.timeout_ns <= 0)
+				return cli_usage("record", "invalid --on-timeout '%s': give a duration (30s)", optarg);
+			break;
+		case OPT_LISTEN: {
+			struct sockaddr_storage ss;
+			socklen_t sl;
+			if (prom_parse_listen(optarg, &ss, &sl) < 0)
+				return cli_usage("record", "invalid --listen '%s': give HOST:PORT, e.g. 127.0.0.1:9464 or [::1]:9464", optarg);
+			a->listen = optarg;
+			break;
+		}
 		case OPT_WARN_ETA:
 			if (parse_duration_ns(optarg, &a->opts.warn_eta_ns) < 0 || a->opts.warn_eta_ns <= 0)
 				return cli_usage("record", "invalid --warn-eta '%s': give a duration (10m)", optarg);
@@ -311,6 +351,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		return cli_usage("record", "--memory-limit needs a cgroup: drop --no-cgroup");
 	if (a->reset_peak && !a->pid_arg && !a->pattern)
 		return cli_usage("record", "--reset-peak goes with an attached target (-p or -n)");
+	if (a->hooks.on_warn && !a->opts.warn_bytes && a->opts.warn_pct <= 0 && !a->opts.warn_eta_ns)
+		return cli_usage("record", "--on-warn goes with --warn or --warn-eta");
 	if (a->command && !a->no_tree)
 		a->tree = 1;	/* a launched command is measured with everything it starts */
 	return 0;
@@ -810,9 +852,23 @@ static int record_target_run(struct record_args a)
 	if (a.db && a.db[0] && cli_db_dir_missing(a.db))
 		return fail;
 	char *dbpath = cli_db_path(a.db);
+	a.hooks.db_path = dbpath;
+	if (a.hooks.on_warn || a.hooks.on_oom)
+		a.opts.hooks = &a.hooks;	/* this copy's (a is passed by value) */
+	/* The address is bound before anything starts: one that cannot be is refused
+	 * like a bad argument. */
+	if (a.listen) {
+		int e = exporter_start(&a.opts.exporter, a.listen);
+		if (e < 0) {
+			cli_error("cannot listen on %s: %s", a.listen, errstr(e));
+			free(dbpath);
+			return EXIT_USAGE;
+		}
+	}
 	struct store *st = NULL;
 	if (store_open(dbpath, STORE_CREATE, &st, err, sizeof(err)) < 0) {
 		cli_error("%s: %s", dbpath, err);
+		exporter_free(a.opts.exporter);
 		free(dbpath);
 		return fail;
 	}
@@ -998,6 +1054,7 @@ out:
 		close(t.pidfd);
 	if (sigfd >= 0)
 		close(sigfd);
+	exporter_free(a.opts.exporter);
 	store_close(st);
 	free(dbpath);
 	return ret;

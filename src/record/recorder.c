@@ -248,6 +248,39 @@ static void poll_client(struct recorder *rc, int64_t elapsed)
 	}
 }
 
+/* Runs the user's command for an event, if there is one (record/hooks.h). comm NULL:
+ * the target's name. */
+static void fire_hook(struct recorder *rc, const char *event, pid_t pid, const char *comm,
+		      uint64_t rss)
+{
+	if (!comm && rc->root >= 0)
+		comm = rc->log.p[rc->root].comm;
+	struct hook_facts f = { rc->run->id, pid, rss, rc->run->cgroup_limit, comm };
+	hooks_fire(rc->opts->hooks, rc->st, event, &f);
+}
+
+/* --listen: the sample, the run's totals and the application's counters, for scrapes. */
+static void publish(struct recorder *rc, const struct sample *s)
+{
+	struct prom_snapshot p;
+	memset(&p, 0, sizeof(p));
+	p.have_sample = 1;
+	p.run = rc->run->id;
+	p.pid = rc->target->pid;
+	if (rc->root >= 0)
+		strlcpy_rsw(p.comm, rc->log.p[rc->root].comm, sizeof(p.comm));
+	p.s = *s;
+	p.high_water = rc->run->peak_rss;
+	p.samples = rc->run->samples;
+	p.oom_kills = rc->run->oom_kills;
+	for (size_t i = 0; i < rc->ncounters && i < PROM_COUNTERS_MAX; i++, p.ncounters++) {
+		strlcpy_rsw(p.counters[i].name, rc->counters[i].name, sizeof(p.counters[i].name));
+		p.counters[i].value = rc->counters[i].value;
+		p.counters[i].is_gauge = rc->counters[i].is_gauge;
+	}
+	exporter_update(rc->opts->exporter, &p);
+}
+
 /* --warn: an event and a line each time memory crosses the threshold, either way. */
 static void check_warn(struct recorder *rc, const struct sample *s, int64_t t)
 {
@@ -280,6 +313,8 @@ static void check_warn(struct recorder *rc, const struct sample *s, int64_t t)
 	snprintf(detail, sizeof(detail), "%s %s %s %s%s", what, fmt_bytes(v, sizeof(v), cur),
 		 above ? ">=" : "<", fmt_bytes(th, sizeof(th), rc->warn_at), why);
 	store_add_event(rc->st, rc->run->id, t, above ? "warn" : "warn_clear", rc->target->pid, detail);
+	if (above)
+		fire_hook(rc, "warn", rc->target->pid, NULL, cur);
 	if (o->live && !o->quiet) {
 		int tty = isatty(fileno(o->live));
 		fprintf(o->live, "%s%s %s: %s%s\n", above && tty ? "\033[1;31m" : "",
@@ -570,8 +605,12 @@ static int take_sample(struct recorder *rc)
 	if (rc->set_open)
 		store_members(rc, s.elapsed_ns, t);
 	check_warn(rc, &s, t);
+	int eta_warned = rc->eta.warned;
 	eta_watch_sample(&rc->eta, &s, t, rc->st, r, rc->target->pid,
 			 rc->opts->quiet ? NULL : rc->opts->live);
+	if (rc->eta.warned && !eta_warned)
+		fire_hook(rc, "warn_eta", rc->target->pid, NULL, s.rss);
+	hooks_poll(rc->opts->hooks, rc->st, r->id);
 	r->samples++;
 	rc->prev_elapsed = rc->last_elapsed;
 	rc->last_elapsed = s.elapsed_ns;
@@ -579,6 +618,8 @@ static int take_sample(struct recorder *rc)
 	r->last_rss = s.rss;
 	r->last_at = t;
 	store_add_sample(rc->st, r->id, &s);
+	if (rc->opts->exporter)
+		publish(rc, &s);
 
 	if (rc->opts->live && !rc->opts->quiet && ++rc->since_live >= rc->every) {
 		rc->since_live = 0;
@@ -644,6 +685,8 @@ static void on_oom_kill(void *ctx, const struct kmsg_oom *kill, const char *memc
 	strlcpy_rsw(k.memcg, memcg ? memcg : "", sizeof(k.memcg));
 	store_add_oom_kill(rc->st, r->id, &k);
 	r->oom_kills++;
+	fire_hook(rc, "oom_kill", kill->pid, kill->comm,
+		  kill->anon_rss + kill->file_rss + kill->shmem_rss);
 	/* the target's own kill has its event when its death is decided (attribute_kill) */
 	if (kill->pid != rc->target->pid) {
 		char detail[600];
@@ -715,6 +758,8 @@ static void attribute_kill(struct recorder *rc, int sig)
 	if (v.event_kind)
 		store_add_event(rc->st, r->id, v.oom ? r->oom_at : r->ended_at, v.event_kind,
 				rc->target->pid, v.detail);
+	if (v.oom && !ev->kill_seen)	/* no kernel line: on_oom_kill did not run the hook */
+		fire_hook(rc, "oom_kill", rc->target->pid, NULL, r->last_rss);
 }
 
 #define PRE_EXEC_SLACK (1024 * 1024)
@@ -1119,6 +1164,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		free(run->peak_process_comm);
 		run->peak_process_comm = xstrdup(rc.log.p[big].comm);
 	}
+	hooks_finish(opts->hooks, st, run->id);	/* their status is part of the run */
 	/* The end is written on this thread; a locked database or a full disk gets a few
 	 * more tries (space may come back), then the run is left as the store has it. */
 	int fe;

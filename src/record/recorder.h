@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "export/http.h"
+#include "record/hooks.h"
 #include "source/cgroup.h"
 #include "source/nvml.h"
 #include "store/store.h"
@@ -46,6 +48,11 @@ struct record_opts {
 	int no_exit_records;
 	/* --reset-peak: restart an attached target's VmHWM at the start (clear_refs 5). */
 	int reset_peak;
+	/* --on-warn, --on-oom: commands run at "warn", "warn_eta" and "oom_kill" events
+	 * (record/hooks.h), or NULL. */
+	struct hooks *hooks;
+	/* --listen: each sample is handed to this endpoint (export/http.h), or NULL. */
+	struct exporter *exporter;
 };
 
 #define PSS_WARN_RSS (2ULL << 30)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/parse.h"
+#include "export/prom.h"
 #include "source/cgroup.h"
 #include "source/kmsg.h"
 #include "source/nvml.h"
@@ -61,7 +62,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 2: meminfo_parse(buf, len, &out.mi); break;
 	case 3: proc_cmdline_join(buf, len, out.line, sizeof(out.line)); break;
 	case 4: parse_duration_ns(str, &out.i); break;
-	case 5: parse_size(str, &out.u); break;
+	case 5: {
+		struct sockaddr_storage ss;
+		socklen_t sl;
+		parse_size(str, &out.u);
+		prom_parse_listen(str, &ss, &sl);	/* --listen */
+		break;
+	}
 	case 6: kv_find_u64(buf, len, "VmRSS:", &out.u); break;
 	case 7: cg_mountinfo_parse(buf, len, &out.mnt); break;
 	case 8: cg_proc_path_parse(buf, len, 1 + (len & 1), out.line, sizeof(out.line)); break;

@@ -1,0 +1,60 @@
+/* The Prometheus text exposition format (version 0.0.4) and OpenMetrics 1.0 text, for
+ * `record --listen`: one snapshot of the recording in, text out. Pure: no I/O, no
+ * clock; the HTTP endpoint (export/http.h) takes the snapshot under its lock and calls
+ * prom_write on its own thread. Every metric is documented in docs/METRICS.md. */
+#ifndef RSW_EXPORT_PROM_H
+#define RSW_EXPORT_PROM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "base/buf.h"
+#include "store/model.h"
+
+#define PROM_COUNTERS_MAX 64
+
+struct prom_counter {
+	char name[48];
+	long long value;
+	int is_gauge;
+};
+
+/* What the sampling thread hands over once per sample (a memcpy). have_sample is 0
+ * before the first sample: only the recorder's own metrics are written then. */
+struct prom_snapshot {
+	int have_sample;
+	int64_t run;
+	pid_t pid;
+	char comm[64];
+	struct sample s;
+	uint64_t high_water;	/* the run's peak so far */
+	int64_t samples;
+	int64_t oom_kills;
+	struct prom_counter counters[PROM_COUNTERS_MAX];
+	size_t ncounters;
+	/* Filled at scrape time by the endpoint: the recorder's own CPU time. */
+	double recorder_user_s, recorder_sys_s;
+};
+
+#define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+#define OPENMETRICS_CONTENT_TYPE "application/openmetrics-text; version=1.0.0; charset=utf-8"
+
+/* Appends s as a label value: backslash, double quote and newline escaped (\\, \", \n),
+ * as both formats require; other bytes as they are. */
+void prom_escape_label(struct buf *b, const char *s);
+
+/* Does an Accept header ask for OpenMetrics? (NULL: no.) */
+int prom_wants_openmetrics(const char *accept);
+
+/* Appends the whole exposition of snap; openmetrics: OpenMetrics text (counter families
+ * named without _total, a final "# EOF"). */
+void prom_write(struct buf *b, const struct prom_snapshot *snap, int openmetrics);
+
+/* Parses --listen HOST:PORT strictly: HOST a numeric IPv4 address, [IPv6] in brackets,
+ * or "localhost" (127.0.0.1); PORT 1..65535. Returns 0 or -EINVAL; out is written only
+ * on success. */
+int prom_parse_listen(const char *s, struct sockaddr_storage *out, socklen_t *len);
+
+#endif

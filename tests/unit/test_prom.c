@@ -1,0 +1,145 @@
+/* The exposition writer (export/prom.c): label escaping, both formats' shapes, and the
+ * strict --listen parser. */
+#include "testutil.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include "export/prom.h"
+
+static void test_escape(void **state)
+{
+	(void)state;
+	struct buf b = { 0 };
+	prom_escape_label(&b, "a\"b\\c\nd");
+	assert_string_equal(buf_str(&b), "a\\\"b\\\\c\\nd");
+	buf_reset(&b);
+	prom_escape_label(&b, "plain name-1.x:y");
+	assert_string_equal(buf_str(&b), "plain name-1.x:y");
+	buf_reset(&b);
+	prom_escape_label(&b, "");
+	assert_string_equal(buf_str(&b), "");
+	buf_release(&b);
+}
+
+static void fill(struct prom_snapshot *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->have_sample = 1;
+	p->run = 7;
+	p->pid = 4242;
+	strcpy(p->comm, "x\"y\nz");
+	p->s.rss = 1000;
+	p->s.have = SAMPLE_CGROUP | SAMPLE_CPU;
+	p->s.cgroup = 900;
+	p->s.cgroup_limit = 4096;
+	p->s.cpu_user_ns = 1500000000;
+	p->samples = 3;
+	p->oom_kills = 1;
+	strcpy(p->counters[0].name, "items_in_flight");
+	p->counters[0].value = -2;
+	strcpy(p->counters[1].name, "queue_bytes");
+	p->counters[1].value = 64;
+	p->counters[1].is_gauge = 1;
+	p->ncounters = 2;
+}
+
+static void test_text(void **state)
+{
+	(void)state;
+	struct prom_snapshot p;
+	fill(&p);
+	struct buf b = { 0 };
+	prom_write(&b, &p, 0);
+	const char *t = buf_str(&b);
+	const char *L = "{run=\"7\",pid=\"4242\",comm=\"x\\\"y\\nz\"";
+	char want[256];
+	snprintf(want, sizeof(want), "\nrsswatch_resident_bytes%s} 1000\n", L);
+	assert_non_null(strstr(t, want));
+	assert_non_null(strstr(t, "# TYPE rsswatch_resident_bytes gauge\n"));
+	assert_non_null(strstr(t, "# TYPE rsswatch_oom_kills_total counter\n"));
+	snprintf(want, sizeof(want), "\nrsswatch_oom_kills_total%s} 1\n", L);
+	assert_non_null(strstr(t, want));
+	snprintf(want, sizeof(want), "\nrsswatch_cgroup_limit_bytes%s} 4096\n", L);
+	assert_non_null(strstr(t, want));
+	snprintf(want, sizeof(want), "\nrsswatch_cpu_seconds_total%s,mode=\"user\"} 1.5\n", L);
+	assert_non_null(strstr(t, want));
+	snprintf(want, sizeof(want), "\nrsswatch_app_counter%s,name=\"items_in_flight\"} -2\n", L);
+	assert_non_null(strstr(t, want));
+	snprintf(want, sizeof(want), "\nrsswatch_app_gauge%s,name=\"queue_bytes\"} 64\n", L);
+	assert_non_null(strstr(t, want));
+	assert_null(strstr(t, "rsswatch_gpu_bytes"));	/* not sampled: not written */
+	assert_null(strstr(t, "# EOF"));
+	/* no raw newline inside any series line: every line is a comment or a sample */
+	for (const char *l = t; *l; l = strchr(l, '\n') + 1)
+		assert_true(*l == '#' || strncmp(l, "rsswatch_", 9) == 0);
+	buf_release(&b);
+}
+
+static void test_openmetrics(void **state)
+{
+	(void)state;
+	struct prom_snapshot p;
+	fill(&p);
+	struct buf b = { 0 };
+	prom_write(&b, &p, 1);
+	const char *t = buf_str(&b);
+	assert_non_null(strstr(t, "# TYPE rsswatch_oom_kills counter\n"));
+	assert_non_null(strstr(t, "# UNIT rsswatch_resident_bytes bytes\n"));
+	assert_non_null(strstr(t, "\nrsswatch_oom_kills_total{"));
+	size_t n = strlen(t);
+	assert_true(n > 6 && strcmp(t + n - 6, "# EOF\n") == 0);
+	buf_release(&b);
+	assert_true(prom_wants_openmetrics("application/openmetrics-text; version=1.0.0,text/plain;q=0.5"));
+	assert_false(prom_wants_openmetrics("text/plain"));
+	assert_false(prom_wants_openmetrics(NULL));
+}
+
+static void test_no_sample(void **state)
+{
+	(void)state;
+	struct prom_snapshot p;
+	memset(&p, 0, sizeof(p));
+	struct buf b = { 0 };
+	prom_write(&b, &p, 0);
+	assert_null(strstr(buf_str(&b), "rsswatch_resident_bytes"));
+	assert_non_null(strstr(buf_str(&b), "rsswatch_recorder_cpu_seconds_total{"));
+	buf_release(&b);
+}
+
+static void test_listen(void **state)
+{
+	(void)state;
+	struct sockaddr_storage ss;
+	socklen_t len = 0;
+	assert_int_equal(prom_parse_listen("127.0.0.1:9464", &ss, &len), 0);
+	assert_int_equal(ss.ss_family, AF_INET);
+	assert_int_equal(ntohs(((struct sockaddr_in *)&ss)->sin_port), 9464);
+	assert_int_equal(prom_parse_listen("[::1]:80", &ss, &len), 0);
+	assert_int_equal(ss.ss_family, AF_INET6);
+	assert_int_equal(prom_parse_listen("localhost:1", &ss, &len), 0);
+	assert_int_equal(ss.ss_family, AF_INET);
+	const char *bad[] = { "", "9464", ":9464", "127.0.0.1", "127.0.0.1:", "127.0.0.1:0",
+			      "127.0.0.1:65536", "127.0.0.1:94a", "127.0.0.1:-1", "1.2.3:80",
+			      "::1:80", "[::1]80", "[127.0.0.1]:80", "example.com:80",
+			      "127.0.0.1:+80", NULL };
+	for (size_t i = 0; bad[i]; i++) {
+		ss.ss_family = 12345;
+		assert_int_equal(prom_parse_listen(bad[i], &ss, &len), -EINVAL);
+		assert_int_equal(ss.ss_family, 12345);	/* untouched on failure */
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_openmetrics),
+		cmocka_unit_test(test_no_sample),
+		cmocka_unit_test(test_listen),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
