@@ -30,7 +30,7 @@ static void fill(struct prom_snapshot *p)
 	p->have_sample = 1;
 	p->run = 7;
 	p->pid = 4242;
-	strcpy(p->comm, "x\"y\nz");
+	snprintf(p->comm, sizeof(p->comm), "x\"y\nz");
 	p->s.rss = 1000;
 	p->s.have = SAMPLE_CGROUP | SAMPLE_CPU;
 	p->s.cgroup = 900;
@@ -38,9 +38,9 @@ static void fill(struct prom_snapshot *p)
 	p->s.cpu_user_ns = 1500000000;
 	p->samples = 3;
 	p->oom_kills = 1;
-	strcpy(p->counters[0].name, "items_in_flight");
+	snprintf(p->counters[0].name, sizeof(p->counters[0].name), "items_in_flight");
 	p->counters[0].value = -2;
-	strcpy(p->counters[1].name, "queue_bytes");
+	snprintf(p->counters[1].name, sizeof(p->counters[1].name), "queue_bytes");
 	p->counters[1].value = 64;
 	p->counters[1].is_gauge = 1;
 	p->ncounters = 2;
