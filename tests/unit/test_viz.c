@@ -817,6 +817,78 @@ static void test_compare_warnings(void **state)
 	buf_release(&b);
 }
 
+/* The context panel: CPU and major faults as rates between samples, under the chart;
+ * none for a run recorded without them. The run works flat out for a minute, then
+ * stops using CPU and faults 1000 pages a second in from disk (thrashing). */
+static void test_context(void **state)
+{
+	(void)state;
+	struct synth *y = xmalloc(sizeof(*y));
+	synth_init(y, 6, "", 1.0);
+	struct chart_run c = chart_of(y);
+	struct chart_opts o;
+	memset(&o, 0, sizeof(o));
+	struct buf b = { 0 }, plain = { 0 };
+	struct chart_geom g, gp;
+	svg_chart(&plain, &c, 1, &o, &gp);
+	assert_null(strstr(buf_str(&plain), "class=\"context\""));
+	for (int i = 0; i <= 240; i++) {
+		struct sample *s = &y->s[i];
+		s->have |= SAMPLE_CPU;
+		s->cpu_user_ns = (uint64_t)(i <= 120 ? i : 120) * (uint64_t)NS / 2 * 3 / 4;
+		s->cpu_sys_ns = (uint64_t)(i <= 120 ? i : 120) * (uint64_t)NS / 2 / 4;
+		s->majflt = i <= 120 ? 7 : 7 + (uint64_t)(i - 120) * 500;
+	}
+	int64_t t[241], start = -1;
+	double v[241];
+	size_t k = chart_rates(y->s, 241, RATE_CPU, NS / 10, &start, t, v);
+	assert_int_equal(k, 240);
+	assert_int_equal(start, 0);
+	assert_int_equal(t[0], NS / 2);
+	assert_true(fabs(v[0] - 100) < 1e-9 && fabs(v[119] - 100) < 1e-9 && v[120] == 0);
+	k = chart_rates(y->s, 241, RATE_MAJFLT, NS / 10, &start, t, v);
+	assert_true(v[119] == 0 && fabs(v[120] - 1000) < 1e-9 && fabs(v[239] - 1000) < 1e-9);
+	/* windows of at least 2 s: four samples each */
+	assert_int_equal(chart_rates(y->s, 241, RATE_CPU, 2 * NS, &start, t, v), 60);
+	/* a counter that goes down (a member left a set) reads 0, not a huge rate */
+	y->s[10].cpu_user_ns = 0;
+	chart_rates(y->s, 241, RATE_CPU, NS / 10, &start, t, v);
+	assert_true(v[9] == 0 && v[10] > 100);
+	y->s[10].cpu_user_ns = (uint64_t)10 * NS / 2 * 3 / 4;
+	/* only one sample with the figures: no rate */
+	assert_int_equal(chart_rates(y->s, 1, RATE_CPU, 0, &start, t, v), 0);
+
+	svg_chart(&b, &c, 1, &o, &g);
+	const char *svg = buf_str(&b);
+	assert_non_null(strstr(svg, "<g class=\"context\">"));
+	assert_non_null(strstr(svg, ">CPU</tspan> in % of one CPU (user + system): max 100%, mean 50%<"));
+	assert_non_null(strstr(svg, ">major page faults</tspan> per second (reads from disk or swap): "
+				    "max 1000/s, total 60000<"));
+	assert_non_null(strstr(svg, ">100%</text>"));
+	/* the picture grows by two strips under the chart; the chart keeps its place */
+	assert_int_equal(g.height, gp.height + 8 + 2 * 58);
+	assert_true(fabs(g.y1 - gp.y1) < 0.01);
+	/* every point of the strips lies on the canvas and right of the scale */
+	const char *p = strstr(svg, "<g class=\"context\">");
+	const char *d = strstr(p, "stroke=\"#4f772d\" stroke-width=\"1.6\" d=\"M");
+	assert_non_null(d);
+	double x, yy;
+	assert_int_equal(sscanf(d + strlen("stroke=\"#4f772d\" stroke-width=\"1.6\" d=\"M"), "%lf %lf", &x, &yy), 2);
+	assert_true(x >= g.x0 - 0.1 && x <= g.x1 && yy > g.y1 && yy < g.height);
+	/* several runs overlaid: no panel */
+	struct chart_run two[2] = { c, c };
+	buf_reset(&b);
+	svg_chart(&b, two, 2, &o, NULL);
+	assert_null(strstr(buf_str(&b), "class=\"context\""));
+	/* the report carries it in its chart */
+	buf_reset(&b);
+	html_report(&b, &c, &o, NULL, NULL);
+	assert_non_null(strstr(buf_str(&b), "<g class=\"context\">"));
+	buf_release(&b);
+	buf_release(&plain);
+	free(y);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -828,6 +900,7 @@ int main(void)
 		cmocka_unit_test(test_svg_oom_one_sample),
 		cmocka_unit_test(test_svg_hwm_peak),
 		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_context),
 		cmocka_unit_test(test_svg_set),
 		cmocka_unit_test(test_downsample),
 		cmocka_unit_test(test_html_report),
