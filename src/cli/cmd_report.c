@@ -6,6 +6,8 @@
 #include "model/model.h"
 #include "render/model.h"
 #include "render/html.h"
+#include "render/procs.h"
+#include "render/stack.h"
 #include "store/store.h"
 
 #include <getopt.h>
@@ -108,10 +110,23 @@ int cmd_report(int argc, char **argv)
 	} else if ((ret = plot_prepare(&lr, 1, NULL, &cr)) == 0) {
 		struct buf models = { 0 };
 		counter_models(&lr, &models);
-		struct html_procs hp = { procs, np, kills, nk, buf_str(&models) };
-		html_report(&b, &cr, &o, &hp, "rsswatch " RSSWATCH_VERSION);
+		struct html_procs hp = { procs, np, kills, nk, buf_str(&models), NULL };
+		struct proc_stack stack;
+		memset(&stack, 0, sizeof(stack));
+		if (run_is_set(&lr.run)) {
+			if (store_each_proc_at_sample(st, lr.run.id, proc_stack_add, &stack) < 0) {
+				cli_error("cannot read run %lld: %s", (long long)lr.run.id, store_errmsg(st));
+				ret = EXIT_FAIL;
+			}
+			proc_stack_finish(&stack, STACK_TOP);
+			hp.stack = &stack;
+		}
+		if (!ret) {
+			html_report(&b, &cr, &o, &hp, "rsswatch " RSSWATCH_VERSION);
+			ret = write_output(out, &b);
+		}
+		proc_stack_release(&stack);
 		buf_release(&models);
-		ret = write_output(out, &b);
 	}
 	free(procs);
 	free(kills);

@@ -28,6 +28,12 @@ static const char *const palette[] = {
 #define C_GPU "#8e44ad"
 #define C_MARK "#666666"
 
+/* Layers of a set's memory by process: light, so the lines over them stay readable. */
+static const char *const stack_fill[] = {
+	"#8fb8de", "#f2a7a0", "#9fd4c9", "#f3cd8c", "#c3b1d0", "#b5cf9a", "#d7b9a8", "#a9bcd0",
+};
+#define C_OTHERS "#cfcfcf"
+
 uint64_t sample_rss(const struct sample *s) { return s->rss; }
 static uint64_t get_hwm(const struct sample *s) { return s->hwm; }
 static uint64_t get_pss(const struct sample *s) { return s->have & SAMPLE_PSS ? s->pss : 0; }
@@ -262,6 +268,76 @@ static void stacked_areas(struct ctx *c, const struct chart_run *r)
 		}
 		buf_puts(c->b, " Z\"/>\n");
 	}
+	free(idx);
+}
+
+static const char *layer_fill(const struct proc_stack *st, size_t l)
+{
+	if (st->others && l == st->nlayers - 1)
+		return C_OTHERS;
+	return stack_fill[l % ARRAY_SIZE(stack_fill)];
+}
+
+static uint64_t stack_total(const struct proc_stack *st, size_t i)
+{
+	uint64_t v = 0;
+	for (size_t l = 0; l < st->nlayers; l++)
+		v += st->v[i * st->nlayers + l];
+	return v;
+}
+
+/* A set's members stacked from the bottom (the largest first), each layer through the
+ * times that hold the smallest and largest total of each pixel column. */
+static void stack_areas(struct ctx *c, const struct chart_run *r)
+{
+	const struct proc_stack *st = r->stack;
+	if (!st->nt || !st->nlayers)
+		return;
+	size_t *idx = xmalloc((2 * c->cols + 2) * sizeof(*idx));
+	size_t k = 0, cur = SIZE_MAX, lo = 0, hi = 0;
+	for (size_t i = 0; i <= st->nt; i++) {
+		size_t col = SIZE_MAX;
+		if (i < st->nt) {
+			double f = (px(c, axis_t(c, r, st->t[i])) - c->x0) / (c->x1 - c->x0) * (double)c->cols;
+			col = f < 0 ? 0 : f >= (double)c->cols ? c->cols - 1 : (size_t)f;
+		}
+		if (col != cur && cur != SIZE_MAX) {
+			size_t a = lo < hi ? lo : hi, z = lo < hi ? hi : lo;
+			idx[k++] = a;
+			if (z != a)
+				idx[k++] = z;
+		}
+		if (i == st->nt)
+			break;
+		if (col != cur) {
+			cur = col;
+			lo = hi = i;
+		} else {
+			if (stack_total(st, i) < stack_total(st, lo))
+				lo = i;
+			if (stack_total(st, i) > stack_total(st, hi))
+				hi = i;
+		}
+	}
+	double *base = xcalloc(k ? k : 1, sizeof(*base));
+	buf_puts(c->b, "<g class=\"by-process\">\n");
+	for (size_t l = 0; l < st->nlayers; l++) {
+		buf_printf(c->b, "<path fill=\"%s\" stroke=\"#fff\" stroke-width=\"0.5\" d=\"", layer_fill(st, l));
+		for (size_t j = 0; j < k; j++)
+			buf_printf(c->b, "%s%.1f %.1f", j ? " L" : "M", px(c, axis_t(c, r, st->t[idx[j]])),
+				   py(c, base[j] + (double)st->v[idx[j] * st->nlayers + l]));
+		for (size_t j = k; j-- > 0;)
+			buf_printf(c->b, " L%.1f %.1f", px(c, axis_t(c, r, st->t[idx[j]])), py(c, base[j]));
+		buf_puts(c->b, " Z\"><title>");
+		xml_text(c->b, st->layers[l].comm);
+		if (st->layers[l].pid)
+			buf_printf(c->b, " (pid %d)", (int)st->layers[l].pid);
+		buf_puts(c->b, "</title></path>\n");
+		for (size_t j = 0; j < k; j++)
+			base[j] += (double)st->v[idx[j] * st->nlayers + l];
+	}
+	buf_puts(c->b, "</g>\n");
+	free(base);
 	free(idx);
 }
 
@@ -591,6 +667,10 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 			if (v > vmax)
 				vmax = v;
 		}
+		if (r->stack)
+			for (size_t j = 0; j < r->stack->nt; j++)
+				if (stack_total(r->stack, j) > vmax)
+					vmax = stack_total(r->stack, j);
 		/* the reported peak (VmHWM, exit record, OOM report) may be above every sample */
 		if (r->run->peak_rss > vmax)
 			vmax = r->run->peak_rss;
@@ -643,8 +723,22 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 		memset(&items[nitems].text, 0, sizeof(struct buf)); \
 		buf_puts(&items[nitems].text, (txt)); nitems++; } } while (0)
 	if (single) {
-		ADD_ITEM(C_RSS, 0, "RSS");
-		if (any_parts) {
+		ADD_ITEM(C_RSS, 0, runs[0].stack ? "RSS (all processes)" : "RSS");
+		const struct proc_stack *st = runs[0].stack;
+		for (size_t l = 0; st && l < st->nlayers && nitems < ARRAY_SIZE(items); l++) {
+			items[nitems].color = layer_fill(st, l);
+			items[nitems].kind = 2;
+			memset(&items[nitems].text, 0, sizeof(struct buf));
+			if (st->others && l == st->nlayers - 1) {
+				buf_printf(&items[nitems].text, "%zu other process%s", st->others,
+					   st->others == 1 ? "" : "es");
+			} else {
+				xml_text_trunc(&items[nitems].text, st->layers[l].comm, 24);
+				buf_printf(&items[nitems].text, " (%d)", (int)st->layers[l].pid);
+			}
+			nitems++;
+		}
+		if (any_parts && !st) {
 			ADD_ITEM(C_ANON, 2, "anon");
 			if (any_file)
 				ADD_ITEM(C_FILE, 2, "file");
@@ -777,7 +871,7 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 	/* Counters and gauges of one run: a strip each under the time axis. */
 	size_t nstrips = 0, nc_more = 0;
 	/* First the context (CPU, major faults) when the run recorded it, then counters. */
-	int context = single && has_context(&runs[0]);
+	int context = single && !o->no_context && has_context(&runs[0]);
 	double context_top = H;
 	if (context)
 		H += 8 + 2 * STRIP_H;
@@ -867,7 +961,9 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 	buf_puts(b, "<g class=\"series\">\n");
 	if (single && runs[0].n) {
 		const struct chart_run *r = &runs[0];
-		if (any_parts)
+		if (r->stack)
+			stack_areas(&c, r);
+		else if (any_parts)
 			stacked_areas(&c, r);
 		if (have & SAMPLE_CGROUP)
 			series_path(&c, r, get_cgroup, SAMPLE_CGROUP, C_CGROUP, NULL);
@@ -902,8 +998,8 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 	free(ml);
 
 	/* A set: its largest process by peak, as a dotted line at that peak with its name,
-	 * so the picture says who used the memory. */
-	if (single && run_is_set(runs[0].run) && runs[0].run->peak_process_pid > 0 &&
+	 * so the picture says who used the memory (by process, the legend names it). */
+	if (single && !runs[0].stack && run_is_set(runs[0].run) && runs[0].run->peak_process_pid > 0 &&
 	    runs[0].run->peak_process_rss) {
 		const struct run *r = runs[0].run;
 		char v[32];

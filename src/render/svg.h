@@ -17,6 +17,7 @@
 
 #include "base/buf.h"
 #include "render/counters.h"
+#include "render/stack.h"
 #include "store/model.h"
 #include "store/store.h"
 #include "base/fmt.h"	/* enum unit */
@@ -36,6 +37,9 @@ struct chart_run {
 	 * chart on the same time axis, one strip each, in their units. */
 	const struct counter_series *counters;
 	size_t ncounters;
+	/* A set's memory by process (one run only): drawn as stacked areas, a layer per
+	 * member named in the legend, in place of the anon/file/shmem areas. NULL: none. */
+	const struct proc_stack *stack;
 };
 
 enum chart_time { CHART_ELAPSED, CHART_WALL };
@@ -46,6 +50,7 @@ struct chart_opts {
 	const char *title;	/* drawn above the chart; NULL for none (escaped here) */
 	const char *x_title;	/* axis title; NULL: "elapsed time" or "local time" */
 	int max_points;		/* per series at most about this many points; 0: 1500 */
+	int no_context;		/* leave out the context panel (CPU, major faults) */
 };
 
 /* Where the plot area ended up, for callers that add interaction (the HTML report):
