@@ -4,6 +4,7 @@
 #include "base/util.h"
 #include "cli/cli.h"
 #include "cli/runload.h"
+#include "render/png.h"
 #include "render/procs.h"
 #include "render/stack.h"
 #include "render/svg.h"
@@ -16,7 +17,7 @@
 #include <string.h>
 
 static const char usage_text[] =
-	"usage: rsswatch plot RUN... -o FILE.svg [OPTIONS]\n"
+	"usage: rsswatch plot RUN... -o FILE.svg|FILE.png [OPTIONS]\n"
 	"\n"
 	"Draws memory over time as an SVG image. One run: RSS over its anon, file and\n"
 	"shmem parts, the high-water mark, PSS, cgroup and GPU memory when sampled, the\n"
@@ -25,7 +26,9 @@ static const char usage_text[] =
 	"overlaid, with each run's peak marked.\n"
 	"RUN is a run id or 'last' (the default).\n"
 	"\n"
-	"  -o, --output FILE    the SVG file to write ('-' for standard output)\n"
+	"  -o, --output FILE    the SVG file to write ('-' for standard output); a name\n"
+	"                       ending in .png gives a PNG image at twice the size (when\n"
+	"                       built with librsvg)\n"
 	"      --align MARK     overlay runs aligned at the mark MARK (default: at their start)\n"
 	"      --by-process     one set (--tree, -g): its largest processes' RSS stacked,\n"
 	"                       the 8 largest by peak named, the rest as others\n"
@@ -160,6 +163,10 @@ int cmd_plot(int argc, char **argv)
 	}
 	if (!out)
 		return cli_usage("plot", "give the output file with -o FILE.svg");
+	if (path_is_png(out) && !png_available()) {
+		cli_error(PNG_UNAVAILABLE);
+		return EXIT_FAIL;
+	}
 	if (align && o.time == CHART_WALL)
 		return cli_usage("plot", "--align and --time wall do not go together");
 	static char *last[] = { "last" };
@@ -209,7 +216,7 @@ int cmd_plot(int argc, char **argv)
 		o.x_title = xt;
 	}
 	svg_chart(&b, cr, n, &o, NULL);
-	ret = write_output(out, &b);
+	ret = path_is_png(out) ? write_png(out, &b) : write_output(out, &b);
 out:
 	for (size_t i = 0; i < loaded; i++)
 		loaded_run_release(&lr[i]);
