@@ -811,6 +811,9 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 	}
 	top += (nitems ? (lrow + 1) * 18 : 0) + 6;
 
+	/* the context panel's scale ("80000/s") shares the left margin */
+	if (single && !o->no_context && has_context(&runs[0]) && ylab_w < 7)
+		ylab_w = 7;
 	c.x0 = 14 + CHAR_W * (double)ylab_w + 8;
 	c.x1 = W - 20;
 

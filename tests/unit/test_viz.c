@@ -867,6 +867,8 @@ static void test_context(void **state)
 	assert_non_null(strstr(svg, ">major page faults</tspan> per second (reads from disk or swap): "
 				    "max 1000/s, total 60000<"));
 	assert_non_null(strstr(svg, ">100%</text>"));
+	/* the left margin holds a scale of seven characters ("80000/s") */
+	assert_true(g.x0 - 6 - 7 * SVG_CHAR_W >= 4);
 	/* the picture grows by two strips under the chart; the chart keeps its place */
 	assert_int_equal(g.height, gp.height + 8 + 2 * 58);
 	assert_true(fabs(g.y1 - gp.y1) < 0.01);
