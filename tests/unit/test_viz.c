@@ -867,8 +867,27 @@ static void test_context(void **state)
 	assert_non_null(strstr(svg, ">major page faults</tspan> per second (reads from disk or swap): "
 				    "max 1000/s, total 60000<"));
 	assert_non_null(strstr(svg, ">100%</text>"));
-	/* the left margin holds a scale of seven characters ("80000/s") */
+	/* the left margin holds a scale of seven characters ("80000/s"), also when the
+	 * memory axis's own labels are short ("4 KiB") */
 	assert_true(g.x0 - 6 - 7 * SVG_CHAR_W >= 4);
+	struct synth *tiny = xmalloc(sizeof(*tiny));
+	synth_init(tiny, 8, "", 1.0 / 100000);
+	tiny->run.peak_rss = 0;
+	for (int i = 0; i <= 240; i++) {
+		tiny->s[i].hwm = tiny->s[i].rss;
+		tiny->s[i].gpu = tiny->s[i].cgroup = 0;
+		tiny->s[i].have = y->s[i].have & ~(unsigned)(SAMPLE_GPU | SAMPLE_CGROUP);
+		tiny->s[i].cpu_user_ns = y->s[i].cpu_user_ns;
+		tiny->s[i].majflt = y->s[i].majflt * 80;
+	}
+	struct chart_run ct = chart_of(tiny);
+	struct buf tb = { 0 };
+	struct chart_geom tg;
+	svg_chart(&tb, &ct, 1, &o, &tg);
+	assert_non_null(strstr(buf_str(&tb), ">80000/s</text>"));
+	assert_true(tg.x0 - 6 - 7 * SVG_CHAR_W >= 14);	/* the margin the axis labels get */
+	buf_release(&tb);
+	free(tiny);
 	/* the picture grows by two strips under the chart; the chart keeps its place */
 	assert_int_equal(g.height, gp.height + 8 + 2 * 58);
 	assert_true(fabs(g.y1 - gp.y1) < 0.01);
