@@ -6,10 +6,33 @@
 
 struct stack_row {
 	int64_t t;
-	pid_t pid;
 	uint64_t rss;
-	char comm[64];
+	pid_t pid;
 };
+
+/* The member with pid in s->members (sorted by pid), added when new. */
+static struct stack_layer *member(struct proc_stack *s, pid_t pid)
+{
+	size_t lo = 0, hi = s->nmembers;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->members[mid].pid == pid)
+			return &s->members[mid];
+		if (s->members[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (s->nmembers == s->capmembers) {
+		s->capmembers = s->capmembers ? 2 * s->capmembers : 64;
+		s->members = xrealloc(s->members, s->capmembers * sizeof(*s->members));
+	}
+	memmove(&s->members[lo + 1], &s->members[lo], (s->nmembers - lo) * sizeof(*s->members));
+	s->nmembers++;
+	memset(&s->members[lo], 0, sizeof(s->members[lo]));
+	s->members[lo].pid = pid;
+	return &s->members[lo];
+}
 
 int proc_stack_add(void *stack, int64_t elapsed_ns, const struct proc_figures *p)
 {
@@ -22,14 +45,14 @@ int proc_stack_add(void *stack, int64_t elapsed_ns, const struct proc_figures *p
 	r->t = elapsed_ns;
 	r->pid = p->pid;
 	r->rss = p->gone ? 0 : p->rss;
-	strlcpy_rsw(r->comm, p->comm, sizeof(r->comm));
+	struct stack_layer *m = member(s, p->pid);
+	if (!m->comm[0] || r->rss > m->peak) {
+		if (p->comm[0])
+			strlcpy_rsw(m->comm, p->comm, sizeof(m->comm));
+		if (r->rss > m->peak)
+			m->peak = r->rss;
+	}
 	return 0;
-}
-
-static int cmp_pid(const void *a, const void *b)
-{
-	const struct stack_row *const *p = a, *const *q = b;
-	return (*p)->pid < (*q)->pid ? -1 : (*p)->pid > (*q)->pid;
 }
 
 static int cmp_peak(const void *a, const void *b)
@@ -44,38 +67,25 @@ void proc_stack_finish(struct proc_stack *s, size_t top)
 {
 	if (top < 1)
 		top = 1;
-	/* each member's peak, and its name at its peak (a process may exec) */
-	struct stack_row **by = xmalloc((s->nrows ? s->nrows : 1) * sizeof(*by));
-	for (size_t i = 0; i < s->nrows; i++)
-		by[i] = &s->rows[i];
-	qsort(by, s->nrows, sizeof(*by), cmp_pid);
-	struct stack_layer *m = xcalloc(s->nrows ? s->nrows : 1, sizeof(*m));
-	size_t nm = 0;
-	for (size_t i = 0; i < s->nrows; i++) {
-		if (!nm || m[nm - 1].pid != by[i]->pid) {
-			m[nm].pid = by[i]->pid;
-			strlcpy_rsw(m[nm].comm, by[i]->comm, sizeof(m[nm].comm));
-			nm++;
-		}
-		if (by[i]->rss > m[nm - 1].peak) {
-			m[nm - 1].peak = by[i]->rss;
-			strlcpy_rsw(m[nm - 1].comm, by[i]->comm, sizeof(m[nm - 1].comm));
-		}
-	}
-	free(by);
-	qsort(m, nm, sizeof(*m), cmp_peak);
+	struct stack_layer *m = s->members;
+	size_t nm = s->nmembers;
+	if (nm)
+		qsort(m, nm, sizeof(*m), cmp_peak);
 	size_t named = nm < top ? nm : top;
 	s->others = nm - named;
 	s->nlayers = named + (s->others ? 1 : 0);
 	s->layers = xcalloc(s->nlayers ? s->nlayers : 1, sizeof(*s->layers));
-	memcpy(s->layers, m, named * sizeof(*m));
+	if (named)
+		memcpy(s->layers, m, named * sizeof(*m));
 	if (s->others) {
 		struct stack_layer *o = &s->layers[named];
 		strlcpy_rsw(o->comm, "others", sizeof(o->comm));
 		for (size_t i = named; i < nm; i++)
 			o->peak = m[i].peak > o->peak ? m[i].peak : o->peak;
 	}
-	free(m);
+	free(s->members);
+	s->members = NULL;
+	s->nmembers = s->capmembers = 0;
 
 	size_t nt = 0;
 	for (size_t i = 0; i < s->nrows; i++)
@@ -108,5 +118,6 @@ void proc_stack_release(struct proc_stack *s)
 	free(s->t);
 	free(s->v);
 	free(s->rows);
+	free(s->members);
 	memset(s, 0, sizeof(*s));
 }

@@ -28,9 +28,13 @@ struct proc_stack {
 	int64_t *t;
 	uint64_t *v;
 	size_t nt;
-	/* the rows as added, until proc_stack_finish */
+	/* until proc_stack_finish: the rows as added (time, pid, RSS: 24 bytes each, so a
+	 * day of a large set stays small) and every member seen, sorted by pid, with its
+	 * peak and its name at that peak (a process may exec) */
 	struct stack_row *rows;
 	size_t nrows, caprows;
+	struct stack_layer *members;
+	size_t nmembers, capmembers;
 };
 
 /* Adds one member's figures at one sample (store_each_proc_at_sample's rows, in its
