@@ -28,6 +28,14 @@ endif
 PKGS      := sqlite3 libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# PNG output (plot -o FILE.png, report --png) through librsvg and cairo, where
+# pkg-config finds them at build time; NO_PNG=1 builds without (the verbs then say so).
+ifneq ($(NO_PNG),1)
+ifeq ($(shell pkg-config --exists librsvg-2.0 cairo 2>/dev/null && echo y),y)
+RSVG_CFLAGS := -DHAVE_RSVG $(shell pkg-config --cflags librsvg-2.0 cairo)
+PKG_LIBS    += $(shell pkg-config --libs librsvg-2.0 cairo)
+endif
+endif
 VERSION   := 0.1.0
 CPPFLAGS  += -Isrc -Iinclude -I. -D_GNU_SOURCE -DRSSWATCH_VERSION=\"$(VERSION)\"
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN) $(PKG_CFLAGS)
@@ -73,6 +81,13 @@ FORCE:
 $(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+# only png.c sees librsvg's headers; it is rebuilt when PNG support comes or goes
+$(BUILD)/src/render/png.o: ALL_CFLAGS += $(RSVG_CFLAGS)
+$(BUILD)/src/render/png.o: $(BUILD)/png.flags
+$(BUILD)/png.flags: FORCE
+	@mkdir -p $(@D)
+	@echo '$(RSVG_CFLAGS)' | cmp -s - $@ || echo '$(RSVG_CFLAGS)' >$@
 
 $(BUILD)/pic/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)

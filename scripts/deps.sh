@@ -20,6 +20,8 @@ if [ "$want" != build ]; then
 	need_pkg libcmocka-dev pkg-config --exists cmocka
 	need_pkg sqlite3 command -v sqlite3
 	need_pkg chromium command -v chromium
+	# PNG output (optional at build time; about 40 small packages, under 30 s)
+	need_pkg librsvg2-dev pkg-config --exists librsvg-2.0 cairo
 	need_pkg sudo command -v sudo
 	# real programs measured beside /usr/bin/time (t18-real)
 	need_pkg time test -x /usr/bin/time

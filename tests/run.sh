@@ -6,6 +6,9 @@
 set -u
 BUILD=${BUILD:-build}
 export BUILD
+# the sanitizer build: leaks that are third-party libraries' caches, not ours
+LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$(cd "$(dirname "$0")" && pwd)/lsan.supp:print_suppressions=0}
+export LSAN_OPTIONS
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
 pattern=${1:-}

@@ -4,6 +4,9 @@
 #include "base/util.h"
 #include "cli/cli.h"
 #include "cli/runload.h"
+#include "render/png.h"
+#include "render/procs.h"
+#include "render/stack.h"
 #include "render/svg.h"
 #include "store/store.h"
 
@@ -14,16 +17,21 @@
 #include <string.h>
 
 static const char usage_text[] =
-	"usage: rsswatch plot RUN... -o FILE.svg [OPTIONS]\n"
+	"usage: rsswatch plot RUN... -o FILE.svg|FILE.png [OPTIONS]\n"
 	"\n"
 	"Draws memory over time as an SVG image. One run: RSS over its anon, file and\n"
 	"shmem parts, the high-water mark, PSS, cgroup and GPU memory when sampled, the\n"
-	"peak, marks and events, and its counters and gauges in a panel below. Several\n"
-	"runs: one RSS line each, overlaid, with each run's peak marked.\n"
+	"peak, marks and events; below it, CPU use and major page faults per second\n"
+	"(when recorded) and its counters and gauges. Several runs: one RSS line each,\n"
+	"overlaid, with each run's peak marked.\n"
 	"RUN is a run id or 'last' (the default).\n"
 	"\n"
-	"  -o, --output FILE    the SVG file to write ('-' for standard output)\n"
+	"  -o, --output FILE    the SVG file to write ('-' for standard output); a name\n"
+	"                       ending in .png gives a PNG image at twice the size (when\n"
+	"                       built with librsvg)\n"
 	"      --align MARK     overlay runs aligned at the mark MARK (default: at their start)\n"
+	"      --by-process     one set (--tree, -g): its largest processes' RSS stacked,\n"
+	"                       the 8 largest by peak named, the rest as others\n"
 	"      --counters NAME,...  the application counters and gauges to draw under the\n"
 	"                       chart of one run (default: the first 6; 'none' for none)\n"
 	"      --time KIND      x axis: 'elapsed' (default) or 'wall' (local clock time)\n"
@@ -105,6 +113,7 @@ int cmd_plot(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "align", required_argument, NULL, 'a' },
+		{ "by-process", no_argument, NULL, 'P' },
 		{ "counters", required_argument, NULL, 'C' },
 		{ "time", required_argument, NULL, 't' },
 		{ "title", required_argument, NULL, 'T' },
@@ -117,6 +126,9 @@ int cmd_plot(int argc, char **argv)
 	int c;
 	const char *db = NULL, *out = NULL, *align = NULL, *counters = NULL;
 	struct counter_series *picked = NULL;
+	struct proc_stack stack;
+	int by_process = 0;
+	memset(&stack, 0, sizeof(stack));
 	struct chart_opts o;
 	memset(&o, 0, sizeof(o));
 	opterr = 0;
@@ -124,6 +136,7 @@ int cmd_plot(int argc, char **argv)
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'a': align = optarg; break;
+		case 'P': by_process = 1; break;
 		case 'C': counters = optarg; break;
 		case 'T': o.title = optarg; break;
 		case 't':
@@ -150,11 +163,17 @@ int cmd_plot(int argc, char **argv)
 	}
 	if (!out)
 		return cli_usage("plot", "give the output file with -o FILE.svg");
+	if (path_is_png(out) && !png_available()) {
+		cli_error(PNG_UNAVAILABLE);
+		return EXIT_FAIL;
+	}
 	if (align && o.time == CHART_WALL)
 		return cli_usage("plot", "--align and --time wall do not go together");
 	static char *last[] = { "last" };
 	char **refs = optind < argc ? argv + optind : last;
 	size_t n = optind < argc ? (size_t)(argc - optind) : 1;
+	if (by_process && n > 1)
+		return cli_usage("plot", "--by-process draws one run");
 
 	struct store *st;
 	int ret = cli_open_store(db, &st, 0);
@@ -172,18 +191,39 @@ int cmd_plot(int argc, char **argv)
 		goto out;
 	if (counters && n == 1 && (ret = pick_counters(&cr[0], counters, &picked)) != 0)
 		goto out;
+	if (by_process) {
+		if (!run_is_set(cr[0].run)) {
+			cli_error("run %lld is one process: --by-process needs a set (record --tree or -g)",
+				  (long long)cr[0].run->id);
+			ret = EXIT_FAIL;
+			goto out;
+		}
+		if (store_each_proc_at_sample(st, cr[0].run->id, proc_stack_add, &stack) < 0) {
+			cli_error("cannot read run %lld: %s", (long long)cr[0].run->id, store_errmsg(st));
+			ret = EXIT_FAIL;
+			goto out;
+		}
+		proc_stack_finish(&stack, STACK_TOP);
+		if (!stack.nt) {
+			cli_error("run %lld has no per-process figures", (long long)cr[0].run->id);
+			ret = EXIT_FAIL;
+			goto out;
+		}
+		cr[0].stack = &stack;
+	}
 	if (align) {
 		snprintf(xt, sizeof(xt), "time since mark \"%s\"", align);
 		o.x_title = xt;
 	}
 	svg_chart(&b, cr, n, &o, NULL);
-	ret = write_output(out, &b);
+	ret = path_is_png(out) ? write_png(out, &b) : write_output(out, &b);
 out:
 	for (size_t i = 0; i < loaded; i++)
 		loaded_run_release(&lr[i]);
 	free(lr);
 	free(cr);
 	free(picked);
+	proc_stack_release(&stack);
 	buf_release(&b);
 	store_close(st);
 	return ret;

@@ -6,6 +6,9 @@
 #include "model/model.h"
 #include "render/model.h"
 #include "render/html.h"
+#include "render/png.h"
+#include "render/procs.h"
+#include "render/stack.h"
 #include "store/store.h"
 
 #include <getopt.h>
@@ -14,7 +17,7 @@
 #include <string.h>
 
 static const char usage_text[] =
-	"usage: rsswatch report [RUN] -o FILE.html [OPTIONS]\n"
+	"usage: rsswatch report [RUN] -o FILE.html [--png FILE.png] [OPTIONS]\n"
 	"\n"
 	"Writes one run (default: the last) as a single HTML file to open in any browser\n"
 	"or attach to a ticket: the summary, a chart of memory over time (hover it to read\n"
@@ -23,6 +26,8 @@ static const char usage_text[] =
 	"needs no network: styles, chart and script are inline. RUN is a run id or 'last'.\n"
 	"\n"
 	"  -o, --output FILE  the HTML file to write ('-' for standard output)\n"
+	"      --png FILE     also (or only) the page's chart as a PNG image, titled, for\n"
+	"                     chats and tickets (when built with librsvg)\n"
 	"      --time KIND    chart x axis: 'elapsed' (default) or 'wall' (local clock time)\n"
 	"      --db PATH      the run database\n";
 
@@ -57,18 +62,20 @@ int cmd_report(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "time", required_argument, NULL, 't' },
+		{ "png", required_argument, NULL, 'P' },
 		{ "db", required_argument, NULL, CLI_OPT_DB },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
-	const char *db = NULL, *out = NULL;
+	const char *db = NULL, *out = NULL, *png = NULL;
 	struct chart_opts o;
 	memset(&o, 0, sizeof(o));
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
+		case 'P': png = optarg; break;
 		case 't':
 			if (strcmp(optarg, "elapsed") == 0)
 				o.time = CHART_ELAPSED;
@@ -83,8 +90,12 @@ int cmd_report(int argc, char **argv)
 		default: return cli_usage("report", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (!out)
+	if (!out && !png)
 		return cli_usage("report", "give the output file with -o FILE.html");
+	if (png && !png_available()) {
+		cli_error(PNG_UNAVAILABLE);
+		return EXIT_FAIL;
+	}
 	if (argc - optind > 1)
 		return cli_usage("report", "give one RUN");
 	const char *ref = optind < argc ? argv[optind] : "last";
@@ -108,10 +119,36 @@ int cmd_report(int argc, char **argv)
 	} else if ((ret = plot_prepare(&lr, 1, NULL, &cr)) == 0) {
 		struct buf models = { 0 };
 		counter_models(&lr, &models);
-		struct html_procs hp = { procs, np, kills, nk, buf_str(&models) };
-		html_report(&b, &cr, &o, &hp, "rsswatch " RSSWATCH_VERSION);
+		struct html_procs hp = { procs, np, kills, nk, buf_str(&models), NULL };
+		struct proc_stack stack;
+		memset(&stack, 0, sizeof(stack));
+		if (run_is_set(&lr.run)) {
+			if (store_each_proc_at_sample(st, lr.run.id, proc_stack_add, &stack) < 0) {
+				cli_error("cannot read run %lld: %s", (long long)lr.run.id, store_errmsg(st));
+				ret = EXIT_FAIL;
+			}
+			proc_stack_finish(&stack, STACK_TOP);
+			hp.stack = &stack;
+		}
+		if (!ret && out) {
+			html_report(&b, &cr, &o, &hp, "rsswatch " RSSWATCH_VERSION);
+			ret = write_output(out, &b);
+		}
+		if (!ret && png) {
+			/* the page's chart, titled as the page is, since a picture travels alone */
+			struct buf title = { 0 };
+			struct chart_opts po = o;
+			buf_printf(&title, "run %lld", (long long)lr.run.id);
+			if (lr.run.label[0])
+				buf_printf(&title, ": %s", lr.run.label);
+			po.title = buf_str(&title);
+			buf_reset(&b);
+			svg_chart(&b, &cr, 1, &po, NULL);
+			ret = write_png(png, &b);
+			buf_release(&title);
+		}
+		proc_stack_release(&stack);
 		buf_release(&models);
-		ret = write_output(out, &b);
 	}
 	free(procs);
 	free(kills);

@@ -3,11 +3,13 @@
 #include "base/safefile.h"
 #include "base/util.h"
 #include "cli/cli.h"
+#include "render/png.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int collect(void *ctx, const struct sample *s)
 {
@@ -90,4 +92,27 @@ int write_output(const char *path, const struct buf *b)
 		return EXIT_FAIL;
 	}
 	return 0;
+}
+
+int path_is_png(const char *path)
+{
+	size_t n = strlen(path);
+	return n > 4 && strcasecmp(path + n - 4, ".png") == 0;
+}
+
+int write_png(const char *path, const struct buf *svg)
+{
+	struct buf png = { 0 };
+	int r = svg_to_png(buf_str(svg), svg->len, 2.0, &png);
+	if (r == -ENOTSUP) {
+		cli_error(PNG_UNAVAILABLE);
+		return EXIT_FAIL;
+	}
+	if (r < 0) {
+		cli_error("cannot draw %s: %s", path, errstr(-r));
+		return EXIT_FAIL;
+	}
+	r = write_output(path, &png);
+	buf_release(&png);
+	return r;
 }

@@ -364,6 +364,20 @@ void html_report(struct buf *b, const struct chart_run *r, const struct chart_op
 		xml_text(b, hp->counter_models);
 		buf_puts(b, "</pre></div>\n");
 	}
+	if (hp->stack && hp->stack->nt && hp->stack->nlayers) {
+		/* the same chart, the members stacked in place of anon/file/shmem, without
+		 * the panels under it (they are in the chart above) */
+		struct chart_run sr = *r;
+		struct chart_opts so = *o;
+		sr.stack = hp->stack;
+		sr.counters = NULL;
+		sr.ncounters = 0;
+		so.title = NULL;
+		so.no_context = 1;
+		buf_puts(b, "<h2>Memory by process</h2>\n<figure class=\"by-process\">\n");
+		svg_chart(b, &sr, 1, &so, NULL);
+		buf_puts(b, "</figure>\n");
+	}
 	if (hp->nprocs > 1)
 		procs_section(b, hp->procs, hp->nprocs);
 	if (hp->nkills)

@@ -20,6 +20,8 @@ struct html_procs {
 	/* The run's memory against each of its counters and gauges (render/model.h's text
 	 * of model/model.h's fits), shown as it is; NULL: none. */
 	const char *counter_models;
+	/* A set's memory by process, drawn next to its process table; NULL: none. */
+	const struct proc_stack *stack;
 };
 
 /* r is one run with its samples, marks and events; o the chart's options (its title is

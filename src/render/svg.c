@@ -28,6 +28,12 @@ static const char *const palette[] = {
 #define C_GPU "#8e44ad"
 #define C_MARK "#666666"
 
+/* Layers of a set's memory by process: light, so the lines over them stay readable. */
+static const char *const stack_fill[] = {
+	"#8fb8de", "#f2a7a0", "#9fd4c9", "#f3cd8c", "#c3b1d0", "#b5cf9a", "#d7b9a8", "#a9bcd0",
+};
+#define C_OTHERS "#cfcfcf"
+
 uint64_t sample_rss(const struct sample *s) { return s->rss; }
 static uint64_t get_hwm(const struct sample *s) { return s->hwm; }
 static uint64_t get_pss(const struct sample *s) { return s->have & SAMPLE_PSS ? s->pss : 0; }
@@ -265,6 +271,76 @@ static void stacked_areas(struct ctx *c, const struct chart_run *r)
 	free(idx);
 }
 
+static const char *layer_fill(const struct proc_stack *st, size_t l)
+{
+	if (st->others && l == st->nlayers - 1)
+		return C_OTHERS;
+	return stack_fill[l % ARRAY_SIZE(stack_fill)];
+}
+
+static uint64_t stack_total(const struct proc_stack *st, size_t i)
+{
+	uint64_t v = 0;
+	for (size_t l = 0; l < st->nlayers; l++)
+		v += st->v[i * st->nlayers + l];
+	return v;
+}
+
+/* A set's members stacked from the bottom (the largest first), each layer through the
+ * times that hold the smallest and largest total of each pixel column. */
+static void stack_areas(struct ctx *c, const struct chart_run *r)
+{
+	const struct proc_stack *st = r->stack;
+	if (!st->nt || !st->nlayers)
+		return;
+	size_t *idx = xmalloc((2 * c->cols + 2) * sizeof(*idx));
+	size_t k = 0, cur = SIZE_MAX, lo = 0, hi = 0;
+	for (size_t i = 0; i <= st->nt; i++) {
+		size_t col = SIZE_MAX;
+		if (i < st->nt) {
+			double f = (px(c, axis_t(c, r, st->t[i])) - c->x0) / (c->x1 - c->x0) * (double)c->cols;
+			col = f < 0 ? 0 : f >= (double)c->cols ? c->cols - 1 : (size_t)f;
+		}
+		if (col != cur && cur != SIZE_MAX) {
+			size_t a = lo < hi ? lo : hi, z = lo < hi ? hi : lo;
+			idx[k++] = a;
+			if (z != a)
+				idx[k++] = z;
+		}
+		if (i == st->nt)
+			break;
+		if (col != cur) {
+			cur = col;
+			lo = hi = i;
+		} else {
+			if (stack_total(st, i) < stack_total(st, lo))
+				lo = i;
+			if (stack_total(st, i) > stack_total(st, hi))
+				hi = i;
+		}
+	}
+	double *base = xcalloc(k ? k : 1, sizeof(*base));
+	buf_puts(c->b, "<g class=\"by-process\">\n");
+	for (size_t l = 0; l < st->nlayers; l++) {
+		buf_printf(c->b, "<path fill=\"%s\" stroke=\"#fff\" stroke-width=\"0.5\" d=\"", layer_fill(st, l));
+		for (size_t j = 0; j < k; j++)
+			buf_printf(c->b, "%s%.1f %.1f", j ? " L" : "M", px(c, axis_t(c, r, st->t[idx[j]])),
+				   py(c, base[j] + (double)st->v[idx[j] * st->nlayers + l]));
+		for (size_t j = k; j-- > 0;)
+			buf_printf(c->b, " L%.1f %.1f", px(c, axis_t(c, r, st->t[idx[j]])), py(c, base[j]));
+		buf_puts(c->b, " Z\"><title>");
+		xml_text(c->b, st->layers[l].comm);
+		if (st->layers[l].pid)
+			buf_printf(c->b, " (pid %d)", (int)st->layers[l].pid);
+		buf_puts(c->b, "</title></path>\n");
+		for (size_t j = 0; j < k; j++)
+			base[j] += (double)st->v[idx[j] * st->nlayers + l];
+	}
+	buf_puts(c->b, "</g>\n");
+	free(base);
+	free(idx);
+}
+
 struct legend_item {
 	const char *color;
 	int kind;	/* 0 line, 1 dashed line, 2 area, 3 dotted, 4.. event symbol */
@@ -415,6 +491,129 @@ static void counter_strip(struct ctx *c, const struct chart_run *r, const struct
 #undef SY
 }
 
+static uint64_t rate_counter(const struct sample *s, enum chart_rate which)
+{
+	return which == RATE_CPU ? s->cpu_user_ns + s->cpu_sys_ns : s->majflt;
+}
+
+size_t chart_rates(const struct sample *s, size_t n, enum chart_rate which, int64_t min_dt,
+		   int64_t *start, int64_t *t, double *v)
+{
+	size_t k = 0, a = SIZE_MAX;
+	for (size_t i = 0; i < n; i++) {
+		if (!(s[i].have & SAMPLE_CPU))
+			continue;
+		if (a == SIZE_MAX) {
+			a = i;
+			*start = s[i].elapsed_ns;
+			continue;
+		}
+		int64_t dt = s[i].elapsed_ns - s[a].elapsed_ns;
+		/* the last sample closes what is left, however short */
+		if (dt <= 0 || (dt < min_dt && i + 1 < n))
+			continue;
+		uint64_t x0 = rate_counter(&s[a], which), x1 = rate_counter(&s[i], which);
+		double d = x1 > x0 ? (double)(x1 - x0) : 0;
+		v[k] = which == RATE_CPU ? d / (double)dt * 100 : d / ((double)dt / 1e9);
+		t[k++] = s[i].elapsed_ns;
+		a = i;
+	}
+	return k;
+}
+
+/* Context windows are at least this long: 10 clock ticks, so CPU reads in steps of 10%. */
+#define CONTEXT_MIN_DT (100 * 1000000LL)
+
+static void fmt_rate(char *out, size_t n, double v)
+{
+	if (v >= 99999.5)
+		snprintf(out, n, "%.0fk", v / 1000);
+	else
+		snprintf(out, n, "%.*f", v > 0 && v < 9.95 ? 1 : 0, v);
+}
+
+/* One context rate of run r as a step line in a strip from y top (the value over each
+ * window holds from its start to its end), with its scale at the left: CPU from 0 to
+ * at least 100%, faults from 0 to a nice step above their highest rate. Windows that
+ * fall into one pixel column are drawn as a vertical stroke through their range. */
+static void rate_strip(struct ctx *c, const struct chart_run *r, enum chart_rate which, double top,
+		       const char *color)
+{
+	struct buf *b = c->b;
+	int64_t *t = xmalloc(r->n * sizeof(*t)), start = 0;
+	double *v = xmalloc(r->n * sizeof(*v));
+	size_t k = chart_rates(r->s, r->n, which, CONTEXT_MIN_DT, &start, t, v);
+	double hi = 0, sum = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (v[i] > hi)
+			hi = v[i];
+		sum += v[i] * (double)(t[i] - (i ? t[i - 1] : start));
+	}
+	double span = k ? (double)(t[k - 1] - start) : 1;
+	double top_v = which == RATE_CPU ? 100 : 1;
+	if (hi > top_v) {
+		double step = nice_step(hi, 4);
+		top_v = ceil(hi / step) * step;
+	}
+	double y0 = top + 16, y1 = top + STRIP_H - 6;
+#define RY(x) (y1 - (x) / top_v * (y1 - y0))
+	char a[32], z[32];
+	buf_printf(b, "<g class=\"%s\"><text x=\"%.1f\" y=\"%.1f\"><tspan font-weight=\"600\" fill=\"%s\">",
+		   which == RATE_CPU ? "cpu" : "majflt", c->x0, top + 10, color);
+	fmt_rate(a, sizeof(a), hi);
+	if (which == RATE_CPU) {
+		fmt_rate(z, sizeof(z), sum / span);
+		buf_printf(b, "CPU</tspan> in %% of one CPU (user + system): max %s%%, mean %s%%</text>\n", a, z);
+	} else {
+		buf_printf(b, "major page faults</tspan> per second (reads from disk or swap): max %s/s, "
+			      "total %.0f</text>\n", a, sum / 1e9);
+	}
+	if (top_v >= 99999.5)
+		fmt_rate(a, sizeof(a), top_v);
+	else
+		snprintf(a, sizeof(a), "%g", top_v);
+	buf_printf(b, "<g fill=\"#666\" text-anchor=\"end\"><text x=\"%.1f\" y=\"%.1f\">%s%s</text>"
+		      "<text x=\"%.1f\" y=\"%.1f\">0</text></g>\n", c->x0 - 6, y0 + 4, a,
+		   which == RATE_CPU ? "%" : "/s", c->x0 - 6, y1 + 4);
+	buf_printf(b, "<path d=\"M%.1f %.1fH%.1fM%.1f %.1fH%.1f\" stroke=\"#e6e6e6\"/>", c->x0, y0, c->x1, c->x0,
+		   y1, c->x1);
+	buf_printf(b, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\" d=\"", color);
+	if (k) {
+		double lastx = px(c, axis_t(c, r, start)), plo = 0, phi = 0;
+		int pend = 0;
+		buf_printf(b, "M%.1f %.1f", lastx, RY(v[0]));
+		for (size_t i = 0; i < k; i++) {
+			double x = px(c, axis_t(c, r, t[i]));
+			if (x - lastx < 1 && i + 1 < k) {
+				if (!pend || v[i] < plo)
+					plo = v[i];
+				if (!pend || v[i] > phi)
+					phi = v[i];
+				pend = 1;
+				continue;
+			}
+			if (pend)
+				buf_printf(b, " V%.1f V%.1f", RY(phi), RY(plo));
+			pend = 0;
+			buf_printf(b, " V%.1f H%.1f", RY(v[i]), x);
+			lastx = x;
+		}
+	}
+	buf_puts(b, "\"/></g>\n");
+#undef RY
+	free(t);
+	free(v);
+}
+
+/* Whether run r gets a context panel: two samples with CPU figures at least. */
+static int has_context(const struct chart_run *r)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < r->n && m < 2; i++)
+		m += !!(r->s[i].have & SAMPLE_CPU);
+	return m >= 2;
+}
+
 #define MARK_CHARS 30
 #define MAX_ROWS 6
 
@@ -468,6 +667,10 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 			if (v > vmax)
 				vmax = v;
 		}
+		if (r->stack)
+			for (size_t j = 0; j < r->stack->nt; j++)
+				if (stack_total(r->stack, j) > vmax)
+					vmax = stack_total(r->stack, j);
 		/* the reported peak (VmHWM, exit record, OOM report) may be above every sample */
 		if (r->run->peak_rss > vmax)
 			vmax = r->run->peak_rss;
@@ -520,8 +723,22 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 		memset(&items[nitems].text, 0, sizeof(struct buf)); \
 		buf_puts(&items[nitems].text, (txt)); nitems++; } } while (0)
 	if (single) {
-		ADD_ITEM(C_RSS, 0, "RSS");
-		if (any_parts) {
+		ADD_ITEM(C_RSS, 0, runs[0].stack ? "RSS (all processes)" : "RSS");
+		const struct proc_stack *st = runs[0].stack;
+		for (size_t l = 0; st && l < st->nlayers && nitems < ARRAY_SIZE(items); l++) {
+			items[nitems].color = layer_fill(st, l);
+			items[nitems].kind = 2;
+			memset(&items[nitems].text, 0, sizeof(struct buf));
+			if (st->others && l == st->nlayers - 1) {
+				buf_printf(&items[nitems].text, "%zu other process%s", st->others,
+					   st->others == 1 ? "" : "es");
+			} else {
+				xml_text_trunc(&items[nitems].text, st->layers[l].comm, 24);
+				buf_printf(&items[nitems].text, " (%d)", (int)st->layers[l].pid);
+			}
+			nitems++;
+		}
+		if (any_parts && !st) {
 			ADD_ITEM(C_ANON, 2, "anon");
 			if (any_file)
 				ADD_ITEM(C_FILE, 2, "file");
@@ -594,6 +811,9 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 	}
 	top += (nitems ? (lrow + 1) * 18 : 0) + 6;
 
+	/* the context panel's scale ("80000/s") shares the left margin */
+	if (single && !o->no_context && has_context(&runs[0]) && ylab_w < 7)
+		ylab_w = 7;
 	c.x0 = 14 + CHAR_W * (double)ylab_w + 8;
 	c.x1 = W - 20;
 
@@ -653,6 +873,11 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 	H = (int)(c.y1 + 46);
 	/* Counters and gauges of one run: a strip each under the time axis. */
 	size_t nstrips = 0, nc_more = 0;
+	/* First the context (CPU, major faults) when the run recorded it, then counters. */
+	int context = single && !o->no_context && has_context(&runs[0]);
+	double context_top = H;
+	if (context)
+		H += 8 + 2 * STRIP_H;
 	double panel_top = H;
 	if (single) {
 		nstrips = runs[0].ncounters < COUNTER_STRIPS ? runs[0].ncounters : COUNTER_STRIPS;
@@ -739,7 +964,9 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 	buf_puts(b, "<g class=\"series\">\n");
 	if (single && runs[0].n) {
 		const struct chart_run *r = &runs[0];
-		if (any_parts)
+		if (r->stack)
+			stack_areas(&c, r);
+		else if (any_parts)
 			stacked_areas(&c, r);
 		if (have & SAMPLE_CGROUP)
 			series_path(&c, r, get_cgroup, SAMPLE_CGROUP, C_CGROUP, NULL);
@@ -774,8 +1001,8 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 	free(ml);
 
 	/* A set: its largest process by peak, as a dotted line at that peak with its name,
-	 * so the picture says who used the memory. */
-	if (single && run_is_set(runs[0].run) && runs[0].run->peak_process_pid > 0 &&
+	 * so the picture says who used the memory (by process, the legend names it). */
+	if (single && !runs[0].stack && run_is_set(runs[0].run) && runs[0].run->peak_process_pid > 0 &&
 	    runs[0].run->peak_process_rss) {
 		const struct run *r = runs[0].run;
 		char v[32];
@@ -857,6 +1084,13 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 		}
 	}
 	buf_puts(b, "</g>\n");
+	if (context) {
+		buf_printf(b, "<g class=\"context\">\n<path d=\"M%.1f %.1fH%.1f\" stroke=\"#d8dee4\"/>\n", c.x0,
+			   context_top, c.x1);
+		rate_strip(&c, &runs[0], RATE_CPU, context_top + 8, "#4f772d");
+		rate_strip(&c, &runs[0], RATE_MAJFLT, context_top + 8 + STRIP_H, "#b00020");
+		buf_puts(b, "</g>\n");
+	}
 	if (nstrips) {
 		buf_printf(b, "<g class=\"counters\">\n<path d=\"M%.1f %.1fH%.1f\" stroke=\"#d8dee4\"/>\n", c.x0,
 			   panel_top, c.x1);

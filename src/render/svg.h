@@ -17,6 +17,7 @@
 
 #include "base/buf.h"
 #include "render/counters.h"
+#include "render/stack.h"
 #include "store/model.h"
 #include "base/fmt.h"	/* enum unit */
 
@@ -35,6 +36,9 @@ struct chart_run {
 	 * chart on the same time axis, one strip each, in their units. */
 	const struct counter_series *counters;
 	size_t ncounters;
+	/* A set's memory by process (one run only): drawn as stacked areas, a layer per
+	 * member named in the legend, in place of the anon/file/shmem areas. NULL: none. */
+	const struct proc_stack *stack;
 };
 
 enum chart_time { CHART_ELAPSED, CHART_WALL };
@@ -45,6 +49,7 @@ struct chart_opts {
 	const char *title;	/* drawn above the chart; NULL for none (escaped here) */
 	const char *x_title;	/* axis title; NULL: "elapsed time" or "local time" */
 	int max_points;		/* per series at most about this many points; 0: 1500 */
+	int no_context;		/* leave out the context panel (CPU, major faults) */
 };
 
 /* Where the plot area ended up, for callers that add interaction (the HTML report):
@@ -61,6 +66,21 @@ struct chart_geom {
  * there are no samples. g may be NULL. */
 void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 	       const struct chart_opts *o, struct chart_geom *g);
+
+/* Rates from a run's context counters (SAMPLE_CPU), as the panel under the chart draws
+ * them: CPU use in percent of one CPU (user + system time), major page faults per
+ * second. */
+enum chart_rate { RATE_CPU, RATE_MAJFLT };
+
+/* The rate of one context counter over consecutive windows of the samples s[0..n) that
+ * have it, each window at least min_dt long (the counters are re-read at most once a
+ * clock tick, so shorter windows would read 0% then 200%) and ending at a sample:
+ * window k runs from t[k-1] (t[-1] is *start, the first such sample) to t[k] (elapsed
+ * ns) at rate v[k]. A counter that went down (a member left a set) reads 0 for that
+ * window. t and v have room for n. Returns the number of windows; 0 when fewer than
+ * two samples have the counter. */
+size_t chart_rates(const struct sample *s, size_t n, enum chart_rate which, int64_t min_dt,
+		   int64_t *start, int64_t *t, double *v);
 
 typedef uint64_t (*sample_get)(const struct sample *s);
 uint64_t sample_rss(const struct sample *s);

@@ -136,6 +136,15 @@ else
 	not_ok "the report has the per-process table: the 20 largest, the rest folded ($rows rows of ${nps:-?})"
 fi
 
+run "$RSW" plot "$set_id" --by-process -o "$T/set-bp.svg"
+others=$(sed -n 's/.*>\([0-9]*\) other processes<.*/\1/p' "$T/set-bp.svg")
+if [ "$RC" -eq 0 ] && [ "$(grep -c '</title></path>' "$T/set-bp.svg")" -eq 9 ] &&
+	[ "${others:-0}" -eq $((${nps:-0} - 8)) ]; then
+	ok "plot --by-process of the set: 8 members named, the other $others as one layer"
+else
+	not_ok "plot --by-process of the set: 8 members named, the other ${others:-?} (of ${nps:-?}) as one layer"
+fi
+
 # --- the report in a browser: no sideways scrolling at 1280 px ---
 chromium=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$chromium" ]; then

@@ -3,6 +3,7 @@
  * differences, including none. */
 #include "testutil.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "base/util.h"
 #include "render/compare.h"
 #include "render/html.h"
+#include "render/png.h"
 #include "render/svg.h"
 #include "render/xml.h"
 
@@ -241,7 +243,7 @@ static void test_svg_oom_one_sample(void **state)
 	strlcpy_rsw(e.kind, "oom_kill", sizeof(e.kind));
 	e.t = r.ended_at;
 	e.detail = "comm=memhog";
-	struct chart_run c = { &r, &s, 1, NULL, 0, &e, 1, 0, NULL, NULL, 0 };
+	struct chart_run c = { &r, &s, 1, NULL, 0, &e, 1, 0, NULL, NULL, 0, NULL };
 	struct chart_opts o;
 	memset(&o, 0, sizeof(o));
 	struct buf b = { 0 };
@@ -550,7 +552,7 @@ static void test_html_procs(void **state)
 	c.n = 3;
 	struct chart_opts o;
 	memset(&o, 0, sizeof(o));
-	struct html_procs hp = { p, ARRAY_SIZE(p), &k, 1, NULL };
+	struct html_procs hp = { p, ARRAY_SIZE(p), &k, 1, NULL, NULL };
 	struct buf b = { 0 };
 	html_report(&b, &c, &o, &hp, NULL);
 	const char *h = buf_str(&b);
@@ -817,6 +819,211 @@ static void test_compare_warnings(void **state)
 	buf_release(&b);
 }
 
+/* The context panel: CPU and major faults as rates between samples, under the chart;
+ * none for a run recorded without them. The run works flat out for a minute, then
+ * stops using CPU and faults 1000 pages a second in from disk (thrashing). */
+static void test_context(void **state)
+{
+	(void)state;
+	struct synth *y = xmalloc(sizeof(*y));
+	synth_init(y, 6, "", 1.0);
+	struct chart_run c = chart_of(y);
+	struct chart_opts o;
+	memset(&o, 0, sizeof(o));
+	struct buf b = { 0 }, plain = { 0 };
+	struct chart_geom g, gp;
+	svg_chart(&plain, &c, 1, &o, &gp);
+	assert_null(strstr(buf_str(&plain), "class=\"context\""));
+	for (int i = 0; i <= 240; i++) {
+		struct sample *s = &y->s[i];
+		s->have |= SAMPLE_CPU;
+		s->cpu_user_ns = (uint64_t)(i <= 120 ? i : 120) * (uint64_t)NS / 2 * 3 / 4;
+		s->cpu_sys_ns = (uint64_t)(i <= 120 ? i : 120) * (uint64_t)NS / 2 / 4;
+		s->majflt = i <= 120 ? 7 : 7 + (uint64_t)(i - 120) * 500;
+	}
+	int64_t t[241], start = -1;
+	double v[241];
+	size_t k = chart_rates(y->s, 241, RATE_CPU, NS / 10, &start, t, v);
+	assert_int_equal(k, 240);
+	assert_int_equal(start, 0);
+	assert_int_equal(t[0], NS / 2);
+	assert_true(fabs(v[0] - 100) < 1e-9 && fabs(v[119] - 100) < 1e-9 && v[120] == 0);
+	k = chart_rates(y->s, 241, RATE_MAJFLT, NS / 10, &start, t, v);
+	assert_true(v[119] == 0 && fabs(v[120] - 1000) < 1e-9 && fabs(v[239] - 1000) < 1e-9);
+	/* windows of at least 2 s: four samples each */
+	assert_int_equal(chart_rates(y->s, 241, RATE_CPU, 2 * NS, &start, t, v), 60);
+	/* a counter that goes down (a member left a set) reads 0, not a huge rate */
+	y->s[10].cpu_user_ns = 0;
+	chart_rates(y->s, 241, RATE_CPU, NS / 10, &start, t, v);
+	assert_true(v[9] == 0 && v[10] > 100);
+	y->s[10].cpu_user_ns = (uint64_t)10 * NS / 2 * 3 / 4;
+	/* only one sample with the figures: no rate */
+	assert_int_equal(chart_rates(y->s, 1, RATE_CPU, 0, &start, t, v), 0);
+
+	svg_chart(&b, &c, 1, &o, &g);
+	const char *svg = buf_str(&b);
+	assert_non_null(strstr(svg, "<g class=\"context\">"));
+	assert_non_null(strstr(svg, ">CPU</tspan> in % of one CPU (user + system): max 100%, mean 50%<"));
+	assert_non_null(strstr(svg, ">major page faults</tspan> per second (reads from disk or swap): "
+				    "max 1000/s, total 60000<"));
+	assert_non_null(strstr(svg, ">100%</text>"));
+	/* the left margin holds a scale of seven characters ("80000/s"), also when the
+	 * memory axis's own labels are short ("4 KiB") */
+	assert_true(g.x0 - 6 - 7 * SVG_CHAR_W >= 4);
+	struct synth *tiny = xmalloc(sizeof(*tiny));
+	synth_init(tiny, 8, "", 1.0 / 100000);
+	tiny->run.peak_rss = 0;
+	for (int i = 0; i <= 240; i++) {
+		tiny->s[i].hwm = tiny->s[i].rss;
+		tiny->s[i].gpu = tiny->s[i].cgroup = 0;
+		tiny->s[i].have = y->s[i].have & ~(unsigned)(SAMPLE_GPU | SAMPLE_CGROUP);
+		tiny->s[i].cpu_user_ns = y->s[i].cpu_user_ns;
+		tiny->s[i].majflt = y->s[i].majflt * 80;
+	}
+	struct chart_run ct = chart_of(tiny);
+	struct buf tb = { 0 };
+	struct chart_geom tg;
+	svg_chart(&tb, &ct, 1, &o, &tg);
+	assert_non_null(strstr(buf_str(&tb), ">80000/s</text>"));
+	assert_true(tg.x0 - 6 - 7 * SVG_CHAR_W >= 14);	/* the margin the axis labels get */
+	buf_release(&tb);
+	free(tiny);
+	/* the picture grows by two strips under the chart; the chart keeps its place */
+	assert_int_equal(g.height, gp.height + 8 + 2 * 58);
+	assert_true(fabs(g.y1 - gp.y1) < 0.01);
+	/* every point of the strips lies on the canvas and right of the scale */
+	const char *p = strstr(svg, "<g class=\"context\">");
+	const char *d = strstr(p, "stroke=\"#4f772d\" stroke-width=\"1.6\" d=\"M");
+	assert_non_null(d);
+	double x, yy;
+	assert_int_equal(sscanf(d + strlen("stroke=\"#4f772d\" stroke-width=\"1.6\" d=\"M"), "%lf %lf", &x, &yy), 2);
+	assert_true(x >= g.x0 - 0.1 && x <= g.x1 && yy > g.y1 && yy < g.height);
+	/* several runs overlaid: no panel */
+	struct chart_run two[2] = { c, c };
+	buf_reset(&b);
+	svg_chart(&b, two, 2, &o, NULL);
+	assert_null(strstr(buf_str(&b), "class=\"context\""));
+	/* the report carries it in its chart */
+	buf_reset(&b);
+	html_report(&b, &c, &o, NULL, NULL);
+	assert_non_null(strstr(buf_str(&b), "<g class=\"context\">"));
+	buf_release(&b);
+	buf_release(&plain);
+	free(y);
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* A set's memory by process: 12 members ranked by peak, the 8 largest a layer each and
+ * the rest summed as others; names escaped in the legend; the same chart in the report. */
+static void test_by_process(void **state)
+{
+	(void)state;
+	struct proc_stack st;
+	memset(&st, 0, sizeof(st));
+	for (int t = 0; t < 5; t++)
+		for (int p = 1; p <= 12; p++) {
+			struct proc_figures f;
+			memset(&f, 0, sizeof(f));
+			f.pid = 100 + p;
+			/* member p holds p * 10 MiB, 101 only until it leaves at the last time */
+			f.rss = (uint64_t)p * 10 * MIB;
+			f.gone = p == 1 && t == 4;
+			snprintf(f.comm, sizeof(f.comm), p == 12 ? "<b>evil</b>&" : "w%d", p);
+			assert_int_equal(proc_stack_add(&st, (int64_t)t * 30 * NS, &f), 0);
+		}
+	proc_stack_finish(&st, 8);
+	assert_int_equal(st.nt, 5);
+	assert_int_equal(st.nlayers, 9);
+	assert_int_equal(st.others, 4);
+	assert_int_equal(st.layers[0].pid, 112);
+	assert_string_equal(st.layers[0].comm, "<b>evil</b>&");
+	assert_int_equal(st.layers[0].peak, 120 * MIB);
+	assert_int_equal(st.layers[7].pid, 105);
+	assert_int_equal(st.layers[8].pid, 0);
+	assert_int_equal(st.v[0 * 9 + 8], (1 + 2 + 3 + 4) * 10 * MIB);
+	assert_int_equal(st.v[4 * 9 + 8], (2 + 3 + 4) * 10 * MIB);
+	assert_int_equal(st.v[2 * 9 + 0], 120 * MIB);
+	assert_int_equal(st.t[4], 120 * NS);
+
+	struct synth *y = xmalloc(sizeof(*y));
+	synth_init(y, 7, "", 1.0);
+	y->run.tree = 1;
+	struct chart_run c = chart_of(y);
+	c.stack = &st;
+	struct chart_opts o;
+	memset(&o, 0, sizeof(o));
+	struct buf b = { 0 };
+	struct chart_geom g;
+	svg_chart(&b, &c, 1, &o, &g);
+	const char *svg = buf_str(&b);
+	assert_non_null(strstr(svg, "<g class=\"by-process\">"));
+	assert_int_equal(count(svg, "</title></path>"), 9);
+	assert_non_null(strstr(svg, "<title>w5 (pid 105)</title></path>"));
+	assert_non_null(strstr(svg, ">&lt;b&gt;evil&lt;/b&gt;&amp; (112)</text>"));
+	assert_null(strstr(svg, "<b>evil"));
+	assert_non_null(strstr(svg, ">4 other processes</text>"));
+	assert_null(strstr(svg, ">anon</text>"));
+	/* the stack's top stays inside the plot: the chart's top is above 780 MiB */
+	assert_true(g.vmax >= 780.0 * MIB);
+	buf_reset(&b);
+	struct html_procs hp;
+	memset(&hp, 0, sizeof(hp));
+	hp.stack = &st;
+	c.stack = NULL;	/* the report's own chart stays as plot draws it */
+	html_report(&b, &c, &o, &hp, NULL);
+	assert_non_null(strstr(buf_str(&b), "<h2>Memory by process</h2>"));
+	assert_int_equal(count(buf_str(&b), "<g class=\"by-process\">"), 1);
+	assert_null(strstr(buf_str(&b), "<b>evil"));
+	buf_release(&b);
+	proc_stack_release(&st);
+
+	/* fewer members than layers: no others */
+	memset(&st, 0, sizeof(st));
+	struct proc_figures f;
+	memset(&f, 0, sizeof(f));
+	f.pid = 7;
+	f.rss = MIB;
+	proc_stack_add(&st, 0, &f);
+	proc_stack_finish(&st, 8);
+	assert_int_equal(st.nlayers, 1);
+	assert_int_equal(st.others, 0);
+	proc_stack_release(&st);
+	free(y);
+}
+
+/* PNG through librsvg where the build has it: the image is the SVG's size times the
+ * scale; a document that is not SVG is refused. Without librsvg, -ENOTSUP. */
+static void test_png(void **state)
+{
+	(void)state;
+	static const char svg[] = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"120\" height=\"80\">"
+				  "<rect width=\"120\" height=\"80\" fill=\"#1d4e89\"/></svg>";
+	struct buf b = { 0 };
+	if (!png_available()) {
+		assert_int_equal(svg_to_png(svg, strlen(svg), 2, &b), -ENOTSUP);
+		assert_int_equal(b.len, 0);
+		return;
+	}
+	assert_int_equal(svg_to_png(svg, strlen(svg), 2, &b), 0);
+	assert_true(b.len > 24);
+	const unsigned char *p = (const unsigned char *)b.p;
+	assert_memory_equal(p, "\x89PNG\r\n\x1a\n", 8);
+	/* IHDR: width and height, big-endian, at bytes 16 and 20 */
+	assert_int_equal((p[16] << 24) | (p[17] << 16) | (p[18] << 8) | p[19], 240);
+	assert_int_equal((p[20] << 24) | (p[21] << 16) | (p[22] << 8) | p[23], 160);
+	size_t len = b.len;
+	assert_int_equal(svg_to_png("not svg at all", 14, 2, &b), -EINVAL);
+	assert_int_equal(b.len, len);
+	buf_release(&b);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -828,6 +1035,9 @@ int main(void)
 		cmocka_unit_test(test_svg_oom_one_sample),
 		cmocka_unit_test(test_svg_hwm_peak),
 		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_context),
+		cmocka_unit_test(test_by_process),
+		cmocka_unit_test(test_png),
 		cmocka_unit_test(test_svg_set),
 		cmocka_unit_test(test_downsample),
 		cmocka_unit_test(test_html_report),
