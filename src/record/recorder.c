@@ -632,8 +632,7 @@ static int take_sample(struct recorder *rc)
 		/* The application's counters, as it named them. */
 		for (size_t i = 0; i < rc->ncounters; i++) {
 			buf_puts(&rc->line, i ? " " : " | ");
-			buf_put_printable(&rc->line, rc->counters[i].name);
-			buf_printf(&rc->line, "=%lld", rc->counters[i].value);
+			live_counter(&rc->line, rc->counters[i].name, rc->counters[i].value);
 		}
 		buf_putc(&rc->line, '\n');
 		fputs(buf_str(&rc->line), rc->opts->live);

@@ -1,5 +1,6 @@
 #include "render/live.h"
 #include "base/fmt.h"
+#include "render/counters.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -60,6 +61,13 @@ void live_context(struct buf *b, const struct sample *prev, const struct sample 
 	double pct = cpu > cpu0 ? (double)(cpu - cpu0) * 100.0 / dt : 0;
 	double maj = s->majflt > prev->majflt ? (double)(s->majflt - prev->majflt) * 1e9 / dt : 0;
 	buf_printf(b, " cpu %.0f%% majflt %.0f/s", pct, maj);
+}
+
+void live_counter(struct buf *b, const char *name, long long value)
+{
+	char v[48];
+	buf_put_printable(b, name);
+	buf_printf(b, "=%s", counter_value_text(v, sizeof(v), name, value));
 }
 
 const char *signal_name(int sig, char *buf, size_t n)

@@ -16,6 +16,10 @@ void live_line(struct buf *b, int64_t realtime_ns, const struct sample *s);
  * rising toward a limit). */
 void live_eta(struct buf *b, double eta_s, const char *limit);
 
+/* "name=value" of an application counter or gauge, the name made printable and the
+ * value in the unit its name says (render/counters.h): "bytes_held=300.0 MiB". */
+void live_counter(struct buf *b, const char *name, long long value);
+
 /* " cpu 97% majflt 12/s": CPU use (100% is one CPU's time) and major faults per second
  * between the previous live line's sample prev and s; nothing when either lacks the
  * counters (SAMPLE_CPU) or no time passed. Counters that went down (a set's member

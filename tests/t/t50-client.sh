@@ -101,6 +101,8 @@ pipe() {	# pipe NAME [ARGS...]: record the pipeline; NAME.json, NAME.csv, NAME.s
 }
 pipe fixed
 check "pipeline: record exits with the pipeline's status 0" test "$rc" -eq 0
+check "pipeline: the live line shows a byte counter in bytes' units" \
+	grep -Eq '\| .*bytes_in_flight=[0-9.]+ ([KMG]iB|B)( |$)' "$tmp/fixed.err"
 check "pipeline: marks in order at increasing times within the run" \
 	marks_in_order "$tmp/fixed.json" "synthesis starts" "all partitions synthesized" "gpu done"
 check "pipeline: three marks" test "$(jget "$tmp/fixed.json" '$.marks' | grep -o '"label"' | wc -l)" -eq 3
