@@ -112,7 +112,10 @@ check "tree oom: the shell's own status (3)" test "$rc" -eq 3
 check "tree oom: outcome exited" grep -q '"outcome":"exited","exit_code":3' "$tmp/json"
 check "tree oom: an oom_kill event for the child" \
 	grep -q '"kind":"oom_kill","pid":[0-9]*,"detail":"anon_rss=[0-9]*kB' "$tmp/json"
-check "tree oom: the cgroup is gone" sh -c '! ls -d "$1"/rsswatch-[0-9]* 2>/dev/null' - "$cgdir"
+# (the run's own cgroup, by the name stored with the run: other recorders may be busy)
+runcg=$(sql "SELECT cgroup FROM run WHERE id = $last")
+check "tree oom: the cgroup ${runcg##*/} is gone" \
+	sh -c '[ -n "$2" ] && [ ! -d "$1/$2" ]' - "$cgdir" "${runcg##*/}"
 
 # -g: a cgroup made here holding two memhogs.
 cgtest=$cgdir/t31-$$
