@@ -63,6 +63,16 @@ static void series_d(struct buf *b, const struct prom_snapshot *p, const char *n
 	buf_printf(b, "%s} %.9g\n", extra ? extra : "", v);
 }
 
+/* A PSI stall-time counter family: kind="some", and kind="full" when read. */
+static void pressure(struct buf *b, int om, const struct prom_snapshot *p, const char *name,
+		     const char *help, uint64_t some_us, uint64_t full_us, int have_full)
+{
+	family(b, om, name, "counter", help);
+	series_d(b, p, name, "_total", ",kind=\"some\"", (double)some_us / 1e6);
+	if (have_full)
+		series_d(b, p, name, "_total", ",kind=\"full\"", (double)full_us / 1e6);
+}
+
 static void gauge(struct buf *b, int om, const struct prom_snapshot *p, const char *name,
 		  const char *help, uint64_t v)
 {
@@ -116,24 +126,15 @@ void prom_write(struct buf *b, const struct prom_snapshot *p, int om)
 			if (s->have & SAMPLE_CGROUP_PEAK)
 				gauge(b, om, p, "rsswatch_cgroup_peak_bytes", "The cgroup's peak charged memory.", s->cgroup_peak);
 		}
-		if (s->have & SAMPLE_PSI) {
-			family(b, om, "rsswatch_host_memory_pressure_seconds", "counter",
-			       "Time some (or all, kind=full) tasks of the host stalled on memory (PSI).");
-			series_d(b, p, "rsswatch_host_memory_pressure_seconds", "_total", ",kind=\"some\"",
-				 (double)s->psi_some_total_us / 1e6);
-			if (s->have & SAMPLE_PSI_FULL)
-				series_d(b, p, "rsswatch_host_memory_pressure_seconds", "_total", ",kind=\"full\"",
-					 (double)s->psi_full_total_us / 1e6);
-		}
-		if (s->have & SAMPLE_CG_PSI) {
-			family(b, om, "rsswatch_cgroup_memory_pressure_seconds", "counter",
-			       "Time some (or all, kind=full) tasks of the target's cgroup stalled on memory (PSI).");
-			series_d(b, p, "rsswatch_cgroup_memory_pressure_seconds", "_total", ",kind=\"some\"",
-				 (double)s->cg_psi_some_total_us / 1e6);
-			if (s->have & SAMPLE_CG_PSI_FULL)
-				series_d(b, p, "rsswatch_cgroup_memory_pressure_seconds", "_total", ",kind=\"full\"",
-					 (double)s->cg_psi_full_total_us / 1e6);
-		}
+		if (s->have & SAMPLE_PSI)
+			pressure(b, om, p, "rsswatch_host_memory_pressure_seconds",
+				 "Time some (or all, kind=full) tasks of the host stalled on memory (PSI).",
+				 s->psi_some_total_us, s->psi_full_total_us, s->have & SAMPLE_PSI_FULL);
+		if (s->have & SAMPLE_CG_PSI)
+			pressure(b, om, p, "rsswatch_cgroup_memory_pressure_seconds",
+				 "Time some (or all, kind=full) tasks of the target's cgroup stalled on memory (PSI).",
+				 s->cg_psi_some_total_us, s->cg_psi_full_total_us,
+				 s->have & SAMPLE_CG_PSI_FULL);
 		if (s->have & SAMPLE_CPU) {
 			family(b, om, "rsswatch_cpu_seconds", "counter", "CPU time of the target, by mode.");
 			series_d(b, p, "rsswatch_cpu_seconds", "_total", ",mode=\"user\"", (double)s->cpu_user_ns / 1e9);

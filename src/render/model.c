@@ -174,6 +174,18 @@ static void json_formula(struct buf *b, const struct model_formula *f)
 	buf_puts(b, "]");
 }
 
+/* ,"coefficients":[...],"r2":..,"df":..,"sigma_bytes":.. of a fit. */
+static void json_fit(struct buf *b, const struct model_formula *f, const struct fit *fit,
+		     double tq)
+{
+	buf_puts(b, ",\"coefficients\":");
+	json_coefs(b, f, fit, tq);
+	buf_puts(b, ",\"r2\":");
+	json_number(b, fit->r2);
+	buf_printf(b, ",\"df\":%zu,\"sigma_bytes\":", fit->df);
+	json_number(b, fit->sigma);
+}
+
 static int fitted(enum model_status s)
 {
 	return s == MODEL_OK || s == MODEL_POOR;
@@ -212,12 +224,7 @@ void model_runs_json(struct buf *b, const struct runs_model *m)
 	}
 	buf_puts(b, "]");
 	if (fitted(m->status)) {
-		buf_puts(b, ",\"coefficients\":");
-		json_coefs(b, &m->f, &m->fit, m->tq);
-		buf_puts(b, ",\"r2\":");
-		json_number(b, m->fit.r2);
-		buf_printf(b, ",\"df\":%zu,\"sigma_bytes\":", m->fit.df);
-		json_number(b, m->fit.sigma);
+		json_fit(b, &m->f, &m->fit, m->tq);
 	}
 	buf_puts(b, ",\"budget_bytes\":");
 	if (m->budget)
@@ -318,12 +325,7 @@ void model_counters_json(struct buf *b, const struct counter_model *m)
 	json_str(b, status_name(m->status));
 	buf_printf(b, ",\"samples\":%zu", m->nsamples);
 	if (fitted(m->status)) {
-		buf_puts(b, ",\"coefficients\":");
-		json_coefs(b, &m->f, &m->fit, m->tq);
-		buf_puts(b, ",\"r2\":");
-		json_number(b, m->fit.r2);
-		buf_printf(b, ",\"df\":%zu,\"sigma_bytes\":", m->fit.df);
-		json_number(b, m->fit.sigma);
+		json_fit(b, &m->f, &m->fit, m->tq);
 		buf_printf(b, ",\"lag_samples\":%zu,\"lag_s\":%.3f,\"lags_tried\":%zu,\"r2_lag0\":",
 			   m->lag, (double)m->lag_ns / 1e9, m->lags_tried);
 		json_number(b, m->r2_lag0);
