@@ -324,14 +324,25 @@ static int same_figures(const struct proc_status *x, const struct proc_status *y
 	       x->shmem == y->shmem && x->swap == y->swap;
 }
 
+/* Two reads of one address space, taken a moment apart: the same figures, or figures
+ * that moved a little between the reads (the pages of a busy process change while its
+ * two status files are read; under a sanitizer often). */
+static int close_figures(const struct proc_status *x, const struct proc_status *y)
+{
+	uint64_t hi = x->rss > y->rss ? x->rss : y->rss;
+	uint64_t lo = x->rss > y->rss ? y->rss : x->rss;
+	return hi - lo <= hi / 8 + ((uint64_t)1 << 20);
+}
+
 /* Processes that share one address space (a vfork child before its exec, posix_spawn,
  * a CLONE_VM helper such as a leak checker's tracer) hold the same pages: summed, a
  * 10 GiB parent spawning a command would read as 20 GiB. Such a child counts once:
  * its figures are taken out of the totals and read as 0. A child is asked about its
- * parent only (kcmp KCMP_VM), only while both show exactly the same figures, and only
- * once while they do: an address space is shared from the clone to the exec, which
- * changes the child's figures. A fork's child has a copy, not the same address space,
- * and counts. Without kcmp nothing is merged. */
+ * parent only (kcmp KCMP_VM), only while their figures are close. The answer is kept
+ * while the two show exactly the same figures and asked again at each sample where
+ * they differ: an address space is shared from the clone to the exec, so an exec into
+ * a program of a similar size is seen at the next sample. A fork's child
+ * has a copy, not the same address space, and counts. Without kcmp nothing is merged. */
 static void dedupe_shared_mm(struct procset *ps, struct procset_totals *out)
 {
 	if (out->nprocs < 2 || ps->no_kcmp)
@@ -341,17 +352,17 @@ static void dedupe_shared_mm(struct procset *ps, struct procset_totals *out)
 		if (b->gen != ps->gen || b->dead || !b->st.rss)
 			continue;
 		struct procset_member *p = find(ps, b->st.ppid);
-		if (!p || p == b || p->gen != ps->gen || p->dead || !same_figures(&p->st, &b->st)) {
-			b->mm_asked = 0;
+		if (!p || p == b || p->gen != ps->gen || p->dead || !close_figures(&p->st, &b->st)) {
+			b->mm_asked = b->mm_shared = 0;
 			continue;
 		}
-		if (!b->mm_asked) {
+		if (!b->mm_asked || !same_figures(&p->st, &b->st)) {
 			long r = syscall(SYS_kcmp, p->pid, b->pid, KCMP_VM, 0, 0);
 			if (r < 0 && (errno == ENOSYS || errno == EPERM)) {
 				ps->no_kcmp = 1;
 				return;
 			}
-			b->mm_asked = 1;
+			b->mm_asked = same_figures(&p->st, &b->st);
 			b->mm_shared = r == 0;
 		}
 		if (!b->mm_shared)
@@ -473,7 +484,7 @@ int procset_read_pss(struct procset *ps, struct procset_pss *out)
 		int e;
 		if (m->dead || m->gen != ps->gen)
 			continue;
-		if (m->mm_asked && m->mm_shared)
+		if (m->mm_shared)
 			continue;	/* its parent's address space: counted there */
 		if (m->smaps.f.fd < 0 && !m->smaps_err) {
 			if ((e = smaps_reader_open(&m->smaps, m->pid)) < 0) {
