@@ -783,6 +783,7 @@ static void test_compare_warnings(void **state)
 	assert_non_null(strstr(t, "warning: run 42 ran stress-ng and run 41 sort: different programs"));
 	assert_non_null(strstr(t, "warning: run 42 ran on host other and run 41 on vm"));
 	assert_non_null(strstr(t, "warning: run 42 had 755.0 GiB of memory (MemTotal) and run 41 64.0 GiB"));
+	assert_golden("tests/fixtures/golden/compare-unlike.txt", t);
 	buf_reset(&b);
 	/* peaks from VmHWM on both sides: the peak row stays fair across intervals */
 	a.run.peak_source = PEAK_FROM_HWM;
@@ -812,6 +813,7 @@ static void test_compare_warnings(void **state)
 		fail_msg("a percentage against a zero base:\n%s", t);
 	assert_non_null(strstr(t, "warning: run 41, the base, has no peak"));
 	assert_non_null(strstr(t, "run 42's peak is 200.0 MiB; run 41 has no peak to compare it with."));
+	assert_golden("tests/fixtures/golden/compare-zero-base.txt", t);
 	buf_reset(&b);
 	compare_json(&b, g, 2, 0);
 	assert_null(strstr(buf_str(&b), "\"pct\":1"));
