@@ -32,8 +32,8 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # pkg-config finds them at build time; NO_PNG=1 builds without (the verbs then say so).
 ifneq ($(NO_PNG),1)
 ifeq ($(shell pkg-config --exists librsvg-2.0 cairo 2>/dev/null && echo y),y)
+# Only the headers: png.c loads librsvg with dlopen at the first PNG (see png.c).
 RSVG_CFLAGS := -DHAVE_RSVG $(shell pkg-config --cflags librsvg-2.0 cairo)
-PKG_LIBS    += $(shell pkg-config --libs librsvg-2.0 cairo)
 endif
 endif
 VERSION   := 0.1.0

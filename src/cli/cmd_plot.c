@@ -164,7 +164,7 @@ int cmd_plot(int argc, char **argv)
 	if (!out)
 		return cli_usage("plot", "give the output file with -o FILE.svg");
 	if (path_is_png(out) && !png_available()) {
-		cli_error(PNG_UNAVAILABLE);
+		cli_error("%s", png_unavailable());
 		return EXIT_FAIL;
 	}
 	if (align && o.time == CHART_WALL)

@@ -93,7 +93,7 @@ int cmd_report(int argc, char **argv)
 	if (!out && !png)
 		return cli_usage("report", "give the output file with -o FILE.html");
 	if (png && !png_available()) {
-		cli_error(PNG_UNAVAILABLE);
+		cli_error("%s", png_unavailable());
 		return EXIT_FAIL;
 	}
 	if (argc - optind > 1)

@@ -105,7 +105,7 @@ int write_png(const char *path, const struct buf *svg)
 	struct buf png = { 0 };
 	int r = svg_to_png(buf_str(svg), svg->len, 2.0, &png);
 	if (r == -ENOTSUP) {
-		cli_error(PNG_UNAVAILABLE);
+		cli_error("%s", png_unavailable());
 		return EXIT_FAIL;
 	}
 	if (r < 0) {

@@ -42,8 +42,8 @@ int write_output(const char *path, const struct buf *b);
 /* Whether path names a PNG file (ends in ".png", any case). */
 int path_is_png(const char *path);
 /* Writes the SVG document in svg to path as a PNG image at twice its size (sharp on
- * high-density screens). Prints the error (PNG_UNAVAILABLE in a build without
- * librsvg); returns 0 or EXIT_FAIL. */
+ * high-density screens). Prints the error (png_unavailable() where librsvg is
+ * missing); returns 0 or EXIT_FAIL. */
 int write_png(const char *path, const struct buf *svg);
 
 #endif

@@ -38,6 +38,14 @@ else
 	check "... and writes nothing" [ ! -e "$T/p.png" ]
 	expect_exit 1 "report --png without librsvg fails" "$RSW" report --png "$T/r.png"
 fi
+# librsvg is loaded for a PNG only: a recorder never maps it (nor its sixty libraries)
+spawn rec "$RSW" record -q -i 20ms -d 5s -- sleep 5
+rec=$!
+wait_until 5 sh -c "grep -q libsqlite3 /proc/$rec/maps 2>/dev/null"
+check "a recorder maps neither librsvg nor cairo" \
+	sh -c "grep -q libsqlite3 /proc/$rec/maps && ! grep -Eq 'librsvg|libcairo' /proc/$rec/maps"
+kill -INT "$rec" 2>/dev/null
+finish "$rec"
 run "$RSW" plot -o "$T/p.svg"
 check "plot -o FILE.svg still writes SVG" grep -q '^<svg ' "$T/p.svg"
 done_testing
