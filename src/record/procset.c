@@ -146,7 +146,8 @@ static void on_event(void *ctx, const struct proccn_event *ev)
 		ps->nforks++;
 		return;
 	}
-	/* a thread's start, or any exit (a thread's, or the leader's while others run) */
+	/* a thread's start, an exec, or any exit (a thread's, or the leader's while others
+	 * run) */
 	if ((m = find(ps, ev->tgid)))
 		proc_reader_invalidate(&m->proc);
 }

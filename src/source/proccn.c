@@ -52,6 +52,14 @@ static int parse_event(const unsigned char *ev, size_t dlen, struct proccn_event
 		out->tgid = get_pid(d + offsetof(struct fork_proc_event, child_tgid));
 		return 1;
 	}
+	if (what == PROC_EVENT_EXEC) {
+		if (dlen < head + sizeof(struct exec_proc_event))
+			return -EINVAL;
+		out->kind = PROCCN_EXEC;
+		out->pid = get_pid(d + offsetof(struct exec_proc_event, process_pid));
+		out->tgid = get_pid(d + offsetof(struct exec_proc_event, process_tgid));
+		return 1;
+	}
 	if (what == PROC_EVENT_EXIT) {
 		/* process_pid and process_tgid lead; older kernels had no parent fields */
 		if (dlen < head + offsetof(struct exit_proc_event, exit_code))

@@ -19,17 +19,19 @@
 enum proccn_kind {
 	PROCCN_FORK = 1,	/* a new process (pid == tgid) or thread (pid != tgid) */
 	PROCCN_EXIT = 2,	/* a process's or thread's exit */
+	PROCCN_EXEC = 3,	/* a process replaced its program (execve) */
 };
 
 /* FORK: pid/tgid are the child's, ppid/ptgid its parent's (the parent task and its
- * process). EXIT: pid/tgid the task that exited; ppid/ptgid 0. */
+ * process). EXIT: pid/tgid the task that exited; ppid/ptgid 0. EXEC: pid/tgid the
+ * process that ran a new program (its name and command line are new: read them now). */
 struct proccn_event {
 	enum proccn_kind kind;
 	pid_t pid, tgid;
 	pid_t ppid, ptgid;
 };
 
-/* Parses the netlink messages in buf. Events other than fork and exit (exec, uid,
+/* Parses the netlink messages in buf. Events other than fork, exec and exit (uid,
  * comm, ...), and messages not from the proc connector, are skipped. Writes at most
  * max events to out and returns how many there were (more than max: the rest were
  * dropped), or -EINVAL when a message is truncated or malformed (the events before it

@@ -64,9 +64,11 @@ static void test_parse_fork_exit(void **state)
 	put_fork(buf, &off, 100, 100, 200, 200);	/* a process */
 	put_fork(buf, &off, 200, 200, 201, 200);	/* a thread of it */
 	struct exec_proc_event x = { 200, 200 };
-	put_msg(buf, &off, PROC_EVENT_EXEC, &x, sizeof(x), CN_IDX_PROC);	/* skipped */
+	put_msg(buf, &off, PROC_EVENT_EXEC, &x, sizeof(x), CN_IDX_PROC);
+	struct id_proc_event u = { 200, 200, { 0 }, { 0 } };
+	put_msg(buf, &off, PROC_EVENT_UID, &u, sizeof(u), CN_IDX_PROC);	/* skipped */
 	put_exit(buf, &off, 201, 200);
-	assert_int_equal(proccn_parse(buf, off, ev, 8), 3);
+	assert_int_equal(proccn_parse(buf, off, ev, 8), 4);
 	assert_int_equal(ev[0].kind, PROCCN_FORK);
 	assert_int_equal(ev[0].ptgid, 100);
 	assert_int_equal(ev[0].pid, 200);
@@ -75,11 +77,14 @@ static void test_parse_fork_exit(void **state)
 	assert_int_equal(ev[1].pid, 201);
 	assert_int_equal(ev[1].tgid, 200);
 	assert_int_equal(ev[1].ptgid, 200);
-	assert_int_equal(ev[2].kind, PROCCN_EXIT);
-	assert_int_equal(ev[2].pid, 201);
+	assert_int_equal(ev[2].kind, PROCCN_EXEC);
+	assert_int_equal(ev[2].pid, 200);
 	assert_int_equal(ev[2].tgid, 200);
+	assert_int_equal(ev[3].kind, PROCCN_EXIT);
+	assert_int_equal(ev[3].pid, 201);
+	assert_int_equal(ev[3].tgid, 200);
 	/* more events than room: the count says so, out holds the first */
-	assert_int_equal(proccn_parse(buf, off, ev, 1), 3);
+	assert_int_equal(proccn_parse(buf, off, ev, 1), 4);
 	assert_int_equal(ev[0].pid, 200);
 	/* nothing at all */
 	assert_int_equal(proccn_parse(buf, 0, ev, 8), 0);
@@ -123,7 +128,7 @@ static void test_parse_other_and_bad(void **state)
 	assert_int_equal(ev[0].pid, 2);
 }
 
-struct seen { pid_t child; int fork, exit; };
+struct seen { pid_t child; int fork, exec, exit; };
 
 static void on_event(void *ctx, const struct proccn_event *ev)
 {
@@ -131,6 +136,8 @@ static void on_event(void *ctx, const struct proccn_event *ev)
 	if (ev->kind == PROCCN_FORK && ev->pid == s->child && ev->tgid == s->child &&
 	    ev->ptgid == getpid())
 		s->fork = 1;
+	if (ev->kind == PROCCN_EXEC && ev->pid == s->child && ev->tgid == s->child)
+		s->exec = 1;
 	if (ev->kind == PROCCN_EXIT && ev->pid == s->child && ev->tgid == s->child)
 		s->exit = 1;
 }
@@ -142,11 +149,13 @@ static void test_live(void **state)
 	int e = proccn_open(&c);
 	if (e < 0)
 		skip();	/* no connector on this kernel */
-	struct seen s = { 0, 0, 0 };
+	struct seen s = { 0, 0, 0, 0 };
 	pid_t pid = fork();
 	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(0);
+	if (pid == 0) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
 	s.child = pid;
 	int st;
 	assert_int_equal(waitpid(pid, &st, 0), pid);
@@ -157,8 +166,10 @@ static void test_live(void **state)
 		e = proccn_drain(&c, on_event, &s);
 		assert_true(e == 0 || e == -ENOBUFS);
 		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (!(s.fork && s.exit) && t.tv_sec - t0.tv_sec < 5);
+	} while (!(s.fork && s.exec && s.exit) && t.tv_sec - t0.tv_sec < 5);
+	assert_int_equal(WEXITSTATUS(st), 0);
 	assert_true(s.fork);
+	assert_true(s.exec);
 	assert_true(s.exit);
 	proccn_close(&c);
 	proccn_close(&c);	/* twice is harmless */
