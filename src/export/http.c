@@ -134,6 +134,11 @@ int exporter_start(struct exporter **out, const char *addr)
 	struct exporter *x = xcalloc(1, sizeof(*x));
 	pthread_mutex_init(&x->lock, NULL);
 	pthread_cond_init(&x->scraped, NULL);
+	/* The server's thread takes no signals: SIGINT and SIGTERM are for the sampling
+	 * thread (its signalfd), and a thread that let them through would die of them. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	x->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL,
 				handle, x,
 				MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
@@ -142,6 +147,7 @@ int exporter_start(struct exporter **out, const char *addr)
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT,
 				MHD_OPTION_NOTIFY_COMPLETED, completed, x,
 				MHD_OPTION_END);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!x->d) {
 		close(fd);
 		pthread_cond_destroy(&x->scraped);

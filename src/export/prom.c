@@ -117,7 +117,7 @@ static void counter_u(struct buf *b, int om, const struct prom_snapshot *p, cons
 
 static void app(struct buf *b, int om, const struct prom_snapshot *p, int gauges)
 {
-	const char *name = gauges ? "rsswatch_app_gauge" : "rsswatch_app_counter";
+	const char *name = gauges ? "rsswatch_app_value" : "rsswatch_app_counter";
 	int any = 0;
 	for (size_t i = 0; i < p->ncounters; i++) {
 		const struct prom_counter *c = &p->counters[i];

@@ -96,7 +96,7 @@ static void test_text(void **state)
 	assert_non_null(strstr(t, want));
 	snprintf(want, sizeof(want), "\nrsswatch_app_counter%s,name=\"items_in_flight\"} -2\n", L);
 	assert_non_null(strstr(t, want));
-	snprintf(want, sizeof(want), "\nrsswatch_app_gauge%s,name=\"queue_bytes\"} 64\n", L);
+	snprintf(want, sizeof(want), "\nrsswatch_app_value%s,name=\"queue_bytes\"} 64\n", L);
 	assert_non_null(strstr(t, want));
 	assert_null(strstr(t, "rsswatch_gpu_bytes"));	/* not sampled: not written */
 	assert_null(strstr(t, "# EOF"));
