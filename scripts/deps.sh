@@ -27,6 +27,10 @@ if [ "$want" != build ]; then
 	need_pkg time test -x /usr/bin/time
 	need_pkg stress-ng command -v stress-ng
 	need_pkg python3 command -v python3
+	# a real Prometheus server and promtool, and an HTTP client (t39, t73); the
+	# package is about 19 MB, with a dozen small JavaScript packages
+	need_pkg prometheus command -v promtool
+	need_pkg curl command -v curl
 fi
 if [ "$want" = bench ]; then
 	# the peers of bench/run.sh (make bench) and bench/peaks.sh

@@ -1,22 +1,36 @@
 #include "export/http.h"
+#include "base/clock.h"
+#include "base/parse.h"
 #include "base/util.h"
 
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
-/* latest is written by the sampling thread and read by the server's, both under lock. */
+/* Everything below d is shared by the sampling thread and the server's, under lock.
+ * scrapes counts the requests of /metrics; last_scrape and gap (monotonic ns) are the
+ * time of the last one and its distance from the one before (0: not known yet);
+ * end_served counts the answers that held the run's end and were sent in full. */
 struct exporter {
 	struct MHD_Daemon *d;
 	pthread_mutex_t lock;
+	pthread_cond_t scraped;
 	struct prom_snapshot latest;
+	uint64_t scrapes, end_served;
+	int64_t last_scrape, gap;
+	int ended;
 };
+
+/* A request's mark (its con_cls): an answer from /metrics that holds the run's end. */
+static char END_MARK;
 
 static const char INDEX[] =
 	"<!DOCTYPE html>\n<html><head><title>rsswatch</title></head><body>"
@@ -44,7 +58,6 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	struct exporter *x = cls;
 	(void)version;
 	(void)upload;
-	(void)con_cls;
 	if (*upload_size)	/* a body: not for us; discard it */
 		*upload_size = 0;
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
@@ -60,14 +73,20 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	struct prom_snapshot *snap = malloc(sizeof(*snap));
 	if (!snap)
 		return MHD_NO;
+	int64_t now = mono_ns();
 	pthread_mutex_lock(&x->lock);
 	memcpy(snap, &x->latest, sizeof(*snap));
+	if (x->scrapes++)
+		x->gap = now - x->last_scrape;
+	x->last_scrape = now;
 	pthread_mutex_unlock(&x->lock);
 	struct rusage ru;
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		snap->recorder_user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
 		snap->recorder_sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 	}
+	if (snap->outcome[0])
+		*con_cls = &END_MARK;
 	int om = prom_wants_openmetrics(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 								      MHD_HTTP_HEADER_ACCEPT));
 	struct buf b = { 0 };
@@ -77,6 +96,21 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 				    buf_str(&b), b.len);
 	buf_release(&b);
 	return ret;
+}
+
+/* A request is done: an answer with the run's end that was sent in full ends
+ * exporter_free's wait. */
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+		      enum MHD_RequestTerminationCode toe)
+{
+	struct exporter *x = cls;
+	(void)c;
+	if (*con_cls != &END_MARK || toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		return;
+	pthread_mutex_lock(&x->lock);
+	x->end_served++;
+	pthread_cond_broadcast(&x->scraped);
+	pthread_mutex_unlock(&x->lock);
 }
 
 int exporter_start(struct exporter **out, const char *addr)
@@ -99,15 +133,24 @@ int exporter_start(struct exporter **out, const char *addr)
 	}
 	struct exporter *x = xcalloc(1, sizeof(*x));
 	pthread_mutex_init(&x->lock, NULL);
+	pthread_cond_init(&x->scraped, NULL);
+	/* The server's thread takes no signals: SIGINT and SIGTERM are for the sampling
+	 * thread (its signalfd), and a thread that let them through would die of them. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	x->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL,
 				handle, x,
 				MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S,
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT,
+				MHD_OPTION_NOTIFY_COMPLETED, completed, x,
 				MHD_OPTION_END);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!x->d) {
 		close(fd);
+		pthread_cond_destroy(&x->scraped);
 		pthread_mutex_destroy(&x->lock);
 		free(x);
 		return -EIO;
@@ -125,11 +168,63 @@ void exporter_update(struct exporter *x, const struct prom_snapshot *snap)
 	pthread_mutex_unlock(&x->lock);
 }
 
+void exporter_end(struct exporter *x, const struct run *r)
+{
+	if (!x)
+		return;
+	pthread_mutex_lock(&x->lock);
+	struct prom_snapshot *p = &x->latest;
+	p->run = r->id;
+	p->samples = r->samples;
+	p->oom_kills = r->oom_kills;
+	if (r->peak_rss > p->high_water)
+		p->high_water = r->peak_rss;
+	strlcpy_rsw(p->outcome, r->outcome, sizeof(p->outcome));
+	p->ended_at = r->ended_at;
+	p->exit_code = r->exit_code;
+	p->signal = r->signal;
+	x->ended = 1;
+	pthread_mutex_unlock(&x->lock);
+}
+
+/* Is SIGINT or SIGTERM waiting (the recorder blocks them and reads a signalfd)? */
+static int stop_pending(void)
+{
+	sigset_t p;
+	return sigpending(&p) == 0 && (sigismember(&p, SIGINT) == 1 || sigismember(&p, SIGTERM) == 1);
+}
+
+/* exporter_free's wait for the scrape that sees the end. */
+static void linger(struct exporter *x)
+{
+	pthread_mutex_lock(&x->lock);
+	if (x->ended && x->gap > 0) {
+		int64_t wait = x->gap + x->gap / 2 + NS_PER_S;
+		if (wait > HTTP_LINGER_MAX_S * NS_PER_S)
+			wait = HTTP_LINGER_MAX_S * NS_PER_S;
+		int64_t deadline = mono_ns() + wait;
+		/* in slices, to see a signal that asks us to stop */
+		while (!x->end_served && mono_ns() < deadline && !stop_pending()) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 100 * NS_PER_MS;
+			if (ts.tv_nsec >= NS_PER_S) {
+				ts.tv_sec++;
+				ts.tv_nsec -= NS_PER_S;
+			}
+			pthread_cond_timedwait(&x->scraped, &x->lock, &ts);
+		}
+	}
+	pthread_mutex_unlock(&x->lock);
+}
+
 void exporter_free(struct exporter *x)
 {
 	if (!x)
 		return;
+	linger(x);
 	MHD_stop_daemon(x->d);	/* also closes the listening socket */
+	pthread_cond_destroy(&x->scraped);
 	pthread_mutex_destroy(&x->lock);
 	free(x);
 }

@@ -3,16 +3,20 @@
  * exporter_update, once per sample: a lock and a memcpy, never a wait on a scrape (a
  * scrape holds the lock only for the same memcpy). Only GET and HEAD of /metrics and /
  * are served (others: 404, 405); connections, their memory and their idle time are
- * bounded (HTTP_MAX_CONNECTIONS, HTTP_TIMEOUT_S). */
+ * bounded (HTTP_MAX_CONNECTIONS, HTTP_TIMEOUT_S), and so is the header of a request
+ * (HTTP_MEMORY_LIMIT: a larger one gets 431 and the connection is closed). */
 #ifndef RSW_EXPORT_HTTP_H
 #define RSW_EXPORT_HTTP_H
 
 #include <stddef.h>
 
 #include "export/prom.h"
+#include "store/model.h"
 
 #define HTTP_MAX_CONNECTIONS 32
 #define HTTP_TIMEOUT_S 10
+#define HTTP_LINGER_MAX_S 30
+#define HTTP_MEMORY_LIMIT (32 * 1024)
 
 struct exporter;
 
@@ -24,7 +28,15 @@ int exporter_start(struct exporter **x, const char *addr);
 /* Hands over the latest snapshot (NULL x: nothing). */
 void exporter_update(struct exporter *x, const struct prom_snapshot *snap);
 
-/* Stops serving and frees x (NULL: nothing). */
+/* The run has ended: its last totals (samples, peak, OOM kills) and how it ended
+ * (outcome, time, exit status or signal) join the last snapshot (NULL x: nothing). */
+void exporter_end(struct exporter *x, const struct run *r);
+
+/* Stops serving and frees x (NULL: nothing). After exporter_end, when /metrics was
+ * being scraped (two scrapes or more), it first waits for one more scrape, so that
+ * the scraper sees how the run ended: at most one and a half of the last gap between
+ * scrapes plus a second, never over HTTP_LINGER_MAX_S, and not once SIGINT or SIGTERM
+ * is pending (blocked) in the process. */
 void exporter_free(struct exporter *x);
 
 #endif

@@ -22,6 +22,19 @@ void prom_escape_label(struct buf *b, const char *s)
 	}
 }
 
+void prom_comm_label(struct buf *b, const char *s)
+{
+	char raw[2] = { 0, 0 };
+	for (; *s; s++) {
+		raw[0] = *s;
+		if (s[0] == '\\' && s[1] == '\\')
+			raw[0] = *++s;
+		else if (s[0] == '\\' && s[1] == 'n')
+			raw[0] = '\n', s++;
+		prom_escape_label(b, raw);
+	}
+}
+
 int prom_wants_openmetrics(const char *accept)
 {
 	return accept && strstr(accept, "application/openmetrics-text") != NULL;
@@ -31,7 +44,7 @@ int prom_wants_openmetrics(const char *accept)
 static void labels(struct buf *b, const struct prom_snapshot *p)
 {
 	buf_printf(b, "run=\"%lld\",pid=\"%d\",comm=\"", (long long)p->run, (int)p->pid);
-	prom_escape_label(b, p->comm);
+	prom_comm_label(b, p->comm);
 	buf_putc(b, '"');
 }
 
@@ -43,8 +56,16 @@ static void family(struct buf *b, int om, const char *name, const char *type, co
 	int counter = strcmp(type, "counter") == 0;
 	const char *sfx = counter && !om ? "_total" : "";
 	buf_printf(b, "# HELP %s%s %s\n# TYPE %s%s %s\n", name, sfx, help, name, sfx, type);
-	if (om && strstr(name, "_bytes") && !counter)
-		buf_printf(b, "# UNIT %s bytes\n", name);
+	if (!om)
+		return;
+	/* OpenMetrics: a family whose name ends in its unit says so */
+	static const char *const units[] = { "bytes", "seconds" };
+	size_t n = strlen(name);
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		size_t u = strlen(units[i]);
+		if (n > u + 1 && name[n - u - 1] == '_' && strcmp(name + n - u, units[i]) == 0)
+			buf_printf(b, "# UNIT %s %s\n", name, units[i]);
+	}
 }
 
 static void series_u(struct buf *b, const struct prom_snapshot *p, const char *name,
@@ -60,7 +81,7 @@ static void series_d(struct buf *b, const struct prom_snapshot *p, const char *n
 {
 	buf_printf(b, "%s%s{", name, sfx);
 	labels(b, p);
-	buf_printf(b, "%s} %.9g\n", extra ? extra : "", v);
+	buf_printf(b, "%s} %.15g\n", extra ? extra : "", v);
 }
 
 /* A PSI stall-time counter family: kind="some", and kind="full" when read. */
@@ -80,6 +101,13 @@ static void gauge(struct buf *b, int om, const struct prom_snapshot *p, const ch
 	series_u(b, p, name, "", NULL, v);
 }
 
+static void gauge_d(struct buf *b, int om, const struct prom_snapshot *p, const char *name,
+		    const char *help, double v)
+{
+	family(b, om, name, "gauge", help);
+	series_d(b, p, name, "", NULL, v);
+}
+
 static void counter_u(struct buf *b, int om, const struct prom_snapshot *p, const char *name,
 		      const char *help, uint64_t v)
 {
@@ -89,7 +117,7 @@ static void counter_u(struct buf *b, int om, const struct prom_snapshot *p, cons
 
 static void app(struct buf *b, int om, const struct prom_snapshot *p, int gauges)
 {
-	const char *name = gauges ? "rsswatch_app_gauge" : "rsswatch_app_counter";
+	const char *name = gauges ? "rsswatch_app_value" : "rsswatch_app_counter";
 	int any = 0;
 	for (size_t i = 0; i < p->ncounters; i++) {
 		const struct prom_counter *c = &p->counters[i];
@@ -142,10 +170,42 @@ void prom_write(struct buf *b, const struct prom_snapshot *p, int om)
 		}
 		counter_u(b, om, p, "rsswatch_oom_kills", "OOM kills of the target or a member during the run.",
 			  (uint64_t)p->oom_kills);
+		if (p->eta_limit[0]) {
+			family(b, om, "rsswatch_exhaustion_eta_seconds", "gauge",
+			       "Projected time until memory reaches the nearest limit at its recent rate, by limit (cgroup, host); absent while memory is not rising toward one.");
+			buf_puts(b, "rsswatch_exhaustion_eta_seconds{");
+			labels(b, p);
+			buf_puts(b, ",limit=\"");
+			prom_escape_label(b, p->eta_limit);
+			buf_printf(b, "\"} %.15g\n", p->eta_s);
+		}
 		app(b, om, p, 0);
 		app(b, om, p, 1);
+		gauge_d(b, om, p, "rsswatch_sample_duration_seconds",
+			"Wall time the recorder spent on the last sample, from its first read to its hand-over.",
+			p->sample_cost_s);
 	}
 	counter_u(b, om, p, "rsswatch_samples", "Samples taken in the run.", (uint64_t)p->samples);
+	counter_u(b, om, p, "rsswatch_samples_dropped",
+		  "Samples the store merged into their neighbours (the higher kept) while the database was unavailable or behind.",
+		  (uint64_t)p->samples_dropped);
+	family(b, om, "rsswatch_run_outcome", "gauge",
+	       "1, labelled with how the run ended (running while it records; exited, signaled, oom_killed, stopped).");
+	buf_puts(b, "rsswatch_run_outcome{");
+	labels(b, p);
+	buf_puts(b, ",outcome=\"");
+	prom_escape_label(b, p->outcome[0] ? p->outcome : OUTCOME_RUNNING);
+	buf_puts(b, "\"} 1\n");
+	if (p->outcome[0]) {
+		gauge_d(b, om, p, "rsswatch_run_end_timestamp_seconds",
+			"When the run ended, in seconds since the epoch.", (double)p->ended_at / 1e9);
+		if (p->exit_code >= 0 && strcmp(p->outcome, OUTCOME_EXITED) == 0)
+			gauge_d(b, om, p, "rsswatch_run_exit_code", "The target's exit status.",
+				(double)p->exit_code);
+		if (p->signal > 0)
+			gauge_d(b, om, p, "rsswatch_run_signal", "The signal that ended the target.",
+				(double)p->signal);
+	}
 	family(b, om, "rsswatch_recorder_cpu_seconds", "counter", "CPU time of rsswatch itself, by mode.");
 	series_d(b, p, "rsswatch_recorder_cpu_seconds", "_total", ",mode=\"user\"", p->recorder_user_s);
 	series_d(b, p, "rsswatch_recorder_cpu_seconds", "_total", ",mode=\"system\"", p->recorder_sys_s);

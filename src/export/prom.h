@@ -27,13 +27,25 @@ struct prom_snapshot {
 	int have_sample;
 	int64_t run;
 	pid_t pid;
+	/* As /proc/PID/status shows it: the kernel wrote a backslash as \\ and a newline
+	 * as \n (prom_comm_label undoes that before escaping it for a label). */
 	char comm[64];
 	struct sample s;
 	uint64_t high_water;	/* the run's peak so far */
 	int64_t samples;
+	int64_t samples_dropped;	/* merged into their neighbours by the store */
+	double sample_cost_s;	/* the last sample: from its first read to its hand-over */
 	int64_t oom_kills;
+	/* The live time to exhaustion (record/eta.h), when memory rises toward a limit:
+	 * eta_limit "cgroup" or "host"; "" when there is no projection. */
+	char eta_limit[16];
+	double eta_s;
 	struct prom_counter counters[PROM_COUNTERS_MAX];
 	size_t ncounters;
+	/* How the run ended (exporter_end): outcome "" while recording. */
+	char outcome[16];
+	int64_t ended_at;	/* ns since the epoch */
+	int exit_code, signal;	/* as in struct run */
 	/* Filled at scrape time by the endpoint: the recorder's own CPU time. */
 	double recorder_user_s, recorder_sys_s;
 };
@@ -44,6 +56,11 @@ struct prom_snapshot {
 /* Appends s as a label value: backslash, double quote and newline escaped (\\, \", \n),
  * as both formats require; other bytes as they are. */
 void prom_escape_label(struct buf *b, const char *s);
+
+/* Appends a process name as /proc/PID/status shows it (\\ and \n escaped by the
+ * kernel) as a label value: the kernel's escapes undone, then prom_escape_label, so
+ * that each byte of the name is escaped exactly once. */
+void prom_comm_label(struct buf *b, const char *status_name);
 
 /* Does an Accept header ask for OpenMetrics? (NULL: no.) */
 int prom_wants_openmetrics(const char *accept);

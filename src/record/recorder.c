@@ -273,6 +273,12 @@ static void publish(struct recorder *rc, const struct sample *s)
 	p.high_water = rc->run->peak_rss;
 	p.samples = rc->run->samples;
 	p.oom_kills = rc->run->oom_kills;
+	p.samples_dropped = (int64_t)store_lost(rc->st).samples_merged;
+	p.sample_cost_s = (double)(mono_ns() - rc->start_mono - s->elapsed_ns) / 1e9;
+	if (rc->eta.now.have) {
+		strlcpy_rsw(p.eta_limit, eta_limit_key(rc->eta.now.limit), sizeof(p.eta_limit));
+		p.eta_s = rc->eta.now.eta_s;
+	}
 	for (size_t i = 0; i < rc->ncounters && i < PROM_COUNTERS_MAX; i++, p.ncounters++) {
 		strlcpy_rsw(p.counters[i].name, rc->counters[i].name, sizeof(p.counters[i].name));
 		p.counters[i].value = rc->counters[i].value;
@@ -1163,6 +1169,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		free(run->peak_process_comm);
 		run->peak_process_comm = xstrdup(rc.log.p[big].comm);
 	}
+	exporter_end(opts->exporter, run);	/* how it ended, for the scrapes still to come */
 	hooks_finish(opts->hooks, st, run->id);	/* their status is part of the run */
 	/* The end is written on this thread; a locked database or a full disk gets a few
 	 * more tries (space may come back), then the run is left as the store has it. */

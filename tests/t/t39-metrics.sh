@@ -1,7 +1,11 @@
 #!/bin/sh
-# record --listen: /metrics in the Prometheus text format while recording, OpenMetrics
-# when asked; label values escaped (a process name with a double quote); only GET of
-# /metrics and / served; a bad or unbindable address refused with exit 2. Prints TAP.
+# record --listen: /metrics in the Prometheus text format while recording (promtool
+# finds nothing wrong with it), OpenMetrics when asked; label values escaped once (a
+# process name with a backslash, a double quote and a newline); only GET of /metrics
+# and / served; bad requests (404, 405, a 1 MiB header, 500 idle connections) answered
+# or refused without disturbing the samples or growing the recorder; the run's end
+# served before the endpoint goes; a bad or unbindable address refused with exit 2.
+# Prints TAP.
 . tests/t/lib.sh
 
 HOSTILE="$BUILD/tests/bin/hostile"
@@ -36,6 +40,64 @@ PY
 	cat "$T/body"
 }
 
+# probe method PORT METHOD: the head of the answer to METHOD /metrics
+# probe bighdr PORT: a request with a 1 MiB header: the status, or "closed"
+# probe flood PORT N SECS: N connections opened and left idle for SECS ("opened N")
+# probe scrape PORT FILE: /metrics every 100 ms until nothing listens (30 s at most);
+#   the last answer in FILE, the number of answers in FILE.scrapes
+probe() {
+	/usr/bin/python3 - "$@" <<'PY'
+import socket, sys, time
+what, port = sys.argv[1], int(sys.argv[2])
+def ask(raw, timeout=10):
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    data = b""
+    try:
+        s.sendall(raw)
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            data += d
+    except OSError:
+        pass
+    s.close()
+    return data
+if what == "method":
+    m = sys.argv[3].encode()
+    sys.stdout.write(ask(m + b" /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+                     .split(b"\r\n\r\n")[0].decode().replace("\r", ""))
+elif what == "bighdr":
+    a = ask(b"GET /metrics HTTP/1.1\r\nHost: t\r\nX-Big: " + b"x" * (1 << 20) +
+            b"\r\nConnection: close\r\n\r\n")
+    print(a.split(b" ")[1].decode() if a.startswith(b"HTTP/1.1 ") else "closed")
+elif what == "flood":
+    n, secs = int(sys.argv[3]), float(sys.argv[4])
+    socks = []
+    for i in range(n):
+        s = socket.socket()
+        s.setblocking(False)
+        s.connect_ex(("127.0.0.1", port))
+        socks.append(s)
+    time.sleep(secs)
+    print("opened", len(socks))
+    for s in socks:
+        s.close()
+elif what == "scrape":
+    out, n, end = sys.argv[3], 0, time.time() + 30
+    while time.time() < end:
+        try:
+            a = ask(b"GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", 2)
+        except OSError:
+            break
+        if a.startswith(b"HTTP/1.1 200"):
+            open(out, "wb").write(a.split(b"\r\n\r\n", 1)[1])
+            n += 1
+            open(out + ".scrapes", "w").write("%d\n" % n)
+        time.sleep(0.1)
+PY
+}
+
 # Does anything accept connections on 127.0.0.1:PORT?
 listening() {
 	/usr/bin/python3 -c 'import socket,sys; s=socket.socket(); s.settimeout(2); sys.exit(s.connect_ex(("127.0.0.1", int(sys.argv[1]))) != 0)' "$1"
@@ -48,14 +110,14 @@ free_port() {
 port=$(free_port)
 url="http://127.0.0.1:$port"
 mkdir "$T/bin"
-name='a"b'
+name=$(printf 'a\\b"c\nd')	# a\b"c, a newline, d
 cp "$HOSTILE" "$T/bin/$name"
 spawn rec "$RSW" record -q -i 50ms --listen "127.0.0.1:$port" -- "$T/bin/$name" stale "$T/ready"
 rec=$!
-has_sample() { fetch "$url/metrics" >"$T/m" && grep -q '^rsswatch_app_gauge{' "$T/m"; }
+has_sample() { fetch "$url/metrics" >"$T/m" && grep -q '^rsswatch_app_value{' "$T/m"; }
 if wait_until 15 has_sample; then ok "/metrics answers while recording"; else not_ok "/metrics answers while recording"; diag "$(cat "$T/rec.err")"; fi
 check "content type: Prometheus text 0.0.4" grep -q '^text/plain; version=0.0.4' "$T/ctype"
-lbl='{run="[0-9]*",pid="[0-9]*",comm="a\\"b"'
+lbl='{run="[0-9]*",pid="[0-9]*",comm="a\\\\b\\"c\\nd"'
 for m in resident anon file shmem swap high_water; do
 	check "rsswatch_${m}_bytes with run, pid and the escaped comm" \
 		grep -qE "^rsswatch_${m}_bytes$lbl} [0-9]+$" "$T/m"
@@ -67,8 +129,20 @@ check "rsswatch_oom_kills_total is 0" grep -qE "^rsswatch_oom_kills_total$lbl} 0
 check "# TYPE rsswatch_oom_kills_total counter" grep -qx '# TYPE rsswatch_oom_kills_total counter' "$T/m"
 check "rsswatch_cpu_seconds_total by mode" grep -qE "^rsswatch_cpu_seconds_total$lbl,mode=\"system\"} " "$T/m"
 check "the recorder's own CPU" grep -qE "^rsswatch_recorder_cpu_seconds_total$lbl,mode=\"user\"} " "$T/m"
-check "the application's gauge, by name" grep -qE "^rsswatch_app_gauge$lbl,name=\"stale_gauge\"} 4242$" "$T/m"
-check "no raw quote in any label value" sh -c "! grep -v '^#' '$T/m' | grep -q 'comm=\"a\"b\"'"
+check "the application's gauge, by name" grep -qE "^rsswatch_app_value$lbl,name=\"stale_gauge\"} 4242$" "$T/m"
+check "no raw quote in any label value" sh -c "! grep -v '^#' '$T/m' | grep -qF 'b\"c'"
+check "no doubled backslash in the comm label" sh -c "! grep -qF 'a\\\\\\\\b' '$T/m'"
+if command -v promtool >/dev/null 2>&1; then
+	promtool check metrics <"$T/m" >"$T/promtool" 2>&1
+	check "promtool check metrics finds nothing" test "$?" -eq 0 -a ! -s "$T/promtool"
+	[ -s "$T/promtool" ] && diag "$(cat "$T/promtool")"
+else
+	skip "promtool check metrics: no promtool (scripts/deps.sh test installs it)"
+fi
+check "the run is running" grep -qE "^rsswatch_run_outcome$lbl,outcome=\"running\"} 1$" "$T/m"
+check "no samples dropped" grep -qE "^rsswatch_samples_dropped_total$lbl} 0$" "$T/m"
+check "the recorder's cost of a sample, under a second" \
+	sh -c "grep -E '^rsswatch_sample_duration_seconds\{' '$T/m' | awk '{exit !(\$2 > 0 && \$2 < 1)}'"
 check "every line a comment or a sample" sh -c "! grep -vE '^(# (HELP|TYPE) |rsswatch_[a-z_]+\{.*\} -?[0-9.e+-]+$)' '$T/m'"
 
 fetch "$url/metrics" "application/openmetrics-text; version=1.0.0" >"$T/om"
@@ -80,13 +154,52 @@ check "another path: 404" test "$(cat "$T/status")" = 404
 fetch "$url/" >/dev/null
 check "/: an index page" test "$(cat "$T/status")" = 200
 check "listening while recording" listening "$port"
-if command -v curl >/dev/null 2>&1; then
-	curl -s -o /dev/null -w '%{http_code}' -X POST "$url/metrics" >"$T/status"
-	check "POST: 405" test "$(cat "$T/status")" = 405
-fi
+for m in POST PUT DELETE OPTIONS; do
+	probe method "$port" "$m" >"$T/head"
+	check "$m /metrics: 405" grep -q '^HTTP/1.1 405 ' "$T/head"
+	check "$m /metrics: the answer says Allow: GET, HEAD" grep -qi '^Allow: GET, HEAD' "$T/head"
+done
+
+# Hostile clients. The recorder's memory before, to see that they cost it nothing lasting.
+rss_kb() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$rec/status"; }
+rss0=$(rss_kb)
+probe bighdr "$port" >"$T/big"
+check "a 1 MiB header: 431, or the connection closed" grep -qE '^(431|closed)$' "$T/big"
+diag "a 1 MiB header: $(cat "$T/big")"
+check "the recorder still runs after the 1 MiB header" alive "$rec"
+probe flood "$port" 500 3 >"$T/flood"
+check "500 idle connections held for 3 s" grep -q '^opened 500$' "$T/flood"
+fetch "$url/metrics" >"$T/m2"
+check "/metrics answers once they close" test "$(cat "$T/status")" = 200
+rss1=$(rss_kb)
+check "the recorder grew by less than 8 MiB ($rss0 kB, then $rss1 kB)" test $((rss1 - rss0)) -lt 8192
+
+# The end of the run: a scraper that keeps coming sees how it ended before the
+# endpoint goes (the command ends by the SIGTERM passed on to it).
+spawn scraper probe scrape "$port" "$T/end"
+scraper=$!
+scraped_twice() { [ "$(cat "$T/end.scrapes" 2>/dev/null)" -ge 2 ] 2>/dev/null; }
+wait_until 10 scraped_twice
 kill -TERM "$rec"
 finish "$rec"
 check "the recording ends cleanly on SIGTERM (passed to the command)" test "$RC" -eq 143
+check "the recorder itself was not killed by the SIGTERM: the run is stored as signaled" \
+	test "$(sqlite3 "$RSSWATCH_DB" 'select outcome from run order by id desc limit 1')" = signaled
+finish "$scraper"
+check "a scrape after the end says outcome=\"signaled\"" \
+	grep -qE "^rsswatch_run_outcome$lbl,outcome=\"signaled\"} 1$" "$T/end"
+check "... the signal, 15" grep -qE "^rsswatch_run_signal$lbl} 15$" "$T/end"
+check "... the time it ended" grep -qE "^rsswatch_run_end_timestamp_seconds$lbl} [0-9]{10}" "$T/end"
+check "... the run's last sample count, as stored" \
+	grep -qE "^rsswatch_samples_total$lbl} $(sqlite3 "$RSSWATCH_DB" 'select samples from run order by id desc limit 1')$" "$T/end"
+
+# The samples went on through all of it: no gap of a second between two (every 50 ms).
+"$RSW" export --format csv -o "$T/csv" 2>/dev/null
+max_gap() { awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "elapsed_s") c = i; next }
+	NR > 2 && $c - p > g { g = $c - p } { p = $c } END { print g + 0 }' "$T/csv"; }
+gap=$(max_gap)
+diag "longest gap between two samples: ${gap}s; $(($(wc -l <"$T/csv") - 1)) samples"
+check "sampling went on: no gap over 1 s between samples" awk -v g="$gap" 'BEGIN { exit !(g > 0 && g < 1) }'
 
 not_listening() { ! listening "$1"; }
 check "nothing listens on the port after the run" not_listening "$port"

@@ -24,6 +24,34 @@ static void test_escape(void **state)
 	buf_release(&b);
 }
 
+/* A process named a\b"c<newline>d: /proc/PID/status shows a\\b"c\nd (the kernel
+ * escapes the backslash and the newline); each byte is escaped once in the label. */
+static void test_comm_label(void **state)
+{
+	(void)state;
+	struct buf b = { 0 };
+	prom_comm_label(&b, "a\\\\b\"c\\nd");
+	assert_string_equal(buf_str(&b), "a\\\\b\\\"c\\nd");
+	buf_reset(&b);
+	/* a backslash the kernel did not write (a raw name) stays one character */
+	prom_comm_label(&b, "x\\");
+	assert_string_equal(buf_str(&b), "x\\\\");
+	buf_reset(&b);
+	prom_comm_label(&b, "\\\\\\n\\\\");	/* \\ \n \\ as the kernel writes them */
+	assert_string_equal(buf_str(&b), "\\\\\\n\\\\");
+	buf_release(&b);
+
+	struct prom_snapshot p;
+	memset(&p, 0, sizeof(p));
+	p.have_sample = 1;
+	p.run = 1;
+	p.pid = 9;
+	snprintf(p.comm, sizeof(p.comm), "a\\\\b\"c\\nd");
+	prom_write(&b, &p, 0);
+	assert_non_null(strstr(buf_str(&b), "\nrsswatch_resident_bytes{run=\"1\",pid=\"9\",comm=\"a\\\\b\\\"c\\nd\"} 0\n"));
+	buf_release(&b);
+}
+
 static void fill(struct prom_snapshot *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -68,7 +96,7 @@ static void test_text(void **state)
 	assert_non_null(strstr(t, want));
 	snprintf(want, sizeof(want), "\nrsswatch_app_counter%s,name=\"items_in_flight\"} -2\n", L);
 	assert_non_null(strstr(t, want));
-	snprintf(want, sizeof(want), "\nrsswatch_app_gauge%s,name=\"queue_bytes\"} 64\n", L);
+	snprintf(want, sizeof(want), "\nrsswatch_app_value%s,name=\"queue_bytes\"} 64\n", L);
 	assert_non_null(strstr(t, want));
 	assert_null(strstr(t, "rsswatch_gpu_bytes"));	/* not sampled: not written */
 	assert_null(strstr(t, "# EOF"));
@@ -95,6 +123,61 @@ static void test_openmetrics(void **state)
 	assert_true(prom_wants_openmetrics("application/openmetrics-text; version=1.0.0,text/plain;q=0.5"));
 	assert_false(prom_wants_openmetrics("text/plain"));
 	assert_false(prom_wants_openmetrics(NULL));
+}
+
+static void test_recorder_metrics(void **state)
+{
+	(void)state;
+	struct prom_snapshot p;
+	fill(&p);
+	p.samples_dropped = 5;
+	p.sample_cost_s = 0.00025;
+	snprintf(p.eta_limit, sizeof(p.eta_limit), "cgroup");
+	p.eta_s = 42.5;
+	struct buf b = { 0 };
+	prom_write(&b, &p, 0);
+	const char *t = buf_str(&b);
+	const char *L = "{run=\"7\",pid=\"4242\",comm=\"x\\\"y\\nz\"";
+	char want[256];
+	snprintf(want, sizeof(want), "\nrsswatch_samples_dropped_total%s} 5\n", L);
+	assert_non_null(strstr(t, want));
+	snprintf(want, sizeof(want), "\nrsswatch_sample_duration_seconds%s} 0.00025\n", L);
+	assert_non_null(strstr(t, want));
+	snprintf(want, sizeof(want), "\nrsswatch_exhaustion_eta_seconds%s,limit=\"cgroup\"} 42.5\n", L);
+	assert_non_null(strstr(t, want));
+	snprintf(want, sizeof(want), "\nrsswatch_run_outcome%s,outcome=\"running\"} 1\n", L);
+	assert_non_null(strstr(t, want));
+	assert_null(strstr(t, "rsswatch_run_end_timestamp_seconds"));	/* not ended */
+	buf_reset(&b);
+
+	/* no projection: no ETA series */
+	p.eta_limit[0] = '\0';
+	/* ended: how, and when (to the millisecond, not rounded to 9 digits) */
+	snprintf(p.outcome, sizeof(p.outcome), "oom_killed");
+	p.ended_at = 1700000000123000000LL;
+	p.exit_code = -1;
+	p.signal = 9;
+	prom_write(&b, &p, 0);
+	t = buf_str(&b);
+	assert_null(strstr(t, "rsswatch_exhaustion_eta_seconds"));
+	snprintf(want, sizeof(want), "\nrsswatch_run_outcome%s,outcome=\"oom_killed\"} 1\n", L);
+	assert_non_null(strstr(t, want));
+	assert_null(strstr(t, "outcome=\"running\""));
+	snprintf(want, sizeof(want), "\nrsswatch_run_end_timestamp_seconds%s} 1700000000.123\n", L);
+	assert_non_null(strstr(t, want));
+	snprintf(want, sizeof(want), "\nrsswatch_run_signal%s} 9\n", L);
+	assert_non_null(strstr(t, want));
+	assert_null(strstr(t, "rsswatch_run_exit_code"));
+	buf_reset(&b);
+
+	/* OpenMetrics: units where the family name ends in one */
+	prom_write(&b, &p, 1);
+	t = buf_str(&b);
+	assert_non_null(strstr(t, "# UNIT rsswatch_run_end_timestamp_seconds seconds\n"));
+	assert_non_null(strstr(t, "# TYPE rsswatch_samples_dropped counter\n"));
+	assert_non_null(strstr(t, "# UNIT rsswatch_cpu_seconds seconds\n"));
+	assert_null(strstr(t, "# UNIT rsswatch_samples "));
+	buf_release(&b);
 }
 
 static void test_no_sample(void **state)
@@ -136,6 +219,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_comm_label),
+		cmocka_unit_test(test_recorder_metrics),
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_openmetrics),
 		cmocka_unit_test(test_no_sample),
