@@ -27,7 +27,8 @@ endif
 
 PKGS      := sqlite3 libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# libmicrohttpd's header only: export/http.c loads the library with dlopen for --listen.
+PKG_LIBS   := $(shell pkg-config --libs sqlite3 2>/dev/null)
 # PNG output (plot -o FILE.png, report --png) through librsvg and cairo, where
 # pkg-config finds them at build time; NO_PNG=1 builds without (the verbs then say so).
 ifneq ($(NO_PNG),1)

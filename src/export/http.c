@@ -3,6 +3,7 @@
 #include "base/parse.h"
 #include "base/util.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -29,6 +30,43 @@ struct exporter {
 	int ended;
 };
 
+/* libmicrohttpd is loaded by the first exporter_start, not linked: linked, it and the
+ * TLS stack under it (gnutls, p11-kit, nettle, gmp: nine libraries) are mapped into
+ * every rsswatch process and touch about 2.3 MiB of a recorder that serves nothing.
+ * The header gives the types. */
+#define MHD_LIB "libmicrohttpd.so.12"
+
+static struct {
+	int tried, ok;
+	__typeof__(&MHD_start_daemon) start_daemon;
+	__typeof__(&MHD_stop_daemon) stop_daemon;
+	__typeof__(&MHD_create_response_from_buffer) response_from_buffer;
+	__typeof__(&MHD_add_response_header) add_header;
+	__typeof__(&MHD_queue_response) queue_response;
+	__typeof__(&MHD_destroy_response) destroy_response;
+	__typeof__(&MHD_lookup_connection_value) lookup_value;
+} mhd;
+
+#define RESOLVE(h, field, name) (*(void **)&mhd.field = dlsym(h, name)) != NULL
+
+static int mhd_load(void)
+{
+	if (mhd.tried)
+		return mhd.ok;
+	mhd.tried = 1;
+	void *h = dlopen(MHD_LIB, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return 0;
+	mhd.ok = RESOLVE(h, start_daemon, "MHD_start_daemon") &&
+		 RESOLVE(h, stop_daemon, "MHD_stop_daemon") &&
+		 RESOLVE(h, response_from_buffer, "MHD_create_response_from_buffer") &&
+		 RESOLVE(h, add_header, "MHD_add_response_header") &&
+		 RESOLVE(h, queue_response, "MHD_queue_response") &&
+		 RESOLVE(h, destroy_response, "MHD_destroy_response") &&
+		 RESOLVE(h, lookup_value, "MHD_lookup_connection_value");
+	return mhd.ok;	/* never closed: its threads may outlive a stop */
+}
+
 /* A request's mark (its con_cls): an answer from /metrics that holds the run's end. */
 static char END_MARK;
 
@@ -39,15 +77,15 @@ static const char INDEX[] =
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type,
 			     const void *body, size_t len)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body,
+	struct MHD_Response *r = mhd.response_from_buffer(len, (void *)body,
 								 MHD_RESPMEM_MUST_COPY);
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	mhd.add_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-	enum MHD_Result ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
+		mhd.add_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	enum MHD_Result ret = mhd.queue_response(c, status, r);
+	mhd.destroy_response(r);
 	return ret;
 }
 
@@ -87,7 +125,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	}
 	if (snap->outcome[0])
 		*con_cls = &END_MARK;
-	int om = prom_wants_openmetrics(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	int om = prom_wants_openmetrics(mhd.lookup_value(c, MHD_HEADER_KIND,
 								      MHD_HTTP_HEADER_ACCEPT));
 	struct buf b = { 0 };
 	prom_write(&b, snap, om);
@@ -119,6 +157,8 @@ int exporter_start(struct exporter **out, const char *addr)
 	socklen_t len;
 	if (prom_parse_listen(addr, &ss, &len) < 0)
 		return -EINVAL;
+	if (!mhd_load())
+		return -ELIBACC;
 	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
@@ -139,7 +179,7 @@ int exporter_start(struct exporter **out, const char *addr)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	x->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL,
+	x->d = mhd.start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL,
 				handle, x,
 				MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
@@ -223,7 +263,7 @@ void exporter_free(struct exporter *x)
 	if (!x)
 		return;
 	linger(x);
-	MHD_stop_daemon(x->d);	/* also closes the listening socket */
+	mhd.stop_daemon(x->d);	/* also closes the listening socket */
 	pthread_cond_destroy(&x->scraped);
 	pthread_mutex_destroy(&x->lock);
 	free(x);

@@ -21,8 +21,9 @@
 struct exporter;
 
 /* Binds addr (HOST:PORT, see prom_parse_listen) and starts serving. Returns 0, or
- * -EINVAL for an address that does not parse, or -errno from socket/bind/listen, with
- * *x unchanged. */
+ * -EINVAL for an address that does not parse, -ELIBACC when libmicrohttpd cannot be
+ * loaded (it is opened at run time), or -errno from socket/bind/listen, with *x
+ * unchanged. */
 int exporter_start(struct exporter **x, const char *addr);
 
 /* Hands over the latest snapshot (NULL x: nothing). */
