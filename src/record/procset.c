@@ -148,8 +148,11 @@ static void on_event(void *ctx, const struct proccn_event *ev)
 	}
 	/* a thread's start, an exec, or any exit (a thread's, or the leader's while others
 	 * run) */
-	if ((m = find(ps, ev->tgid)))
+	if ((m = find(ps, ev->tgid))) {
 		proc_reader_invalidate(&m->proc);
+		if (ev->kind == PROCCN_EXEC)
+			m->mm_asked = 0;	/* its own address space now */
+	}
 }
 
 /* The fork pass: in the order they happened, forks whose parent is in the set (a
@@ -319,31 +322,25 @@ static int read_procs(struct procset *ps)
 	return 0;
 }
 
-static int same_figures(const struct proc_status *x, const struct proc_status *y)
-{
-	return x->rss == y->rss && x->anon == y->anon && x->file == y->file &&
-	       x->shmem == y->shmem && x->swap == y->swap;
-}
-
 /* Two reads of one address space, taken a moment apart: the same figures, or figures
- * that moved a little between the reads (the pages of a busy process change while its
- * two status files are read; under a sanitizer often). */
+ * that moved between the reads (the pages of a busy process change while its two
+ * status files are read; under a sanitizer often by megabytes). */
 static int close_figures(const struct proc_status *x, const struct proc_status *y)
 {
 	uint64_t hi = x->rss > y->rss ? x->rss : y->rss;
 	uint64_t lo = x->rss > y->rss ? y->rss : x->rss;
-	return hi - lo <= hi / 8 + ((uint64_t)1 << 20);
+	return hi - lo <= hi / 4 + ((uint64_t)1 << 20);
 }
 
 /* Processes that share one address space (a vfork child before its exec, posix_spawn,
  * a CLONE_VM helper such as a leak checker's tracer) hold the same pages: summed, a
  * 10 GiB parent spawning a command would read as 20 GiB. Such a child counts once:
  * its figures are taken out of the totals and read as 0. A child is asked about its
- * parent only (kcmp KCMP_VM), only while their figures are close. The answer is kept
- * while the two show exactly the same figures and asked again at each sample where
- * they differ: an address space is shared from the clone to the exec, so an exec into
- * a program of a similar size is seen at the next sample. A fork's child
- * has a copy, not the same address space, and counts. Without kcmp nothing is merged. */
+ * parent (kcmp KCMP_VM) when their figures are first close, and the answer is kept
+ * until it runs a new program: an exec event, a new name, or, for a shared one,
+ * figures that drifted apart, asks again. So a thousand forked children cost a
+ * thousand kcmp calls once, not at every sample. A fork's child has a copy, not the
+ * same address space, and counts. Without kcmp nothing is merged. */
 static void dedupe_shared_mm(struct procset *ps, struct procset_totals *out)
 {
 	if (out->nprocs < 2 || ps->no_kcmp)
@@ -353,18 +350,25 @@ static void dedupe_shared_mm(struct procset *ps, struct procset_totals *out)
 		if (b->gen != ps->gen || b->dead || !b->st.rss)
 			continue;
 		struct procset_member *p = find(ps, b->st.ppid);
-		if (!p || p == b || p->gen != ps->gen || p->dead || !close_figures(&p->st, &b->st)) {
-			b->mm_asked = b->mm_shared = 0;
+		if (!p || p == b || p->gen != ps->gen || p->dead)
 			continue;
-		}
-		if (!b->mm_asked || !same_figures(&p->st, &b->st)) {
+		int close = close_figures(&p->st, &b->st);
+		if (b->mm_asked && strcmp(b->mm_name, b->st.name) != 0)
+			b->mm_asked = 0;	/* a new program */
+		if (b->mm_asked && b->mm_shared && !close)
+			b->mm_asked = 0;
+		if (!b->mm_asked) {
+			b->mm_shared = 0;
+			if (!close)
+				continue;
 			long r = syscall(SYS_kcmp, p->pid, b->pid, KCMP_VM, 0, 0);
 			if (r < 0 && (errno == ENOSYS || errno == EPERM)) {
 				ps->no_kcmp = 1;
 				return;
 			}
-			b->mm_asked = same_figures(&p->st, &b->st);
+			b->mm_asked = 1;
 			b->mm_shared = r == 0;
+			strlcpy_rsw(b->mm_name, b->st.name, sizeof(b->mm_name));
 		}
 		if (!b->mm_shared)
 			continue;

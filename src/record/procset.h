@@ -65,9 +65,10 @@ struct procset_member {
 	 * the figures change, and a row of zeros when the member leaves). */
 	enum { ROW_NONE, ROW_LIVE, ROW_GONE } row;
 	struct proc_figures row_figs;
-	/* Whether it shares its parent's address space (asked once while their figures
-	 * are the same: see dedupe_shared_mm). */
+	/* Whether it shares its parent's address space, asked while it ran the program
+	 * named mm_name (see dedupe_shared_mm). */
 	int mm_asked, mm_shared;
+	char mm_name[PROC_NAME_MAX];
 	/* Its last context counters (have_stat, have_io: read at least once). */
 	struct proc_stat stat;
 	struct proc_io io;
