@@ -17,11 +17,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-/* 'RSW1' in PRAGMA application_id marks a file as ours. */
-#define APPLICATION_ID 0x52535731
-
 /* Migrations: schema step i brings user_version from i to i + 1. Append, never edit. */
-static const char *const migrations[] = {
+const char *const store_migrations[] = {
 	/* 1: runs, samples, events, marks */
 	"CREATE TABLE run ("
 	"  id INTEGER PRIMARY KEY,"
@@ -166,7 +163,8 @@ static const char *const migrations[] = {
 	"ALTER TABLE sample ADD COLUMN read_bytes INTEGER;"
 	"ALTER TABLE sample ADD COLUMN write_bytes INTEGER;",
 };
-#define SCHEMA_VERSION ((int)ARRAY_SIZE(migrations))
+#define SCHEMA_VERSION ((int)ARRAY_SIZE(store_migrations))
+const int store_schema_version = SCHEMA_VERSION;
 
 /* Makes dir and the directories above it that are missing, each 0700: the runs hold
  * command lines, which may hold secrets. */
@@ -227,9 +225,9 @@ static int migrate(sqlite3 *db, int from, char *err, size_t errlen)
 	if (pragma_int(db, "PRAGMA user_version", &now) != SQLITE_OK)
 		goto fail;
 	for (int v = now; v < SCHEMA_VERSION; v++)
-		if (exec_sql(db, migrations[v]) < 0)
+		if (exec_sql(db, store_migrations[v]) < 0)
 			goto fail;
-	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d", APPLICATION_ID);
+	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d", STORE_APPLICATION_ID);
 	if (exec_sql(db, sql) < 0)
 		goto fail;
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", SCHEMA_VERSION);
@@ -258,7 +256,7 @@ static int check_schema(sqlite3 *db, unsigned flags, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot read the database: %s", sqlite3_errmsg(db));
 		return -EIO;
 	}
-	if (tables > 0 && appid != APPLICATION_ID) {
+	if (tables > 0 && appid != STORE_APPLICATION_ID) {
 		snprintf(err, errlen, "not an rsswatch database");
 		return -EILSEQ;
 	}

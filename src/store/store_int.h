@@ -10,6 +10,15 @@
 #include "base/buf.h"
 #include "store/store.h"
 
+/* 'RSW1' in PRAGMA application_id marks a file as ours. */
+#define STORE_APPLICATION_ID 0x52535731
+
+/* The schema's history (store.c): step i brings PRAGMA user_version from i to i + 1;
+ * store_schema_version steps in all. Exposed for the test that builds a database at
+ * every old version. */
+extern const char *const store_migrations[];
+extern const int store_schema_version;
+
 /* The rows a recorder hands over, waiting for one transaction. Every row is a value
  * (strings are owned copies), so a batch can move to the writer thread whole. */
 struct counter_row {
