@@ -1,12 +1,7 @@
 /* rsswatch show: one run's summary, its processes, marks and events, and a chart of RSS. */
 #include "base/buf.h"
-#include "base/fmt.h"
-#include "base/util.h"
 #include "cli/cli.h"
-#include "render/counters.h"
-#include "render/json.h"
-#include "render/procs.h"
-#include "render/summary.h"
+#include "render/show.h"
 #include "render/tchart.h"
 #include "store/store.h"
 
@@ -28,401 +23,6 @@ static const char usage_text[] =
 	"                 first 52)\n"
 	"      --json     one run object with its marks, events, OOM kills and processes\n"
 	"      --db PATH  the run database\n";
-
-/* The most memory pressure seen (PSI avg10, percent) and the stall time over the run
- * (the difference of the totals between the first and last reading). */
-struct pressure {
-	int have, have_full;
-	double some, full;
-	uint64_t some_first, some_last;
-};
-
-static void pressure_add(struct pressure *p, int have, int have_full, double some, double full,
-			 uint64_t some_total)
-{
-	if (!have)
-		return;
-	if (!p->have)
-		p->some_first = some_total;
-	p->have = 1;
-	p->some_last = some_total;
-	if (some > p->some)
-		p->some = some;
-	if (have_full) {
-		p->have_full = 1;
-		if (full > p->full)
-			p->full = full;
-	}
-}
-
-static void pressure_line(struct buf *b, const struct pressure *psi)
-{
-	char d[32];
-	if (!psi[0].have && !psi[1].have)
-		return;
-	buf_puts(b, "pressure  max avg10");
-	for (int i = 0; i < 2; i++) {
-		const struct pressure *p = &psi[i];
-		if (!p->have)
-			continue;
-		buf_printf(b, "%s %s some %.2f%%", i && psi[0].have ? ";" : "", i ? "cgroup" : "host",
-			   p->some);
-		if (p->have_full)
-			buf_printf(b, " full %.2f%%", p->full);
-		uint64_t us = p->some_last > p->some_first ? p->some_last - p->some_first : 0;
-		buf_printf(b, " (stalled %s)", fmt_duration(d, sizeof(d), (int64_t)us * 1000));
-	}
-	buf_putc(b, '\n');
-}
-
-/* The context over the run (SAMPLE_CPU, SAMPLE_IO): the counters at the first and
- * last sample that had them, and the highest major-fault rate over windows of at
- * least CTX_WINDOW_NS (a sample carries the last stat read, so rates between two
- * samples closer than a clock tick would be noise). */
-#define CTX_WINDOW_NS 1000000000LL
-struct context {
-	int have_cpu, have_io;
-	int64_t t_first, t_last;
-	uint64_t user0, sys0, min0, maj0, user, sys, minflt, majflt;
-	uint64_t rd0, wr0, rd, wr;
-	int64_t win_t;
-	uint64_t win_maj;
-	double maj_peak;	/* per second */
-	int maj_rated;		/* maj_peak comes from a full window */
-};
-
-static void context_add(struct context *c, const struct sample *s)
-{
-	if (s->have & SAMPLE_CPU) {
-		if (!c->have_cpu) {
-			c->have_cpu = 1;
-			c->t_first = c->win_t = s->elapsed_ns;
-			c->user0 = s->cpu_user_ns;
-			c->sys0 = s->cpu_sys_ns;
-			c->min0 = s->minflt;
-			c->maj0 = c->win_maj = s->majflt;
-		}
-		c->t_last = s->elapsed_ns;
-		c->user = s->cpu_user_ns;
-		c->sys = s->cpu_sys_ns;
-		c->minflt = s->minflt;
-		c->majflt = s->majflt;
-		int64_t dt = s->elapsed_ns - c->win_t;
-		if (dt >= CTX_WINDOW_NS) {
-			double r = (double)(s->majflt - c->win_maj) * 1e9 / (double)dt;
-			if (s->majflt >= c->win_maj && r > c->maj_peak)
-				c->maj_peak = r;
-			c->maj_rated = 1;
-			c->win_t = s->elapsed_ns;
-			c->win_maj = s->majflt;
-		}
-	}
-	if (s->have & SAMPLE_IO) {
-		if (!c->have_io) {
-			c->have_io = 1;
-			c->rd0 = s->read_bytes;
-			c->wr0 = s->write_bytes;
-		}
-		c->rd = s->read_bytes;
-		c->wr = s->write_bytes;
-	}
-}
-
-/* The run's share of the counters. A launched command's counters start with the run;
- * a process that was attached to (or a cgroup's members) brought history, so only
- * the growth from the first sample counts, and the time from there. */
-struct context_figures {
-	double user_s, sys_s, avg_pct, maj_peak;
-	uint64_t minflt, majflt, rd, wr;
-};
-
-static uint64_t grown(uint64_t last, uint64_t first)
-{
-	return last > first ? last - first : 0;
-}
-
-static void context_figures(const struct run *r, const struct context *c,
-			    struct context_figures *f)
-{
-	int launched = strcmp(r->mode, "command") == 0;
-	int64_t span = launched ? c->t_last : c->t_last - c->t_first;
-	memset(f, 0, sizeof(*f));
-	f->user_s = (double)(launched ? c->user : grown(c->user, c->user0)) / 1e9;
-	f->sys_s = (double)(launched ? c->sys : grown(c->sys, c->sys0)) / 1e9;
-	f->minflt = launched ? c->minflt : grown(c->minflt, c->min0);
-	f->majflt = launched ? c->majflt : grown(c->majflt, c->maj0);
-	f->rd = launched ? c->rd : grown(c->rd, c->rd0);
-	f->wr = launched ? c->wr : grown(c->wr, c->wr0);
-	if (span > 0)
-		f->avg_pct = (f->user_s + f->sys_s) * 1e11 / (double)span;
-	/* A run shorter than a window: its own average rate. */
-	f->maj_peak = c->maj_rated ? c->maj_peak : span > 0 ? (double)f->majflt * 1e9 / (double)span : 0;
-}
-
-static void context_line(struct buf *b, const struct run *r, const struct context *c)
-{
-	struct context_figures f;
-	char x[32], y[32];
-	if (!c->have_cpu && !c->have_io)
-		return;
-	context_figures(r, c, &f);
-	buf_puts(b, "context  ");
-	if (c->have_cpu)
-		buf_printf(b, " cpu %.2f s (user %.2f s, sys %.2f s; %.0f%% of a CPU on average),"
-			   " major faults %llu (peak %.0f/s), minor %llu", f.user_s + f.sys_s,
-			   f.user_s, f.sys_s, f.avg_pct, (unsigned long long)f.majflt, f.maj_peak,
-			   (unsigned long long)f.minflt);
-	if (c->have_io)
-		buf_printf(b, "%s read %s, written %s", c->have_cpu ? ";" : "",
-			   fmt_bytes(x, sizeof(x), f.rd), fmt_bytes(y, sizeof(y), f.wr));
-	buf_putc(b, '\n');
-}
-
-static void context_json(struct buf *b, const struct run *r, const struct context *c)
-{
-	struct context_figures f;
-	context_figures(r, c, &f);
-	buf_puts(b, ",\"context\":{");
-	if (c->have_cpu)
-		buf_printf(b, "\"cpu_user_s\":%.3f,\"cpu_sys_s\":%.3f,\"cpu_avg_pct\":%.1f,"
-			   "\"minflt\":%llu,\"majflt\":%llu,\"majflt_peak_per_s\":%.1f",
-			   f.user_s, f.sys_s, f.avg_pct, (unsigned long long)f.minflt,
-			   (unsigned long long)f.majflt, f.maj_peak);
-	else
-		buf_puts(b, "\"cpu_user_s\":null,\"cpu_sys_s\":null,\"cpu_avg_pct\":null,"
-			 "\"minflt\":null,\"majflt\":null,\"majflt_peak_per_s\":null");
-	if (c->have_io)
-		buf_printf(b, ",\"read_bytes\":%llu,\"write_bytes\":%llu",
-			   (unsigned long long)f.rd, (unsigned long long)f.wr);
-	else
-		buf_puts(b, ",\"read_bytes\":null,\"write_bytes\":null");
-	buf_putc(b, '}');
-}
-
-struct points {
-	struct tchart_point *p;
-	uint64_t *gpu;		/* per point; meaningful when have_gpu */
-	size_t n, cap;
-	uint64_t max_rss;
-	int have_gpu;
-	struct pressure psi[2];	/* the host's, the cgroup's */
-	struct context ctx;
-	/* --pss: the highest PSS read (with the USS of that read), the highest SwapPss,
-	 * and how long each read took */
-	uint64_t pss_max, uss_at_max, swap_pss_max;
-	int64_t *read_us;
-	size_t nreads, reads_cap;
-};
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static void pss_line(struct buf *b, struct points *pts)
-{
-	char a[32], c[32], d[32];
-	if (!pts->nreads)
-		return;
-	qsort(pts->read_us, pts->nreads, sizeof(*pts->read_us), cmp_i64);
-	buf_printf(b, "pss       peak %s (uss %s), swap pss peak %s; %zu read%s taking %.1f ms "
-		   "(median), %.1f ms (max)\n", fmt_bytes(a, sizeof(a), pts->pss_max),
-		   fmt_bytes(c, sizeof(c), pts->uss_at_max), fmt_bytes(d, sizeof(d), pts->swap_pss_max),
-		   pts->nreads, pts->nreads == 1 ? "" : "s",
-		   (double)pts->read_us[pts->nreads / 2] / 1000.0,
-		   (double)pts->read_us[pts->nreads - 1] / 1000.0);
-}
-
-struct counter_stat {
-	char name[48];
-	long long max, last;
-};
-
-struct counters {
-	struct counter_stat *c;
-	size_t n, cap;
-};
-
-static int counter_cb(void *ctx, int64_t elapsed, const char *name, long long value)
-{
-	struct counters *cs = ctx;
-	(void)elapsed;
-	size_t i;
-	for (i = 0; i < cs->n; i++)
-		if (strcmp(cs->c[i].name, name) == 0)
-			break;
-	if (i == cs->n) {
-		cs->c = xgrow(cs->c, cs->n, &cs->cap, sizeof(*cs->c));
-		strlcpy_rsw(cs->c[i].name, name, sizeof(cs->c[i].name));
-		cs->c[i].max = value;
-		cs->n++;
-	}
-	if (value > cs->c[i].max)
-		cs->c[i].max = value;
-	cs->c[i].last = value;
-	return 0;
-}
-
-/* The index of the last point at or before elapsed t (0 when none is). */
-static size_t point_at(const struct points *pts, int64_t t)
-{
-	size_t lo = 0, hi = pts->n;
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-		if (pts->p[mid].t <= t)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-#define SHOW_MARKS 52	/* one for each letter of the chart (tchart_mark_letter) */
-
-/* The memory at each stage: RSS (and GPU) at every mark, and the change since the
- * previous mark (or since the start for the first). */
-static void marks_table(struct buf *b, const struct run *r, const struct mark *m, size_t nm,
-			const struct points *pts, int all)
-{
-	char t[32], v[32], d[32];
-	buf_printf(b, "\nmarks%*s%10s %11s%s\n", 19, "", "RSS", "change", pts->have_gpu ? "        GPU" : "");
-	uint64_t prev = pts->n ? pts->p[0].v : 0;
-	size_t shown = all || nm <= SHOW_MARKS ? nm : SHOW_MARKS;
-	for (size_t i = 0; i < shown; i++) {
-		buf_printf(b, "  %c +%-9s", tchart_mark_letter(i), fmt_duration(t, sizeof(t), m[i].t - r->started_at));
-		if (pts->n) {
-			size_t k = point_at(pts, m[i].t - r->started_at);
-			uint64_t rss = pts->p[k].v;
-			fmt_bytes(d, sizeof(d), rss > prev ? rss - prev : prev - rss);
-			buf_printf(b, " %10s %s%10s", fmt_bytes(v, sizeof(v), rss), rss >= prev ? "+" : "-", d);
-			if (pts->have_gpu)
-				buf_printf(b, " %10s", fmt_bytes(v, sizeof(v), pts->gpu[k]));
-			prev = rss;
-		}
-		buf_puts(b, "  ");
-		buf_put_printable(b, m[i].label);
-		buf_putc(b, '\n');
-	}
-	if (shown < nm)
-		buf_printf(b, "  ... and %zu more marks (--events lists them all)\n", nm - shown);
-}
-
-static int collect(void *ctx, const struct sample *s)
-{
-	struct points *pts = ctx;
-	if (pts->n == pts->cap) {
-		pts->cap = pts->cap ? pts->cap * 2 : 1024;
-		pts->p = xrealloc(pts->p, pts->cap * sizeof(*pts->p));
-		pts->gpu = xrealloc(pts->gpu, pts->cap * sizeof(*pts->gpu));
-	}
-	pts->p[pts->n].t = s->elapsed_ns;
-	pts->p[pts->n].v = s->rss;
-	pts->gpu[pts->n] = s->gpu;
-	if (s->have & SAMPLE_GPU)
-		pts->have_gpu = 1;
-	if (s->have & SAMPLE_PSS) {
-		if (s->pss >= pts->pss_max) {
-			pts->pss_max = s->pss;
-			pts->uss_at_max = s->uss;
-		}
-		if (s->swap_pss > pts->swap_pss_max)
-			pts->swap_pss_max = s->swap_pss;
-		pts->read_us = xgrow(pts->read_us, pts->nreads, &pts->reads_cap, sizeof(*pts->read_us));
-		pts->read_us[pts->nreads++] = s->pss_read_us;
-	}
-	pressure_add(&pts->psi[0], !!(s->have & SAMPLE_PSI), !!(s->have & SAMPLE_PSI_FULL),
-		     s->psi_some_avg10, s->psi_full_avg10, s->psi_some_total_us);
-	pressure_add(&pts->psi[1], !!(s->have & SAMPLE_CG_PSI), !!(s->have & SAMPLE_CG_PSI_FULL),
-		     s->cg_psi_some_avg10, s->cg_psi_full_avg10, s->cg_psi_some_total_us);
-	context_add(&pts->ctx, s);
-	pts->n++;
-	if (s->rss > pts->max_rss)
-		pts->max_rss = s->rss;
-	return 0;
-}
-
-/* How many processes of a set `show` gives a row each; the rest share one line. */
-#define SHOW_TOP_PROCS 20
-
-/* What `show` read of a run besides its samples. */
-struct shown {
-	struct mark *marks;
-	size_t nm;
-	struct event *events;
-	size_t ne;
-	struct oom_kill *kills;
-	size_t nk;
-	struct proc_summary *procs;
-	size_t np;
-};
-
-/* A set's process start and exit events: many, so listed only with --events. */
-static int process_event(const struct event *e)
-{
-	return strcmp(e->kind, "proc_start") == 0 || strcmp(e->kind, "proc_exit") == 0;
-}
-
-static void events_text(struct buf *b, const struct run *r, const struct shown *sh, int all)
-{
-	char t[32];
-	size_t hidden = 0;
-	for (size_t i = 0; i < sh->ne; i++)
-		hidden += !all && process_event(&sh->events[i]);
-	if (!sh->ne)
-		return;
-	buf_puts(b, "\nevents\n");
-	for (size_t i = 0; i < sh->ne; i++) {
-		const struct event *e = &sh->events[i];
-		if (!all && process_event(e))
-			continue;
-		buf_printf(b, "  +%-9s %-10s ", fmt_duration(t, sizeof(t), e->t - r->started_at), e->kind);
-		buf_put_printable(b, e->detail);
-		buf_putc(b, '\n');
-	}
-	if (hidden)
-		buf_printf(b, "  %zu process start/exit event%s: rsswatch show %lld --events\n", hidden,
-			   hidden == 1 ? "" : "s", (long long)r->id);
-}
-
-static void show_json(struct buf *b, const struct run *r, const struct shown *sh,
-		      const struct context *ctx)
-{
-	const struct mark *m = sh->marks;
-	const struct event *ev = sh->events;
-	size_t nm = sh->nm, ne = sh->ne;
-	buf_putc(b, '{');
-	json_run_fields(b, r);
-	buf_puts(b, ",\"marks\":[");
-	for (size_t i = 0; i < nm; i++) {
-		buf_puts(b, i ? ",{\"time\":" : "{\"time\":");
-		json_time(b, m[i].t);
-		/* A launched program can mark a moment before the run's first sample; such a
-		 * mark is at 0 on the run's time axis (its own time is in "time"). */
-		int64_t el = m[i].t > r->started_at ? m[i].t - r->started_at : 0;
-		buf_printf(b, ",\"elapsed_s\":%.3f,\"label\":", (double)el / 1e9);
-		json_str(b, m[i].label);
-		buf_putc(b, '}');
-	}
-	buf_puts(b, "],\"events\":[");
-	for (size_t i = 0; i < ne; i++) {
-		buf_puts(b, i ? ",{\"time\":" : "{\"time\":");
-		json_time(b, ev[i].t);
-		buf_puts(b, ",\"kind\":");
-		json_str(b, ev[i].kind);
-		buf_printf(b, ",\"pid\":%d,\"detail\":", (int)ev[i].pid);
-		json_str(b, ev[i].detail);
-		buf_putc(b, '}');
-	}
-	buf_puts(b, "],\"oom\":");
-	json_oom_kills(b, r, sh->kills, sh->nk);
-	context_json(b, r, ctx);
-	if (run_is_set(r)) {
-		buf_puts(b, ",\"processes\":");
-		json_processes(b, sh->procs, sh->np);
-	}
-	buf_puts(b, "}\n");
-}
 
 int cmd_show(int argc, char **argv)
 {
@@ -457,84 +57,45 @@ int cmd_show(int argc, char **argv)
 	int64_t id;
 	struct run r;
 	memset(&r, 0, sizeof(r));
-	struct shown sh;
-	memset(&sh, 0, sizeof(sh));
-	struct points pts;
-	memset(&pts, 0, sizeof(pts));
-	struct counters cs = { NULL, 0, 0 };
+	struct mark *marks = NULL;
+	struct event *events = NULL;
+	struct oom_kill *kills = NULL;
+	struct proc_summary *procs = NULL;
+	struct show_run sh = { .run = &r };
+	struct show_figures *f = NULL;
 	struct buf b = { 0 };
 	if ((ret = cli_resolve_run(st, ref, &id)) != 0)
 		goto out_store;
-	if (store_get_run(st, id, &r) < 0 || store_marks(st, id, &sh.marks, &sh.nm) < 0 ||
-	    store_events(st, id, &sh.events, &sh.ne) < 0 ||
-	    store_oom_kills(st, id, &sh.kills, &sh.nk) < 0 ||
-	    store_processes(st, id, &sh.procs, &sh.np) < 0 ||
-	    store_each_sample(st, id, collect, &pts) < 0 ||
-	    store_each_counter(st, id, counter_cb, &cs) < 0) {
-		cli_error("cannot read run %lld: %s", (long long)id, store_errmsg(st));
-		ret = EXIT_FAIL;
-		goto out_store;
-	}
-	if (json) {
-		show_json(&b, &r, &sh, &pts.ctx);
-	} else {
-		summary_text(&b, &r, pts.max_rss, sh.kills, sh.nk);
-		pss_line(&b, &pts);
-		pressure_line(&b, pts.psi);
-		context_line(&b, &r, &pts.ctx);
-		if (sh.nm)
-			marks_table(&b, &r, sh.marks, sh.nm, &pts, all_events);
-		if (cs.n) {
-			buf_printf(&b, "\ncounters%*s%14s %14s\n", 24, "", "max", "last");
-			for (size_t i = 0; i < cs.n; i++) {
-				struct buf name = { 0 };
-				buf_put_printable(&name, cs.c[i].name);
-				char mx[48], la[48];
-				buf_printf(&b, "  %-30s %14s %14s\n", buf_str(&name),
-					   counter_value_text(mx, sizeof(mx), cs.c[i].name, cs.c[i].max),
-					   counter_value_text(la, sizeof(la), cs.c[i].name, cs.c[i].last));
-				buf_release(&name);
-			}
-		}
-		if (sh.np > 1)
-			procs_table(&b, sh.procs, sh.np, SHOW_TOP_PROCS);
-		events_text(&b, &r, &sh, all_events);
-		if (pts.n > 0) {
-			/* The title names the reported peak in the words of the summary, and the
-			 * chart draws it (also where no sample saw it), marked '^'. */
-			struct buf pk = { 0 };
-			run_peak_words(&pk, &r, pts.max_rss);
-			buf_printf(&b, "\nRSS over time (%s, marked ^%s)\n", buf_str(&pk),
-				   sh.nm ? "; marks by their letter" : "");
-			buf_release(&pk);
-			/* the axis runs to the recorded end: an OOM kill after the last sample */
-			int64_t end = pts.p[pts.n - 1].t;
-			if (r.ended_at > r.started_at && r.ended_at - r.started_at > end)
-				end = r.ended_at - r.started_at;
-			struct tchart_point peak = { r.peak_rss_at > r.started_at ? r.peak_rss_at - r.started_at : 0,
-						     r.peak_rss };
-			if (peak.t > end)
-				end = peak.t;
-			int64_t *mt = xcalloc(sh.nm ? sh.nm : 1, sizeof(*mt));
-			for (size_t i = 0; i < sh.nm; i++)
-				mt[i] = sh.marks[i].t - r.started_at;
-			tchart_render_peak(&b, pts.p, pts.n, end, terminal_width(STDOUT_FILENO), 8, mt, sh.nm,
-					   &peak);
-			free(mt);
-		}
-	}
+	if (store_get_run(st, id, &r) < 0 || store_marks(st, id, &marks, &sh.nm) < 0 ||
+	    store_events(st, id, &events, &sh.ne) < 0 ||
+	    store_oom_kills(st, id, &kills, &sh.nk) < 0 ||
+	    store_processes(st, id, &procs, &sh.np) < 0)
+		goto fail;
+	sh.marks = marks;
+	sh.events = events;
+	sh.kills = kills;
+	sh.procs = procs;
+	f = show_figures_new(&sh);
+	if (store_each_sample(st, id, show_add_sample, f) < 0 ||
+	    store_each_counter(st, id, show_add_counter, f) < 0)
+		goto fail;
+	if (json)
+		show_json(&b, &sh, f);
+	else
+		show_text(&b, &sh, f, all_events, terminal_width(STDOUT_FILENO));
 	fputs(buf_str(&b), stdout);
+	goto out_store;
+fail:
+	cli_error("cannot read run %lld: %s", (long long)id, store_errmsg(st));
+	ret = EXIT_FAIL;
 out_store:
+	show_figures_free(f);
 	run_release(&r);
 	buf_release(&b);
-	free(pts.p);
-	free(pts.gpu);
-	free(pts.read_us);
-	free(cs.c);
-	store_free_marks(sh.marks, sh.nm);
-	store_free_events(sh.events, sh.ne);
-	free(sh.kills);
-	free(sh.procs);
+	store_free_marks(marks, sh.nm);
+	store_free_events(events, sh.ne);
+	free(kills);
+	free(procs);
 	store_close(st);
 	return ret;
 }

@@ -3,6 +3,7 @@
 #include "base/util.h"
 #include "render/live.h"
 #include "render/procs.h"
+#include "render/stages.h"
 #include "render/xml.h"
 
 #include <stdio.h>
@@ -321,17 +322,22 @@ void html_report(struct buf *b, const struct chart_run *r, const struct chart_op
 	if (r->nmarks) {
 		buf_puts(b, "<table>\n<thead><tr><th>Time</th><th>Mark</th><th class=\"r\">RSS</th>"
 			    "<th class=\"r\">Change</th></tr></thead>\n<tbody>\n");
-		uint64_t prev = r->n ? r->s[0].rss : 0;
-		for (size_t i = 0; i < r->nmarks; i++) {
-			int64_t e = r->marks[i].t - run->started_at;
-			uint64_t at = samples_rss_at(r->s, r->n, e);
-			buf_printf(b, "<tr><td>+%s</td><td class=\"l\">", fmt_duration(v, sizeof(v), e));
+		struct stages sg;
+		stages_init(&sg, run, r->marks, r->nmarks);
+		for (size_t i = 0; i < r->n; i++)
+			stages_add(&sg, &r->s[i]);
+		stages_end(&sg);
+		for (size_t i = 0; i < sg.n; i++) {
+			const struct stage *at = &sg.s[i];
+			buf_printf(b, "<tr><td>+%s</td><td class=\"l\">",
+				   fmt_duration(v, sizeof(v), at->elapsed_ns));
 			xml_text(b, r->marks[i].label);
-			buf_printf(b, "</td><td class=\"r\">%s</td><td class=\"r\">", fmt_bytes(w, sizeof(w), at));
-			signed_bytes(b, (int64_t)at - (int64_t)prev);
+			buf_printf(b, "</td><td class=\"r\">%s</td><td class=\"r\">",
+				   fmt_bytes(w, sizeof(w), at->rss));
+			signed_bytes(b, at->change);
 			buf_puts(b, "</td></tr>\n");
-			prev = at;
 		}
+		stages_release(&sg);
 		buf_puts(b, "</tbody>\n</table>\n");
 	} else {
 		buf_puts(b, "<p class=\"none\">No marks. Add them with <code>rsswatch mark</code> or "

@@ -72,10 +72,40 @@ void row_end(struct row *w)
 	buf_puts(w->b, w->jsonl ? "}\n" : "\n");
 }
 
+void row_column(struct row *w, const struct store_column *c, const void *row)
+{
+	char v[48];
+	if (store_column_null(c, row)) {
+		row_null(w, c->export_name);
+		return;
+	}
+	if (c->kind == COL_TEXT || c->kind == COL_CHARS) {
+		row_str(w, c->export_name, store_column_text(c, row));
+	} else if (c->export_fmt == EXPORT_PCT) {
+		snprintf(v, sizeof(v), "%.2f", store_column_f64(c, row));
+		row_raw(w, c->export_name, v);
+	} else if (c->export_fmt == EXPORT_NS_AS_S) {
+		uint64_t ns = (uint64_t)store_column_i64(c, row);
+		snprintf(v, sizeof(v), "%llu.%03llu", (unsigned long long)(ns / 1000000000),
+			 (unsigned long long)(ns % 1000000000 / 1000000));
+		row_raw(w, c->export_name, v);
+	} else {
+		row_u64(w, c->export_name, (uint64_t)store_column_i64(c, row));
+	}
+}
+
 void proc_rows_header(struct buf *b)
 {
-	buf_puts(b, "time,elapsed_s,pid,ppid,comm,rss_bytes,anon_bytes,file_bytes,shmem_bytes,"
-		    "swap_bytes\n");
+	struct row w;
+	row_begin(&w, b, 0);
+	row_str(&w, "time", "time");
+	row_str(&w, "elapsed_s", "elapsed_s");
+	for (size_t i = 0; i < store_proc_sample_table.ncols; i++) {
+		const char *name = store_proc_sample_table.cols[i].export_name;
+		if (name)
+			row_str(&w, name, name);
+	}
+	row_end(&w);
 }
 
 void proc_row(struct buf *b, int jsonl, int64_t started_at, int64_t elapsed_ns,
@@ -87,13 +117,8 @@ void proc_row(struct buf *b, int jsonl, int64_t started_at, int64_t elapsed_ns,
 	row_str(&w, "time", fmt_iso8601(t, sizeof(t), started_at + elapsed_ns));
 	snprintf(t, sizeof(t), "%.3f", (double)elapsed_ns / 1e9);
 	row_raw(&w, "elapsed_s", t);
-	row_u64(&w, "pid", (uint64_t)p->pid);
-	row_u64(&w, "ppid", (uint64_t)p->ppid);
-	row_str(&w, "comm", p->comm);
-	row_u64(&w, "rss_bytes", p->rss);
-	row_u64(&w, "anon_bytes", p->anon);
-	row_u64(&w, "file_bytes", p->file);
-	row_u64(&w, "shmem_bytes", p->shmem);
-	row_u64(&w, "swap_bytes", p->swap);
+	for (size_t i = 0; i < store_proc_sample_table.ncols; i++)
+		if (store_proc_sample_table.cols[i].export_name)
+			row_column(&w, &store_proc_sample_table.cols[i], p);
 	row_end(&w);
 }

@@ -26,14 +26,18 @@ void row_u64(struct row *w, const char *name, uint64_t v);
 void row_null(struct row *w, const char *name);
 /* A text field. */
 void row_str(struct row *w, const char *name, const char *s);
+/* Column c of row (a struct of c's table), under its export name, written as its
+ * export_fmt says; a value its NULL rule says is not stored is missing (row_null). */
+void row_column(struct row *w, const struct store_column *c, const void *row);
 /* Ends the row with its newline (and the closing brace in JSON lines). */
 void row_end(struct row *w);
 
-/* The CSV header of `export --procs`, with its newline. */
+/* The CSV header of `export --procs`, with its newline: time, elapsed_s and the
+ * exported columns of store_proc_sample_table. */
 void proc_rows_header(struct buf *b);
 /* One process of a set at one sample (`export --procs`): time (ISO 8601 UTC: started_at
- * plus elapsed_ns), elapsed_s, pid, ppid, comm, rss_bytes, anon_bytes, file_bytes,
- * shmem_bytes, swap_bytes. */
+ * plus elapsed_ns), elapsed_s, and the exported columns of store_proc_sample_table
+ * (pid, ppid, comm, rss_bytes, anon_bytes, file_bytes, shmem_bytes, swap_bytes). */
 void proc_row(struct buf *b, int jsonl, int64_t started_at, int64_t elapsed_ns,
 	      const struct proc_figures *p);
 

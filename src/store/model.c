@@ -27,17 +27,7 @@ void run_release(struct run *r)
 {
 	if (!r)
 		return;
-	free(r->label);
-	free(r->host);
-	free(r->kernel);
-	free(r->target);
-	free(r->mode);
-	free(r->boot_id);
-	free(r->oom_memcg);
-	free(r->outcome_note);
-	free(r->cgroup);
-	free(r->peak_source);
-	free(r->peak_process_comm);
+	store_row_free_text(&store_run_table, r);
 	run_params_free(r->params, r->nparams);
 	memset(r, 0, sizeof(*r));
 }

@@ -257,4 +257,90 @@ struct mark {
 	char *label;
 };
 
+/* --- the stored columns ---
+ *
+ * Each row type the store keeps field by field (a run, a sample, a member of a set at a
+ * sample, a process of a run) has ONE table of its columns (src/store/columns.c): the
+ * SQL name and type, the C field (offset and kind), when the column is NULL, and the
+ * name `export` gives it. The store derives its INSERT and UPDATE statements, their
+ * bindings, its SELECT lists and its reads from these tables; `export` derives its
+ * header and rows. Adding a column: a migration step (store.c) and a row here.
+ * Changing a table's order changes only the order of export's columns. */
+enum col_kind {
+	COL_I64,	/* int64_t */
+	COL_U64,	/* uint64_t, stored as its int64_t bits */
+	COL_U32,	/* uint32_t or unsigned */
+	COL_INT,	/* int or pid_t */
+	COL_F64,	/* double */
+	COL_TEXT,	/* char *, owned once loaded; NULL is written as "" */
+	COL_CHARS,	/* char[size] */
+};
+
+/* When a column is NULL. The test reads the guard field, which is the column's own or
+ * another of the row (peak_gpu_at is NULL when peak_gpu is). A NULL column loads as
+ * dflt; with COL_NULL_UNLESS_FLAG a value loaded sets flag in the guard field. */
+enum col_null {
+	COL_NEVER_NULL,
+	COL_NULL_IF_ZERO,	/* guard == 0 */
+	COL_NULL_IF_NEG,	/* guard < 0 */
+	COL_NULL_IF_NOT_POS,	/* guard <= 0 */
+	COL_NULL_IF_EMPTY,	/* guard (COL_TEXT or COL_CHARS) is "" */
+	COL_NULL_UNLESS_FLAG,	/* guard (a set of bits) lacks flag */
+};
+
+/* How `export` writes a column's value. */
+enum col_export {
+	EXPORT_INT,		/* the integer */
+	EXPORT_PCT,		/* a double, two decimals */
+	EXPORT_NS_AS_S,		/* nanoseconds as seconds, three decimals */
+};
+
+/* Which statement writes a run's column (a run is inserted when its recording begins
+ * and updated as it goes); 0: none (the key, loaded only). */
+enum {
+	COL_AT_BEGIN = 1 << 0,
+	COL_AT_PROGRESS = 1 << 1,
+};
+
+struct store_column {
+	const char *name;		/* in SQL */
+	const char *sql_type;		/* INTEGER, REAL or TEXT, as the migrations made it */
+	enum col_kind kind;
+	size_t off, size;		/* the field in the row's struct */
+	enum col_null null;
+	size_t guard_off;		/* the field the NULL rule tests */
+	enum col_kind guard_kind;
+	unsigned flag;			/* COL_NULL_UNLESS_FLAG: the bit(s) */
+	int64_t dflt;			/* a NULL column loads as this (integer kinds) */
+	unsigned when;			/* COL_AT_* (runs only) */
+	const char *export_name;	/* export's column; NULL: not exported */
+	enum col_export export_fmt;
+};
+
+/* One stored table: its SQL name, the key columns the store binds itself (run_id, and
+ * for proc_sample elapsed_ns, which is not part of the row's struct; all INTEGER), and
+ * the columns of the row's struct in export's order. */
+struct store_table {
+	const char *name;
+	const char *keys[3];		/* NULL-terminated */
+	const struct store_column *cols;
+	size_t ncols;
+};
+
+extern const struct store_table store_run_table;	/* struct run (params apart) */
+extern const struct store_table store_sample_table;	/* struct sample */
+extern const struct store_table store_proc_sample_table;	/* struct proc_figures */
+extern const struct store_table store_process_table;	/* struct proc_summary */
+
+/* A column's value in row, read by its kind (integers of every kind as int64_t bits,
+ * a double as its integer part). */
+int64_t store_column_i64(const struct store_column *c, const void *row);
+double store_column_f64(const struct store_column *c, const void *row);
+/* A text column's value ("" for a NULL COL_TEXT); NULL for other kinds. */
+const char *store_column_text(const struct store_column *c, const void *row);
+/* Whether the column of row is stored as NULL (its NULL rule). */
+int store_column_null(const struct store_column *c, const void *row);
+/* Frees row's COL_TEXT fields (and sets them to NULL). */
+void store_row_free_text(const struct store_table *t, void *row);
+
 #endif

@@ -17,11 +17,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-/* 'RSW1' in PRAGMA application_id marks a file as ours. */
-#define APPLICATION_ID 0x52535731
-
 /* Migrations: schema step i brings user_version from i to i + 1. Append, never edit. */
-static const char *const migrations[] = {
+const char *const store_migrations[] = {
 	/* 1: runs, samples, events, marks */
 	"CREATE TABLE run ("
 	"  id INTEGER PRIMARY KEY,"
@@ -166,16 +163,8 @@ static const char *const migrations[] = {
 	"ALTER TABLE sample ADD COLUMN read_bytes INTEGER;"
 	"ALTER TABLE sample ADD COLUMN write_bytes INTEGER;",
 };
-#define SCHEMA_VERSION ((int)ARRAY_SIZE(migrations))
-
-static const char RUN_COLUMNS[] =
-	"id, label, host, kernel, target, mode, pid, started_at, ended_at, last_at,"
-	" interval_ns, samples, outcome, exit_code, signal, peak_rss, peak_rss_at,"
-	" peak_gpu, peak_gpu_at, sum_rss, last_rss, mem_total, recorder_pid,"
-	" recorder_start, boot_id, oom_at, oom_anon_rss, oom_memcg, outcome_note, cgroup,"
-	" cgroup_limit, peak_cgroup, peak_cgroup_at, tree, pss_interval_ns, hwm_before,"
-	" oom_kills, peak_source, peak_process_rss, peak_process_pid, peak_process_comm,"
-	" exit_records, peak_cgroup_exact, min_eta_ns, min_eta_at, min_eta_limit";
+#define SCHEMA_VERSION ((int)ARRAY_SIZE(store_migrations))
+const int store_schema_version = SCHEMA_VERSION;
 
 /* Makes dir and the directories above it that are missing, each 0700: the runs hold
  * command lines, which may hold secrets. */
@@ -236,9 +225,9 @@ static int migrate(sqlite3 *db, int from, char *err, size_t errlen)
 	if (pragma_int(db, "PRAGMA user_version", &now) != SQLITE_OK)
 		goto fail;
 	for (int v = now; v < SCHEMA_VERSION; v++)
-		if (exec_sql(db, migrations[v]) < 0)
+		if (exec_sql(db, store_migrations[v]) < 0)
 			goto fail;
-	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d", APPLICATION_ID);
+	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d", STORE_APPLICATION_ID);
 	if (exec_sql(db, sql) < 0)
 		goto fail;
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", SCHEMA_VERSION);
@@ -267,7 +256,7 @@ static int check_schema(sqlite3 *db, unsigned flags, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot read the database: %s", sqlite3_errmsg(db));
 		return -EIO;
 	}
-	if (tables > 0 && appid != APPLICATION_ID) {
+	if (tables > 0 && appid != STORE_APPLICATION_ID) {
 		snprintf(err, errlen, "not an rsswatch database");
 		return -EILSEQ;
 	}
@@ -550,64 +539,22 @@ static char *col_text(sqlite3_stmt *s, int i)
 	return xstrdup(t ? (const char *)t : "");
 }
 
-static int64_t col_i64_or(sqlite3_stmt *s, int i, int64_t dflt)
-{
-	return sqlite3_column_type(s, i) == SQLITE_NULL ? dflt : sqlite3_column_int64(s, i);
-}
-
 static void col_copy(sqlite3_stmt *s, int i, char *out, size_t n);
 
 static void load_run(sqlite3_stmt *s, struct run *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->id = sqlite3_column_int64(s, 0);
-	r->label = col_text(s, 1);
-	r->host = col_text(s, 2);
-	r->kernel = col_text(s, 3);
-	r->target = col_text(s, 4);
-	r->mode = col_text(s, 5);
-	r->pid = (pid_t)sqlite3_column_int64(s, 6);
-	r->started_at = sqlite3_column_int64(s, 7);
-	r->ended_at = col_i64_or(s, 8, 0);
-	r->last_at = col_i64_or(s, 9, 0);
-	r->interval_ns = sqlite3_column_int64(s, 10);
-	r->samples = sqlite3_column_int64(s, 11);
-	const unsigned char *o = sqlite3_column_text(s, 12);
-	strlcpy_rsw(r->outcome, o ? (const char *)o : "", sizeof(r->outcome));
-	r->exit_code = (int)col_i64_or(s, 13, -1);
-	r->signal = (int)col_i64_or(s, 14, -1);
-	r->peak_rss = (uint64_t)sqlite3_column_int64(s, 15);
-	r->peak_rss_at = col_i64_or(s, 16, 0);
-	r->peak_gpu = col_i64_or(s, 17, -1);
-	r->peak_gpu_at = col_i64_or(s, 18, 0);
-	r->sum_rss = sqlite3_column_double(s, 19);
-	r->last_rss = (uint64_t)sqlite3_column_int64(s, 20);
-	r->mem_total = (uint64_t)sqlite3_column_int64(s, 21);
-	r->recorder_pid = (pid_t)sqlite3_column_int64(s, 22);
-	r->recorder_start = (uint64_t)sqlite3_column_int64(s, 23);
-	r->boot_id = col_text(s, 24);
-	r->oom_at = col_i64_or(s, 25, 0);
-	r->oom_rss_known = sqlite3_column_type(s, 26) != SQLITE_NULL;
-	r->oom_anon_rss = (uint64_t)col_i64_or(s, 26, 0);
-	r->oom_memcg = col_text(s, 27);
-	r->outcome_note = col_text(s, 28);
-	r->cgroup = col_text(s, 29);
-	r->cgroup_limit = (uint64_t)col_i64_or(s, 30, 0);
-	r->peak_cgroup = (uint64_t)col_i64_or(s, 31, 0);
-	r->peak_cgroup_at = col_i64_or(s, 32, 0);
-	r->tree = (int)sqlite3_column_int64(s, 33);
-	r->pss_interval_ns = sqlite3_column_int64(s, 34);
-	r->hwm_before = col_i64_or(s, 35, -1);
-	r->oom_kills = sqlite3_column_int64(s, 36);
-	r->peak_source = col_text(s, 37);
-	r->peak_process_rss = (uint64_t)col_i64_or(s, 38, 0);
-	r->peak_process_pid = (pid_t)col_i64_or(s, 39, 0);
-	r->peak_process_comm = col_text(s, 40);
-	r->exit_records = (int)sqlite3_column_int64(s, 41);
-	r->peak_cgroup_exact = (int)sqlite3_column_int64(s, 42);
-	r->min_eta_ns = col_i64_or(s, 43, -1);
-	r->min_eta_at = col_i64_or(s, 44, 0);
-	col_copy(s, 45, r->min_eta_limit, sizeof(r->min_eta_limit));
+	columns_load(s, 0, &store_run_table, r);
+}
+
+/* "SELECT <every run column> FROM run " followed by rest. */
+static char *run_select(const char *rest)
+{
+	struct buf b = { 0 };
+	buf_puts(&b, "SELECT ");
+	columns_list(&b, &store_run_table, "");
+	buf_printf(&b, " FROM run %s", rest);
+	return b.p;
 }
 
 /* Is the recorder of a run marked "running" still alive? It must be this boot, and the
@@ -721,10 +668,11 @@ int store_resolve(struct store *st, const char *ref, int64_t *id)
 
 int store_get_run(struct store *st, int64_t id, struct run *out)
 {
-	char sql[768];
 	sqlite3_stmt *s;
-	snprintf(sql, sizeof(sql), "SELECT %s FROM run WHERE id = ?", RUN_COLUMNS);
-	if (prepare(st, sql, &s) < 0)
+	char *sql = run_select("WHERE id = ?");
+	int pe = prepare(st, sql, &s);
+	free(sql);
+	if (pe < 0)
 		return -EIO;
 	sqlite3_bind_int64(s, 1, id);
 	int rc = sqlite3_step(s);
@@ -741,10 +689,11 @@ int store_get_run(struct store *st, int64_t id, struct run *out)
 
 int store_list_runs(struct store *st, size_t limit, struct run **out, size_t *n)
 {
-	char sql[768];
 	sqlite3_stmt *s;
-	snprintf(sql, sizeof(sql), "SELECT %s FROM run ORDER BY id DESC LIMIT ?", RUN_COLUMNS);
-	if (prepare(st, sql, &s) < 0)
+	char *sql = run_select("ORDER BY id DESC LIMIT ?");
+	int pe = prepare(st, sql, &s);
+	free(sql);
+	if (pe < 0)
 		return -EIO;
 	sqlite3_bind_int64(s, 1, limit ? (int64_t)limit : -1);
 	struct run *runs = NULL;
@@ -782,79 +731,20 @@ void store_free_runs(struct run *runs, size_t n)
 int store_each_sample(struct store *st, int64_t id, store_sample_cb cb, void *ctx)
 {
 	sqlite3_stmt *s;
-	if (prepare(st, "SELECT elapsed_ns, rss, hwm, anon, file, shmem, swap, threads,"
-			" mem_available, pss, uss, cgroup, gpu, cgroup_peak, psi_some_avg10,"
-			" psi_full_avg10, psi_some_total_us, psi_full_total_us, cg_psi_some_avg10,"
-			" cg_psi_full_avg10, cg_psi_some_total_us, cg_psi_full_total_us, swap_pss,"
-			" pss_read_us, cpu_user_ns, cpu_sys_ns, minflt, majflt, read_bytes,"
-			" write_bytes FROM sample WHERE run_id = ?"
-			" ORDER BY elapsed_ns", &s) < 0)
+	struct buf sql = { 0 };
+	buf_puts(&sql, "SELECT ");
+	columns_list(&sql, &store_sample_table, "");
+	buf_puts(&sql, " FROM sample WHERE run_id = ? ORDER BY elapsed_ns");
+	int pe = prepare(st, buf_str(&sql), &s);
+	buf_release(&sql);
+	if (pe < 0)
 		return -EIO;
 	sqlite3_bind_int64(s, 1, id);
 	int rc, ret = 0;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct sample m;
 		memset(&m, 0, sizeof(m));
-		m.elapsed_ns = sqlite3_column_int64(s, 0);
-		m.rss = (uint64_t)sqlite3_column_int64(s, 1);
-		m.hwm = (uint64_t)sqlite3_column_int64(s, 2);
-		m.anon = (uint64_t)sqlite3_column_int64(s, 3);
-		m.file = (uint64_t)sqlite3_column_int64(s, 4);
-		m.shmem = (uint64_t)sqlite3_column_int64(s, 5);
-		m.swap = (uint64_t)sqlite3_column_int64(s, 6);
-		m.threads = (uint32_t)sqlite3_column_int64(s, 7);
-		m.mem_available = (uint64_t)sqlite3_column_int64(s, 8);
-		if (sqlite3_column_type(s, 9) != SQLITE_NULL) {
-			m.have |= SAMPLE_PSS;
-			m.pss = (uint64_t)sqlite3_column_int64(s, 9);
-			m.uss = (uint64_t)sqlite3_column_int64(s, 10);
-			m.swap_pss = (uint64_t)sqlite3_column_int64(s, 22);
-			m.pss_read_us = sqlite3_column_int64(s, 23);
-		}
-		if (sqlite3_column_type(s, 11) != SQLITE_NULL) {
-			m.have |= SAMPLE_CGROUP;
-			m.cgroup = (uint64_t)sqlite3_column_int64(s, 11);
-		}
-		if (sqlite3_column_type(s, 12) != SQLITE_NULL) {
-			m.have |= SAMPLE_GPU;
-			m.gpu = (uint64_t)sqlite3_column_int64(s, 12);
-		}
-		if (sqlite3_column_type(s, 13) != SQLITE_NULL) {
-			m.have |= SAMPLE_CGROUP_PEAK;
-			m.cgroup_peak = (uint64_t)sqlite3_column_int64(s, 13);
-		}
-		if (sqlite3_column_type(s, 14) != SQLITE_NULL) {
-			m.have |= SAMPLE_PSI;
-			m.psi_some_avg10 = sqlite3_column_double(s, 14);
-			m.psi_some_total_us = (uint64_t)sqlite3_column_int64(s, 16);
-		}
-		if (sqlite3_column_type(s, 15) != SQLITE_NULL) {
-			m.have |= SAMPLE_PSI_FULL;
-			m.psi_full_avg10 = sqlite3_column_double(s, 15);
-			m.psi_full_total_us = (uint64_t)sqlite3_column_int64(s, 17);
-		}
-		if (sqlite3_column_type(s, 18) != SQLITE_NULL) {
-			m.have |= SAMPLE_CG_PSI;
-			m.cg_psi_some_avg10 = sqlite3_column_double(s, 18);
-			m.cg_psi_some_total_us = (uint64_t)sqlite3_column_int64(s, 20);
-		}
-		if (sqlite3_column_type(s, 19) != SQLITE_NULL) {
-			m.have |= SAMPLE_CG_PSI_FULL;
-			m.cg_psi_full_avg10 = sqlite3_column_double(s, 19);
-			m.cg_psi_full_total_us = (uint64_t)sqlite3_column_int64(s, 21);
-		}
-		if (sqlite3_column_type(s, 24) != SQLITE_NULL) {
-			m.have |= SAMPLE_CPU;
-			m.cpu_user_ns = (uint64_t)sqlite3_column_int64(s, 24);
-			m.cpu_sys_ns = (uint64_t)sqlite3_column_int64(s, 25);
-			m.minflt = (uint64_t)sqlite3_column_int64(s, 26);
-			m.majflt = (uint64_t)sqlite3_column_int64(s, 27);
-		}
-		if (sqlite3_column_type(s, 28) != SQLITE_NULL) {
-			m.have |= SAMPLE_IO;
-			m.read_bytes = (uint64_t)sqlite3_column_int64(s, 28);
-			m.write_bytes = (uint64_t)sqlite3_column_int64(s, 29);
-		}
+		columns_load(s, 0, &store_sample_table, &m);
 		if ((ret = cb(ctx, &m)) != 0)
 			break;
 	}
@@ -921,28 +811,26 @@ static void col_copy(sqlite3_stmt *s, int i, char *out, size_t n)
 int store_each_proc_at_sample(struct store *st, int64_t id, store_proc_cb cb, void *ctx)
 {
 	sqlite3_stmt *s;
-	if (prepare(st, "WITH p AS (SELECT elapsed_ns, pid, ppid, comm, rss, anon, file, shmem,"
-			" swap, gone, coalesce(lead(elapsed_ns) OVER (PARTITION BY pid ORDER BY"
-			" elapsed_ns), 9223372036854775807) AS until FROM proc_sample WHERE"
-			" run_id = ?1)"
-			" SELECT s.elapsed_ns, p.pid, p.ppid, p.comm, p.rss, p.anon, p.file,"
-			" p.shmem, p.swap FROM p JOIN sample s ON s.run_id = ?1 AND"
-			" s.elapsed_ns >= p.elapsed_ns AND s.elapsed_ns < p.until"
-			" WHERE p.gone = 0 ORDER BY s.elapsed_ns, p.pid", &s) < 0)
+	struct buf sql = { 0 };
+	buf_puts(&sql, "WITH p AS (SELECT elapsed_ns, ");
+	columns_list(&sql, &store_proc_sample_table, "");
+	buf_puts(&sql, ", coalesce(lead(elapsed_ns) OVER (PARTITION BY pid ORDER BY"
+		       " elapsed_ns), 9223372036854775807) AS until FROM proc_sample WHERE"
+		       " run_id = ?1) SELECT s.elapsed_ns, ");
+	columns_list(&sql, &store_proc_sample_table, "p.");
+	buf_puts(&sql, " FROM p JOIN sample s ON s.run_id = ?1 AND"
+		       " s.elapsed_ns >= p.elapsed_ns AND s.elapsed_ns < p.until"
+		       " WHERE p.gone = 0 ORDER BY s.elapsed_ns, p.pid");
+	int pe = prepare(st, buf_str(&sql), &s);
+	buf_release(&sql);
+	if (pe < 0)
 		return -EIO;
 	sqlite3_bind_int64(s, 1, id);
 	int rc, ret = 0;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct proc_figures f;
 		memset(&f, 0, sizeof(f));
-		f.pid = (pid_t)sqlite3_column_int64(s, 1);
-		f.ppid = (pid_t)sqlite3_column_int64(s, 2);
-		col_copy(s, 3, f.comm, sizeof(f.comm));
-		f.rss = (uint64_t)sqlite3_column_int64(s, 4);
-		f.anon = (uint64_t)sqlite3_column_int64(s, 5);
-		f.file = (uint64_t)sqlite3_column_int64(s, 6);
-		f.shmem = (uint64_t)sqlite3_column_int64(s, 7);
-		f.swap = (uint64_t)sqlite3_column_int64(s, 8);
+		columns_load(s, 1, &store_proc_sample_table, &f);
 		if ((ret = cb(ctx, sqlite3_column_int64(s, 0), &f)) != 0)
 			break;
 	}
@@ -1022,9 +910,13 @@ int store_oom_kills(struct store *st, int64_t id, struct oom_kill **out, size_t 
 int store_processes(struct store *st, int64_t id, struct proc_summary **out, size_t *n)
 {
 	sqlite3_stmt *s;
-	if (prepare(st, "SELECT pid, ppid, comm, first_ns, end_ns, peak_rss, peak_source,"
-			" hwm_before, ended, exit_code, signal FROM process WHERE run_id = ?"
-			" ORDER BY peak_rss DESC, first_ns, pid", &s) < 0)
+	struct buf sql = { 0 };
+	buf_puts(&sql, "SELECT ");
+	columns_list(&sql, &store_process_table, "");
+	buf_puts(&sql, " FROM process WHERE run_id = ? ORDER BY peak_rss DESC, first_ns, pid");
+	int pe = prepare(st, buf_str(&sql), &s);
+	buf_release(&sql);
+	if (pe < 0)
 		return -EIO;
 	sqlite3_bind_int64(s, 1, id);
 	struct proc_summary *p = NULL;
@@ -1032,18 +924,8 @@ int store_processes(struct store *st, int64_t id, struct proc_summary **out, siz
 	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		p = xgrow(p, cnt, &cap, sizeof(*p));
-		struct proc_summary *o = &p[cnt++];
-		o->pid = (pid_t)sqlite3_column_int64(s, 0);
-		o->ppid = (pid_t)sqlite3_column_int64(s, 1);
-		col_copy(s, 2, o->comm, sizeof(o->comm));
-		o->first_ns = sqlite3_column_int64(s, 3);
-		o->end_ns = col_i64_or(s, 4, -1);
-		o->peak_rss = (uint64_t)sqlite3_column_int64(s, 5);
-		col_copy(s, 6, o->peak_source, sizeof(o->peak_source));
-		o->hwm_before = col_i64_or(s, 7, -1);
-		col_copy(s, 8, o->ended, sizeof(o->ended));
-		o->exit_code = (int)col_i64_or(s, 9, -1);
-		o->signal = (int)col_i64_or(s, 10, -1);
+		memset(&p[cnt], 0, sizeof(p[cnt]));
+		columns_load(s, 0, &store_process_table, &p[cnt++]);
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE) {

@@ -7,7 +7,17 @@
 #include <pthread.h>
 #include <sqlite3.h>
 
+#include "base/buf.h"
 #include "store/store.h"
+
+/* 'RSW1' in PRAGMA application_id marks a file as ours. */
+#define STORE_APPLICATION_ID 0x52535731
+
+/* The schema's history (store.c): step i brings PRAGMA user_version from i to i + 1;
+ * store_schema_version steps in all. Exposed for the test that builds a database at
+ * every old version. */
+extern const char *const store_migrations[];
+extern const int store_schema_version;
 
 /* The rows a recorder hands over, waiting for one transaction. Every row is a value
  * (strings are owned copies), so a batch can move to the writer thread whole. */
@@ -126,6 +136,21 @@ static inline void bind_opt_f64(sqlite3_stmt *s, int i, double v, int present)
 	else
 		sqlite3_bind_null(s, i);
 }
+
+/* The column tables (store/model.h) as SQL (columns.c). when selects a run's columns
+ * by COL_AT_* (0: every column). The strings returned are freed with free(). */
+/* "VERB INTO table (keys..., columns...) VALUES (?,...)" */
+char *columns_insert_sql(const struct store_table *t, const char *verb, unsigned when);
+/* "UPDATE table SET column = ?, ... WHERE key = ?": the key is the last parameter. */
+char *columns_update_sql(const struct store_table *t, unsigned when, const char *key);
+/* Appends "PREFIXa, PREFIXb, ..." (every column, in the table's order) to b. */
+void columns_list(struct buf *b, const struct store_table *t, const char *prefix);
+/* Binds row's columns to parameters first, first + 1, ...; returns the next index. */
+int columns_bind(sqlite3_stmt *s, int first, const struct store_table *t, unsigned when,
+		 const void *row);
+/* Reads every column of a SELECT of columns_list() from result column first into row
+ * (zeroed by the caller; COL_TEXT fields come owned). */
+void columns_load(sqlite3_stmt *s, int first, const struct store_table *t, void *row);
 
 /* write.c: frees what the batches and the writer hold (store_close). */
 void store_write_release(struct store *st);

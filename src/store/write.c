@@ -26,28 +26,14 @@
 int store_run_begin(struct store *st, struct run *r)
 {
 	sqlite3_stmt *s;
-	if (prepare(st, "INSERT INTO run (label, host, kernel, target, mode, pid, started_at,"
-			" interval_ns, outcome, mem_total, recorder_pid, recorder_start, boot_id,"
-			" cgroup, cgroup_limit, tree, pss_interval_ns)"
-			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &s) < 0)
+	char *sql = columns_insert_sql(&store_run_table, "INSERT", COL_AT_BEGIN);
+	int pe = prepare(st, sql, &s);
+	free(sql);
+	if (pe < 0)
 		return -EIO;
-	sqlite3_bind_text(s, 1, r->label ? r->label : "", -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, r->host ? r->host : "", -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, r->kernel ? r->kernel : "", -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 4, r->target ? r->target : "", -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 5, r->mode ? r->mode : "", -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 6, r->pid);
-	sqlite3_bind_int64(s, 7, r->started_at);
-	sqlite3_bind_int64(s, 8, r->interval_ns);
-	sqlite3_bind_text(s, 9, OUTCOME_RUNNING, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 10, (int64_t)r->mem_total);
-	sqlite3_bind_int64(s, 11, r->recorder_pid);
-	sqlite3_bind_int64(s, 12, (int64_t)r->recorder_start);
-	sqlite3_bind_text(s, 13, r->boot_id ? r->boot_id : "", -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 14, r->cgroup ? r->cgroup : "", -1, SQLITE_STATIC);
-	bind_opt_i64(s, 15, (int64_t)r->cgroup_limit, r->cgroup_limit != 0);
-	sqlite3_bind_int(s, 16, r->tree);
-	sqlite3_bind_int64(s, 17, r->pss_interval_ns);
+	struct run begun = *r;
+	strlcpy_rsw(begun.outcome, OUTCOME_RUNNING, sizeof(begun.outcome));
+	columns_bind(s, 1, &store_run_table, COL_AT_BEGIN, &begun);
 	int e = step_done(s);
 	if (e == 0)
 		r->id = sqlite3_last_insert_rowid(st->db);
@@ -117,52 +103,24 @@ static int insert_mark(struct store *st, int64_t run_id, int64_t t, const char *
 	return step_kept(s);
 }
 
+/* *slot: the INSERT OR REPLACE of every column of t, prepared. */
+static int prepare_columns(struct store *st, const struct store_table *t, sqlite3_stmt **slot)
+{
+	char *sql = columns_insert_sql(t, "INSERT OR REPLACE", 0);
+	int e = prepare(st, sql, slot);
+	free(sql);
+	return e;
+}
+
 static int insert_rows(struct store *st, const struct batch *b)
 {
-	if (!st->ins_sample &&
-	    prepare(st, "INSERT OR REPLACE INTO sample (run_id, elapsed_ns, rss, hwm, anon, file,"
-			" shmem, swap, threads, mem_available, pss, uss, cgroup, gpu, cgroup_peak,"
-			" psi_some_avg10, psi_full_avg10, psi_some_total_us, psi_full_total_us,"
-			" cg_psi_some_avg10, cg_psi_full_avg10, cg_psi_some_total_us,"
-			" cg_psi_full_total_us, swap_pss, pss_read_us, cpu_user_ns, cpu_sys_ns,"
-			" minflt, majflt, read_bytes, write_bytes)"
-			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &st->ins_sample) < 0)
+	if (!st->ins_sample && prepare_columns(st, &store_sample_table, &st->ins_sample) < 0)
 		return -EIO;
 	sqlite3_stmt *s = st->ins_sample;
 	for (size_t i = 0; i < b->nsamples; i++) {
-		const struct sample *m = &b->samples[i];
 		sqlite3_reset(s);
 		sqlite3_bind_int64(s, 1, b->run_id);
-		sqlite3_bind_int64(s, 2, m->elapsed_ns);
-		sqlite3_bind_int64(s, 3, (int64_t)m->rss);
-		sqlite3_bind_int64(s, 4, (int64_t)m->hwm);
-		sqlite3_bind_int64(s, 5, (int64_t)m->anon);
-		sqlite3_bind_int64(s, 6, (int64_t)m->file);
-		sqlite3_bind_int64(s, 7, (int64_t)m->shmem);
-		sqlite3_bind_int64(s, 8, (int64_t)m->swap);
-		sqlite3_bind_int64(s, 9, m->threads);
-		sqlite3_bind_int64(s, 10, (int64_t)m->mem_available);
-		bind_opt_i64(s, 11, (int64_t)m->pss, m->have & SAMPLE_PSS);
-		bind_opt_i64(s, 12, (int64_t)m->uss, m->have & SAMPLE_PSS);
-		bind_opt_i64(s, 13, (int64_t)m->cgroup, m->have & SAMPLE_CGROUP);
-		bind_opt_i64(s, 14, (int64_t)m->gpu, m->have & SAMPLE_GPU);
-		bind_opt_i64(s, 15, (int64_t)m->cgroup_peak, m->have & SAMPLE_CGROUP_PEAK);
-		bind_opt_f64(s, 16, m->psi_some_avg10, m->have & SAMPLE_PSI);
-		bind_opt_f64(s, 17, m->psi_full_avg10, m->have & SAMPLE_PSI_FULL);
-		bind_opt_i64(s, 18, (int64_t)m->psi_some_total_us, m->have & SAMPLE_PSI);
-		bind_opt_i64(s, 19, (int64_t)m->psi_full_total_us, m->have & SAMPLE_PSI_FULL);
-		bind_opt_f64(s, 20, m->cg_psi_some_avg10, m->have & SAMPLE_CG_PSI);
-		bind_opt_f64(s, 21, m->cg_psi_full_avg10, m->have & SAMPLE_CG_PSI_FULL);
-		bind_opt_i64(s, 22, (int64_t)m->cg_psi_some_total_us, m->have & SAMPLE_CG_PSI);
-		bind_opt_i64(s, 23, (int64_t)m->cg_psi_full_total_us, m->have & SAMPLE_CG_PSI_FULL);
-		bind_opt_i64(s, 24, (int64_t)m->swap_pss, m->have & SAMPLE_PSS);
-		bind_opt_i64(s, 25, m->pss_read_us, m->have & SAMPLE_PSS);
-		bind_opt_i64(s, 26, (int64_t)m->cpu_user_ns, m->have & SAMPLE_CPU);
-		bind_opt_i64(s, 27, (int64_t)m->cpu_sys_ns, m->have & SAMPLE_CPU);
-		bind_opt_i64(s, 28, (int64_t)m->minflt, m->have & SAMPLE_CPU);
-		bind_opt_i64(s, 29, (int64_t)m->majflt, m->have & SAMPLE_CPU);
-		bind_opt_i64(s, 30, (int64_t)m->read_bytes, m->have & SAMPLE_IO);
-		bind_opt_i64(s, 31, (int64_t)m->write_bytes, m->have & SAMPLE_IO);
+		columns_bind(s, 2, &store_sample_table, 0, &b->samples[i]);
 		if (sqlite3_step(s) != SQLITE_DONE)
 			return -EIO;
 	}
@@ -185,9 +143,7 @@ static int insert_rows(struct store *st, const struct batch *b)
 			" used_bytes, total_bytes) VALUES (?,?,?,?,?,?)", &st->ins_gpu) < 0)
 		return -EIO;
 	if (b->nprocs && !st->ins_proc &&
-	    prepare(st, "INSERT OR REPLACE INTO proc_sample (run_id, elapsed_ns, pid, ppid, comm,"
-			" rss, anon, file, shmem, swap, gone) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-		    &st->ins_proc) < 0)
+	    prepare_columns(st, &store_proc_sample_table, &st->ins_proc) < 0)
 		return -EIO;
 	for (size_t i = 0; i < b->nprocs; i++) {
 		const struct proc_row *pr = &b->procs[i];
@@ -195,15 +151,7 @@ static int insert_rows(struct store *st, const struct batch *b)
 		sqlite3_reset(s);
 		sqlite3_bind_int64(s, 1, b->run_id);
 		sqlite3_bind_int64(s, 2, pr->elapsed_ns);
-		sqlite3_bind_int64(s, 3, pr->p.pid);
-		sqlite3_bind_int64(s, 4, pr->p.ppid);
-		sqlite3_bind_text(s, 5, pr->p.comm, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 6, (int64_t)pr->p.rss);
-		sqlite3_bind_int64(s, 7, (int64_t)pr->p.anon);
-		sqlite3_bind_int64(s, 8, (int64_t)pr->p.file);
-		sqlite3_bind_int64(s, 9, (int64_t)pr->p.shmem);
-		sqlite3_bind_int64(s, 10, (int64_t)pr->p.swap);
-		sqlite3_bind_int64(s, 11, pr->p.gone);
+		columns_bind(s, 3, &store_proc_sample_table, 0, &pr->p);
 		if (sqlite3_step(s) != SQLITE_DONE)
 			return -EIO;
 	}
@@ -234,61 +182,21 @@ static int insert_rows(struct store *st, const struct batch *b)
 	return 0;
 }
 
-/* Binds the run's mutable state to parameters 1..13 and 15..33 of an UPDATE ...
- * WHERE id = ?14. */
-static void bind_progress(sqlite3_stmt *s, const struct run *r)
-{
-	sqlite3_bind_int64(s, 1, r->samples);
-	sqlite3_bind_int64(s, 2, (int64_t)r->peak_rss);
-	bind_opt_i64(s, 3, r->peak_rss_at, r->peak_rss_at != 0);
-	bind_opt_i64(s, 4, r->peak_gpu, r->peak_gpu >= 0);
-	bind_opt_i64(s, 5, r->peak_gpu_at, r->peak_gpu >= 0);
-	sqlite3_bind_double(s, 6, r->sum_rss);
-	sqlite3_bind_int64(s, 7, (int64_t)r->last_rss);
-	bind_opt_i64(s, 8, r->last_at, r->last_at != 0);
-	sqlite3_bind_text(s, 9, r->outcome, -1, SQLITE_STATIC);
-	bind_opt_i64(s, 10, r->ended_at, r->ended_at != 0);
-	bind_opt_i64(s, 11, r->exit_code, r->exit_code >= 0);
-	bind_opt_i64(s, 12, r->signal, r->signal > 0);
-	sqlite3_bind_int64(s, 13, r->pid);
-	sqlite3_bind_int64(s, 14, r->id);
-	bind_opt_i64(s, 15, r->oom_at, r->oom_at != 0);
-	bind_opt_i64(s, 16, (int64_t)r->oom_anon_rss, r->oom_rss_known);
-	sqlite3_bind_text(s, 17, r->oom_memcg ? r->oom_memcg : "", -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 18, r->outcome_note ? r->outcome_note : "", -1, SQLITE_STATIC);
-	bind_opt_i64(s, 19, (int64_t)r->peak_cgroup, r->peak_cgroup != 0);
-	bind_opt_i64(s, 20, r->peak_cgroup_at, r->peak_cgroup != 0);
-	bind_opt_i64(s, 21, (int64_t)r->cgroup_limit, r->cgroup_limit != 0);
-	bind_opt_i64(s, 22, r->hwm_before, r->hwm_before >= 0);
-	sqlite3_bind_int64(s, 23, r->oom_kills);
-	sqlite3_bind_text(s, 24, r->peak_source ? r->peak_source : "", -1, SQLITE_STATIC);
-	bind_opt_i64(s, 25, (int64_t)r->peak_process_rss, r->peak_process_pid > 0);
-	bind_opt_i64(s, 26, r->peak_process_pid, r->peak_process_pid > 0);
-	sqlite3_bind_text(s, 27, r->peak_process_comm ? r->peak_process_comm : "", -1,
-			  SQLITE_STATIC);
-	sqlite3_bind_int(s, 28, r->exit_records);
-	sqlite3_bind_int(s, 29, r->peak_cgroup_exact);
-	sqlite3_bind_int64(s, 30, r->started_at);
-	bind_opt_i64(s, 31, r->min_eta_ns, r->min_eta_limit[0] != 0);
-	bind_opt_i64(s, 32, r->min_eta_at, r->min_eta_limit[0] != 0);
-	sqlite3_bind_text(s, 33, r->min_eta_limit, -1, SQLITE_STATIC);
-}
-
+/* The run's state as it goes (the columns COL_AT_PROGRESS), by its id. */
 static int write_progress(struct store *st, const struct run *r)
 {
-	if (prepare_kept(st, &st->upd_progress, "UPDATE run SET samples = ?1, peak_rss = ?2, peak_rss_at = ?3,"
-			" peak_gpu = ?4, peak_gpu_at = ?5, sum_rss = ?6, last_rss = ?7,"
-			" last_at = ?8, outcome = ?9, ended_at = ?10, exit_code = ?11,"
-			" signal = ?12, pid = ?13, oom_at = ?15, oom_anon_rss = ?16,"
-			" oom_memcg = ?17, outcome_note = ?18, peak_cgroup = ?19,"
-			" peak_cgroup_at = ?20, cgroup_limit = ?21, hwm_before = ?22,"
-			" oom_kills = ?23, peak_source = ?24, peak_process_rss = ?25,"
-			" peak_process_pid = ?26, peak_process_comm = ?27, exit_records = ?28,"
-			" peak_cgroup_exact = ?29, started_at = ?30, min_eta_ns = ?31,"
-			" min_eta_at = ?32, min_eta_limit = ?33 WHERE id = ?14") < 0)
-		return -EIO;
-	bind_progress(st->upd_progress, r);
-	return step_kept(st->upd_progress);
+	if (!st->upd_progress) {
+		char *sql = columns_update_sql(&store_run_table, COL_AT_PROGRESS, "id");
+		int e = prepare(st, sql, &st->upd_progress);
+		free(sql);
+		if (e < 0)
+			return -EIO;
+	}
+	sqlite3_stmt *s = st->upd_progress;
+	sqlite3_reset(s);
+	int i = columns_bind(s, 1, &store_run_table, COL_AT_PROGRESS, r);
+	sqlite3_bind_int64(s, i, r->id);
+	return step_kept(s);
 }
 
 /* Writes batch b in one transaction. Returns 0, or -errno with words in msg. */
@@ -307,24 +215,28 @@ static int commit_batch(struct store *st, const struct batch *b, char *msg, size
 /* The strings of a run that write_progress binds, owned by the batch. */
 static void progress_free(struct run *p)
 {
-	free(p->oom_memcg);
-	free(p->outcome_note);
-	free(p->peak_source);
-	free(p->peak_process_comm);
+	store_row_free_text(&store_run_table, p);
 	memset(p, 0, sizeof(*p));
 }
 
+/* A copy of r with its own copies of the text that write_progress binds (its other
+ * strings and its parameters left out). */
 static void progress_set(struct batch *b, const struct run *r)
 {
 	progress_free(&b->progress);
 	b->progress = *r;
-	b->progress.label = b->progress.host = b->progress.kernel = NULL;
-	b->progress.target = b->progress.mode = b->progress.boot_id = NULL;
-	b->progress.cgroup = NULL;
-	b->progress.oom_memcg = r->oom_memcg ? xstrdup(r->oom_memcg) : NULL;
-	b->progress.outcome_note = r->outcome_note ? xstrdup(r->outcome_note) : NULL;
-	b->progress.peak_source = r->peak_source ? xstrdup(r->peak_source) : NULL;
-	b->progress.peak_process_comm = r->peak_process_comm ? xstrdup(r->peak_process_comm) : NULL;
+	b->progress.params = NULL;
+	b->progress.nparams = 0;
+	for (size_t i = 0; i < store_run_table.ncols; i++) {
+		const struct store_column *c = &store_run_table.cols[i];
+		if (c->kind != COL_TEXT)
+			continue;
+		char *from, *copy = NULL;
+		memcpy(&from, (const char *)r + c->off, sizeof(from));
+		if (from && (c->when & COL_AT_PROGRESS))
+			copy = xstrdup(from);
+		memcpy((char *)&b->progress + c->off, &copy, sizeof(copy));
+	}
 	b->have_progress = 1;
 }
 
@@ -671,26 +583,14 @@ int store_put_processes(struct store *st, int64_t run_id, const struct proc_summ
 		return 0;
 	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
 		return -EBUSY;
-	if (prepare(st, "INSERT OR REPLACE INTO process (run_id, pid, ppid, comm, first_ns,"
-			" end_ns, peak_rss, peak_source, hwm_before, ended, exit_code, signal)"
-			" VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", &s) < 0) {
+	if (prepare_columns(st, &store_process_table, &s) < 0) {
 		exec_sql(st->db, "ROLLBACK");
 		return -EIO;
 	}
 	for (size_t i = 0; i < n && e == 0; i++, p++) {
 		sqlite3_reset(s);
 		sqlite3_bind_int64(s, 1, run_id);
-		sqlite3_bind_int64(s, 2, p->pid);
-		sqlite3_bind_int64(s, 3, p->ppid);
-		sqlite3_bind_text(s, 4, p->comm, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 5, p->first_ns);
-		bind_opt_i64(s, 6, p->end_ns, p->end_ns >= 0);
-		sqlite3_bind_int64(s, 7, (int64_t)p->peak_rss);
-		sqlite3_bind_text(s, 8, p->peak_source, -1, SQLITE_STATIC);
-		bind_opt_i64(s, 9, p->hwm_before, p->hwm_before >= 0);
-		sqlite3_bind_text(s, 10, p->ended, -1, SQLITE_STATIC);
-		bind_opt_i64(s, 11, p->exit_code, p->exit_code >= 0);
-		bind_opt_i64(s, 12, p->signal, p->signal > 0);
+		columns_bind(s, 2, &store_process_table, 0, p);
 		if (sqlite3_step(s) != SQLITE_DONE)
 			e = -EIO;
 	}

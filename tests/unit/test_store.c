@@ -12,6 +12,7 @@
 #include "base/util.h"
 #include "source/proc.h"
 #include "store/store.h"
+#include "store/store_int.h"
 
 static char dir[64];
 static char path[128];
@@ -473,6 +474,338 @@ static void test_proc_at_sample(void **state)
 	store_close(st);
 }
 
+/* --- the column tables against the schema --- */
+
+/* The columns of table name in db (PRAGMA table_info): "name TYPE" each, sorted, one
+ * per line. */
+static void schema_columns(sqlite3 *db, const char *name, struct buf *out)
+{
+	char sql[96];
+	sqlite3_stmt *s;
+	snprintf(sql, sizeof(sql), "SELECT name, type FROM pragma_table_info('%s') ORDER BY name",
+		 name);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+	while (sqlite3_step(s) == SQLITE_ROW)
+		buf_printf(out, "%s %s\n", sqlite3_column_text(s, 0), sqlite3_column_text(s, 1));
+	sqlite3_finalize(s);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The same lines from a column table: its keys (INTEGER) and its columns. */
+static void table_columns(const struct store_table *t, struct buf *out)
+{
+	char *lines[64];
+	size_t n = 0;
+	for (size_t k = 0; t->keys[k]; k++)
+		lines[n++] = xstrdup(t->keys[k]);
+	for (size_t i = 0; i < t->ncols; i++) {
+		struct buf b = { 0 };
+		buf_printf(&b, "%s", t->cols[i].name);
+		lines[n++] = b.p;
+		assert_true(n < ARRAY_SIZE(lines));
+	}
+	qsort(lines, n, sizeof(*lines), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		const char *type = "INTEGER";
+		for (size_t j = 0; j < t->ncols; j++)
+			if (strcmp(t->cols[j].name, lines[i]) == 0)
+				type = t->cols[j].sql_type;
+		buf_printf(out, "%s %s\n", lines[i], type);
+		free(lines[i]);
+	}
+}
+
+static const struct store_table *const tables[] = {
+	&store_run_table, &store_sample_table, &store_proc_sample_table, &store_process_table,
+};
+
+/* Every column a table names exists, with its type, in a freshly migrated database,
+ * and the database has no column the table lacks. */
+static void test_tables_match_schema(void **state)
+{
+	(void)state;
+	struct store *st = NULL;
+	char err[256];
+	assert_int_equal(store_open(path, STORE_CREATE, &st, err, sizeof(err)), 0);
+	store_close(st);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	for (size_t i = 0; i < ARRAY_SIZE(tables); i++) {
+		struct buf want = { 0 }, got = { 0 };
+		table_columns(tables[i], &want);
+		schema_columns(db, tables[i]->name, &got);
+		assert_true(got.len > 0);
+		assert_string_equal(buf_str(&got), buf_str(&want));
+		buf_release(&want);
+		buf_release(&got);
+	}
+	sqlite3_close(db);
+}
+
+/* --- a database at every old schema version --- */
+
+/* The value the migration test stores in column i of a table: distinct per column,
+ * positive (so no NULL rule applies), and fitting every kind of field. */
+static int64_t test_int(size_t i)
+{
+	return 1000 + 13 * (int64_t)i;
+}
+
+static double test_real(size_t i)
+{
+	return 0.25 + (double)i;
+}
+
+/* Text: the column's name, cut to fit a char[size] field. */
+static void test_text(const struct store_column *c, char *out, size_t n)
+{
+	strlcpy_rsw(out, c->name, c->kind == COL_CHARS && c->size < n ? c->size : n);
+}
+
+static size_t col_index(const struct store_table *t, const char *name)
+{
+	for (size_t i = 0; i < t->ncols; i++)
+		if (strcmp(t->cols[i].name, name) == 0)
+			return i;
+	fail_msg("no column %s in %s", name, t->name);
+	return 0;
+}
+
+static int has_column(sqlite3 *db, const char *table, const char *col)
+{
+	struct buf b = { 0 };
+	schema_columns(db, table, &b);
+	char want[80];
+	snprintf(want, sizeof(want), "%s ", col);
+	int found = 0;
+	for (const char *p = buf_str(&b); *p; p = strchr(p, '\n') + 1)
+		if (strncmp(p, want, strlen(want)) == 0)
+			found = 1;
+	buf_release(&b);
+	return found;
+}
+
+/* Inserts one row of t into db with the columns db has (the schema of an old version):
+ * keys run_id (and elapsed_ns), the others test values; the column gone (a member
+ * that left) stays 0, so the member is seen. */
+static void insert_old_row(sqlite3 *db, const struct store_table *t, int64_t run_id,
+			   int64_t elapsed_ns)
+{
+	struct buf cols = { 0 }, vals = { 0 };
+	size_t n = 0;
+	for (size_t k = 0; t->keys[k]; k++, n++) {
+		buf_printf(&cols, "%s%s", n ? ", " : "", t->keys[k]);
+		buf_printf(&vals, "%s%lld", n ? ", " : "",
+			   (long long)(strcmp(t->keys[k], "run_id") == 0 ? run_id : elapsed_ns));
+	}
+	for (size_t i = 0; i < t->ncols; i++) {
+		const struct store_column *c = &t->cols[i];
+		if (!has_column(db, t->name, c->name))
+			continue;
+		buf_printf(&cols, "%s%s", n ? ", " : "", c->name);
+		if (n)
+			buf_puts(&vals, ", ");
+		n++;
+		char text[64];
+		if (strcmp(c->name, "gone") == 0)
+			buf_puts(&vals, "0");
+		else if (t == &store_run_table && strcmp(c->name, "id") == 0)
+			buf_printf(&vals, "%lld", (long long)run_id);
+		else if (t == &store_sample_table && strcmp(c->name, "elapsed_ns") == 0)
+			buf_printf(&vals, "%lld", (long long)elapsed_ns);
+		else if (c->kind == COL_F64)
+			buf_printf(&vals, "%.2f", test_real(i));
+		else if (c->kind == COL_TEXT || c->kind == COL_CHARS) {
+			test_text(c, text, sizeof(text));
+			buf_printf(&vals, "'%s'", text);
+		} else
+			buf_printf(&vals, "%lld", (long long)test_int(i));
+	}
+	struct buf sql = { 0 };
+	buf_printf(&sql, "INSERT INTO %s (%s) VALUES (%s)", t->name, buf_str(&cols), buf_str(&vals));
+	assert_int_equal(sqlite3_exec(db, buf_str(&sql), NULL, NULL, NULL), SQLITE_OK);
+	buf_release(&sql);
+	buf_release(&cols);
+	buf_release(&vals);
+}
+
+/* Checks a row loaded from the store against what insert_old_row stored: each column
+ * that existed at the old version holds its value, each added since its NULL or
+ * default value (dflt, ""); have is the set of optional figures the old columns
+ * stored. skip: the key columns set apart. */
+static void check_loaded_row(const struct store_table *t, const void *row, const char *present,
+			     const char *skip)
+{
+	for (size_t i = 0; i < t->ncols; i++) {
+		const struct store_column *c = &t->cols[i];
+		char want[64], name[80];
+		if (strstr(skip, c->name))
+			continue;
+		snprintf(name, sizeof(name), "|%s|", c->name);
+		int had = strstr(present, name) != NULL;
+		if (c->kind == COL_TEXT || c->kind == COL_CHARS) {
+			if (had)
+				test_text(c, want, sizeof(want));
+			else
+				want[0] = '\0';
+			assert_string_equal(store_column_text(c, row), want);
+		} else if (c->kind == COL_F64) {
+			assert_true(store_column_f64(c, row) == (had ? test_real(i) : (double)c->dflt));
+		} else if (strcmp(c->name, "gone") == 0) {
+			assert_int_equal(store_column_i64(c, row), 0);
+		} else {
+			assert_int_equal(store_column_i64(c, row), had ? test_int(i) : c->dflt);
+		}
+	}
+}
+
+/* "|a|b|...|": the columns of table t that db has. */
+static void present_columns(sqlite3 *db, const struct store_table *t, struct buf *out)
+{
+	buf_putc(out, '|');
+	for (size_t i = 0; i < t->ncols; i++)
+		if (has_column(db, t->name, t->cols[i].name))
+			buf_printf(out, "%s|", t->cols[i].name);
+}
+
+struct loaded {
+	struct sample s;
+	size_t n;
+	struct proc_figures p;
+	int64_t p_elapsed;
+	size_t np;
+};
+
+static int keep_sample(void *ctx, const struct sample *s)
+{
+	struct loaded *l = ctx;
+	l->s = *s;
+	l->n++;
+	return 0;
+}
+
+static int keep_proc(void *ctx, int64_t elapsed_ns, const struct proc_figures *p)
+{
+	struct loaded *l = ctx;
+	l->p = *p;
+	l->p_elapsed = elapsed_ns;
+	l->np++;
+	return 0;
+}
+
+/* A database left at each old schema version 1 .. current - 1, with a run, a sample,
+ * a member of a set and a process stored as that version had them, opens at the
+ * current version, and every old row loads with its values. */
+static void test_every_old_schema(void **state)
+{
+	(void)state;
+	const int64_t run_id = 7, elapsed = 5000000;
+	assert_true(store_schema_version > 1);
+	for (int v = 1; v < store_schema_version; v++) {
+		char p[160], sql[96];
+		snprintf(p, sizeof(p), "%s/v%d.db", dir, v);
+		sqlite3 *db;
+		assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+		for (int k = 0; k < v; k++)
+			assert_int_equal(sqlite3_exec(db, store_migrations[k], NULL, NULL, NULL), SQLITE_OK);
+		snprintf(sql, sizeof(sql), "PRAGMA application_id = %d; PRAGMA user_version = %d",
+			 STORE_APPLICATION_ID, v);
+		assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+		insert_old_row(db, &store_run_table, run_id, 0);
+		insert_old_row(db, &store_sample_table, run_id, elapsed);
+		int sets = has_column(db, "proc_sample", "pid"), procs = has_column(db, "process", "pid");
+		if (sets)
+			insert_old_row(db, &store_proc_sample_table, run_id, elapsed);
+		if (procs)
+			insert_old_row(db, &store_process_table, run_id, 0);
+		struct buf run_had = { 0 }, sample_had = { 0 }, ps_had = { 0 }, pr_had = { 0 };
+		present_columns(db, &store_run_table, &run_had);
+		present_columns(db, &store_sample_table, &sample_had);
+		present_columns(db, &store_proc_sample_table, &ps_had);
+		present_columns(db, &store_process_table, &pr_had);
+		sqlite3_close(db);
+
+		struct store *st = NULL;
+		char err[256];
+		assert_int_equal(store_open(p, 0, &st, err, sizeof(err)), 0);
+		int now = 0;
+		assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+		sqlite3_stmt *s;
+		assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+		now = sqlite3_column_int(s, 0);
+		sqlite3_finalize(s);
+		sqlite3_close(db);
+		assert_int_equal(now, store_schema_version);
+
+		struct run got;
+		assert_int_equal(store_get_run(st, run_id, &got), 0);
+		assert_int_equal(got.id, run_id);
+		assert_string_equal(got.label, "label");	/* schema 1 */
+		assert_string_equal(got.outcome, "outcome");
+		check_loaded_row(&store_run_table, &got, buf_str(&run_had), "|id|");
+		assert_int_equal(got.oom_rss_known, strstr(buf_str(&run_had), "|oom_anon_rss|") != NULL);
+		/* what a run of an older rsswatch says about what it did not know yet */
+		if (v < 10) {
+			assert_int_equal(got.min_eta_ns, -1);
+			assert_string_equal(got.min_eta_limit, "");
+		}
+		if (v < 8) {
+			assert_int_equal(got.hwm_before, -1);
+			assert_int_equal(got.peak_process_pid, 0);
+			assert_string_equal(got.peak_source, "");
+		}
+		if (v < 3) {
+			assert_int_equal(got.oom_at, 0);
+			assert_int_equal(got.cgroup_limit, 0);
+			assert_string_equal(got.cgroup, "");
+		}
+		assert_int_equal(got.exit_code, test_int(col_index(&store_run_table, "exit_code")));
+		run_release(&got);
+
+		struct loaded l;
+		memset(&l, 0, sizeof(l));
+		assert_int_equal(store_each_sample(st, run_id, keep_sample, &l), 0);
+		assert_int_equal(l.n, 1);
+		assert_int_equal(l.s.elapsed_ns, elapsed);
+		assert_true(l.s.rss > 0);
+		check_loaded_row(&store_sample_table, &l.s, buf_str(&sample_had), "|elapsed_ns|");
+		unsigned have = 0;
+		for (size_t i = 0; i < store_sample_table.ncols; i++) {
+			const struct store_column *c = &store_sample_table.cols[i];
+			char name[80];
+			snprintf(name, sizeof(name), "|%s|", c->name);
+			if (c->null == COL_NULL_UNLESS_FLAG && strstr(buf_str(&sample_had), name))
+				have |= c->flag;
+		}
+		assert_int_equal(l.s.have, have);
+		assert_true((have & SAMPLE_PSS) && (have & SAMPLE_GPU));	/* schema 1 had them */
+
+		assert_int_equal(store_each_proc_at_sample(st, run_id, keep_proc, &l), 0);
+		assert_int_equal(l.np, sets ? 1 : 0);
+		if (sets) {
+			assert_int_equal(l.p_elapsed, elapsed);
+			check_loaded_row(&store_proc_sample_table, &l.p, buf_str(&ps_had), "");
+		}
+		struct proc_summary *ps;
+		size_t np;
+		assert_int_equal(store_processes(st, run_id, &ps, &np), 0);
+		assert_int_equal(np, procs ? 1 : 0);
+		if (procs)
+			check_loaded_row(&store_process_table, ps, buf_str(&pr_had), "");
+		free(ps);
+		buf_release(&run_had);
+		buf_release(&sample_had);
+		buf_release(&ps_had);
+		buf_release(&pr_had);
+		store_close(st);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +816,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_interrupted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_processes_and_kills, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proc_at_sample, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tables_match_schema, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_every_old_schema, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

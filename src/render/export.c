@@ -1,0 +1,162 @@
+#include "render/export.h"
+#include "base/fmt.h"
+#include "base/util.h"
+#include "render/rows.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct export_side_row {
+	int64_t t;
+	size_t col;
+	long long v;
+	int known;		/* 0: the value became unknown (a GPU lost) */
+};
+
+void export_init(struct exporter *ex, int jsonl, int64_t started_at)
+{
+	memset(ex, 0, sizeof(*ex));
+	ex->jsonl = jsonl;
+	ex->started_at = started_at;
+}
+
+static size_t side_col(struct export_side *sd, const char *name)
+{
+	for (size_t i = 0; i < sd->ncols; i++)
+		if (strcmp(sd->names[i], name) == 0)
+			return i;
+	sd->names = xgrow(sd->names, sd->ncols, &sd->names_cap, sizeof(*sd->names));
+	sd->names[sd->ncols] = xstrdup(name);
+	return sd->ncols++;
+}
+
+static void side_add(struct export_side *sd, int64_t t, const char *name, long long v, int known)
+{
+	sd->rows = xgrow(sd->rows, sd->n, &sd->cap, sizeof(*sd->rows));
+	sd->rows[sd->n].t = t;
+	sd->rows[sd->n].col = side_col(sd, name);
+	sd->rows[sd->n].v = v;
+	sd->rows[sd->n].known = known;
+	sd->n++;
+}
+
+int export_counter(void *ctx, int64_t t, const char *name, long long v)
+{
+	struct exporter *ex = ctx;
+	char col[64];
+	snprintf(col, sizeof(col), "counter.%s", name);
+	side_add(&ex->counters, t, col, v, 1);
+	return 0;
+}
+
+int export_gpu(void *ctx, int64_t t, const struct gpu_figures *g)
+{
+	struct exporter *ex = ctx;
+	char col[32];
+	snprintf(col, sizeof(col), "gpu%u_bytes", g->device);
+	side_add(&ex->gpus, t, col, (long long)g->target_bytes, g->target_known);
+	return 0;
+}
+
+int export_scan(void *ctx, const struct sample *s)
+{
+	struct exporter *ex = ctx;
+	ex->have |= s->have;
+	ex->rows++;
+	return 0;
+}
+
+static void side_ready(struct export_side *sd)
+{
+	sd->cur = xcalloc(sd->ncols ? sd->ncols : 1, sizeof(*sd->cur));
+	sd->seen = xcalloc(sd->ncols ? sd->ncols : 1, 1);
+}
+
+void export_ready(struct exporter *ex)
+{
+	side_ready(&ex->counters);
+	side_ready(&ex->gpus);
+}
+
+static void side_release(struct export_side *sd)
+{
+	for (size_t i = 0; i < sd->ncols; i++)
+		free(sd->names[i]);
+	free(sd->names);
+	free(sd->rows);
+	free(sd->cur);
+	free(sd->seen);
+	memset(sd, 0, sizeof(*sd));
+}
+
+void export_release(struct exporter *ex)
+{
+	side_release(&ex->counters);
+	side_release(&ex->gpus);
+}
+
+/* Appends the side's columns, as of time t (the last row: every value stored). */
+static void side_fields(struct row *w, struct export_side *sd, int64_t t, int last)
+{
+	while (sd->next < sd->n && (last || sd->rows[sd->next].t <= t)) {
+		sd->cur[sd->rows[sd->next].col] = sd->rows[sd->next].v;
+		sd->seen[sd->rows[sd->next].col] = (char)sd->rows[sd->next].known;
+		sd->next++;
+	}
+	for (size_t i = 0; i < sd->ncols; i++) {
+		if (!sd->seen[i]) {
+			row_null(w, sd->names[i]);
+			continue;
+		}
+		char v[32];
+		snprintf(v, sizeof(v), "%lld", sd->cur[i]);
+		row_raw(w, sd->names[i], v);
+	}
+}
+
+/* Whether the run has column c: every sample has the fixed ones, the optional ones
+ * (stored NULL where not measured) where some sample measured them. */
+static int exported(const struct exporter *ex, const struct store_column *c)
+{
+	if (!c->export_name)
+		return 0;
+	return c->null != COL_NULL_UNLESS_FLAG || (ex->have & c->flag);
+}
+
+void export_header(const struct exporter *ex, struct buf *b)
+{
+	struct row w;
+	row_begin(&w, b, 0);
+	row_str(&w, "time", "time");
+	row_str(&w, "elapsed_s", "elapsed_s");
+	for (size_t i = 0; i < store_sample_table.ncols; i++) {
+		const struct store_column *c = &store_sample_table.cols[i];
+		if (exported(ex, c))
+			row_str(&w, c->export_name, c->export_name);
+	}
+	for (size_t i = 0; i < ex->gpus.ncols; i++)
+		row_str(&w, ex->gpus.names[i], ex->gpus.names[i]);
+	for (size_t i = 0; i < ex->counters.ncols; i++)
+		row_str(&w, ex->counters.names[i], ex->counters.names[i]);
+	row_end(&w);
+}
+
+void export_row(struct exporter *ex, struct buf *b, const struct sample *s)
+{
+	char v[48];
+	struct row w;
+	row_begin(&w, b, ex->jsonl);
+	row_str(&w, "time", fmt_iso8601(v, sizeof(v), ex->started_at + s->elapsed_ns));
+	snprintf(v, sizeof(v), "%.3f", (double)s->elapsed_ns / 1e9);
+	row_raw(&w, "elapsed_s", v);
+	for (size_t i = 0; i < store_sample_table.ncols; i++) {
+		const struct store_column *c = &store_sample_table.cols[i];
+		if (exported(ex, c))
+			row_column(&w, c, s);
+	}
+	int last = ++ex->row == ex->rows;
+	side_fields(&w, &ex->gpus, s->elapsed_ns, last);
+	side_fields(&w, &ex->counters, s->elapsed_ns, last);
+	row_end(&w);
+}
