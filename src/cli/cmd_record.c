@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "record/recorder.h"
 #include "record/target.h"
+#include "render/live.h"
 #include "render/summary.h"
 #include "base/rfile.h"
 #include "base/sysroot.h"
@@ -328,8 +329,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case OPT_DB: a->db = optarg; break;
 		case 'h': fputs(usage_text, stdout); exit(EXIT_OK);
-		case ':': return cli_usage("record", "option '%s' needs a value", argv[optind - 1]);
-		default: return cli_usage("record", "unknown option '%s'", argv[optind - 1]);
+		default: return cli_bad_option("record", c, argv);
 		}
 	}
 	if (optind < argc)
@@ -815,6 +815,37 @@ static int max_rss_cb(void *ctx, const struct sample *s)
 	return 0;
 }
 
+/* The recorder's lines (record/recorder.h), on stderr. */
+struct live_out {
+	FILE *f;
+	struct buf line;
+	struct sample prev;	/* the last live line's sample, for its rates */
+};
+
+static void show_live(void *ctx, const struct recorder_live *l)
+{
+	struct live_out *o = ctx;
+	buf_reset(&o->line);
+	live_line(&o->line, l->t, l->s);
+	live_context(&o->line, &o->prev, l->s);
+	o->prev = *l->s;
+	live_eta(&o->line, l->eta_s, l->eta_limit);
+	for (size_t i = 0; i < l->ncounters; i++) {
+		buf_puts(&o->line, i ? " " : " | ");
+		live_counter(&o->line, l->counters[i].name, l->counters[i].value);
+	}
+	buf_putc(&o->line, '\n');
+	fputs(buf_str(&o->line), o->f);
+}
+
+/* An alert is red on a terminal. */
+static void show_note(void *ctx, enum recorder_note kind, const char *text)
+{
+	struct live_out *o = ctx;
+	int hi = kind == RECORDER_ALERT && isatty(fileno(o->f));
+	fprintf(o->f, "%s%s%s\n", hi ? "\033[1;31m" : "", text, hi ? "\033[0m" : "");
+}
+
 static int record_target_run(struct record_args a);
 
 int cmd_record(int argc, char **argv)
@@ -836,7 +867,9 @@ int cmd_record(int argc, char **argv)
 static int record_target_run(struct record_args a)
 {
 	int ret;
-	a.opts.live = stderr;
+	struct live_out out = { .f = stderr };
+	const struct recorder_sink sink = { show_live, show_note, &out };
+	a.opts.sink = &sink;
 	const int fail = a.command ? EXIT_CANCELED : EXIT_FAIL;
 
 	pid_t pid = 0;
@@ -1057,5 +1090,6 @@ out:
 	exporter_free(a.opts.exporter);
 	store_close(st);
 	free(dbpath);
+	buf_release(&out.line);
 	return ret;
 }
