@@ -158,7 +158,8 @@ int cmd_gpus(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	int json = 0, c;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = 1;
@@ -169,7 +170,7 @@ int cmd_gpus(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return EXIT_OK;
 		default:
-			return cli_usage("gpus", "unknown option");
+			return cli_bad_option("gpus", c, argv);
 		}
 	}
 	if (optind < argc)
