@@ -18,7 +18,7 @@ allowed() {	# allowed LAYER: the layers (or headers) that LAYER may include
 	record) echo "base source store export" ;;
 	model) echo "base store/model.h" ;;
 	render) echo "base store/model.h model/model.h" ;;
-	cli) echo "base source store export record model render" ;;
+	cli) echo "base store export record model render" ;;
 	*) echo "" ;;
 	esac
 }

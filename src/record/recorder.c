@@ -38,7 +38,8 @@
 #define CLIENT_COUNTERS_MAX 64
 #define PENDING_EXITS 256
 
-/* How long the end of a recording waits for what comes a moment after it, and why. */
+/* How long the recorder waits for what comes a moment later, and why. */
+
 /* The kernel logs an OOM kill before the victim exits; the line is normally read by
  * then. When the counters say there was one but no line came, give the log this long
  * (looking every KILL_LINE_POLL_MS), then decide from the counters alone. */
