@@ -408,6 +408,10 @@ static int attach_pid(pid_t pid, struct record_target *t)
 	return 0;
 }
 
+/* --wait looks for a match this often: a process that starts is found within a
+ * quarter of a second, at the cost of one scan of /proc each time. */
+#define MATCH_RETRY_MS 250
+
 static int wait_signal(int sigfd, int ms)
 {
 	struct pollfd p = { sigfd, POLLIN, 0 };
@@ -440,7 +444,7 @@ static int resolve_pattern(const struct record_args *a, int sigfd, pid_t *pid)
 		if (!said && !a->opts.quiet)
 			fprintf(stderr, "rsswatch: waiting for a process matching '%s'\n", a->pattern);
 		said = 1;
-		if (wait_signal(sigfd, 250)) {
+		if (wait_signal(sigfd, MATCH_RETRY_MS)) {
 			cli_error("stopped waiting for a process matching '%s'", a->pattern);
 			ret = EXIT_FAIL;
 			goto out;
