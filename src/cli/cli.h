@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "render/svg.h"
+
 /* Exit codes (man/rsswatch.1, EXIT STATUS). A launched command's own status is passed through; 125, 126
  * and 127 are used when rsswatch failed, the command could not run, or was not found. */
 enum {
@@ -65,6 +67,20 @@ int cli_open_store(const char *db_opt, struct store **st, int flags);
 /* Resolves a RUN argument ("last" or an id); prints the error and returns EXIT_USAGE or
  * EXIT_FAIL, else 0. */
 int cli_resolve_run(struct store *st, const char *ref, int64_t *id);
+
+/* The tail of every verb's getopt_long switch (run with opterr = 0 and an optstring
+ * that starts with ':'): c is ':' for an option without its value, anything else for
+ * an unknown option. Prints which and returns EXIT_USAGE. */
+int cli_bad_option(const char *verb, int c, char **argv);
+
+/* A verb on one RUN (the operands left after getopt: none means "last"): sets *ref and
+ * opens the store read-only. Returns 0, or EXIT_USAGE / EXIT_FAIL (printed). */
+int cli_one_run(const char *verb, int argc, char **argv, const char *db_opt,
+		const char **ref, struct store **st);
+
+/* --time KIND of a chart: "elapsed" or "wall" into *out. Returns 0, or EXIT_USAGE
+ * (printed). */
+int cli_chart_time(const char *verb, const char *arg, enum chart_time *out);
 
 /* Long options every verb accepts; pass to getopt_long via these macros. */
 #define CLI_OPT_DB 0x100

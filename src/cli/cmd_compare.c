@@ -76,8 +76,7 @@ int cmd_compare(int argc, char **argv)
 		case 'b': by = optarg; break;
 		case CLI_OPT_DB: db = optarg; break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
-		case ':': return cli_usage("compare", "option '%s' needs a value", argv[optind - 1]);
-		default: return cli_usage("compare", "unknown option '%s'", argv[optind - 1]);
+		default: return cli_bad_option("compare", c, argv);
 		}
 	}
 	size_t ng = (size_t)(argc - optind);

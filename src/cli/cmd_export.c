@@ -85,20 +85,16 @@ int cmd_export(int argc, char **argv)
 		case 'P': procs = 1; break;
 		case CLI_OPT_DB: db = optarg; break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
-		case ':': return cli_usage("export", "option '%s' needs a value", argv[optind - 1]);
-		default: return cli_usage("export", "unknown option '%s'", argv[optind - 1]);
+		default: return cli_bad_option("export", c, argv);
 		}
 	}
 	if (!format)
 		return cli_usage("export", "give --format csv or --format jsonl");
 	if (strcmp(format, "csv") != 0 && strcmp(format, "jsonl") != 0)
 		return cli_usage("export", "unknown format '%s': give csv or jsonl", format);
-	if (argc - optind > 1)
-		return cli_usage("export", "give one RUN");
-	const char *ref = optind < argc ? argv[optind] : "last";
-
+	const char *ref;
 	struct store *st;
-	int ret = cli_open_store(db, &st, 0);
+	int ret = cli_one_run("export", argc, argv, db, &ref, &st);
 	if (ret)
 		return ret;
 	int64_t id;

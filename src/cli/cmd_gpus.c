@@ -3,8 +3,7 @@
 #include "base/buf.h"
 #include "base/fmt.h"
 #include "base/util.h"
-#include "source/nvml.h"
-#include "source/proc.h"
+#include "record/gpus.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -13,8 +12,6 @@
 #include <string.h>
 
 int cmd_gpus(int argc, char **argv);
-
-#define MAX_PROCS 4096
 
 static const char usage_text[] =
 	"usage: rsswatch gpus [--json]\n"
@@ -52,18 +49,17 @@ static const char *kind_name(unsigned kind)
 	return kind & GPU_PROC_GRAPHICS ? "G" : "C";
 }
 
-/* The command name of a host pid, or NULL when it cannot be read here (gone, or not
- * visible from this PID namespace). */
-static const char *comm_of(pid_t pid, struct proc_stat *st)
+/* The command name of a process, or NULL when it cannot be read here. */
+static const char *comm_of(const struct gpu_user *u)
 {
-	return proc_read_stat(pid, st) == 0 ? st->comm : NULL;
+	return u->has_comm ? u->comm : NULL;
 }
 
-static void print_json(const struct gpu_device *g, int ndev, const struct gpu_proc *p,
-		       int nproc)
+static void print_json(const struct gpu_inventory *inv)
 {
+	const struct gpu_device *g = inv->dev;
+	int ndev = inv->ndev, nproc = inv->nusers;
 	struct buf b = { 0 };
-	struct proc_stat st;
 	buf_puts(&b, "{\"devices\":[");
 	for (int i = 0; i < ndev; i++) {
 		buf_printf(&b, "%s{\"index\":%u,\"name\":", i ? "," : "", g[i].index);
@@ -84,16 +80,17 @@ static void print_json(const struct gpu_device *g, int ndev, const struct gpu_pr
 	} else {
 		buf_putc(&b, '[');
 		for (int i = 0; i < nproc; i++) {
-			const char *comm = comm_of(p[i].pid, &st);
-			buf_printf(&b, "%s{\"pid\":%d,\"comm\":", i ? "," : "", (int)p[i].pid);
+			const struct gpu_proc *p = &inv->users[i].p;
+			const char *comm = comm_of(&inv->users[i]);
+			buf_printf(&b, "%s{\"pid\":%d,\"comm\":", i ? "," : "", (int)p->pid);
 			if (comm)
 				json_str(&b, comm);
 			else
 				buf_puts(&b, "null");
-			buf_printf(&b, ",\"device\":%u,\"type\":\"%s\",\"bytes\":", p[i].device,
-				   kind_name(p[i].kind));
-			if (p[i].known)
-				buf_printf(&b, "%llu}", p[i].bytes);
+			buf_printf(&b, ",\"device\":%u,\"type\":\"%s\",\"bytes\":", p->device,
+				   kind_name(p->kind));
+			if (p->known)
+				buf_printf(&b, "%llu}", p->bytes);
 			else
 				buf_puts(&b, "null}");
 		}
@@ -104,11 +101,11 @@ static void print_json(const struct gpu_device *g, int ndev, const struct gpu_pr
 	buf_release(&b);
 }
 
-static void print_text(const struct gpu_device *g, int ndev, const struct gpu_proc *p,
-		       int nproc)
+static void print_text(const struct gpu_inventory *inv)
 {
+	const struct gpu_device *g = inv->dev;
+	int ndev = inv->ndev, nproc = inv->nusers;
 	char used[32], total[32];
-	struct proc_stat st;
 	if (ndev == 0) {
 		puts("no GPUs found");
 		return;
@@ -139,12 +136,13 @@ static void print_text(const struct gpu_device *g, int ndev, const struct gpu_pr
 	}
 	printf("%-8s %-16s %-4s %-4s %12s\n", "PID", "COMM", "GPU", "TYPE", "MEMORY");
 	for (int i = 0; i < nproc; i++) {
-		const char *comm = comm_of(p[i].pid, &st);
-		printf("%-8d %-16s %-4u %-4s %12s\n", (int)p[i].pid, comm ? comm : "?",
-		       p[i].device, kind_name(p[i].kind),
-		       p[i].known ? fmt_bytes(used, sizeof(used), p[i].bytes) : "n/a");
+		const struct gpu_proc *p = &inv->users[i].p;
+		const char *comm = comm_of(&inv->users[i]);
+		printf("%-8d %-16s %-4u %-4s %12s\n", (int)p->pid, comm ? comm : "?",
+		       p->device, kind_name(p->kind),
+		       p->known ? fmt_bytes(used, sizeof(used), p->bytes) : "n/a");
 	}
-	if (pidns_is_initial() == 0)
+	if (inv->own_pidns)
 		puts("\nnote: rsswatch runs in a PID namespace of its own; the pids above are "
 		     "host pids");
 }
@@ -158,7 +156,8 @@ int cmd_gpus(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	int json = 0, c;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = 1;
@@ -169,15 +168,15 @@ int cmd_gpus(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return EXIT_OK;
 		default:
-			return cli_usage("gpus", "unknown option");
+			return cli_bad_option("gpus", c, argv);
 		}
 	}
 	if (optind < argc)
 		return cli_usage("gpus", "unexpected argument '%s'", argv[optind]);
 
-	struct nvml *n;
+	struct gpu_inventory inv;
 	char why[512];
-	int r = nvml_open(&n, why, sizeof(why));
+	int r = gpu_inventory_read(&inv, why, sizeof(why));
 	if (r == -ENOENT || r == -ENXIO) {
 		cli_error("no NVIDIA driver found (%s)", why);
 		return EXIT_FAIL;
@@ -186,17 +185,10 @@ int cmd_gpus(int argc, char **argv)
 		cli_error("cannot use the NVIDIA driver (%s)", why);
 		return EXIT_FAIL;
 	}
-	struct gpu_device g[NVML_MAX_DEVICES];
-	int ndev = nvml_read_devices(n, g, NVML_MAX_DEVICES);
-	struct gpu_proc *p = xcalloc(MAX_PROCS, sizeof(*p));
-	int nproc = nvml_list_processes(n, p, MAX_PROCS);
-	if (nproc > MAX_PROCS)
-		nproc = MAX_PROCS;
 	if (json)
-		print_json(g, ndev, p, nproc);
+		print_json(&inv);
 	else
-		print_text(g, ndev, p, nproc);
-	free(p);
-	nvml_close(n);
+		print_text(&inv);
+	gpu_inventory_release(&inv);
 	return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
 }

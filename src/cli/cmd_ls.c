@@ -87,8 +87,7 @@ int cmd_ls(int argc, char **argv)
 		}
 		case CLI_OPT_DB: db = optarg; break;
 		case 'h': fputs(usage_text, stdout); goto out_args;
-		case ':': ret = cli_usage("ls", "option '%s' needs a value", argv[optind - 1]); goto out_args;
-		default: ret = cli_usage("ls", "unknown option '%s'", argv[optind - 1]); goto out_args;
+		default: ret = cli_bad_option("ls", c, argv); goto out_args;
 		}
 	}
 	if (optind < argc) {

@@ -44,8 +44,7 @@ int cmd_mark(int argc, char **argv)
 		case OPT_RUN: run_arg = optarg; break;
 		case CLI_OPT_DB: db = optarg; break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
-		case ':': return cli_usage("mark", "option '%s' needs a value", argv[optind - 1]);
-		default: return cli_usage("mark", "unknown option '%s'", argv[optind - 1]);
+		default: return cli_bad_option("mark", c, argv);
 		}
 	}
 	if (pid_arg && run_arg)

@@ -277,8 +277,7 @@ int cmd_model(int argc, char **argv)
 			break;
 		case CLI_OPT_DB: db = optarg; break;
 		case 'h': fputs(usage_text, stdout); goto out;
-		case ':': ret = cli_usage("model", "option '%s' needs a value", argv[optind - 1]); goto out;
-		default: ret = cli_usage("model", "unknown option '%s'", argv[optind - 1]); goto out;
+		default: ret = cli_bad_option("model", c, argv); goto out;
 		}
 	}
 	if (optind >= argc) {

@@ -131,6 +131,7 @@ int cmd_plot(int argc, char **argv)
 	memset(&stack, 0, sizeof(stack));
 	struct chart_opts o;
 	memset(&o, 0, sizeof(o));
+	int ret;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
 		switch (c) {
@@ -140,12 +141,8 @@ int cmd_plot(int argc, char **argv)
 		case 'C': counters = optarg; break;
 		case 'T': o.title = optarg; break;
 		case 't':
-			if (strcmp(optarg, "elapsed") == 0)
-				o.time = CHART_ELAPSED;
-			else if (strcmp(optarg, "wall") == 0)
-				o.time = CHART_WALL;
-			else
-				return cli_usage("plot", "--time takes 'elapsed' or 'wall', not '%s'", optarg);
+			if ((ret = cli_chart_time("plot", optarg, &o.time)) != 0)
+				return ret;
 			break;
 		case 'W':
 			if (parse_px(optarg, &o.width) < 0)
@@ -157,8 +154,7 @@ int cmd_plot(int argc, char **argv)
 			break;
 		case CLI_OPT_DB: db = optarg; break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
-		case ':': return cli_usage("plot", "option '%s' needs a value", argv[optind - 1]);
-		default: return cli_usage("plot", "unknown option '%s'", argv[optind - 1]);
+		default: return cli_bad_option("plot", c, argv);
 		}
 	}
 	if (!out)
@@ -176,7 +172,7 @@ int cmd_plot(int argc, char **argv)
 		return cli_usage("plot", "--by-process draws one run");
 
 	struct store *st;
-	int ret = cli_open_store(db, &st, 0);
+	ret = cli_open_store(db, &st, 0);
 	if (ret)
 		return ret;
 	struct loaded_run *lr = xcalloc(n, sizeof(*lr));

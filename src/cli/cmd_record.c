@@ -6,17 +6,15 @@
 #include "base/parse.h"
 #include "base/util.h"
 #include "cli/cli.h"
+#include "record/cgctl.h"
+#include "record/facts.h"
+#include "record/gpus.h"
 #include "record/recorder.h"
 #include "record/target.h"
+#include "render/live.h"
 #include "render/summary.h"
-#include "base/rfile.h"
-#include "base/sysroot.h"
-#include "source/cgroup.h"
-#include "source/nvml.h"
-#include "source/proc.h"
 #include "store/store.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <malloc.h>
 #include <getopt.h>
@@ -27,8 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 static const char usage_text[] =
@@ -156,184 +152,176 @@ enum { OPT_DB = CLI_OPT_DB, OPT_NEWEST, OPT_OLDEST, OPT_WAIT, OPT_EVERY, OPT_NO_
 
 #define PSS_DEFAULT_NS (10 * NS_PER_S)
 
-static int parse_args(int argc, char **argv, struct record_args *a)
+static const struct option longopts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "name", required_argument, NULL, 'n' },
+	{ "cgroup", required_argument, NULL, 'g' },
+	{ "tree", no_argument, NULL, 't' },
+	{ "no-tree", no_argument, NULL, OPT_NO_TREE },
+	{ "no-cgroup", no_argument, NULL, OPT_NO_CGROUP },
+	{ "reset-peak", no_argument, NULL, OPT_RESET_PEAK },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "label", required_argument, NULL, 'l' },
+	{ "param", required_argument, NULL, OPT_PARAM },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
+	{ "gpu-interval", required_argument, NULL, OPT_GPU_INTERVAL },
+	{ "every", required_argument, NULL, OPT_EVERY },
+	{ "newest", no_argument, NULL, OPT_NEWEST },
+	{ "oldest", no_argument, NULL, OPT_OLDEST },
+	{ "wait", no_argument, NULL, OPT_WAIT },
+	{ "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
+	{ "warn", required_argument, NULL, OPT_WARN },
+	{ "warn-eta", required_argument, NULL, OPT_WARN_ETA },
+	{ "on-warn", required_argument, NULL, OPT_ON_WARN },
+	{ "on-oom", required_argument, NULL, OPT_ON_OOM },
+	{ "on-timeout", required_argument, NULL, OPT_ON_TIMEOUT },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "pss", optional_argument, NULL, OPT_PSS },
+	{ "db", required_argument, NULL, OPT_DB },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* A test knob: NAME set to anything but "" or "0". */
+static int env_flag(const char *name)
 {
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "name", required_argument, NULL, 'n' },
-		{ "cgroup", required_argument, NULL, 'g' },
-		{ "tree", no_argument, NULL, 't' },
-		{ "no-tree", no_argument, NULL, OPT_NO_TREE },
-		{ "no-cgroup", no_argument, NULL, OPT_NO_CGROUP },
-		{ "reset-peak", no_argument, NULL, OPT_RESET_PEAK },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "label", required_argument, NULL, 'l' },
-		{ "param", required_argument, NULL, OPT_PARAM },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
-		{ "gpu-interval", required_argument, NULL, OPT_GPU_INTERVAL },
-		{ "every", required_argument, NULL, OPT_EVERY },
-		{ "newest", no_argument, NULL, OPT_NEWEST },
-		{ "oldest", no_argument, NULL, OPT_OLDEST },
-		{ "wait", no_argument, NULL, OPT_WAIT },
-		{ "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
-		{ "warn", required_argument, NULL, OPT_WARN },
-		{ "warn-eta", required_argument, NULL, OPT_WARN_ETA },
-		{ "on-warn", required_argument, NULL, OPT_ON_WARN },
-		{ "on-oom", required_argument, NULL, OPT_ON_OOM },
-		{ "on-timeout", required_argument, NULL, OPT_ON_TIMEOUT },
-		{ "listen", required_argument, NULL, OPT_LISTEN },
-		{ "pss", optional_argument, NULL, OPT_PSS },
-		{ "db", required_argument, NULL, OPT_DB },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+	const char *v = getenv(name);
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+/* --param KEY=VALUE, each key once. */
+static int take_param(struct record_args *a, const char *arg)
+{
+	struct run_param p;
+	char why[128];
+	if (run_param_parse(arg, &p, why, sizeof(why)) < 0) {
+		struct buf shown = { 0 };	/* one line, whatever was given */
+		buf_put_printable(&shown, arg);
+		int uret = cli_usage("record", "invalid --param '%s': %s", buf_str(&shown), why);
+		buf_release(&shown);
+		return uret;
+	}
+	if (run_param_find(a->params, a->nparams, p.key)) {
+		free(p.value);
+		return cli_usage("record", "--param %s given twice", p.key);
+	}
+	a->params = xrealloc(a->params, (a->nparams + 1) * sizeof(*a->params));
+	a->params[a->nparams++] = p;
+	return 0;
+}
+
+/* --warn SIZE or PCT%. */
+static int take_warn(struct record_opts *o, const char *arg)
+{
+	size_t l = strlen(arg);
+	if (l > 1 && arg[l - 1] == '%') {
+		char pct[32];
+		double v = 0;
+		if (l - 1 >= sizeof(pct))
+			return cli_usage("record", "invalid --warn '%s'", arg);
+		memcpy(pct, arg, l - 1);
+		pct[l - 1] = '\0';
+		int64_t ns;
+		/* a percentage: a plain decimal, read as seconds and scaled back */
+		if (parse_duration_ns(pct, &ns) < 0 || pct[strspn(pct, "0123456789.")] != '\0' ||
+		    (v = (double)ns / 1e9) <= 0 || v > 100)
+			return cli_usage("record", "invalid --warn '%s': give a size (48G) or a percentage (80%%)", arg);
+		o->warn_pct = v;
+	} else if (parse_size(arg, &o->warn_bytes) < 0 || !o->warn_bytes) {
+		return cli_usage("record", "invalid --warn '%s': give a size (48G) or a percentage (80%%)", arg);
+	}
+	return 0;
+}
+
+/* --pss=DUR, or --pss DUR where DUR starts with a digit (getopt takes an optional
+ * argument only after '='; a command never starts with one). */
+static int take_pss(struct record_opts *o, int argc, char **argv)
+{
+	const char *v = optarg;
+	if (!v && optind < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9')
+		v = argv[optind++];
+	o->pss_interval_ns = PSS_DEFAULT_NS;
+	if (v && (parse_duration_ns(v, &o->pss_interval_ns) < 0 ||
+		  o->pss_interval_ns < 10 * NS_PER_MS || o->pss_interval_ns > 24 * 3600 * NS_PER_S))
+		return cli_usage("record", "invalid --pss '%s': give a duration of 10ms..24h, e.g. 10s, 1m", v);
+	return 0;
+}
+
+/* -p, -n, -g: given twice, one of the two would be dropped without a word. */
+static int take_target(struct record_args *a, int c, const char *arg)
+{
+	const char **slot = c == 'p' ? &a->pid_arg : c == 'n' ? &a->pattern : &a->cgroup;
+	if (*slot)
+		return cli_usage("record", c == 'p' ? "give -%c once (got %s and %s)" :
+				 "give -%c once (got '%s' and '%s')", c, *slot, arg);
+	*slot = arg;
+	return 0;
+}
+
+/* Options with a value to check, one case each; 0 or EXIT_USAGE (printed). */
+static int take_option(struct record_args *a, int c, int argc, char **argv)
+{
 	uint64_t u;
-	a->opts.interval_ns = NS_PER_S;
-	hooks_init(&a->hooks);
-	{	/* a test knob: follow a tree by walking only (see record_opts) */
-		const char *v = getenv("RSSWATCH_NO_PROCCN");
-		a->opts.no_proccn = v && *v && strcmp(v, "0") != 0;
-		v = getenv("RSSWATCH_NO_TASKSTATS");	/* and without exit records */
-		a->opts.no_exit_records = v && *v && strcmp(v, "0") != 0;
+	switch (c) {
+	case 'p': case 'n': case 'g': return take_target(a, c, optarg);
+	case OPT_PARAM: return take_param(a, optarg);
+	case OPT_WARN: return take_warn(&a->opts, optarg);
+	case OPT_PSS: return take_pss(&a->opts, argc, argv);
+	case 'i':
+		if (parse_duration_ns(optarg, &a->opts.interval_ns) < 0 ||
+		    a->opts.interval_ns < NS_PER_MS || a->opts.interval_ns > 3600 * NS_PER_S)
+			return cli_usage("record", "invalid interval '%s': give 1ms..1h, e.g. 100ms, 1s, 5m", optarg);
+		return 0;
+	case 'd':
+		if (parse_duration_ns(optarg, &a->opts.duration_ns) < 0 || a->opts.duration_ns <= 0)
+			return cli_usage("record", "invalid duration '%s': give e.g. 30s, 10m, 2h", optarg);
+		return 0;
+	case OPT_GPU_INTERVAL:
+		if (parse_duration_ns(optarg, &a->gpu_interval_ns) < 0 ||
+		    a->gpu_interval_ns < NS_PER_MS || a->gpu_interval_ns > 3600 * NS_PER_S)
+			return cli_usage("record", "invalid GPU interval '%s': give 1ms..1h", optarg);
+		return 0;
+	case OPT_EVERY:
+		if (parse_u64(optarg, &u) < 0 || u == 0 || u > 1000000000)
+			return cli_usage("record", "invalid --every '%s': give a number of samples >= 1", optarg);
+		a->opts.every = (unsigned)u;
+		return 0;
+	case OPT_ON_WARN:
+	case OPT_ON_OOM:
+		if (!*optarg)
+			return cli_usage("record", "--on-warn and --on-oom take a command");
+		*(c == OPT_ON_WARN ? &a->hooks.on_warn : &a->hooks.on_oom) = optarg;
+		return 0;
+	case OPT_ON_TIMEOUT:
+		if (parse_duration_ns(optarg, &a->hooks.timeout_ns) < 0 || a->hooks.timeout_ns <= 0)
+			return cli_usage("record", "invalid --on-timeout '%s': give a duration (30s)", optarg);
+		return 0;
+	case OPT_LISTEN: {
+		struct sockaddr_storage ss;
+		socklen_t sl;
+		if (prom_parse_listen(optarg, &ss, &sl) < 0)
+			return cli_usage("record", "invalid --listen '%s': give HOST:PORT, e.g. 127.0.0.1:9464 or [::1]:9464", optarg);
+		a->listen = optarg;
+		return 0;
 	}
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:p:n:g:ti:d:l:qvh", longopts, NULL)) != -1) {
-		switch (c) {
-		/* Given twice, one of the two would be dropped without a word. */
-		case 'p':
-			if (a->pid_arg)
-				return cli_usage("record", "give -p once (got %s and %s)", a->pid_arg, optarg);
-			a->pid_arg = optarg;
-			break;
-		case 'n':
-			if (a->pattern)
-				return cli_usage("record", "give -n once (got '%s' and '%s')", a->pattern, optarg);
-			a->pattern = optarg;
-			break;
-		case 'g':
-			if (a->cgroup)
-				return cli_usage("record", "give -g once (got '%s' and '%s')", a->cgroup, optarg);
-			a->cgroup = optarg;
-			break;
-		case 't': a->tree = 1; break;
-		case 'i':
-			if (parse_duration_ns(optarg, &a->opts.interval_ns) < 0 ||
-			    a->opts.interval_ns < NS_PER_MS || a->opts.interval_ns > 3600 * NS_PER_S)
-				return cli_usage("record", "invalid interval '%s': give 1ms..1h, e.g. 100ms, 1s, 5m", optarg);
-			break;
-		case 'd':
-			if (parse_duration_ns(optarg, &a->opts.duration_ns) < 0 || a->opts.duration_ns <= 0)
-				return cli_usage("record", "invalid duration '%s': give e.g. 30s, 10m, 2h", optarg);
-			break;
-		case 'l': a->label = optarg; break;
-		case OPT_PARAM: {
-			struct run_param p;
-			char why[128];
-			if (run_param_parse(optarg, &p, why, sizeof(why)) < 0) {
-				struct buf shown = { 0 };	/* one line, whatever was given */
-				buf_put_printable(&shown, optarg);
-				int uret = cli_usage("record", "invalid --param '%s': %s", buf_str(&shown), why);
-				buf_release(&shown);
-				return uret;
-			}
-			if (run_param_find(a->params, a->nparams, p.key)) {
-				free(p.value);
-				return cli_usage("record", "--param %s given twice", p.key);
-			}
-			a->params = xrealloc(a->params, (a->nparams + 1) * sizeof(*a->params));
-			a->params[a->nparams++] = p;
-			break;
-		}
-		case 'q': a->opts.quiet = 1; break;
-		case 'v': a->verbose = 1; break;
-		case OPT_NO_GPU: a->no_gpu = 1; break;
-		case OPT_NO_TREE: a->no_tree = 1; break;
-		case OPT_NO_CGROUP: a->no_cgroup = 1; break;
-		case OPT_RESET_PEAK: a->opts.reset_peak = a->reset_peak = 1; break;
-		case OPT_GPU_INTERVAL:
-			if (parse_duration_ns(optarg, &a->gpu_interval_ns) < 0 ||
-			    a->gpu_interval_ns < NS_PER_MS || a->gpu_interval_ns > 3600 * NS_PER_S)
-				return cli_usage("record", "invalid GPU interval '%s': give 1ms..1h", optarg);
-			break;
-		case OPT_EVERY:
-			if (parse_u64(optarg, &u) < 0 || u == 0 || u > 1000000000)
-				return cli_usage("record", "invalid --every '%s': give a number of samples >= 1", optarg);
-			a->opts.every = (unsigned)u;
-			break;
-		case OPT_NEWEST: a->pick = PICK_NEWEST; break;
-		case OPT_OLDEST: a->pick = PICK_OLDEST; break;
-		case OPT_WAIT: a->wait = 1; break;
-		case OPT_WARN: {
-			size_t l = strlen(optarg);
-			if (l > 1 && optarg[l - 1] == '%') {
-				char pct[32];
-				double v = 0;
-				if (l - 1 >= sizeof(pct))
-					return cli_usage("record", "invalid --warn '%s'", optarg);
-				memcpy(pct, optarg, l - 1);
-				pct[l - 1] = '\0';
-				int64_t ns;
-				/* a percentage: a plain decimal, read as seconds and scaled back */
-				if (parse_duration_ns(pct, &ns) < 0 || pct[strspn(pct, "0123456789.")] != '\0' ||
-				    (v = (double)ns / 1e9) <= 0 || v > 100)
-					return cli_usage("record", "invalid --warn '%s': give a size (48G) or a percentage (80%%)", optarg);
-				a->opts.warn_pct = v;
-			} else if (parse_size(optarg, &a->opts.warn_bytes) < 0 || !a->opts.warn_bytes) {
-				return cli_usage("record", "invalid --warn '%s': give a size (48G) or a percentage (80%%)", optarg);
-			}
-			break;
-		}
-		case OPT_ON_WARN:
-		case OPT_ON_OOM:
-			if (!*optarg)
-				return cli_usage("record", "--on-warn and --on-oom take a command");
-			*(c == OPT_ON_WARN ? &a->hooks.on_warn : &a->hooks.on_oom) = optarg;
-			break;
-		case OPT_ON_TIMEOUT:
-			if (parse_duration_ns(optarg, &a->hooks.timeout_ns) < 0 || a->hooks.timeout_ns <= 0)
-				return cli_usage("record", "invalid --on-timeout '%s': give a duration (30s)", optarg);
-			break;
-		case OPT_LISTEN: {
-			struct sockaddr_storage ss;
-			socklen_t sl;
-			if (prom_parse_listen(optarg, &ss, &sl) < 0)
-				return cli_usage("record", "invalid --listen '%s': give HOST:PORT, e.g. 127.0.0.1:9464 or [::1]:9464", optarg);
-			a->listen = optarg;
-			break;
-		}
-		case OPT_WARN_ETA:
-			if (parse_duration_ns(optarg, &a->opts.warn_eta_ns) < 0 || a->opts.warn_eta_ns <= 0)
-				return cli_usage("record", "invalid --warn-eta '%s': give a duration (10m)", optarg);
-			break;
-		case OPT_PSS: {
-			/* --pss=DUR, or --pss DUR where DUR starts with a digit (getopt takes an
-			 * optional argument only after '='; a command never starts with one). */
-			const char *v = optarg;
-			if (!v && optind < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9')
-				v = argv[optind++];
-			a->opts.pss_interval_ns = PSS_DEFAULT_NS;
-			if (v && (parse_duration_ns(v, &a->opts.pss_interval_ns) < 0 ||
-				  a->opts.pss_interval_ns < 10 * NS_PER_MS ||
-				  a->opts.pss_interval_ns > 24 * 3600 * NS_PER_S))
-				return cli_usage("record", "invalid --pss '%s': give a duration of 10ms..24h, e.g. 10s, 1m", v);
-			break;
-		}
-		case OPT_MEMORY_LIMIT:
-			if (parse_size(optarg, &a->memory_limit) < 0 || a->memory_limit < 4096)
-				return cli_usage("record", "invalid memory limit '%s': give a size of at least 4K, e.g. 64M, 2G", optarg);
-			break;
-		case OPT_DB: a->db = optarg; break;
-		case 'h': fputs(usage_text, stdout); exit(EXIT_OK);
-		case ':': return cli_usage("record", "option '%s' needs a value", argv[optind - 1]);
-		default: return cli_usage("record", "unknown option '%s'", argv[optind - 1]);
-		}
+	case OPT_WARN_ETA:
+		if (parse_duration_ns(optarg, &a->opts.warn_eta_ns) < 0 || a->opts.warn_eta_ns <= 0)
+			return cli_usage("record", "invalid --warn-eta '%s': give a duration (10m)", optarg);
+		return 0;
+	case OPT_MEMORY_LIMIT:
+		if (parse_size(optarg, &a->memory_limit) < 0 || a->memory_limit < 4096)
+			return cli_usage("record", "invalid memory limit '%s': give a size of at least 4K, e.g. 64M, 2G", optarg);
+		return 0;
 	}
-	if (optind < argc)
-		a->command = argv + optind;
+	return cli_bad_option("record", c, argv);
+}
+
+/* The options that go together, and the target: exactly one. */
+static int check_args(struct record_args *a)
+{
 	int targets = !!a->pid_arg + !!a->pattern + !!a->command + !!a->cgroup;
 	if (targets == 0)
 		return cli_usage("record", "give a target: -p PID, -n PATTERN, -g CGROUP or a COMMAND");
@@ -358,6 +346,40 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	return 0;
 }
 
+static int parse_args(int argc, char **argv, struct record_args *a)
+{
+	int c, ret;
+	a->opts.interval_ns = NS_PER_S;
+	hooks_init(&a->hooks);
+	/* test knobs: follow a tree by walking only, and without exit records */
+	a->opts.no_proccn = env_flag("RSSWATCH_NO_PROCCN");
+	a->opts.no_exit_records = env_flag("RSSWATCH_NO_TASKSTATS");
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:p:n:g:ti:d:l:qvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't': a->tree = 1; break;
+		case 'l': a->label = optarg; break;
+		case 'q': a->opts.quiet = 1; break;
+		case 'v': a->verbose = 1; break;
+		case OPT_NO_GPU: a->no_gpu = 1; break;
+		case OPT_NO_TREE: a->no_tree = 1; break;
+		case OPT_NO_CGROUP: a->no_cgroup = 1; break;
+		case OPT_RESET_PEAK: a->opts.reset_peak = a->reset_peak = 1; break;
+		case OPT_NEWEST: a->pick = PICK_NEWEST; break;
+		case OPT_OLDEST: a->pick = PICK_OLDEST; break;
+		case OPT_WAIT: a->wait = 1; break;
+		case OPT_DB: a->db = optarg; break;
+		case 'h': fputs(usage_text, stdout); exit(EXIT_OK);
+		default:
+			if ((ret = take_option(a, c, argc, argv)) != 0)
+				return ret;
+		}
+	}
+	if (optind < argc)
+		a->command = argv + optind;
+	return check_args(a);
+}
+
 /* Attach: checks that pid exists and its memory can be read. */
 static int attach_pid(pid_t pid, struct record_target *t)
 {
@@ -367,12 +389,7 @@ static int attach_pid(pid_t pid, struct record_target *t)
 			  fd == -ESRCH ? "no such process" : errstr(fd));
 		return EXIT_FAIL;
 	}
-	struct proc_reader pr;
-	struct proc_status ps;
-	int e = proc_reader_open(&pr, pid);
-	if (e == 0)
-		e = proc_reader_read(&pr, &ps);
-	proc_reader_close(&pr);
+	int e = facts_memory_readable(pid);
 	if (e < 0) {
 		close(fd);
 		if (e == -ESRCH)
@@ -390,6 +407,10 @@ static int attach_pid(pid_t pid, struct record_target *t)
 	t->is_child = 0;
 	return 0;
 }
+
+/* --wait looks for a match this often: a process that starts is found within a
+ * quarter of a second, at the cost of one scan of /proc each time. */
+#define MATCH_RETRY_MS 250
 
 static int wait_signal(int sigfd, int ms)
 {
@@ -423,7 +444,7 @@ static int resolve_pattern(const struct record_args *a, int sigfd, pid_t *pid)
 		if (!said && !a->opts.quiet)
 			fprintf(stderr, "rsswatch: waiting for a process matching '%s'\n", a->pattern);
 		said = 1;
-		if (wait_signal(sigfd, 250)) {
+		if (wait_signal(sigfd, MATCH_RETRY_MS)) {
 			cli_error("stopped waiting for a process matching '%s'", a->pattern);
 			ret = EXIT_FAIL;
 			goto out;
@@ -484,17 +505,9 @@ static char *join_command(char **argv)
 
 static void fill_run(struct run *r, const struct record_args *a, const struct record_target *t)
 {
-	struct utsname u;
-	struct proc_stat self;
-	char boot[64] = "", cmd[4096];
-	char *buf;
-	size_t len;
-	struct meminfo mi = { 0, 0 };
-
+	char cmd[4096];
 	memset(r, 0, sizeof(*r));
-	uname(&u);
-	r->host = xstrdup(u.nodename);
-	r->kernel = xstrdup(u.release);
+	facts_host(r);
 	r->label = xstrdup(a->label ? a->label : "");
 	if (a->command) {
 		r->target = join_command(a->command);
@@ -503,8 +516,7 @@ static void fill_run(struct run *r, const struct record_args *a, const struct re
 		r->target = xstrdup("");	/* set by the caller: the cgroup's path */
 		r->mode = xstrdup("cgroup");
 	} else {
-		if (proc_read_cmdline(t->pid, cmd, sizeof(cmd)) < 0)
-			cmd[0] = '\0';
+		facts_cmdline(t->pid, cmd, sizeof(cmd));
 		r->target = xstrdup(cmd);
 		r->mode = xstrdup(a->pattern ? "name" : "pid");
 	}
@@ -519,283 +531,76 @@ static void fill_run(struct run *r, const struct record_args *a, const struct re
 	r->peak_gpu = -1;
 	r->hwm_before = -1;
 	r->min_eta_ns = -1;
-	if (read_file("/proc/meminfo", &buf, &len) == 0) {
-		meminfo_parse(buf, len, &mi);
-		free(buf);
-	}
-	r->mem_total = mi.total;
-	r->recorder_pid = getpid();
-	if (proc_read_stat(getpid(), &self) == 0)
-		r->recorder_start = self.starttime;
-	proc_read_boot_id(boot, sizeof(boot));
-	r->boot_id = xstrdup(boot);
 }
 
-/* GPU figures where an NVIDIA driver is present; without one nothing changes (one line
- * with --verbose). GPU memory has no high-water mark, so it is read every 20ms unless
- * asked otherwise (tens of microseconds a read), and samples keep the highest. */
+/* GPU figures where an NVIDIA driver is present (record/gpus.h); without one nothing
+ * changes (one line with --verbose). */
 static void open_gpu(struct record_args *a)
 {
 	char why[256];
 	if (a->no_gpu)
 		return;
-	if (nvml_open(&a->opts.nvml, why, sizeof(why)) < 0) {
-		a->opts.nvml = NULL;
-		if (a->verbose)
-			fprintf(stderr, "rsswatch: no GPU figures: %s\n", why);
+	int n = gpus_open(&a->opts, a->gpu_interval_ns, why, sizeof(why));
+	if (!a->verbose)
 		return;
-	}
-	a->opts.gpu_interval_ns = a->gpu_interval_ns;
-	if (!a->opts.gpu_interval_ns)
-		a->opts.gpu_interval_ns = 20 * NS_PER_MS;
-	if (a->verbose)
-		fprintf(stderr, "rsswatch: GPU figures from %d device(s), every %lldms\n",
-			nvml_device_count(a->opts.nvml), (long long)(a->opts.gpu_interval_ns / NS_PER_MS));
+	if (n < 0)
+		fprintf(stderr, "rsswatch: no GPU figures: %s\n", why);
+	else
+		fprintf(stderr, "rsswatch: GPU figures from %d device(s), every %lldms\n", n,
+			(long long)(a->opts.gpu_interval_ns / NS_PER_MS));
 }
 
-/* The memory cgroup of the target: one rsswatch made for --memory-limit (sampled, and
- * removed at the end), or the one an attached process is in (read only for its OOM
- * kill count). */
-struct target_cgroup {
-	struct cg_loc parent, loc;
-	int made;		/* rsswatch created loc: remove it at the end */
-	int open;		/* reader is open */
-	struct cg_reader reader;
-	char path[PATH_MAX];	/* its path in the hierarchy, as the kernel log names it */
-};
-
-/* dir less the mount point of its hierarchy ("/a/b"), as /proc/PID/cgroup and the
- * kernel log write it; dir itself when the mount is not found. */
-static void cg_hier_path(const struct cg_loc *loc, char *out, size_t n)
+/* The cgroup of a launched command (record/cgctl.h): limited for --memory-limit
+ * (failures are printed: returns 0 or EXIT_CANCELED); else, unlimited, only where that
+ * changes no other cgroup, and without a word when it cannot be done (returns 0
+ * either way; -v says why). */
+static int make_run_cgroup(uint64_t limit, int verbose, struct run_cgroup *rc)
 {
-	char *buf;
-	size_t len;
-	struct cg_mount *m = xcalloc(1, sizeof(*m));
-	strlcpy_rsw(out, loc->dir, n);
-	if (read_file("/proc/self/mountinfo", &buf, &len) == 0) {
-		if (cg_mountinfo_parse(buf, len, m) == 0) {
-			const char *mnt = loc->version == 1 ? m->v1_mnt : m->v2_mnt;
-			const char *root = loc->version == 1 ? m->v1_root : m->v2_root;
-			char prefix[PATH_MAX];
-			snprintf(prefix, sizeof(prefix), "%s%s", sysroot(), mnt);
-			size_t pl = strlen(prefix);
-			if (pl && strncmp(loc->dir, prefix, pl) == 0 &&
-			    (loc->dir[pl] == '/' || loc->dir[pl] == '\0')) {
-				const char *rest = loc->dir + pl;
-				if (strcmp(root, "/") == 0)
-					snprintf(out, n, "%s", *rest ? rest : "/");
-				else
-					snprintf(out, n, "%s%s", root, rest);
-			}
-		}
-		free(buf);
+	enum run_cgroup_step step;
+	char sz[32];
+	int e = run_cgroup_make(rc, limit, &step);
+	if (e == 0)
+		return 0;
+	if (step == RUN_CGROUP_READ) {
+		cli_error("--memory-limit: cannot read the memory cgroup %s: %s", rc->loc.dir, errstr(e));
+		return EXIT_CANCELED;
 	}
-	free(m);
-}
-
-/* Cleans up after recorders that were killed before they could (SIGKILL, a crash):
- * the cgroups "rsswatch-PID" and "rsswatch-PID-N" in parent whose PID is no rsswatch
- * now. Processes still in one (the command, or what it started, outlived its
- * recorder: rsswatch does not kill it, see docs/CGROUPS.md) are moved up to parent,
- * as release_cgroup() does at the end of a recording, and keep running without the
- * limit (on v2 into the parent's leaf: see cg_evacuate()); then the cgroup is removed.
- * The leaf stays for this run's cgroup; release_cgroup() undoes it at the end. */
-static void remove_stale_cgroups(const struct cg_loc *parent)
-{
-	DIR *d = opendir(parent->dir);
-	struct dirent *de;
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		char *end, comm[64];
-		struct proc_stat ps;
-		struct cg_loc stale = { .version = parent->version };
-		if (strncmp(de->d_name, "rsswatch-", 9) != 0)
-			continue;
-		long pid = strtol(de->d_name + 9, &end, 10);
-		if (end == de->d_name + 9 || (*end && *end != '-') || pid <= 0 || pid > INT32_MAX)
-			continue;
-		if (proc_read_stat((pid_t)pid, &ps) == 0) {
-			strlcpy_rsw(comm, ps.comm, sizeof(comm));
-			if (strcmp(comm, "rsswatch") == 0)
-				continue;	/* alive (or a namesake): leave it */
-		}
-		if (snprintf(stale.dir, sizeof(stale.dir), "%s/%s", parent->dir, de->d_name) >=
-		    (int)sizeof(stale.dir) || cg_child_destroy(&stale, 0) != -EBUSY)
-			continue;
-		char where[PATH_MAX];
-		size_t moved = cg_evacuate(parent, stale.dir, where);
-		if (moved)
-			fprintf(stderr, "rsswatch: %zu process%s left in %s by a recorder that was "
-				"killed moved to %s\n", moved, moved == 1 ? "" : "es", stale.dir,
-				where);
-		cg_child_destroy(&stale, 500);	/* an exiting process may hold it a moment */
-	}
-	closedir(d);
-}
-
-/* Makes the cgroup of a launched command: limited for --memory-limit (failures are
- * printed: returns 0 or EXIT_CANCELED); else, unlimited, only where that changes no
- * other cgroup (cg_child_create's CG_CREATE_AS_IS), and without a word when it cannot
- * be done (returns 0 either way; -v says why). */
-static int make_run_cgroup(uint64_t limit, int verbose, struct target_cgroup *tc)
-{
-	char name[64], sz[32];
-	int quiet = limit == 0;
-	int e = cg_find(0, &tc->parent);
-	if (quiet && e < 0) {
+	if (!limit) {
 		if (verbose)
 			fprintf(stderr, "rsswatch: no cgroup of its own for the command: %s\n",
-				e == -ENOENT ? "no memory cgroup controller" : errstr(e));
+				step == RUN_CGROUP_FIND && e == -ENOENT ? "no memory cgroup controller" :
+				step == RUN_CGROUP_CREATE && e == -EOPNOTSUPP ?
+				"memory is not enabled for the children of its cgroup" : errstr(e));
 		return 0;
 	}
-	if (e == -ENOENT) {
+	if (step == RUN_CGROUP_FIND && e == -ENOENT)
 		cli_error("--memory-limit: no memory cgroup controller is mounted on this host");
-		return EXIT_CANCELED;
-	}
-	if (e < 0) {
+	else if (step == RUN_CGROUP_FIND)
 		cli_error("--memory-limit: cannot find the memory cgroup of rsswatch: %s", errstr(e));
-		return EXIT_CANCELED;
-	}
-	/* On v2, rsswatch may run in the leaf an earlier run made for the processes of its
-	 * cgroup (cg_child_create): the run's cgroup goes beside that leaf, where memory
-	 * is enabled already, not into a new leaf below it, and so on at every run. */
-	char *slash = strrchr(tc->parent.dir, '/');
-	if (tc->parent.version == 2 && slash && slash > tc->parent.dir &&
-	    strcmp(slash + 1, "rsswatch-leaf") == 0)
-		*slash = '\0';
-	remove_stale_cgroups(&tc->parent);
-	/* A name left by an rsswatch that was killed (and whose pid is ours now) is
-	 * skipped, not reused: it may still hold processes. */
-	for (int i = 0; i < 100; i++) {
-		if (i)
-			snprintf(name, sizeof(name), "rsswatch-%d-%d", (int)getpid(), i);
-		else
-			snprintf(name, sizeof(name), "rsswatch-%d", (int)getpid());
-		if ((e = cg_child_create(&tc->parent, name, quiet ? CG_UNLIMITED : limit,
-					 quiet ? CG_CREATE_AS_IS : 0, &tc->loc)) != -EEXIST)
-			break;
-	}
-	if (e < 0 && quiet) {
-		if (verbose)
-			fprintf(stderr, "rsswatch: no cgroup of its own for the command: %s\n",
-				e == -EOPNOTSUPP ? "memory is not enabled for the children of its "
-						   "cgroup" : errstr(e));
-		return 0;
-	}
-	if (e < 0) {
-		int perm = e == -EACCES || e == -EPERM || e == -EROFS;
+	else
 		cli_error("--memory-limit %s: cannot create a memory cgroup in %s: %s%s",
-			  fmt_bytes(sz, sizeof(sz), limit), tc->parent.dir,
+			  fmt_bytes(sz, sizeof(sz), limit), rc->parent.dir,
 			  e == -EOPNOTSUPP ? "the memory controller cannot be enabled there" : errstr(e),
-			  perm ? " (it needs root, or a cgroup delegated to this user)" : "");
-		return EXIT_CANCELED;
-	}
-	tc->made = 1;
-	if ((e = cg_reader_open(&tc->reader, tc->loc.version, tc->loc.dir, true)) < 0) {
-		cli_error("--memory-limit: cannot read the memory cgroup %s: %s", tc->loc.dir, errstr(e));
-		cg_child_destroy(&tc->loc, 0);
-		tc->made = 0;
-		return EXIT_CANCELED;
-	}
-	tc->open = 1;
-	cg_hier_path(&tc->loc, tc->path, sizeof(tc->path));
-	return 0;
+			  e == -EACCES || e == -EPERM || e == -EROFS ?
+			  " (it needs root, or a cgroup delegated to this user)" : "");
+	return EXIT_CANCELED;
 }
 
-/* The cgroup an attached process is in, for its OOM kill count; none is fine. */
-static void watch_target_cgroup(pid_t pid, struct target_cgroup *tc)
+/* -g PATH: returns 0, or EXIT_FAIL (printed). */
+static int open_named_cgroup(const char *arg, struct run_cgroup *rc)
 {
-	if (cg_find(pid, &tc->loc) < 0 ||
-	    cg_reader_open(&tc->reader, tc->loc.version, tc->loc.dir, false) < 0)
-		return;
-	cg_hier_path(&tc->loc, tc->path, sizeof(tc->path));
-	/* The root cgroup counts every OOM kill on the host: no evidence about this one. */
-	if (strcmp(tc->path, "/") == 0) {
-		cg_reader_close(&tc->reader);
-		return;
-	}
-	tc->open = 1;
+	if (run_cgroup_open_named(rc, arg) == 0)
+		return 0;
+	cli_error("no memory cgroup '%s' (give its path in the memory hierarchy, e.g. "
+		  "/system.slice/x.service, or its directory under /sys/fs/cgroup)", arg);
+	return EXIT_FAIL;
 }
 
-/* Closes the reader and removes a cgroup rsswatch made. Processes the command left
- * behind in it (daemons it started) are moved to the parent first: they keep running,
- * without the limit. */
-static void release_cgroup(struct target_cgroup *tc)
+static void release_cgroup(struct run_cgroup *rc)
 {
-	if (tc->open)
-		cg_reader_close(&tc->reader);
-	tc->open = 0;
-	if (!tc->made)
-		return;
-	tc->made = 0;
-	int e = cg_child_destroy(&tc->loc, 2000);
-	if (e == -EBUSY) {
-		char where[PATH_MAX];
-		size_t n = cg_evacuate(&tc->parent, tc->loc.dir, where);
-		if (n)
-			fprintf(stderr, "rsswatch: %zu process%s left in %s moved to %s\n", n,
-				n == 1 ? "" : "es", tc->path, where);
-		e = cg_child_destroy(&tc->loc, 2000);
-	}
-	if (e < 0 && e != -ENOENT)
-		cli_error("cannot remove the memory cgroup %s: %s", tc->loc.dir, errstr(e));
-	/* v2: the parent as it was, unless other recorders (or others) use it now */
-	cg_leaf_undo(&tc->parent);
-}
-
-/* -g PATH: a directory of a memory cgroup, or a path in the memory hierarchy. Opens
- * its reader. Returns 0, or EXIT_FAIL (printed). */
-static int open_named_cgroup(const char *arg, struct target_cgroup *tc)
-{
-	char *buf;
-	size_t len;
-	struct cg_mount *m = xcalloc(1, sizeof(*m));
-	int found = 0;
-	if (read_file("/proc/self/mountinfo", &buf, &len) == 0) {
-		if (cg_mountinfo_parse(buf, len, m) < 0)
-			m->has_v1 = m->has_v2 = false;
-		free(buf);
-	}
-	/* The v1 memory hierarchy first (a hybrid host's v2 mount has no memory), then
-	 * v2; a directory given in full is taken as it is. */
-	for (int pass = 0; pass < 3 && !found; pass++) {
-		const char *mnt = pass == 0 ? "" : pass == 1 ? m->v1_mnt : m->v2_mnt;
-		int version = pass == 1 ? 1 : 2;
-		if (pass == 1 && !m->has_v1)
-			continue;
-		if (pass == 2 && !m->has_v2)
-			continue;
-		if (pass == 0) {
-			if (m->has_v1 && strncmp(arg, m->v1_mnt, strlen(m->v1_mnt)) == 0)
-				version = 1;
-			else if (!(m->has_v2 && strncmp(arg, m->v2_mnt, strlen(m->v2_mnt)) == 0))
-				continue;
-		}
-		const char *sep = arg[0] == '/' ? "" : "/";
-		if (snprintf(tc->loc.dir, sizeof(tc->loc.dir), "%s%s%s%s", sysroot(), mnt, sep, arg) >=
-		    (int)sizeof(tc->loc.dir))
-			continue;
-		size_t l = strlen(tc->loc.dir);
-		while (l > 1 && tc->loc.dir[l - 1] == '/')
-			tc->loc.dir[--l] = '\0';
-		tc->loc.version = version;
-		found = cg_reader_open(&tc->reader, version, tc->loc.dir, false) == 0;
-	}
-	free(m);
-	if (!found) {
-		cli_error("no memory cgroup '%s' (give its path in the memory hierarchy, e.g. "
-			  "/system.slice/x.service, or its directory under /sys/fs/cgroup)", arg);
-		return EXIT_FAIL;
-	}
-	tc->open = 1;
-	cg_hier_path(&tc->loc, tc->path, sizeof(tc->path));
-	return 0;
-}
-
-static int join_cgroup(void *ctx)
-{
-	return cg_attach(ctx, 0);
+	int e = run_cgroup_release(rc);
+	if (e < 0)
+		cli_error("cannot remove the memory cgroup %s: %s", rc->loc.dir, errstr(e));
 }
 
 /* A run whose command could not be started leaves no row behind. */
@@ -815,247 +620,328 @@ static int max_rss_cb(void *ctx, const struct sample *s)
 	return 0;
 }
 
-static int record_target_run(struct record_args a);
+/* The recorder's lines (record/recorder.h), on stderr. */
+struct live_out {
+	FILE *f;
+	struct buf line;
+	struct sample prev;	/* the last live line's sample, for its rates */
+};
 
-int cmd_record(int argc, char **argv)
+static void show_live(void *ctx, const struct recorder_live *l)
 {
-	struct record_args a;
-	memset(&a, 0, sizeof(a));
-	/* One malloc arena for the sampling thread and the writer: a second one would add
-	 * about 200 KiB of touched pages to a process meant to stay small (under 4 MiB),
-	 * for no gain with two threads that rarely allocate at once. */
-	mallopt(M_ARENA_MAX, 1);
-	int ret = parse_args(argc, argv, &a);
-	if (ret == 0)
-		ret = record_target_run(a);
-	run_params_free(a.params, a.nparams);
-	return ret;
+	struct live_out *o = ctx;
+	buf_reset(&o->line);
+	live_line(&o->line, l->t, l->s);
+	live_context(&o->line, &o->prev, l->s);
+	o->prev = *l->s;
+	live_eta(&o->line, l->eta_s, l->eta_limit);
+	for (size_t i = 0; i < l->ncounters; i++) {
+		buf_puts(&o->line, i ? " " : " | ");
+		live_counter(&o->line, l->counters[i].name, l->counters[i].value);
+	}
+	buf_putc(&o->line, '\n');
+	fputs(buf_str(&o->line), o->f);
 }
 
-/* The recording itself, once the arguments are read (a's params stay the caller's). */
-static int record_target_run(struct record_args a)
+/* An alert is red on a terminal. */
+static void show_note(void *ctx, enum recorder_note kind, const char *text)
 {
-	int ret;
-	a.opts.live = stderr;
-	const int fail = a.command ? EXIT_CANCELED : EXIT_FAIL;
+	struct live_out *o = ctx;
+	int hi = kind == RECORDER_ALERT && isatty(fileno(o->f));
+	fprintf(o->f, "%s%s%s\n", hi ? "\033[1;31m" : "", text, hi ? "\033[0m" : "");
+}
 
-	pid_t pid = 0;
-	if (a.pid_arg) {
-		int e = parse_pid(a.pid_arg, &pid);
-		if (e < 0)
-			return cli_usage("record", "invalid pid '%s': give a process id >= 1", a.pid_arg);
-	}
+/* One recording, from the arguments to the exit status; each step below takes it one
+ * further and returns 0 or the exit status to end with (printed). */
+struct session {
+	struct record_args *a;
+	int fail;		/* the status of a failure of rsswatch itself */
+	pid_t pid;		/* -p, or the match of -n */
+	char *dbpath;
+	struct store *st;
+	int sigfd;
+	sigset_t old;		/* the signal mask before ours, for a launched command */
+	struct record_target t;
+	struct run run;
+	struct run_cgroup *tc;
+	struct live_out out;
+	struct recorder_sink sink;
+};
 
+/* The pid, the database and the --listen address: refused before anything starts. */
+static int open_session(struct session *s)
+{
+	struct record_args *a = s->a;
 	char err[512];
+	if (a->pid_arg && parse_pid(a->pid_arg, &s->pid) < 0)
+		return cli_usage("record", "invalid pid '%s': give a process id >= 1", a->pid_arg);
 	/* An explicit --db names a file in a directory that exists: a typo must not
 	 * create directories (the default place and $RSSWATCH_DB's are made as needed). */
-	if (a.db && a.db[0] && cli_db_dir_missing(a.db))
-		return fail;
-	char *dbpath = cli_db_path(a.db);
-	a.hooks.db_path = dbpath;
-	if (a.hooks.on_warn || a.hooks.on_oom)
-		a.opts.hooks = &a.hooks;	/* this copy's (a is passed by value) */
+	if (a->db && a->db[0] && cli_db_dir_missing(a->db))
+		return s->fail;
+	s->dbpath = cli_db_path(a->db);
+	a->hooks.db_path = s->dbpath;
+	if (a->hooks.on_warn || a->hooks.on_oom)
+		a->opts.hooks = &a->hooks;
 	/* The address is bound before anything starts: one that cannot be is refused
 	 * like a bad argument. */
-	if (a.listen) {
-		int e = exporter_start(&a.opts.exporter, a.listen);
+	if (a->listen) {
+		int e = exporter_start(&a->opts.exporter, a->listen);
 		if (e < 0) {
-			cli_error("cannot listen on %s: %s", a.listen, errstr(e));
-			free(dbpath);
+			cli_error("cannot listen on %s: %s", a->listen, errstr(e));
 			return EXIT_USAGE;
 		}
 	}
-	struct store *st = NULL;
-	if (store_open(dbpath, STORE_CREATE, &st, err, sizeof(err)) < 0) {
-		cli_error("%s: %s", dbpath, err);
-		exporter_free(a.opts.exporter);
-		free(dbpath);
-		return fail;
+	if (store_open(s->dbpath, STORE_CREATE, &s->st, err, sizeof(err)) < 0) {
+		cli_error("%s: %s", s->dbpath, err);
+		return s->fail;
 	}
-
+	store_set_alive(s->st, recorder_alive);
 	/* Signals arrive through a signalfd; a launched command gets the old mask back. */
-	sigset_t set, old;
+	sigset_t set;
 	recorder_signals(&set);
-	sigprocmask(SIG_BLOCK, &set, &old);
+	sigprocmask(SIG_BLOCK, &set, &s->old);
 	signal(SIGPIPE, SIG_IGN);
-	int sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	struct record_target t;
-	memset(&t, 0, sizeof(t));
-	t.pidfd = -1;
-	struct run run;
-	memset(&run, 0, sizeof(run));
-	struct target_cgroup *tc = xcalloc(1, sizeof(*tc));
-	if (sigfd < 0) {
+	s->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (s->sigfd < 0) {
 		cli_error("cannot set up signal handling: %s", errstr(errno));
-		ret = fail;
-		goto out;
+		return s->fail;
 	}
+	return 0;
+}
 
-	if (a.command && !a.no_cgroup &&
-	    (ret = make_run_cgroup(a.memory_limit, a.verbose, tc)) != 0)
-		goto out;
-	if (a.command) {
-		/* launched once its run exists (below): no moment of it goes unrecorded */
-	} else if (a.cgroup) {
-		if ((ret = open_named_cgroup(a.cgroup, tc)) != 0)
-			goto out;
-		t.set_cgroup_dir = tc->loc.dir;
-	} else {
-		if (a.pattern && (ret = resolve_pattern(&a, sigfd, &pid)) != 0)
-			goto out;
-		if ((ret = attach_pid(pid, &t)) != 0)
-			goto out;
-		watch_target_cgroup(pid, tc);
+/* The target and its cgroup: one made for a command (launched later, in start_run),
+ * one named with -g, or the process attached and the cgroup it is in. */
+static int find_target(struct session *s)
+{
+	struct record_args *a = s->a;
+	struct record_target *t = &s->t;
+	struct run_cgroup *tc = s->tc;
+	int ret;
+	if (a->command && !a->no_cgroup &&
+	    (ret = make_run_cgroup(a->memory_limit, a->verbose, tc)) != 0)
+		return ret;
+	if (a->cgroup) {
+		if ((ret = open_named_cgroup(a->cgroup, tc)) != 0)
+			return ret;
+		t->set_cgroup_dir = tc->loc.dir;
+	} else if (!a->command) {
+		if (a->pattern && (ret = resolve_pattern(a, s->sigfd, &s->pid)) != 0)
+			return ret;
+		if ((ret = attach_pid(s->pid, t)) != 0)
+			return ret;
+		run_cgroup_watch(tc, s->pid);
 	}
 	if (tc->open) {
-		t.cg = &tc->reader;
-		t.cg_path = tc->path;
-		t.cg_sample = tc->made || a.cgroup;
-		t.cg_reset_peak = tc->made || a.cgroup;	/* where the reader can (v1: ours only) */
+		t->cg = &tc->reader;
+		t->cg_path = tc->path;
+		t->cg_sample = tc->made || a->cgroup;
+		t->cg_reset_peak = tc->made || a->cgroup;	/* where the reader can (v1: ours only) */
 		if (tc->loc.version == 2)
-			t.psi_cgroup_dir = tc->loc.dir;	/* its memory.pressure */
+			t->psi_cgroup_dir = tc->loc.dir;	/* its memory.pressure */
 	}
-	t.tree = a.tree;
-	if (a.tree && tc->made)
-		t.set_cgroup_dir = tc->loc.dir;	/* every process of the command's cgroup */
+	t->tree = a->tree;
+	if (a->tree && tc->made)
+		t->set_cgroup_dir = tc->loc.dir;	/* every process of the command's cgroup */
+	return 0;
+}
 
-	fill_run(&run, &a, &t);
-	if (a.cgroup) {
-		free(run.target);
-		run.target = xstrdup(tc->path);
-		run.cgroup = xstrdup(tc->path);
+/* Why a command could not be launched, and the status that says so. */
+static int launch_failed(const struct session *s, pid_t child, int setup_failed)
+{
+	char **cmd = s->a->command;
+	if (setup_failed) {
+		cli_error("cannot move '%s' into the memory cgroup %s: %s", cmd[0], s->tc->loc.dir,
+			  errstr(child));
+		return EXIT_CANCELED;
+	}
+	if (child == -ENOENT && !cmd[1] && parse_pid(cmd[0], &(pid_t){ 0 }) == 0) {
+		/* "record 1234": a process id given as a command */
+		cli_error("cannot run '%s': command not found; to record process %s, use "
+			  "'rsswatch record -p %s'", cmd[0], cmd[0], cmd[0]);
+		return EXIT_ENOENT;
+	}
+	if (child == -ENOENT) {
+		cli_error("cannot run '%s': command not found", cmd[0]);
+		return EXIT_ENOENT;
+	}
+	cli_error("cannot run '%s': %s", cmd[0], errstr(child));
+	return EXIT_CANNOT_INVOKE;
+}
+
+/* The run's row, then the command (a launched command starts once its run exists: no
+ * moment of it goes unrecorded). */
+static int start_run(struct session *s)
+{
+	struct record_args *a = s->a;
+	struct run *run = &s->run;
+	struct run_cgroup *tc = s->tc;
+	fill_run(run, a, &s->t);
+	if (a->cgroup) {
+		free(run->target);
+		run->target = xstrdup(tc->path);
+		run->cgroup = xstrdup(tc->path);
 	}
 	if (tc->made) {
-		free(run.cgroup);
-		run.cgroup = xstrdup(tc->path);
-		run.cgroup_limit = a.memory_limit;
+		free(run->cgroup);
+		run->cgroup = xstrdup(tc->path);
+		run->cgroup_limit = a->memory_limit;
 	}
-	if (store_run_begin(st, &run) < 0) {
-		cli_error("%s: cannot start a run: %s", dbpath, store_errmsg(st));
-		ret = fail;
-		goto out;
+	if (store_run_begin(s->st, run) < 0) {
+		cli_error("%s: cannot start a run: %s", s->dbpath, store_errmsg(s->st));
+		return s->fail;
 	}
-	if (store_put_params(st, run.id, a.params, a.nparams) < 0) {
-		cli_error("%s: cannot store the run's parameters: %s", dbpath, store_errmsg(st));
-		discard_run(st, &run);
-		ret = fail;
-		goto out;
+	if (store_put_params(s->st, run->id, a->params, a->nparams) < 0) {
+		cli_error("%s: cannot store the run's parameters: %s", s->dbpath, store_errmsg(s->st));
+		discard_run(s->st, run);
+		return s->fail;
 	}
-	if (a.command) {
-		int setup_failed;
-		pid_t child = launch_command(a.command, &old, tc->made ? join_cgroup : NULL,
-					     &tc->loc, &setup_failed, &t.pre_exec_rss);
-		if (child < 0) {
-			if (setup_failed) {
-				cli_error("cannot move '%s' into the memory cgroup %s: %s", a.command[0],
-					  tc->loc.dir, errstr(child));
-				ret = EXIT_CANCELED;
-			} else if (child == -ENOENT && !a.command[1] && parse_pid(a.command[0], &(pid_t){ 0 }) == 0) {
-				/* "record 1234": a process id given as a command */
-				cli_error("cannot run '%s': command not found; to record process %s, "
-					  "use 'rsswatch record -p %s'", a.command[0], a.command[0], a.command[0]);
-				ret = EXIT_ENOENT;
-			} else if (child == -ENOENT) {
-				cli_error("cannot run '%s': command not found", a.command[0]);
-				ret = EXIT_ENOENT;
-			} else {
-				cli_error("cannot run '%s': %s", a.command[0], errstr(child));
-				ret = EXIT_CANNOT_INVOKE;
-			}
-			discard_run(st, &run);
-			goto out;
-		}
-		t.pid = child;
-		t.is_child = 1;
-		t.pidfd = pidfd_open_rsw(child);
-		if (t.pidfd < 0) {
-			cli_error("cannot watch pid %d: %s", (int)child, errstr(t.pidfd));
-			ret = fail;
-			goto out;
-		}
-		run.pid = child;
-		run.started_at = real_ns();	/* the command's start, not the row's */
+	if (!a->command)
+		return 0;
+	int setup_failed;
+	pid_t child = launch_command(a->command, &s->old, tc->made ? run_cgroup_join : NULL,
+				     &tc->loc, &setup_failed, &s->t.pre_exec_rss);
+	if (child < 0) {
+		discard_run(s->st, run);
+		return launch_failed(s, child, setup_failed);
 	}
+	s->t.pid = child;
+	s->t.is_child = 1;
+	s->t.pidfd = pidfd_open_rsw(child);
+	if (s->t.pidfd < 0) {
+		cli_error("cannot watch pid %d: %s", (int)child, errstr(s->t.pidfd));
+		return s->fail;
+	}
+	run->pid = child;
+	run->started_at = real_ns();	/* the command's start, not the row's */
+	return 0;
+}
 
-	if (!a.opts.quiet) {
-		char iv[32];
-		struct proc_stat ps;
-		char lim[32];
-		if (a.cgroup)
-			fprintf(stderr, "rsswatch: recording memory cgroup %s every %s as run %lld in %s\n",
-				tc->path, fmt_duration(iv, sizeof(iv), a.opts.interval_ns),
-				(long long)run.id, dbpath);
-		else {
-			/* the name is the target's to choose: no control characters reach us */
-			struct buf name = { 0 };
-			buf_put_printable(&name, proc_read_stat(t.pid, &ps) == 0 ? ps.comm : "?");
-			fprintf(stderr, "rsswatch: recording pid %d (%s)%s every %s as run %lld in %s\n",
-				(int)t.pid, buf_str(&name), a.tree ? " and its descendants" : "",
-				fmt_duration(iv, sizeof(iv), a.opts.interval_ns), (long long)run.id, dbpath);
-			buf_release(&name);
-		}
-		if (tc->made && a.memory_limit)
-			fprintf(stderr, "rsswatch: in memory cgroup %s limited to %s\n", tc->path,
-				fmt_bytes(lim, sizeof(lim), a.memory_limit));
+/* "rsswatch: recording pid 4242 (x) every 1s as run 7 in PATH". */
+static void say_start(const struct session *s)
+{
+	const struct record_args *a = s->a;
+	char iv[32], lim[32], comm[PROC_NAME_MAX];
+	if (a->opts.quiet)
+		return;
+	fmt_duration(iv, sizeof(iv), a->opts.interval_ns);
+	if (a->cgroup) {
+		fprintf(stderr, "rsswatch: recording memory cgroup %s every %s as run %lld in %s\n",
+			s->tc->path, iv, (long long)s->run.id, s->dbpath);
+	} else {
+		/* the name is the target's to choose: no control characters reach us */
+		struct buf name = { 0 };
+		facts_comm(s->t.pid, comm, sizeof(comm));
+		buf_put_printable(&name, comm);
+		fprintf(stderr, "rsswatch: recording pid %d (%s)%s every %s as run %lld in %s\n",
+			(int)s->t.pid, buf_str(&name), a->tree ? " and its descendants" : "", iv,
+			(long long)s->run.id, s->dbpath);
+		buf_release(&name);
 	}
+	if (s->tc->made && a->memory_limit)
+		fprintf(stderr, "rsswatch: in memory cgroup %s limited to %s\n", s->tc->path,
+			fmt_bytes(lim, sizeof(lim), a->memory_limit));
+}
 
-	open_gpu(&a);
-	int store_err = 0;
-	int e = record(&a.opts, &t, sigfd, st, &run, &store_err);
-	if (e < 0)
-		cli_error("recording of %s ended early: %s", a.cgroup ? "the cgroup" : "the target",
-			  errstr(e));
-
+/* The summary, what one attached process left out (its descendants: an "untracked"
+ * event), and what the database holds less than was recorded. */
+static void say_end(const struct session *s, int store_err)
+{
 	uint64_t max_rss = 0;
-	store_each_sample(st, run.id, max_rss_cb, &max_rss);
 	struct oom_kill *kills = NULL;
-	size_t nkills = 0;
-	if (store_oom_kills(st, run.id, &kills, &nkills) < 0)
-		nkills = 0;	/* the summary then names no kill; the run is stored */
+	size_t nkills = 0, nev = 0;
+	struct event *ev = NULL;
 	struct buf sum = { 0 };
-	summary_text(&sum, &run, max_rss, kills, nkills);
+	store_each_sample(s->st, s->run.id, max_rss_cb, &max_rss);
+	if (store_oom_kills(s->st, s->run.id, &kills, &nkills) < 0)
+		nkills = 0;	/* the summary then names no kill; the run is stored */
+	summary_text(&sum, &s->run, max_rss, kills, nkills);
 	fputs(buf_str(&sum), stderr);
 	buf_release(&sum);
 	free(kills);
-	/* What one attached process left out: its descendants (an "untracked" event). */
-	struct event *ev = NULL;
-	size_t nev = 0;
-	if (store_events(st, run.id, &ev, &nev) == 0)
+	if (store_events(s->st, s->run.id, &ev, &nev) == 0)
 		for (size_t i = 0; i < nev; i++)
 			if (strcmp(ev[i].kind, "untracked") == 0)
 				fprintf(stderr, "note      %s\n", ev[i].detail);
 	store_free_events(ev, nev);
-	/* The summary is what was recorded; say when the database holds less. */
-	struct store_lost lost = store_lost(st);
+	struct store_lost lost = store_lost(s->st);
 	if (store_err)
 		cli_error("run %lld was not saved completely (%s): the database holds it up to "
-			  "the last write, and shows it as interrupted", (long long)run.id,
+			  "the last write, and shows it as interrupted", (long long)s->run.id,
 			  store_err == -ENOSPC ? "disk full" : errstr(store_err));
 	else if (lost.samples_merged || lost.rows_dropped)
 		fprintf(stderr, "rsswatch: while writing to the database failed or fell behind, "
 			"%llu samples were merged into their neighbours (the higher kept) and %llu "
 			"other rows dropped\n", (unsigned long long)lost.samples_merged,
 			(unsigned long long)lost.rows_dropped);
+}
 
-	ret = e < 0 ? fail : EXIT_OK;
-	if (a.command && e == 0) {
-		if (strcmp(run.outcome, OUTCOME_EXITED) == 0)
-			ret = run.exit_code >= 0 ? run.exit_code : EXIT_CANCELED;
-		else if (strcmp(run.outcome, OUTCOME_SIGNALED) == 0 ||
-			 strcmp(run.outcome, OUTCOME_OOM_KILLED) == 0)
-			ret = 128 + run.signal;
+/* Records, says how it went, and picks the exit status: a launched command's own. */
+static int run_recording(struct session *s)
+{
+	struct record_args *a = s->a;
+	int store_err = 0;
+	say_start(s);
+	open_gpu(a);
+	int e = record(&a->opts, &s->t, s->sigfd, s->st, &s->run, &store_err);
+	if (e < 0)
+		cli_error("recording of %s ended early: %s", a->cgroup ? "the cgroup" : "the target",
+			  errstr(e));
+	say_end(s, store_err);
+	if (e < 0)
+		return s->fail;
+	if (a->command && strcmp(s->run.outcome, OUTCOME_EXITED) == 0)
+		return s->run.exit_code >= 0 ? s->run.exit_code : EXIT_CANCELED;
+	if (a->command && (strcmp(s->run.outcome, OUTCOME_SIGNALED) == 0 ||
+			   strcmp(s->run.outcome, OUTCOME_OOM_KILLED) == 0))
+		return 128 + s->run.signal;
+	return EXIT_OK;
+}
+
+static void close_session(struct session *s)
+{
+	release_cgroup(s->tc);
+	free(s->tc);
+	run_release(&s->run);
+	gpus_close(&s->a->opts);
+	if (s->t.pidfd >= 0)
+		close(s->t.pidfd);
+	if (s->sigfd >= 0)
+		close(s->sigfd);
+	exporter_free(s->a->opts.exporter);
+	store_close(s->st);
+	free(s->dbpath);
+	buf_release(&s->out.line);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_args a;
+	struct session s;
+	memset(&a, 0, sizeof(a));
+	memset(&s, 0, sizeof(s));
+	/* One malloc arena for the sampling thread and the writer: a second one would add
+	 * about 200 KiB of touched pages to a process meant to stay small (under 4 MiB),
+	 * for no gain with two threads that rarely allocate at once. */
+	mallopt(M_ARENA_MAX, 1);
+	int ret = parse_args(argc, argv, &a);
+	if (ret != 0) {
+		run_params_free(a.params, a.nparams);
+		return ret;
 	}
-out:
-	release_cgroup(tc);
-	free(tc);
-	run_release(&run);
-	nvml_close(a.opts.nvml);
-	if (t.pidfd >= 0)
-		close(t.pidfd);
-	if (sigfd >= 0)
-		close(sigfd);
-	exporter_free(a.opts.exporter);
-	store_close(st);
-	free(dbpath);
+	s.a = &a;
+	s.fail = a.command ? EXIT_CANCELED : EXIT_FAIL;
+	s.sigfd = -1;
+	s.t.pidfd = -1;
+	s.out.f = stderr;
+	s.sink = (struct recorder_sink){ show_live, show_note, &s.out };
+	a.opts.sink = &s.sink;
+	s.tc = xmalloc(sizeof(*s.tc));
+	run_cgroup_init(s.tc, &s.sink);
+	if ((ret = open_session(&s)) == 0 && (ret = find_target(&s)) == 0 &&
+	    (ret = start_run(&s)) == 0)
+		ret = run_recording(&s);
+	close_session(&s);
+	run_params_free(a.params, a.nparams);
 	return ret;
 }

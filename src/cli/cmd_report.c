@@ -71,23 +71,19 @@ int cmd_report(int argc, char **argv)
 	const char *db = NULL, *out = NULL, *png = NULL;
 	struct chart_opts o;
 	memset(&o, 0, sizeof(o));
+	int ret;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'P': png = optarg; break;
 		case 't':
-			if (strcmp(optarg, "elapsed") == 0)
-				o.time = CHART_ELAPSED;
-			else if (strcmp(optarg, "wall") == 0)
-				o.time = CHART_WALL;
-			else
-				return cli_usage("report", "--time takes 'elapsed' or 'wall', not '%s'", optarg);
+			if ((ret = cli_chart_time("report", optarg, &o.time)) != 0)
+				return ret;
 			break;
 		case CLI_OPT_DB: db = optarg; break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
-		case ':': return cli_usage("report", "option '%s' needs a value", argv[optind - 1]);
-		default: return cli_usage("report", "unknown option '%s'", argv[optind - 1]);
+		default: return cli_bad_option("report", c, argv);
 		}
 	}
 	if (!out && !png)
@@ -96,12 +92,9 @@ int cmd_report(int argc, char **argv)
 		cli_error("%s", png_unavailable());
 		return EXIT_FAIL;
 	}
-	if (argc - optind > 1)
-		return cli_usage("report", "give one RUN");
-	const char *ref = optind < argc ? argv[optind] : "last";
-
+	const char *ref;
 	struct store *st;
-	int ret = cli_open_store(db, &st, 0);
+	ret = cli_one_run("report", argc, argv, db, &ref, &st);
 	if (ret)
 		return ret;
 	struct loaded_run lr;

@@ -26,8 +26,7 @@ int cmd_rm(int argc, char **argv)
 		switch (c) {
 		case CLI_OPT_DB: db = optarg; break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
-		case ':': return cli_usage("rm", "option '%s' needs a value", argv[optind - 1]);
-		default: return cli_usage("rm", "unknown option '%s'", argv[optind - 1]);
+		default: return cli_bad_option("rm", c, argv);
 		}
 	}
 	if (optind == argc)

@@ -42,16 +42,12 @@ int cmd_show(int argc, char **argv)
 		case 'e': all_events = 1; break;
 		case CLI_OPT_DB: db = optarg; break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
-		case ':': return cli_usage("show", "option '%s' needs a value", argv[optind - 1]);
-		default: return cli_usage("show", "unknown option '%s'", argv[optind - 1]);
+		default: return cli_bad_option("show", c, argv);
 		}
 	}
-	if (argc - optind > 1)
-		return cli_usage("show", "give one RUN");
-	const char *ref = optind < argc ? argv[optind] : "last";
-
+	const char *ref;
 	struct store *st;
-	int ret = cli_open_store(db, &st, 0);
+	int ret = cli_one_run("show", argc, argv, db, &ref, &st);
 	if (ret)
 		return ret;
 	int64_t id;

@@ -1,9 +1,11 @@
 /* Helpers shared by the verbs that read the run database. */
 #include "base/util.h"
 #include "cli/cli.h"
+#include "record/recorder.h"
 #include "store/store.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <libgen.h>
 #include <sys/stat.h>
 #include <stdio.h>
@@ -61,8 +63,37 @@ int cli_open_store(const char *db_opt, struct store **st, int flags)
 	}
 	if (e < 0)
 		cli_error("%s: %s", path, err);
+	else
+		store_set_alive(*st, recorder_alive);	/* "running" runs of dead recorders */
 	free(path);
 	return e < 0 ? EXIT_FAIL : 0;
+}
+
+int cli_bad_option(const char *verb, int c, char **argv)
+{
+	if (c == ':')
+		return cli_usage(verb, "option '%s' needs a value", argv[optind - 1]);
+	return cli_usage(verb, "unknown option '%s'", argv[optind - 1]);
+}
+
+int cli_one_run(const char *verb, int argc, char **argv, const char *db_opt,
+		const char **ref, struct store **st)
+{
+	if (argc - optind > 1)
+		return cli_usage(verb, "give one RUN");
+	*ref = optind < argc ? argv[optind] : "last";
+	return cli_open_store(db_opt, st, 0);
+}
+
+int cli_chart_time(const char *verb, const char *arg, enum chart_time *out)
+{
+	if (strcmp(arg, "elapsed") == 0)
+		*out = CHART_ELAPSED;
+	else if (strcmp(arg, "wall") == 0)
+		*out = CHART_WALL;
+	else
+		return cli_usage(verb, "--time takes 'elapsed' or 'wall', not '%s'", arg);
+	return 0;
 }
 
 int cli_resolve_run(struct store *st, const char *ref, int64_t *id)

@@ -1,5 +1,4 @@
 #include "record/recorder.h"
-#include "base/buf.h"
 #include "base/clock.h"
 #include "base/fmt.h"
 #include "base/parse.h"
@@ -10,7 +9,6 @@
 #include "record/proclog.h"
 #include "record/sampler.h"
 #include "record/target.h"
-#include "render/live.h"
 #include "source/client.h"
 #include "source/taskstats.h"
 
@@ -19,6 +17,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -37,6 +37,32 @@
 #define FLUSH_EVERY_SAMPLES 256
 #define CLIENT_COUNTERS_MAX 64
 #define PENDING_EXITS 256
+
+/* How long the recorder waits for what comes a moment later, and why. */
+
+/* The kernel logs an OOM kill before the victim exits; the line is normally read by
+ * then. When the counters say there was one but no line came, give the log this long
+ * (looking every KILL_LINE_POLL_MS), then decide from the counters alone. */
+#define KILL_LINE_WAIT_NS (500 * NS_PER_MS)
+#define KILL_LINE_POLL_MS 50
+/* A -g cgroup emptied: its last process's kill line may follow the exit by a moment. */
+#define CGROUP_KILL_LINE_WAIT_NS (200 * NS_PER_MS)
+/* A non-child's exit status is known once its parent reaps it: ask every
+ * EXIT_STATUS_POLL_MS, EXIT_STATUS_TRIES times (2 s; docs/ARCHITECTURE.md), then say
+ * the status is not known rather than guess. */
+#define EXIT_STATUS_POLL_MS 10
+#define EXIT_STATUS_TRIES 200
+/* A target whose status reads failed is a zombie whose pidfd turns readable at once;
+ * a second is far more than that takes, and bounds a wait on a confused kernel. */
+#define ZOMBIE_PIDFD_WAIT_MS 1000
+/* The run's end is written on this thread: a locked database or a full disk gets
+ * retries every FINISH_RETRY_MS for FINISH_GIVE_UP_NS (a lock is held for a short
+ * transaction; space may come back), then the run is left as the store has it. */
+#define FINISH_GIVE_UP_NS (3 * NS_PER_S)
+#define FINISH_RETRY_MS 200
+/* The application's page may appear at any time: a look every PAGE_RETRY_NS costs one
+ * stat of its directory and finds it within a tenth of a second. */
+#define PAGE_RETRY_NS (100 * NS_PER_MS)
 
 enum stop_reason { RUNNING, TARGET_ENDED, SIGNALED, DURATION };
 
@@ -70,8 +96,6 @@ struct recorder {
 	struct client_counter counters[CLIENT_COUNTERS_MAX];	/* last stored values */
 	size_t ncounters;
 	int store_error;	/* the last flush error, reported once */
-	struct buf line;
-	struct sample live_prev;	/* the last live line's sample, for its rates */
 	struct oom_watch oom;
 	struct oom_evidence ev;	/* what is known about the target's death */
 	struct procset set;
@@ -98,12 +122,39 @@ struct recorder {
 	struct eta_watch eta;	/* time to exhaustion (record/eta_watch.h) */
 };
 
+int recorder_alive(const struct run *r)
+{
+	char boot[64];
+	struct proc_stat ps;
+	if (proc_read_boot_id(boot, sizeof(boot)) < 0 || strcmp(boot, r->boot_id) != 0)
+		return 0;
+	if (proc_read_stat(r->recorder_pid, &ps) < 0)
+		return 0;
+	return ps.starttime == r->recorder_start && ps.state != 'Z';
+}
+
 void recorder_signals(sigset_t *set)
 {
 	sigemptyset(set);
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGTERM);
 	sigaddset(set, SIGHUP);
+}
+
+/* A line for the sink (recorder.h); nothing without one. */
+static void say(const struct recorder *rc, enum recorder_note kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void say(const struct recorder *rc, enum recorder_note kind, const char *fmt, ...)
+{
+	const struct recorder_sink *k = rc->opts->sink;
+	char text[1024];
+	va_list ap;
+	if (!k || !k->note)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	k->note(k->ctx, kind, text);
 }
 
 /* Words for a store error. */
@@ -116,13 +167,13 @@ static const char *store_words(struct recorder *rc, int e)
 static void flush(struct recorder *rc)
 {
 	int e = store_flush(rc->st, rc->run);
-	if (e < 0 && e != rc->store_error && rc->opts->live)
-		fprintf(rc->opts->live, "rsswatch: cannot write to the database yet (%s); sampling "
-			"goes on, the samples wait in memory (bounded: past about 30,000 the "
-			"higher of each two is kept) and are written once it works again\n",
-			store_words(rc, e));
-	else if (e == 0 && rc->store_error < 0 && rc->opts->live)
-		fprintf(rc->opts->live, "rsswatch: writing to the database again\n");
+	if (e < 0 && e != rc->store_error)
+		say(rc, RECORDER_NOTE, "rsswatch: cannot write to the database yet (%s); sampling "
+		    "goes on, the samples wait in memory (bounded: past about 30,000 the "
+		    "higher of each two is kept) and are written once it works again",
+		    store_words(rc, e));
+	else if (e == 0 && rc->store_error < 0)
+		say(rc, RECORDER_NOTE, "rsswatch: writing to the database again");
 	rc->store_error = e;
 	rc->last_flush = mono_ns();
 }
@@ -147,12 +198,11 @@ static void say_lost_marks(struct recorder *rc, int64_t elapsed)
 	uint64_t n = rc->marks_lost + rc->marks_over - rc->marks_lost_said;
 	if (!n)
 		return;
-	if (rc->opts->live)
-		fprintf(rc->opts->live, "rsswatch: %llu marks of pid %d were not stored (more than "
-			"256 between two samples, or more than %d a second)%s\n",
-			(unsigned long long)n, (int)rc->target->pid, MARKS_PER_S,
-			rc->marks_lost_said ? " since the last report" :
-			"; further losses are reported at most every 10s");
+	say(rc, RECORDER_NOTE, "rsswatch: %llu marks of pid %d were not stored (more than "
+	    "256 between two samples, or more than %d a second)%s",
+	    (unsigned long long)n, (int)rc->target->pid, MARKS_PER_S,
+	    rc->marks_lost_said ? " since the last report" :
+	    "; further losses are reported at most every 10s");
 	rc->marks_lost_said = rc->marks_lost + rc->marks_over;
 	rc->marks_lost_say_at = elapsed + LOST_SAY_NS;
 }
@@ -196,24 +246,24 @@ static void reset_hwm(struct recorder *rc)
 }
 
 /* The application's own marks and counters (librsswatch), when it publishes them.
- * The page may appear at any time: look for it every 100ms until found. */
+ * The page may appear at any time: look for it every PAGE_RETRY_NS until found. */
 static void poll_client(struct recorder *rc, int64_t elapsed)
 {
 	if (!rc->page) {
 		if (elapsed < rc->page_next_try)
 			return;
-		rc->page_next_try = elapsed + 100 * NS_PER_MS;
+		rc->page_next_try = elapsed + PAGE_RETRY_NS;
 		if (!client_page_dir_changed(&rc->page_dir))
 			return;
 		/* The owner now: a launched command may have changed its user (setpriv, su) */
 		int e = client_page_open(rc->target->pid, target_owner(rc->target->pid), &rc->page);
 		if ((e == -EEXIST || (e == 0 && client_page_squatted(rc->page))) &&
-		    !rc->squat_warned && rc->opts->live) {
+		    !rc->squat_warned && rc->opts->sink) {
 			rc->squat_warned = 1;
-			fprintf(rc->opts->live, "rsswatch: warning: another user took the name of the "
-				"shared page of pid %d; %s\n", (int)rc->target->pid, e == 0 ?
-				"its marks and counters are read from the page it made instead" :
-				"its marks and counters cannot be read unless it makes another page");
+			say(rc, RECORDER_NOTE, "rsswatch: warning: another user took the name of the "
+			    "shared page of pid %d; %s", (int)rc->target->pid, e == 0 ?
+			    "its marks and counters are read from the page it made instead" :
+			    "its marks and counters cannot be read unless it makes another page");
 		}
 		if (e < 0)
 			return;
@@ -321,45 +371,41 @@ static void check_warn(struct recorder *rc, const struct sample *s, int64_t t)
 	store_add_event(rc->st, rc->run->id, t, above ? "warn" : "warn_clear", rc->target->pid, detail);
 	if (above)
 		fire_hook(rc, "warn", rc->target->pid, NULL, cur);
-	if (o->live && !o->quiet) {
-		int tty = isatty(fileno(o->live));
-		fprintf(o->live, "%s%s %s: %s%s\n", above && tty ? "\033[1;31m" : "",
-			fmt_hms(hms, sizeof(hms), t), above ? "WARNING memory over the threshold"
-							    : "memory back under the threshold",
-			detail, above && tty ? "\033[0m" : "");
-	}
+	if (!o->quiet)
+		say(rc, above ? RECORDER_ALERT : RECORDER_NOTE, "%s %s: %s",
+		    fmt_hms(hms, sizeof(hms), t), above ? "WARNING memory over the threshold"
+							: "memory back under the threshold", detail);
 }
 
 /* --pss, when a read is due: says once what a read costs a large target, then reads.
  * Errors are said once; PSS is then off for the rest of the run. */
 static void read_pss(struct recorder *rc, int64_t now, struct sample *s)
 {
-	FILE *live = rc->opts->live;
 	char v[32], ms[32];
 	const char *who = rc->set_open ? "the processes" : "the target";
 	if (!rc->pss_warned && s->rss > PSS_WARN_RSS) {
 		rc->pss_warned = 1;
 		double gib = (double)s->rss / (double)(1ULL << 30);
-		if (live)
-			fprintf(live, "rsswatch: warning: %s hold%s %s resident: each PSS read "
-				"(smaps_rollup) costs about 9 ms per GiB (about %.0f ms here) and stalls "
-				"%s mmap/munmap calls while it runs; reading it at most every %s\n",
-				who, rc->set_open ? "" : "s", fmt_bytes(v, sizeof(v), s->rss), gib * 9.0,
-				rc->set_open ? "their" : "its",
-				fmt_duration(ms, sizeof(ms), rc->opts->pss_interval_ns));
+		say(rc, RECORDER_NOTE, "rsswatch: warning: %s hold%s %s resident: each PSS read "
+		    "(smaps_rollup) costs about 9 ms per GiB (about %.0f ms here) and stalls "
+		    "%s mmap/munmap calls while it runs; reading it at most every %s",
+		    who, rc->set_open ? "" : "s", fmt_bytes(v, sizeof(v), s->rss), gib * 9.0,
+		    rc->set_open ? "their" : "its",
+		    fmt_duration(ms, sizeof(ms), rc->opts->pss_interval_ns));
 	}
 	int e = sampler_read_pss(&rc->sampler, now, s);
-	if (rc->pss_said || !live)
+	if (rc->pss_said || !rc->opts->sink)
 		return;
 	if (e < 0 && e != -ESRCH) {
 		rc->pss_said = 1;
-		fprintf(live, "rsswatch: cannot read the PSS of %s: %s%s; recording without it\n", who,
-			errstr(e), e == -EACCES || e == -EPERM ? " (smaps_rollup needs ptrace-read "
-								 "permission on the process)" : "");
+		say(rc, RECORDER_NOTE, "rsswatch: cannot read the PSS of %s: %s%s; recording "
+		    "without it", who, errstr(e), e == -EACCES || e == -EPERM ? " (smaps_rollup "
+		    "needs ptrace-read permission on the process)" : "");
 	} else if (e == 0 && rc->sampler.pss_nfailed) {
 		rc->pss_said = 1;
-		fprintf(live, "rsswatch: cannot read the PSS of %zu of the processes (%s): the PSS "
-			"sum leaves them out\n", rc->sampler.pss_nfailed, errstr(rc->sampler.pss_err));
+		say(rc, RECORDER_NOTE, "rsswatch: cannot read the PSS of %zu of the processes (%s): "
+		    "the PSS sum leaves them out", rc->sampler.pss_nfailed,
+		    errstr(rc->sampler.pss_err));
 	}
 }
 
@@ -537,10 +583,10 @@ static void note_untracked(struct recorder *rc, int at_end)
 		rc->untracked_n = n;
 		rc->untracked_rss = rss;
 	}
-	if (!at_end && n && rc->opts->live && !rc->opts->quiet)
-		fprintf(rc->opts->live, "rsswatch: pid %d has %zu descendant%s holding %s, not "
-			"recorded (add -t)\n", (int)rc->target->pid, n, n == 1 ? "" : "s",
-			fmt_bytes(v, sizeof(v), rss));
+	if (!at_end && n && !rc->opts->quiet)
+		say(rc, RECORDER_NOTE, "rsswatch: pid %d has %zu descendant%s holding %s, not "
+		    "recorded (add -t)", (int)rc->target->pid, n, n == 1 ? "" : "s",
+		    fmt_bytes(v, sizeof(v), rss));
 	if (at_end && rc->untracked_n) {
 		char detail[128];
 		snprintf(detail, sizeof(detail), "%zu descendant%s held up to %s, not recorded "
@@ -612,10 +658,15 @@ static int take_sample(struct recorder *rc)
 		store_members(rc, s.elapsed_ns, t);
 	check_warn(rc, &s, t);
 	int eta_warned = rc->eta.warned;
-	eta_watch_sample(&rc->eta, &s, t, rc->st, r, rc->target->pid,
-			 rc->opts->quiet ? NULL : rc->opts->live);
-	if (rc->eta.warned && !eta_warned)
+	eta_watch_sample(&rc->eta, &s, t, rc->st, r, rc->target->pid);
+	if (rc->eta.warned && !eta_warned) {
+		char words[256];
+		if (!rc->opts->quiet && rc->opts->sink) {
+			eta_watch_words(&rc->eta, t, words, sizeof(words));
+			say(rc, RECORDER_ALERT, "%s", words);
+		}
 		fire_hook(rc, "warn_eta", rc->target->pid, NULL, s.rss);
+	}
 	hooks_poll(rc->opts->hooks, rc->st, r->id);
 	r->samples++;
 	rc->prev_elapsed = rc->last_elapsed;
@@ -627,21 +678,13 @@ static int take_sample(struct recorder *rc)
 	if (rc->opts->exporter)
 		publish(rc, &s);
 
-	if (rc->opts->live && !rc->opts->quiet && ++rc->since_live >= rc->every) {
+	const struct recorder_sink *k = rc->opts->sink;
+	if (k && k->live && !rc->opts->quiet && ++rc->since_live >= rc->every) {
+		struct recorder_live l = { t, &s, rc->eta.now.have ? rc->eta.now.eta_s : -1,
+					   eta_limit_name(rc->eta.now.limit), rc->counters,
+					   rc->ncounters };
 		rc->since_live = 0;
-		buf_reset(&rc->line);
-		live_line(&rc->line, t, &s);
-		live_context(&rc->line, &rc->live_prev, &s);
-		rc->live_prev = s;
-		live_eta(&rc->line, rc->eta.now.have ? rc->eta.now.eta_s : -1,
-			 eta_limit_name(rc->eta.now.limit));
-		/* The application's counters, as it named them. */
-		for (size_t i = 0; i < rc->ncounters; i++) {
-			buf_puts(&rc->line, i ? " " : " | ");
-			live_counter(&rc->line, rc->counters[i].name, rc->counters[i].value);
-		}
-		buf_putc(&rc->line, '\n');
-		fputs(buf_str(&rc->line), rc->opts->live);
+		k->live(k->ctx, &l);
 	}
 	if (now - rc->last_flush >= FLUSH_EVERY_NS || store_pending(rc->st) >= FLUSH_EVERY_SAMPLES ||
 	    store_filling(rc->st) || near_limit(rc, &s))
@@ -730,11 +773,11 @@ static void attribute_kill(struct recorder *rc, int sig)
 	struct oom_verdict v;
 	oom_watch_drain(&rc->oom, on_oom_kill, rc);
 	oom_watch_counters(&rc->oom, ev);
-	int64_t deadline = mono_ns() + 500 * NS_PER_MS;
+	int64_t deadline = mono_ns() + KILL_LINE_WAIT_NS;
 	while (sig == SIGKILL && !ev->kill_seen && oom_watch_fd(&rc->oom) >= 0 &&
 	       (ev->cg_delta || ev->vm_delta) && mono_ns() < deadline) {
 		struct pollfd p = { oom_watch_fd(&rc->oom), POLLIN, 0 };
-		poll(&p, 1, 50);
+		poll(&p, 1, KILL_LINE_POLL_MS);
 		oom_watch_drain(&rc->oom, on_oom_kill, rc);
 	}
 	ev->signal = sig;
@@ -781,9 +824,9 @@ static void target_ended(struct recorder *rc)
 	r->ended_at = real_ns();
 	for (int tries = 0; ; tries++) {
 		e = pidfd_exit_status(rc->target->pidfd, rc->target->is_child, &ws, &maxrss);
-		if (e != -EAGAIN || tries >= 200)
+		if (e != -EAGAIN || tries >= EXIT_STATUS_TRIES)
 			break;
-		poll(NULL, 0, 10);
+		poll(NULL, 0, EXIT_STATUS_POLL_MS);
 	}
 	int64_t end = r->ended_at - r->started_at;
 	drain_exits(rc);	/* the target's record comes before its pidfd is readable */
@@ -865,11 +908,11 @@ static void cgroup_ended(struct recorder *rc)
 	struct run *r = rc->run;
 	r->ended_at = real_ns();
 	/* the kill line comes before the exit; give one that is late a moment */
-	int64_t deadline = mono_ns() + 200 * NS_PER_MS;
+	int64_t deadline = mono_ns() + CGROUP_KILL_LINE_WAIT_NS;
 	oom_watch_drain(&rc->oom, on_oom_kill, rc);
 	while (last_oom_victim(rc) < 0 && oom_watch_fd(&rc->oom) >= 0 && mono_ns() < deadline) {
 		struct pollfd p = { oom_watch_fd(&rc->oom), POLLIN, 0 };
-		if (poll(&p, 1, 50) <= 0)
+		if (poll(&p, 1, KILL_LINE_POLL_MS) <= 0)
 			break;
 		oom_watch_drain(&rc->oom, on_oom_kill, rc);
 	}
@@ -1111,7 +1154,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 					cgroup_ended(&rc);
 				} else {
 					struct pollfd pfd = { target->pidfd, POLLIN, 0 };
-					poll(&pfd, 1, 1000);
+					poll(&pfd, 1, ZOMBIE_PIDFD_WAIT_MS);
 					target_ended(&rc);
 				}
 			}
@@ -1171,15 +1214,14 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	}
 	exporter_end(opts->exporter, run);	/* how it ended, for the scrapes still to come */
 	hooks_finish(opts->hooks, st, run->id);	/* their status is part of the run */
-	/* The end is written on this thread; a locked database or a full disk gets a few
-	 * more tries (space may come back), then the run is left as the store has it. */
+	/* The end is written on this thread (FINISH_GIVE_UP_NS). */
 	int fe;
-	int64_t give_up = mono_ns() + 3 * NS_PER_S;
+	int64_t give_up = mono_ns() + FINISH_GIVE_UP_NS;
 	while ((fe = store_run_finish(st, run)) < 0 && mono_ns() < give_up)
-		poll(NULL, 0, 200);
+		poll(NULL, 0, FINISH_RETRY_MS);
 	while (fe == 0 && (fe = store_put_processes(st, run->id, rc.log.p, rc.log.n)) < 0 &&
 	       mono_ns() < give_up)
-		poll(NULL, 0, 200);
+		poll(NULL, 0, FINISH_RETRY_MS);
 	if (store_err)
 		*store_err = fe;
 	if (ep >= 0)
@@ -1198,6 +1240,5 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	proclog_release(&rc.log);
 	if (rc.stop == TARGET_ENDED && target->pid > 0)
 		client_page_remove_stale(target->pid);
-	buf_release(&rc.line);
 	return e;
 }

@@ -12,21 +12,48 @@
 
 #include <signal.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <sys/types.h>
 
 #include "export/http.h"
 #include "record/hooks.h"
 #include "source/cgroup.h"
+#include "source/client.h"
 #include "source/nvml.h"
 #include "store/store.h"
+
+/* What the recorder has to say while it records. It prints nothing itself (only the
+ * CLI prints): it hands each line to a sink the caller supplies, which decides where
+ * and how it is shown. */
+enum recorder_note {
+	RECORDER_NOTE,		/* a line of its own ("rsswatch: ...") */
+	RECORDER_ALERT,		/* a threshold crossed: to be highlighted on a terminal */
+};
+
+/* The figures of one live line: the sample taken at CLOCK_REALTIME t, the projected
+ * time to exhaustion (eta_s < 0: memory is not rising toward a limit) and the
+ * application's counters as it named them. Valid during the call only. */
+struct recorder_live {
+	int64_t t;
+	const struct sample *s;
+	double eta_s;
+	const char *eta_limit;
+	const struct client_counter *counters;
+	size_t ncounters;
+};
+
+/* Either callback may be NULL. text is one line without its newline. */
+struct recorder_sink {
+	void (*live)(void *ctx, const struct recorder_live *l);
+	void (*note)(void *ctx, enum recorder_note kind, const char *text);
+	void *ctx;
+};
 
 struct record_opts {
 	int64_t interval_ns;
 	int64_t duration_ns;	/* 0: until the target ends or a signal */
 	unsigned every;		/* a live line every N samples; 0: about one a second */
-	int quiet;		/* no live lines */
-	FILE *live;		/* where live lines go (stderr) */
+	int quiet;		/* no live lines, no threshold lines (other notes still go) */
+	const struct recorder_sink *sink;	/* where lines go; NULL: nowhere */
 	struct nvml *nvml;	/* GPU figures from here, or NULL */
 	int64_t gpu_interval_ns;	/* read GPU figures this often; samples keep the highest */
 	/* --warn: a "warn" event and a highlighted line when memory reaches warn_bytes,
@@ -39,7 +66,7 @@ struct record_opts {
 	int64_t warn_eta_ns;
 	/* --pss: read PSS/USS/SwapPss from smaps_rollup at most this often (0: never).
 	 * Before the first read of a target (or set) above PSS_WARN_RSS resident, one
-	 * line on live says what each read costs it. */
+	 * note says what each read costs it. */
 	int64_t pss_interval_ns;
 	/* --tree: walk the children files at every sample instead of following fork
 	 * events through the proc connector (tests; RSSWATCH_NO_PROCCN=1). */
@@ -56,6 +83,11 @@ struct record_opts {
 };
 
 #define PSS_WARN_RSS (2ULL << 30)
+
+/* Whether the recorder of run r (marked "running") is still alive: this boot, and the
+ * process with its pid has its start time (pids are reused) and is no zombie. Reads
+ * /proc; for store_set_alive(). */
+int recorder_alive(const struct run *r);
 
 /* The signals the recorder takes through its signalfd. Block them (and remember the
  * previous mask for a launched command) before starting anything. */

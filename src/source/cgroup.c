@@ -1,17 +1,14 @@
 #include "source/cgroup.h"
-#include "base/clock.h"
 #include "base/parse.h"
 #include "base/sysroot.h"
 #include "base/util.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 /* The smallest value a v1 limit file shows for "unlimited": LONG_MAX rounded down to a
@@ -188,17 +185,53 @@ static int join_cgroup_dir(const char *mnt, const char *root, const char *path,
 	return sysroot_path(out, n, "%s%s", mnt, rest);
 }
 
-int cg_find(pid_t pid, struct cg_loc *out)
+int cg_mount_read(struct cg_mount *out)
 {
-	char *mi = NULL, *pc = NULL, path[PATH_MAX], cgpath[PATH_MAX];
-	size_t mil, pcl;
-	struct cg_mount *m = xmalloc(sizeof(*m));
-	struct cg_loc loc;
+	char *mi;
+	size_t mil;
 	int e = read_file("/proc/self/mountinfo", &mi, &mil);
 	if (e < 0)
-		goto out;
-	if ((e = cg_mountinfo_parse(mi, mil, m)) < 0)
-		goto out;
+		return e;
+	e = cg_mountinfo_parse(mi, mil, out);
+	free(mi);
+	return e;
+}
+
+void cg_hier_path(const struct cg_mount *m, const struct cg_loc *loc, char *out, size_t n)
+{
+	const char *mnt = loc->version == 1 ? m->v1_mnt : m->v2_mnt;
+	const char *root = loc->version == 1 ? m->v1_root : m->v2_root;
+	char prefix[PATH_MAX];
+	snprintf(out, n, "%s", loc->dir);
+	if (snprintf(prefix, sizeof(prefix), "%s%s", sysroot(), mnt) >= (int)sizeof(prefix))
+		return;
+	size_t pl = strlen(prefix);
+	if (pl && strncmp(loc->dir, prefix, pl) == 0 &&
+	    (loc->dir[pl] == '/' || loc->dir[pl] == '\0')) {
+		const char *rest = loc->dir + pl;
+		if (strcmp(root, "/") == 0)
+			snprintf(out, n, "%s", *rest ? rest : "/");
+		else
+			snprintf(out, n, "%s%s", root, rest);
+	}
+}
+
+int cg_find(pid_t pid, struct cg_loc *out)
+{
+	struct cg_mount *m = xmalloc(sizeof(*m));
+	int e = cg_mount_read(m);
+	if (e == 0)
+		e = cg_find_in(m, pid, out);
+	free(m);
+	return e;
+}
+
+int cg_find_in(const struct cg_mount *m, pid_t pid, struct cg_loc *out)
+{
+	char *pc = NULL, path[PATH_MAX], cgpath[PATH_MAX];
+	size_t pcl;
+	struct cg_loc loc;
+	int e;
 	if (pid == 0)
 		snprintf(path, sizeof(path), "/proc/self/cgroup");
 	else
@@ -231,9 +264,7 @@ int cg_find(pid_t pid, struct cg_loc *out)
 	if (e == 0)
 		*out = loc;
 out:
-	free(mi);
 	free(pc);
-	free(m);
 	return e;
 }
 
@@ -612,220 +643,4 @@ int cg_read_procs(const char *dir, pid_t **pids, size_t *count)
 	}
 	rfile_close(&f);
 	return e;
-}
-
-/* ---- Creating a limited child --------------------------------------------------------- */
-
-static int write_in(const char *dir, const char *name, const char *text)
-{
-	char path[PATH_MAX];
-	int e = cg_file_path(path, sizeof(path), dir, name);
-	if (e < 0)
-		return e;
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	size_t tl = strlen(text);
-	ssize_t w;
-	do
-		w = write(fd, text, tl);
-	while (w < 0 && errno == EINTR);
-	e = w < 0 ? -errno : (size_t)w == tl ? 0 : -EIO;
-	close(fd);
-	return e;
-}
-
-static int read_in(const char *dir, const char *name, struct rfile *f)
-{
-	int e = open_in(f, dir, name, false);
-	if (e == 0)
-		e = rfile_read(f);
-	return e;
-}
-
-static int write_pid(const char *dir, pid_t pid)
-{
-	char text[24];
-	snprintf(text, sizeof(text), "%d\n", (int)pid);
-	return write_in(dir, "cgroup.procs", text);
-}
-
-#define LEAF_NAME "rsswatch-leaf"
-
-/* Moves every process of dir into dir/LEAF_NAME. Processes may fork while they are
- * moved, so this repeats until dir is empty, a bounded number of times. */
-static int move_into_leaf(const char *dir)
-{
-	char leaf[PATH_MAX];
-	int e = cg_file_path(leaf, sizeof(leaf), dir, LEAF_NAME);
-	if (e < 0)
-		return e;
-	if (mkdir(leaf, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	for (int round = 0; round < 16; round++) {
-		pid_t *pids;
-		size_t n;
-		if ((e = cg_read_procs(dir, &pids, &n)) < 0)
-			return e;
-		for (size_t i = 0; i < n && e == 0; i++) {
-			e = write_pid(leaf, pids[i]);
-			if (e == -ESRCH)	/* exited meanwhile */
-				e = 0;
-		}
-		free(pids);
-		if (e < 0 || n == 0)
-			return e;
-	}
-	return -EBUSY;
-}
-
-static int enable_memory_below(const char *dir, unsigned flags)
-{
-	struct rfile f = RFILE_INIT;
-	int e = read_in(dir, "cgroup.controllers", &f);
-	if (e == 0 && !cg_controllers_have_memory(f.buf, f.len))
-		e = -EOPNOTSUPP;
-	if (e == 0)
-		e = read_in(dir, "cgroup.subtree_control", &f);
-	bool on = e == 0 && cg_controllers_have_memory(f.buf, f.len);
-	rfile_close(&f);
-	if (e < 0 || on)
-		return e;
-	if (flags & CG_CREATE_AS_IS)
-		return -EOPNOTSUPP;
-	e = write_in(dir, "cgroup.subtree_control", "+memory");
-	if (e == -EBUSY) {
-		/* the "no internal processes" rule: dir holds processes of its own */
-		if ((e = move_into_leaf(dir)) < 0)
-			return e;
-		e = write_in(dir, "cgroup.subtree_control", "+memory");
-	}
-	return e == -EINVAL || e == -ENOENT ? -EOPNOTSUPP : e;
-}
-
-int cg_child_create(const struct cg_loc *parent, const char *name, uint64_t limit,
-		    unsigned flags, struct cg_loc *out)
-{
-	struct cg_loc c;
-	char text[24];
-	int e;
-	if (!name[0] || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-		return -EINVAL;
-	if (parent->version != 1 && parent->version != 2)
-		return -EINVAL;
-	c.version = parent->version;
-	if ((e = cg_file_path(c.dir, sizeof(c.dir), parent->dir, name)) < 0)
-		return e;
-	if (c.version == 2 && (e = enable_memory_below(parent->dir, flags)) < 0)
-		return e;
-	if (mkdir(c.dir, 0755) < 0)
-		return -errno;
-	if (limit == CG_UNLIMITED)
-		snprintf(text, sizeof(text), c.version == 2 ? "max" : "-1");
-	else
-		snprintf(text, sizeof(text), "%llu", (unsigned long long)limit);
-	if (c.version == 2) {
-		e = write_in(c.dir, "memory.max", text);
-		if (e == 0) {
-			e = write_in(c.dir, "memory.swap.max", "0");
-			if (e == -ENOENT)	/* no swap accounting */
-				e = 0;
-		}
-	} else {
-		e = write_in(c.dir, "memory.limit_in_bytes", text);
-	}
-	if (e < 0) {
-		rmdir(c.dir);
-		return e;
-	}
-	*out = c;
-	return 0;
-}
-
-int cg_attach(const struct cg_loc *cg, pid_t pid)
-{
-	return write_pid(cg->dir, pid ? pid : getpid());
-}
-
-/* Moves every process of from into to, in rounds (they may fork meanwhile). Returns
- * how many moves succeeded. */
-static size_t move_all(const char *from, const char *to)
-{
-	size_t moved = 0;
-	for (int round = 0; round < 16; round++) {
-		pid_t *pids;
-		size_t n, ok = 0;
-		if (cg_read_procs(from, &pids, &n) < 0)
-			break;
-		for (size_t i = 0; i < n; i++)
-			ok += write_pid(to, pids[i]) == 0;
-		free(pids);
-		moved += ok;
-		if (n == 0 || ok == 0)
-			break;
-	}
-	return moved;
-}
-
-size_t cg_evacuate(const struct cg_loc *parent, const char *dir, char *where)
-{
-	snprintf(where, PATH_MAX, "%s", parent->dir);
-	if (parent->version == 2) {
-		/* processes may stay in parent only while no controller is on below it */
-		struct rfile f = RFILE_INIT;
-		int e = read_in(parent->dir, "cgroup.subtree_control", &f);
-		int busy = e == 0 && f.len > 0 && f.buf[0] != '\n';
-		rfile_close(&f);
-		if (busy && cg_file_path(where, PATH_MAX, parent->dir, LEAF_NAME) == 0 &&
-		    mkdir(where, 0755) < 0 && errno != EEXIST)
-			snprintf(where, PATH_MAX, "%s", parent->dir);
-	}
-	return move_all(dir, where);
-}
-
-int cg_leaf_undo(const struct cg_loc *parent)
-{
-	char leaf[PATH_MAX];
-	int e;
-	if (parent->version != 2)
-		return 0;
-	if ((e = cg_file_path(leaf, sizeof(leaf), parent->dir, LEAF_NAME)) < 0)
-		return e;
-	DIR *d = opendir(parent->dir);
-	if (!d)
-		return -errno;
-	struct dirent *de;
-	int others = 0, have_leaf = 0;
-	while ((de = readdir(d))) {
-		if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0)
-			continue;
-		if (strcmp(de->d_name, LEAF_NAME) == 0)
-			have_leaf = 1;
-		else
-			others++;
-	}
-	closedir(d);
-	if (!have_leaf)
-		return 0;
-	if (others)
-		return -EBUSY;
-	if ((e = write_in(parent->dir, "cgroup.subtree_control", "-memory")) < 0)
-		return e;
-	move_all(leaf, parent->dir);
-	return rmdir(leaf) == 0 || errno == ENOENT ? 0 : -errno;
-}
-
-int cg_child_destroy(const struct cg_loc *cg, int timeout_ms)
-{
-	int64_t deadline = mono_ns() + (int64_t)timeout_ms * NS_PER_MS;
-	for (;;) {
-		if (rmdir(cg->dir) == 0)
-			return 0;
-		int e = -errno;
-		if (e != -EBUSY || mono_ns() >= deadline)
-			return e;
-		struct timespec ts = { 0, 5 * NS_PER_MS };
-		nanosleep(&ts, NULL);
-	}
 }

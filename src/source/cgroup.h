@@ -1,11 +1,11 @@
 /* Memory cgroups, v1 and v2: where a process's memory cgroup lives, pure parsers for the
- * files rsswatch reads there, a reader that keeps those files open between samples, and
- * the creation and removal of a limited child cgroup for `record --memory-limit`.
+ * files rsswatch reads there, and a reader that keeps those files open between samples.
+ * Reading only: making, limiting, joining and removing cgroups is record/cgctl.h's.
  *
  * Figures are bytes. A limit of CG_UNLIMITED means "no limit": v2 writes "max", v1
  * writes the page-rounded LONG_MAX (9223372036854771712 with 4 KiB pages).
  *
- * Paths: cg_find() and cg_child_create() return absolute directories that already carry
+ * Paths: cg_find() (and record/cgctl.h's cg_child_create()) return absolute directories that already carry
  * the sysroot prefix (see base/sysroot.h); every function that takes a cgroup directory
  * expects such a path and adds no prefix of its own. */
 #ifndef RSW_SOURCE_CGROUP_H
@@ -55,6 +55,17 @@ struct cg_loc {
 	int version;		/* 1 or 2 */
 	char dir[PATH_MAX];	/* absolute, with the sysroot prefix */
 };
+
+/* Reads and parses /proc/self/mountinfo. 0 or -errno. */
+int cg_mount_read(struct cg_mount *out);
+
+/* loc->dir less the sysroot and mount point of its hierarchy in m ("/a/b"), as
+ * /proc/PID/cgroup and the kernel log write it; loc->dir itself when it is not under
+ * that mount. No I/O. */
+void cg_hier_path(const struct cg_mount *m, const struct cg_loc *loc, char *out, size_t n);
+
+/* cg_find() in the mounts m, read once by the caller (cg_mount_read). */
+int cg_find_in(const struct cg_mount *m, pid_t pid, struct cg_loc *out);
 
 /* The memory cgroup of pid (0: this process). Reads /proc/self/mountinfo and
  * /proc/PID/cgroup; v1 is used when a v1 memory mount exists and the process has a
@@ -181,43 +192,5 @@ void cg_reader_close(struct cg_reader *r);
 
 /* Reads dir/cgroup.procs once into a malloc'ed array. Returns 0 or -errno. */
 int cg_read_procs(const char *dir, pid_t **pids, size_t *count);
-
-/* ---- Creating a limited child ----------------------------------------------------- */
-
-/* Makes parent->dir/name with the memory limit (bytes; CG_UNLIMITED for none).
- * v1: mkdir and memory.limit_in_bytes.
- * v2: the parent must list memory in cgroup.controllers. If memory is not yet enabled
- * in the parent's cgroup.subtree_control and the parent holds processes (v2 forbids
- * controllers below a cgroup with processes of its own), every process of the parent
- * is first moved into a leaf child named "rsswatch-leaf" (until cg_leaf_undo()), then
- * +memory is enabled, then the child is made with memory.max and, where the file
- * exists, memory.swap.max = 0, so that going over the limit ends in an OOM kill
- * rather than in swapping.
- * With CG_CREATE_AS_IS in flags nothing of the parent is changed: on v2, unless
- * memory is already enabled for its children, -EOPNOTSUPP.
- * out->dir is the new cgroup. Returns 0, -EEXIST when the child exists already,
- * -EOPNOTSUPP when memory cannot be enabled for children of parent, or -errno (EACCES
- * and EPERM without the right to manage cgroups). A child made before a later step
- * failed is removed again. */
-enum { CG_CREATE_AS_IS = 1u << 0 };
-int cg_child_create(const struct cg_loc *parent, const char *name, uint64_t limit,
-		    unsigned flags, struct cg_loc *out);
-/* Moves pid (0: the caller) into the cgroup by writing it to cgroup.procs. */
-int cg_attach(const struct cg_loc *cg, pid_t pid);
-/* Moves every process left in the cgroup dir (a child of parent) out of it: into
- * parent, or on v2, where parent may hold no processes while memory is enabled for its
- * children, into parent's "rsswatch-leaf" (made if needed). where (PATH_MAX bytes) gets
- * the directory they went to. Returns how many were moved. */
-size_t cg_evacuate(const struct cg_loc *parent, const char *dir, char *where);
-/* v2: undoes what cg_child_create() did to parent when it made "rsswatch-leaf", once
- * that leaf is parent's only child: memory is disabled for parent's children again,
- * the leaf's processes go back to parent and the leaf is removed. Nothing is done
- * while any other child exists (another recorder's, or one made by someone else).
- * Returns 0 when parent is as it was, or -errno (-EBUSY: other children). */
-int cg_leaf_undo(const struct cg_loc *parent);
-/* Removes an empty cgroup. An exiting process can keep it busy for a moment after
- * waitpid() returned, so EBUSY is retried for up to timeout_ms. Returns 0, -ENOENT
- * when it is gone already, -EBUSY when processes remain, or -errno. */
-int cg_child_destroy(const struct cg_loc *cg, int timeout_ms);
 
 #endif

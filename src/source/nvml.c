@@ -58,6 +58,15 @@ typedef void *nv_device;
  *   v3 on some R535 drivers  32 bytes: ... u64 usedGpuCcProtectedMemory @24 */
 #define ENT_MAX 32
 #define PID_PLAUSIBLE_MAX 4194304	/* PID_MAX_LIMIT on 64-bit kernels */
+/* A process query whose buffer was too small is retried with a larger one; the list
+ * can grow between two calls, but not six times in a row unless processes start
+ * faster than the driver answers: then the read fails rather than loop. */
+#define QUERY_TRIES 6
+/* The buffer's bound in entries: more processes than a driver allows on all of a
+ * host's GPUs; a count above it is a driver's error, not a reason to allocate. */
+#define QUERY_ENTRIES_MAX 65536
+/* The buffer's first size in entries, grown as a query asks. */
+#define QUERY_ENTRIES_FIRST 64
 
 struct syms {
 	int (*init)(void);
@@ -255,7 +264,7 @@ int nvml_open(struct nvml **out, char *why, size_t whylen)
 			n->lost[d] = 1;
 		read_static(n, d);
 	}
-	n->raw_cap = 64;
+	n->raw_cap = QUERY_ENTRIES_FIRST;
 	n->raw = xmalloc((size_t)n->raw_cap * ENT_MAX);
 	*out = n;
 	return 0;
@@ -411,13 +420,13 @@ static int query_procs(struct nvml *n, unsigned d, unsigned kind)
 	/* The number of processes can change between calls: grow and retry a few
 	 * times. The buffer holds raw_cap entries of the largest layout, whatever the
 	 * driver writes. */
-	for (int tries = 0; tries < 6 && nv == NV_INSUFFICIENT_SIZE; tries++) {
+	for (int tries = 0; tries < QUERY_TRIES && nv == NV_INSUFFICIENT_SIZE; tries++) {
 		memset(n->raw, 0xA5, (size_t)n->raw_cap * ENT_MAX);
 		count = n->raw_cap;
 		nv = fn(n->dev[d], &count, n->raw);
 		if (nv == NV_INSUFFICIENT_SIZE) {
 			unsigned want = count > n->raw_cap ? count + 16 : n->raw_cap * 2;
-			if (want > 65536)
+			if (want > QUERY_ENTRIES_MAX)
 				return -E2BIG;
 			n->raw_cap = want;
 			n->raw = xrealloc(n->raw, (size_t)n->raw_cap * ENT_MAX);

@@ -3,7 +3,6 @@
 #include "base/buf.h"
 #include "base/safefile.h"
 #include "base/util.h"
-#include "source/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -557,22 +556,15 @@ static char *run_select(const char *rest)
 	return b.p;
 }
 
-/* Is the recorder of a run marked "running" still alive? It must be this boot, and the
- * process with its pid must have its start time (pids are reused). */
-static int recorder_alive(const struct run *r)
+void store_set_alive(struct store *st, store_alive_fn alive)
 {
-	char boot[64];
-	struct proc_stat ps;
-	if (proc_read_boot_id(boot, sizeof(boot)) < 0 || strcmp(boot, r->boot_id) != 0)
-		return 0;
-	if (proc_read_stat(r->recorder_pid, &ps) < 0)
-		return 0;
-	return ps.starttime == r->recorder_start && ps.state != 'Z';
+	st->alive = alive;
 }
 
-static void settle_outcome(struct run *r)
+/* The store reads no /proc: whether a recorder lives is its caller's to say. */
+static void settle_outcome(const struct store *st, struct run *r)
 {
-	if (strcmp(r->outcome, OUTCOME_RUNNING) != 0 || recorder_alive(r))
+	if (strcmp(r->outcome, OUTCOME_RUNNING) != 0 || !st->alive || st->alive(r))
 		return;
 	strlcpy_rsw(r->outcome, OUTCOME_INTERRUPTED, sizeof(r->outcome));
 	r->ended_at = r->last_at ? r->last_at : r->started_at;
@@ -679,7 +671,7 @@ int store_get_run(struct store *st, int64_t id, struct run *out)
 	int e = rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : -EIO;
 	if (e == 0) {
 		load_run(s, out);
-		settle_outcome(out);
+		settle_outcome(st, out);
 	}
 	sqlite3_finalize(s);
 	if (e == 0 && (e = load_params(st, out)) < 0)
@@ -705,7 +697,7 @@ int store_list_runs(struct store *st, size_t limit, struct run **out, size_t *n)
 			runs = xrealloc(runs, cap * sizeof(*runs));
 		}
 		load_run(s, &runs[cnt]);
-		settle_outcome(&runs[cnt]);
+		settle_outcome(st, &runs[cnt]);
 		cnt++;
 	}
 	sqlite3_finalize(s);

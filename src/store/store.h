@@ -89,8 +89,14 @@ struct store_lost store_lost(const struct store *st);
 /* Resolves "last" or a decimal id to an existing run id: 0, -EINVAL (not a run
  * reference), -ENOENT (no such run). */
 int store_resolve(struct store *st, const char *ref, int64_t *id);
-/* Loads one run. A run still marked "running" whose recorder is gone (not alive, or
- * another boot) is returned as "interrupted". */
+/* Whether the recorder of a run marked "running" is still at work (the caller's to
+ * say: the store reads no /proc; record/recorder.h has recorder_alive). */
+typedef int (*store_alive_fn)(const struct run *r);
+/* Given one, a run still marked "running" whose recorder is gone is read as
+ * "interrupted", ending at its last sample; without one it is read as it is. */
+void store_set_alive(struct store *st, store_alive_fn alive);
+
+/* Loads one run, "interrupted" as store_set_alive() says. */
 int store_get_run(struct store *st, int64_t id, struct run *out);
 /* Loads up to limit runs (0 = all), newest first; *out is an array of *n runs. */
 int store_list_runs(struct store *st, size_t limit, struct run **out, size_t *n);

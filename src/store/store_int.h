@@ -75,6 +75,7 @@ struct store {
 	 * at once; with it, front and back swap and the thread writes back (write.c). */
 	struct batch front, back;
 	struct store_lost lost;		/* rows dropped or merged past the bounds */
+	store_alive_fn alive;		/* store_set_alive(), or NULL */
 	/* the writer thread: everything below is under mu */
 	pthread_t writer;
 	int writer_on;

@@ -310,6 +310,42 @@ static void test_find_v2(void **state)
 	sysroot_set(NULL);
 }
 
+/* A cgroup's path in its hierarchy, as the kernel log names it: the mount (and the
+ * sysroot) off, the mounted root on. */
+static void test_hier_path(void **state)
+{
+	(void)state;
+	struct cg_mount *m = calloc(1, sizeof(*m));
+	struct cg_loc loc;
+	char path[PATH_MAX];
+	assert_non_null(m);
+	sysroot_set(FIX "/cgroup-v2");
+	assert_int_equal(cg_mount_read(m), 0);
+	assert_int_equal(cg_find_in(m, 0, &loc), 0);
+	cg_hier_path(m, &loc, path, sizeof(path));
+	assert_string_equal(path, "/system.slice/prover.service/rsswatch-leaf");
+	snprintf(loc.dir, sizeof(loc.dir), "%s", FIX "/cgroup-v2/sys/fs/cgroup");
+	cg_hier_path(m, &loc, path, sizeof(path));
+	assert_string_equal(path, "/");
+	snprintf(loc.dir, sizeof(loc.dir), "%s", "/elsewhere/a");	/* not under the mount */
+	cg_hier_path(m, &loc, path, sizeof(path));
+	assert_string_equal(path, "/elsewhere/a");
+	sysroot_set(NULL);
+
+	memset(m, 0, sizeof(*m));
+	m->has_v1 = true;
+	snprintf(m->v1_mnt, sizeof(m->v1_mnt), "/sys/fs/cgroup/memory");
+	snprintf(m->v1_root, sizeof(m->v1_root), "/x");
+	loc.version = 1;
+	snprintf(loc.dir, sizeof(loc.dir), "/sys/fs/cgroup/memory/a/b");
+	cg_hier_path(m, &loc, path, sizeof(path));
+	assert_string_equal(path, "/x/a/b");
+	snprintf(loc.dir, sizeof(loc.dir), "/sys/fs/cgroup/memoryx/a");	/* a sibling mount */
+	cg_hier_path(m, &loc, path, sizeof(path));
+	assert_string_equal(path, "/sys/fs/cgroup/memoryx/a");
+	free(m);
+}
+
 static void test_find_v1(void **state)
 {
 	(void)state;
@@ -451,6 +487,7 @@ int main(void)
 		cmocka_unit_test(test_procs),
 		cmocka_unit_test(test_find_v2),
 		cmocka_unit_test(test_find_v1),
+		cmocka_unit_test(test_hier_path),
 		cmocka_unit_test(test_reader_v2),
 		cmocka_unit_test(test_reader_v1),
 		cmocka_unit_test(test_real_v2_capture),

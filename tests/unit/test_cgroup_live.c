@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "record/cgctl.h"
 #include "source/cgroup.h"
 #include "source/kmsg.h"
 

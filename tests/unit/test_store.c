@@ -10,6 +10,7 @@
 
 #include "base/buf.h"
 #include "base/util.h"
+#include "record/recorder.h"
 #include "source/proc.h"
 #include "store/store.h"
 #include "store/store_int.h"
@@ -220,6 +221,11 @@ static void test_interrupted(void **state)
 	assert_int_equal(store_run_begin(st, &r), 0);
 	r.last_at = r.started_at + 2000000000;
 	assert_int_equal(store_flush(st, &r), 0);
+	/* the store itself cannot tell: only with its caller's word is the run over */
+	assert_int_equal(store_get_run(st, r.id, &got), 0);
+	assert_string_equal(got.outcome, OUTCOME_RUNNING);
+	run_release(&got);
+	store_set_alive(st, recorder_alive);
 	assert_int_equal(store_get_run(st, r.id, &got), 0);
 	assert_string_equal(got.outcome, OUTCOME_INTERRUPTED);
 	assert_true(got.ended_at == r.last_at);
