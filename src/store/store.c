@@ -346,50 +346,59 @@ static int check_file(const char *path, int fd, unsigned flags, char *err, size_
 	return 0;
 }
 
-int store_open(const char *path, unsigned flags, struct store **out, char *err, size_t errlen)
+/* A path that does not exist yet: where it may be made (its directory checked, made
+ * if missing, writable); a directory is refused. Returns 0 or -errno with err set. */
+static int check_place(const char *path, unsigned flags, char *err, size_t errlen)
 {
 	struct stat sb;
-	int r, fd = -1;
-	if (lstat(path, &sb) < 0) {
-		if (errno != ENOENT || !(flags & STORE_CREATE)) {
-			r = -errno;
-			snprintf(err, errlen, r == -ENOENT ? "no runs recorded yet (no database at %s)"
-							  : "cannot open %s: %s", path, errstr(r));
-			return r;
-		}
-		char dir[PATH_MAX], why[400];
-		strlcpy_rsw(dir, path, sizeof(dir));
-		if ((r = safe_dir_check_way(dirname(dir), why, sizeof(why))) < 0) {
-			snprintf(err, errlen, "refusing the database: %s", why);
-			return r;
-		}
-		strlcpy_rsw(dir, path, sizeof(dir));
-		if ((r = mkdir_p(dirname(dir))) < 0) {
-			strlcpy_rsw(dir, path, sizeof(dir));
-			snprintf(err, errlen, "cannot create directory %s: %s", dirname(dir), errstr(r));
-			return r;
-		}
-		strlcpy_rsw(dir, path, sizeof(dir));
-		if (access(dirname(dir), W_OK) < 0) {
-			r = -errno;
-			strlcpy_rsw(dir, path, sizeof(dir));
-			snprintf(err, errlen, "cannot create database in %s: %s", dirname(dir), errstr(r));
-			return r;
-		}
-	} else if (S_ISDIR(sb.st_mode)) {
+	char dir[PATH_MAX], why[400];
+	int r;
+	if (lstat(path, &sb) == 0) {
+		if (!S_ISDIR(sb.st_mode))
+			return 0;
 		snprintf(err, errlen, "%s is a directory, not a database", path);
 		return -EISDIR;
 	}
+	if (errno != ENOENT || !(flags & STORE_CREATE)) {
+		r = -errno;
+		snprintf(err, errlen, r == -ENOENT ? "no runs recorded yet (no database at %s)"
+						  : "cannot open %s: %s", path, errstr(r));
+		return r;
+	}
+	strlcpy_rsw(dir, path, sizeof(dir));
+	if ((r = safe_dir_check_way(dirname(dir), why, sizeof(why))) < 0) {
+		snprintf(err, errlen, "refusing the database: %s", why);
+		return r;
+	}
+	strlcpy_rsw(dir, path, sizeof(dir));
+	if ((r = mkdir_p(dirname(dir))) < 0) {
+		strlcpy_rsw(dir, path, sizeof(dir));
+		snprintf(err, errlen, "cannot create directory %s: %s", dirname(dir), errstr(r));
+		return r;
+	}
+	strlcpy_rsw(dir, path, sizeof(dir));
+	if (access(dirname(dir), W_OK) < 0) {
+		r = -errno;
+		strlcpy_rsw(dir, path, sizeof(dir));
+		snprintf(err, errlen, "cannot create database in %s: %s", dirname(dir), errstr(r));
+		return r;
+	}
+	return 0;
+}
 
-	/* Its directory first: where another user could plant files, nothing is made. */
+/* The file itself, opened by us first (never through a symlink; a new one made here,
+ * 0600) in a directory no other user could plant files in. Returns the fd or -errno
+ * with err set. */
+static int open_file(const char *path, unsigned flags, char *err, size_t errlen)
+{
 	char dir[PATH_MAX], why[400];
+	int r;
 	strlcpy_rsw(dir, path, sizeof(dir));
 	if ((r = safe_dir_check(dirname(dir), why, sizeof(why))) < 0) {
 		snprintf(err, errlen, "refusing the database: %s", why);
 		return r;
 	}
-	/* The file itself: never through a symlink; a new one is made here, 0600. */
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT && (flags & STORE_CREATE)) {
 		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0 && errno == EEXIST)	/* made by another recorder meanwhile */
@@ -408,19 +417,27 @@ int store_open(const char *path, unsigned flags, struct store **out, char *err, 
 		close(fd);
 		return r;
 	}
+	return fd;
+}
 
+/* SQLite's handle on the file fd was opened on (closed here), refused when the path
+ * was replaced meanwhile. *flags gains STORE_READONLY | STORE_IMMUTABLE for a
+ * database on a read-only filesystem. Returns 0 or -errno with err set. */
+static int open_sqlite(const char *path, unsigned *flags, int fd, sqlite3 **out, char *err,
+		       size_t errlen)
+{
 	sqlite3 *db = NULL;
-	int oflags = (flags & STORE_READONLY) ? SQLITE_OPEN_READONLY
-					      : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+	int oflags = (*flags & STORE_READONLY) ? SQLITE_OPEN_READONLY
+					       : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
 	const char *name = path;
 	char *uri = NULL;
-	if (!(flags & STORE_CREATE) && on_readonly_fs(path)) {
+	if (!(*flags & STORE_CREATE) && on_readonly_fs(path)) {
 		/* A database on a read-only filesystem (a mounted backup, a snapshot) cannot
 		 * change under us, and SQLite could not make its WAL side files there: read it
 		 * as immutable. */
-		flags |= STORE_READONLY | STORE_IMMUTABLE;
+		*flags |= STORE_READONLY | STORE_IMMUTABLE;
 	}
-	if (flags & STORE_IMMUTABLE) {
+	if (*flags & STORE_IMMUTABLE) {
 		uri = immutable_uri(path);
 		name = uri;
 		oflags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
@@ -446,6 +463,38 @@ int store_open(const char *path, unsigned flags, struct store **out, char *err, 
 		return -EIO;
 	}
 	sqlite3_busy_timeout(db, 10000);
+	*out = db;
+	return 0;
+}
+
+/* How a writer uses the database. */
+static int writer_pragmas(sqlite3 *db, const char *path, char *err, size_t errlen)
+{
+	/* WAL: readers never block the recorder; NORMAL: a commit survives the recorder
+	 * being killed (not a power cut, which costs the last commits). A recorder only
+	 * appends (the path to the last leaf of each table and index): 64 KiB of page
+	 * cache is enough, and it keeps the recorder's own footprint small beside the
+	 * process it watches. */
+	if (exec_sql(db, "PRAGMA journal_mode = WAL") < 0 ||
+	    exec_sql(db, "PRAGMA synchronous = NORMAL") < 0 ||
+	    exec_sql(db, "PRAGMA cache_size = -64") < 0) {
+		snprintf(err, errlen, "cannot use database %s: %s", path, sqlite3_errmsg(db));
+		return -EIO;
+	}
+	return 0;
+}
+
+int store_open(const char *path, unsigned flags, struct store **out, char *err, size_t errlen)
+{
+	sqlite3 *db = NULL;
+	int r = check_place(path, flags, err, errlen);
+	if (r < 0)
+		return r;
+	int fd = open_file(path, flags, err, errlen);
+	if (fd < 0)
+		return fd;
+	if ((r = open_sqlite(path, &flags, fd, &db, err, errlen)) < 0)
+		return r;
 	r = check_schema(db, flags, err, errlen);
 	int ec = sqlite3_errcode(db);
 	if (r == -EIO && (flags & STORE_READONLY) && !(flags & STORE_IMMUTABLE) &&
@@ -468,29 +517,16 @@ int store_open(const char *path, unsigned flags, struct store **out, char *err, 
 	}
 	if (r == -ESTALE)
 		r = -EPROTONOSUPPORT;
-	if (r < 0)
-		goto fail;
-	if (!(flags & STORE_READONLY) && !(sqlite3_db_readonly(db, "main") == 1)) {
-		/* WAL: readers never block the recorder; NORMAL: a commit survives the
-		 * recorder being killed (not a power cut, which costs the last commits). */
-		if (exec_sql(db, "PRAGMA journal_mode = WAL") < 0 ||
-		    exec_sql(db, "PRAGMA synchronous = NORMAL") < 0 ||
-		    /* A recorder only appends (the path to the last leaf of each table and
-		     * index): 64 KiB of page cache is enough, and it keeps the
-		     * recorder's own footprint small beside the process it watches. */
-		    exec_sql(db, "PRAGMA cache_size = -64") < 0) {
-			snprintf(err, errlen, "cannot use database %s: %s", path, sqlite3_errmsg(db));
-			r = -EIO;
-			goto fail;
-		}
+	if (r == 0 && !(flags & STORE_READONLY) && sqlite3_db_readonly(db, "main") != 1)
+		r = writer_pragmas(db, path, err, errlen);
+	if (r < 0) {
+		sqlite3_close(db);
+		return r;
 	}
 	struct store *st = xcalloc(1, sizeof(*st));
 	st->db = db;
 	*out = st;
 	return 0;
-fail:
-	sqlite3_close(db);
-	return r;
 }
 
 void store_close(struct store *st)
