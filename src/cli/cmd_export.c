@@ -2,6 +2,7 @@
  * --procs, one row per process of a set per sample. */
 #include "base/buf.h"
 #include "base/fmt.h"
+#include "base/parse.h"
 #include "base/safefile.h"
 #include "base/util.h"
 #include "cli/cli.h"
@@ -193,7 +194,7 @@ static int write_row(void *ctx, const struct sample *s)
 	buf_reset(&ex->line);
 	row_begin(&w, &ex->line, ex->jsonl);
 	row_str(&w, "time", fmt_iso8601(v, sizeof(v), ex->started_at + s->elapsed_ns));
-	snprintf(v, sizeof(v), "%.3f", (double)s->elapsed_ns / 1e9);
+	snprintf(v, sizeof(v), "%.3f", (double)s->elapsed_ns / NS_PER_S);
 	row_raw(&w, "elapsed_s", v);
 	const struct { const char *name; uint64_t v; } cols[] = {
 		{ "rss_bytes", s->rss }, { "hwm_bytes", s->hwm }, { "anon_bytes", s->anon },
@@ -214,8 +215,8 @@ static int write_row(void *ctx, const struct sample *s)
 			row_raw(&w, name, v);
 		} else if (optional_cols[i].is_pct == 2) {
 			uint64_t ns = *(const uint64_t *)(const void *)field;
-			snprintf(v, sizeof(v), "%llu.%03llu", (unsigned long long)(ns / 1000000000),
-				 (unsigned long long)(ns % 1000000000 / 1000000));
+			snprintf(v, sizeof(v), "%llu.%03llu", (unsigned long long)(ns / NS_PER_S),
+				 (unsigned long long)(ns % NS_PER_S / 1000000));
 			row_raw(&w, name, v);
 		} else {
 			row_u64(&w, name, *(const uint64_t *)(const void *)field);

@@ -1,5 +1,6 @@
 #include "render/compare.h"
 #include "base/fmt.h"
+#include "base/parse.h"
 #include "base/util.h"
 #include "render/json.h"
 #include "render/xml.h"
@@ -18,14 +19,14 @@ double cmp_slope(const struct sample *s, size_t n)
 	/* Centred sums keep the precision for long runs with large values. */
 	double mt = 0, mv = 0;
 	for (size_t i = 0; i < n; i++) {
-		mt += (double)s[i].elapsed_ns / 1e9;
+		mt += (double)s[i].elapsed_ns / NS_PER_S;
 		mv += (double)s[i].rss;
 	}
 	mt /= (double)n;
 	mv /= (double)n;
 	double sxy = 0, sxx = 0;
 	for (size_t i = 0; i < n; i++) {
-		double dt = (double)s[i].elapsed_ns / 1e9 - mt;
+		double dt = (double)s[i].elapsed_ns / NS_PER_S - mt;
 		sxy += dt * ((double)s[i].rss - mv);
 		sxx += dt * dt;
 	}
@@ -113,7 +114,7 @@ static void table_build(struct table *t, const struct cmp_group *g, size_t ng)
 		v[M_PEAK] = (double)r->run->peak_rss;
 		/* a run without a peak has no time to it (0: no percentage against it) */
 		v[M_TTP] = r->run->peak_rss && r->run->peak_rss_at
-				   ? (double)(r->run->peak_rss_at - r->run->started_at) / 1e9 : 0;
+				   ? (double)(r->run->peak_rss_at - r->run->started_at) / NS_PER_S : 0;
 		double sum = 0;
 		for (size_t i = 0; i < r->n; i++)
 			sum += (double)r->s[i].rss;
@@ -181,7 +182,7 @@ static void fmt_value(char *out, size_t n, size_t m, double v)
 	char tmp[48];
 	switch (m_kind(m)) {
 	case K_SECONDS:
-		fmt_duration(out, n, (int64_t)(v * 1e9));
+		fmt_duration(out, n, (int64_t)(v * NS_PER_S));
 		break;
 	case K_RATE:
 		fmt_rate(out, n, v, 0);
@@ -203,7 +204,7 @@ static int pct_fair(const struct cmp_group *g, size_t m, double base)
 		return 0;
 	if (m_kind(m) == K_SECONDS) {
 		const struct run *r0 = g[0].runs[0].run;
-		double step = r0->interval_ns > 0 ? (double)r0->interval_ns / 1e9 : 1.0;
+		double step = r0->interval_ns > 0 ? (double)r0->interval_ns / NS_PER_S : 1.0;
 		return fabs(base) >= step;
 	}
 	return 1;
@@ -215,7 +216,7 @@ static void fmt_diff(char *out, size_t n, size_t m, double d, double base, int f
 	const char *sg = d < 0 ? "-" : "+";
 	switch (m_kind(m)) {
 	case K_SECONDS:
-		fmt_duration(a, sizeof(a), (int64_t)(fabs(d) * 1e9));
+		fmt_duration(a, sizeof(a), (int64_t)(fabs(d) * NS_PER_S));
 		break;
 	case K_RATE:
 		fmt_rate(a, sizeof(a), fabs(d), 0);

@@ -1,5 +1,6 @@
 #include "render/model.h"
 #include "base/fmt.h"
+#include "base/parse.h"
 #include "base/util.h"
 #include "render/json.h"
 #include "render/svg.h"
@@ -327,11 +328,11 @@ void model_counters_json(struct buf *b, const struct counter_model *m)
 	if (fitted(m->status)) {
 		json_fit(b, &m->f, &m->fit, m->tq);
 		buf_printf(b, ",\"lag_samples\":%zu,\"lag_s\":%.3f,\"lags_tried\":%zu,\"r2_lag0\":",
-			   m->lag, (double)m->lag_ns / 1e9, m->lags_tried);
+			   m->lag, (double)m->lag_ns / NS_PER_S, m->lags_tried);
 		json_number(b, m->r2_lag0);
 	}
 	buf_printf(b, ",\"peak_bytes\":%llu,\"peak_elapsed_s\":%.3f,\"peak_after_mark\":",
-		   (unsigned long long)m->peak, (double)m->peak_ns / 1e9);
+		   (unsigned long long)m->peak, (double)m->peak_ns / NS_PER_S);
 	if (m->mark_before)
 		json_str(b, m->mark_before);
 	else

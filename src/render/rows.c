@@ -1,5 +1,6 @@
 #include "render/rows.h"
 #include "base/fmt.h"
+#include "base/parse.h"
 #include "render/json.h"
 
 #include <stdio.h>
@@ -85,7 +86,7 @@ void proc_row(struct buf *b, int jsonl, int64_t started_at, int64_t elapsed_ns,
 	struct row w;
 	row_begin(&w, b, jsonl);
 	row_str(&w, "time", fmt_iso8601(t, sizeof(t), started_at + elapsed_ns));
-	snprintf(t, sizeof(t), "%.3f", (double)elapsed_ns / 1e9);
+	snprintf(t, sizeof(t), "%.3f", (double)elapsed_ns / NS_PER_S);
 	row_raw(&w, "elapsed_s", t);
 	row_u64(&w, "pid", (uint64_t)p->pid);
 	row_u64(&w, "ppid", (uint64_t)p->ppid);

@@ -7,13 +7,14 @@
 #include <pthread.h>
 #include <sqlite3.h>
 
+#include "base/parse.h"
 #include "store/store.h"
 
 /* The rows a recorder hands over, waiting for one transaction. Every row is a value
  * (strings are owned copies), so a batch can move to the writer thread whole. */
 struct counter_row {
 	int64_t elapsed_ns;
-	char name[48];
+	char name[COUNTER_NAME_SIZE];
 	long long value;
 };
 struct gpu_row {
