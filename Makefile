@@ -165,6 +165,9 @@ demo: deps-build
 	@$(MAKE) --no-print-directory all $(EX_BIN) $(TBIN)
 	@BUILD=$(BUILD) examples/demo.sh
 
+# The loader finds librsswatch.so.1 under /usr/lib or /usr/local/lib once its cache is
+# rebuilt: install runs ldconfig there when it can (root, no DESTDIR). Under any other
+# prefix a program needs an rpath or LD_LIBRARY_PATH (README, Install).
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1
@@ -175,6 +178,10 @@ install: all
 	install -m 644 include/rsswatch.h $(DESTDIR)$(PREFIX)/include/rsswatch.h
 	install -m 644 man/rsswatch.1 $(DESTDIR)$(PREFIX)/share/man/man1/rsswatch.1
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' rsswatch.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/rsswatch.pc
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && \
+	    { [ "$(PREFIX)" = /usr ] || [ "$(PREFIX)" = /usr/local ]; }; then \
+		echo ldconfig; ldconfig; \
+	fi
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/rsswatch $(DESTDIR)$(PREFIX)/lib/librsswatch.so.1 \

@@ -25,6 +25,9 @@
 #include "rsswatch.h"
 #include "page.h"
 
+/* The page holds every name the API accepts, with its NUL (C89: no _Static_assert). */
+typedef char rsw_name_fits_page[RSW_PAGE_NAME_SIZE == RSW_NAME_MAX + 1 ? 1 : -1];
+
 #define ST_NONE 0
 #define ST_BUSY 1
 #define ST_READY 2

@@ -1,4 +1,5 @@
 #include "base/clock.h"
+#include "base/parse.h"
 
 #include <time.h>
 
@@ -6,7 +7,7 @@ static int64_t read_clock(clockid_t id)
 {
 	struct timespec ts;
 	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
 }
 
 int64_t mono_ns(void)

@@ -1,4 +1,5 @@
 #include "base/fmt.h"
+#include "base/parse.h"
 
 #include <stdio.h>
 #include <time.h>
@@ -44,7 +45,7 @@ char *fmt_duration(char *buf, size_t n, int64_t ns)
 	if (ns < 0)
 		ns = 0;
 	int64_t ms = ns / 1000000;
-	int64_t s = ns / 1000000000;
+	int64_t s = ns / NS_PER_S;
 	if (ms < 1000)
 		snprintf(buf, n, "%lldms", (long long)ms);
 	else if (s < 60)
@@ -61,8 +62,8 @@ char *fmt_duration(char *buf, size_t n, int64_t ns)
 
 static void split(int64_t ns, time_t *sec, int *ms)
 {
-	*sec = (time_t)(ns / 1000000000);
-	*ms = (int)(ns % 1000000000 / 1000000);
+	*sec = (time_t)(ns / NS_PER_S);
+	*ms = (int)(ns % NS_PER_S / 1000000);
 	if (*ms < 0) {
 		*ms += 1000;
 		(*sec)--;
@@ -83,7 +84,7 @@ char *fmt_iso8601(char *buf, size_t n, int64_t realtime_ns)
 
 char *fmt_hms(char *buf, size_t n, int64_t realtime_ns)
 {
-	time_t sec = (time_t)(realtime_ns / 1000000000);
+	time_t sec = (time_t)(realtime_ns / NS_PER_S);
 	struct tm tm;
 	localtime_r(&sec, &tm);
 	snprintf(buf, n, "%02d:%02d:%02d", tm.tm_hour, tm.tm_min, tm.tm_sec);
@@ -92,7 +93,7 @@ char *fmt_hms(char *buf, size_t n, int64_t realtime_ns)
 
 char *fmt_datetime(char *buf, size_t n, int64_t realtime_ns)
 {
-	time_t sec = (time_t)(realtime_ns / 1000000000);
+	time_t sec = (time_t)(realtime_ns / NS_PER_S);
 	struct tm tm;
 	localtime_r(&sec, &tm);
 	snprintf(buf, n, "%04d-%02d-%02d %02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,

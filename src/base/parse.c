@@ -89,7 +89,7 @@ static int split_number(const char *s, double *num, const char **unit)
 int parse_duration_ns(const char *s, int64_t *out)
 {
 	static const struct { const char *name; double ns; } units[] = {
-		{ "", 1e9 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+		{ "", NS_PER_S }, { "us", 1e3 }, { "ms", 1e6 }, { "s", NS_PER_S },
 		{ "m", 60e9 }, { "h", 3600e9 },
 	};
 	double v;
@@ -101,7 +101,7 @@ int parse_duration_ns(const char *s, int64_t *out)
 		if (strcmp(unit, units[i].name) != 0)
 			continue;
 		double ns = v * units[i].ns;
-		if (ns > 100.0 * 365 * 24 * 3600 * 1e9)
+		if (ns > 100.0 * 365 * 24 * 3600 * NS_PER_S)
 			return -ERANGE;
 		*out = (int64_t)llround(ns);
 		return 0;

@@ -13,6 +13,11 @@
 #define NS_PER_MS 1000000LL
 #define NS_PER_S 1000000000LL
 
+/* Bytes that hold the name of an application's counter or gauge: up to 47 bytes and a
+ * NUL, as the client library takes them (RSW_NAME_MAX) and its page stores them
+ * (RSW_PAGE_NAME_SIZE; source/client.c asserts that they agree). */
+#define COUNTER_NAME_SIZE 48
+
 /* Unsigned decimal in s[0..len): digits only, at least one. */
 int parse_u64_n(const char *s, size_t len, uint64_t *out);
 int parse_u64(const char *s, uint64_t *out);

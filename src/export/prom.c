@@ -165,8 +165,8 @@ void prom_write(struct buf *b, const struct prom_snapshot *p, int om)
 				 s->have & SAMPLE_CG_PSI_FULL);
 		if (s->have & SAMPLE_CPU) {
 			family(b, om, "rsswatch_cpu_seconds", "counter", "CPU time of the target, by mode.");
-			series_d(b, p, "rsswatch_cpu_seconds", "_total", ",mode=\"user\"", (double)s->cpu_user_ns / 1e9);
-			series_d(b, p, "rsswatch_cpu_seconds", "_total", ",mode=\"system\"", (double)s->cpu_sys_ns / 1e9);
+			series_d(b, p, "rsswatch_cpu_seconds", "_total", ",mode=\"user\"", (double)s->cpu_user_ns / NS_PER_S);
+			series_d(b, p, "rsswatch_cpu_seconds", "_total", ",mode=\"system\"", (double)s->cpu_sys_ns / NS_PER_S);
 		}
 		counter_u(b, om, p, "rsswatch_oom_kills", "OOM kills of the target or a member during the run.",
 			  (uint64_t)p->oom_kills);
@@ -198,7 +198,7 @@ void prom_write(struct buf *b, const struct prom_snapshot *p, int om)
 	buf_puts(b, "\"} 1\n");
 	if (p->outcome[0]) {
 		gauge_d(b, om, p, "rsswatch_run_end_timestamp_seconds",
-			"When the run ended, in seconds since the epoch.", (double)p->ended_at / 1e9);
+			"When the run ended, in seconds since the epoch.", (double)p->ended_at / NS_PER_S);
 		if (p->exit_code >= 0 && strcmp(p->outcome, OUTCOME_EXITED) == 0)
 			gauge_d(b, om, p, "rsswatch_run_exit_code", "The target's exit status.",
 				(double)p->exit_code);

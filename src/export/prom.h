@@ -11,12 +11,13 @@
 #include <sys/types.h>
 
 #include "base/buf.h"
+#include "base/parse.h"
 #include "store/model.h"
 
 #define PROM_COUNTERS_MAX 64
 
 struct prom_counter {
-	char name[48];
+	char name[COUNTER_NAME_SIZE];
 	long long value;
 	int is_gauge;
 };

@@ -1,4 +1,5 @@
 #include "record/eta.h"
+#include "base/parse.h"
 
 #include <errno.h>
 #include <math.h>
@@ -178,7 +179,7 @@ static void series_add(struct eta_series *s, int64_t elapsed_ns, double y, doubl
 		s->sum_t = s->sum_y = 0;
 		s->count = 0;
 	}
-	s->sum_t += (double)elapsed_ns / 1e9;
+	s->sum_t += (double)elapsed_ns / NS_PER_S;
 	s->sum_y += y;
 	s->count++;
 	if (s->nlast == 3) {

@@ -30,8 +30,9 @@
 #include <stdint.h>
 
 #include "store/model.h"
+#include "base/parse.h"
 
-#define ETA_WINDOW_NS (30LL * 1000000000LL)
+#define ETA_WINDOW_NS (30 * NS_PER_S)
 #define ETA_POINTS 64
 #define ETA_MIN_POINTS 8
 #define ETA_MIN_Z 3.0

@@ -1,5 +1,6 @@
 #include "record/eta_watch.h"
 #include "base/fmt.h"
+#include "base/parse.h"
 #include "base/util.h"
 
 #include <string.h>
@@ -7,7 +8,7 @@
 
 static int64_t eta_ns_of(const struct eta_projection *p)
 {
-	double ns = p->eta_s * 1e9;
+	double ns = p->eta_s * NS_PER_S;
 	return ns > 9e18 ? INT64_MAX : (int64_t)ns;
 }
 
@@ -37,7 +38,7 @@ void eta_watch_sample(struct eta_watch *w, const struct sample *s, int64_t t,
 	/* Figures for scripts first, as the other events' details do. */
 	char detail[256];
 	snprintf(detail, sizeof(detail), "eta_s=%.1f elapsed_s=%.3f limit=%s limit_bytes=%llu "
-		 "headroom_bytes=%llu rate_bytes_per_s=%.0f", p->eta_s, (double)s->elapsed_ns / 1e9,
+		 "headroom_bytes=%llu rate_bytes_per_s=%.0f", p->eta_s, (double)s->elapsed_ns / NS_PER_S,
 		 eta_limit_key(p->limit), (unsigned long long)p->limit_bytes,
 		 (unsigned long long)p->headroom, p->rate);
 	store_add_event(st, run->id, t, "warn_eta", pid, detail);

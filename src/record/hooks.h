@@ -17,11 +17,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/parse.h"
 #include "store/store.h"
 
 #define HOOKS_MAX_RUNNING 8
-#define HOOK_KILL_GRACE_NS (2LL * 1000000000LL)
-#define HOOK_TIMEOUT_DEFAULT_NS (30LL * 1000000000LL)
+#define HOOK_KILL_GRACE_NS (2 * NS_PER_S)
+#define HOOK_TIMEOUT_DEFAULT_NS (30 * NS_PER_S)
 
 struct hook_job {
 	pid_t pid;		/* 0: the slot is free */

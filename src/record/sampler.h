@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include "base/parse.h"
 #include "base/rfile.h"
 #include "record/procset.h"
 #include "source/cgroup.h"
@@ -86,8 +87,8 @@ struct sampler {
 	int have_stat, have_io;
 };
 
-#define PSI_EVERY_NS 1000000000LL
-#define IO_EVERY_NS 1000000000LL
+#define PSI_EVERY_NS NS_PER_S
+#define IO_EVERY_NS NS_PER_S
 
 /* Opens the target's files (pid 0: no single process, a cgroup's set is sampled).
  * Returns 0, -ESRCH when the process is gone, or -errno. */

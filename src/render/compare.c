@@ -1,5 +1,6 @@
 #include "render/compare.h"
 #include "base/fmt.h"
+#include "base/parse.h"
 #include "base/util.h"
 #include "render/json.h"
 #include "render/xml.h"
@@ -18,14 +19,14 @@ double cmp_slope(const struct sample *s, size_t n)
 	/* Centred sums keep the precision for long runs with large values. */
 	double mt = 0, mv = 0;
 	for (size_t i = 0; i < n; i++) {
-		mt += (double)s[i].elapsed_ns / 1e9;
+		mt += (double)s[i].elapsed_ns / NS_PER_S;
 		mv += (double)s[i].rss;
 	}
 	mt /= (double)n;
 	mv /= (double)n;
 	double sxy = 0, sxx = 0;
 	for (size_t i = 0; i < n; i++) {
-		double dt = (double)s[i].elapsed_ns / 1e9 - mt;
+		double dt = (double)s[i].elapsed_ns / NS_PER_S - mt;
 		sxy += dt * ((double)s[i].rss - mv);
 		sxx += dt * dt;
 	}
@@ -113,7 +114,7 @@ static void table_build(struct table *t, const struct cmp_group *g, size_t ng)
 		v[M_PEAK] = (double)r->run->peak_rss;
 		/* a run without a peak has no time to it (0: no percentage against it) */
 		v[M_TTP] = r->run->peak_rss && r->run->peak_rss_at
-				   ? (double)(r->run->peak_rss_at - r->run->started_at) / 1e9 : 0;
+				   ? (double)(r->run->peak_rss_at - r->run->started_at) / NS_PER_S : 0;
 		double sum = 0;
 		for (size_t i = 0; i < r->n; i++)
 			sum += (double)r->s[i].rss;
@@ -181,7 +182,7 @@ static void fmt_value(char *out, size_t n, size_t m, double v)
 	char tmp[48];
 	switch (m_kind(m)) {
 	case K_SECONDS:
-		fmt_duration(out, n, (int64_t)(v * 1e9));
+		fmt_duration(out, n, (int64_t)(v * NS_PER_S));
 		break;
 	case K_RATE:
 		fmt_rate(out, n, v, 0);
@@ -203,7 +204,7 @@ static int pct_fair(const struct cmp_group *g, size_t m, double base)
 		return 0;
 	if (m_kind(m) == K_SECONDS) {
 		const struct run *r0 = g[0].runs[0].run;
-		double step = r0->interval_ns > 0 ? (double)r0->interval_ns / 1e9 : 1.0;
+		double step = r0->interval_ns > 0 ? (double)r0->interval_ns / NS_PER_S : 1.0;
 		return fabs(base) >= step;
 	}
 	return 1;
@@ -215,7 +216,7 @@ static void fmt_diff(char *out, size_t n, size_t m, double d, double base, int f
 	const char *sg = d < 0 ? "-" : "+";
 	switch (m_kind(m)) {
 	case K_SECONDS:
-		fmt_duration(a, sizeof(a), (int64_t)(fabs(d) * 1e9));
+		fmt_duration(a, sizeof(a), (int64_t)(fabs(d) * NS_PER_S));
 		break;
 	case K_RATE:
 		fmt_rate(a, sizeof(a), fabs(d), 0);
@@ -276,98 +277,139 @@ static void warn_add(struct buf **w, size_t *n, struct buf *text)
 	memset(text, 0, sizeof(*text));
 }
 
-/* Why the runs of g are not comparable, each against the first run, in words: sampled
- * at different intervals, a set against a single process, different programs, hosts
- * or memory sizes, a base without samples or peak. Each says which figures stay fair.
- * Returns the count; *w (each a buf to release, then the array to free) holds them. */
-static size_t cmp_warnings(const struct cmp_group *g, size_t ng, struct buf **w)
-{
-	size_t n = 0, total = 0;
-	*w = NULL;
-	for (size_t i = 0; i < ng; i++)
-		total += g[i].n;
-	const struct cmp_run *c0 = nth_run(g, ng, 0);
-	if (!c0)
-		return 0;
-	const struct run *r0 = c0->run;
-	struct buf t = { 0 };
-	char a[256], z[256];
+/* One reason why runs may not be comparable: each looks at the runs of g (total in all,
+ * the first the base), and where it applies writes its warning into t and returns 1. */
+typedef int (*cmp_warning_fn)(struct buf *t, const struct cmp_group *g, size_t ng, size_t total);
 
-	if (c0->n == 0 || r0->peak_rss == 0) {
-		buf_printf(&t, "run %lld, the base, has %s: differences against it are given without "
-			       "percentages", (long long)r0->id, c0->n == 0 ? "no samples" : "no peak");
-		warn_add(w, &n, &t);
-	}
+static int warn_no_base(struct buf *t, const struct cmp_group *g, size_t ng, size_t total)
+{
+	const struct cmp_run *c0 = nth_run(g, ng, 0);
+	(void)total;
+	if (c0->n != 0 && c0->run->peak_rss != 0)
+		return 0;
+	buf_printf(t, "run %lld, the base, has %s: differences against it are given without "
+		      "percentages", (long long)c0->run->id, c0->n == 0 ? "no samples" : "no peak");
+	return 1;
+}
+
+static int warn_interval(struct buf *t, const struct cmp_group *g, size_t ng, size_t total)
+{
+	const struct run *r0 = nth_run(g, ng, 0)->run;
+	char a[256], z[256];
 	for (size_t k = 1; k < total; k++) {
 		const struct run *r = nth_run(g, ng, k)->run;
-		if (r->interval_ns != r0->interval_ns) {
-			int fair = 1;
-			for (size_t j = 0; j < total; j++)
-				fair &= exact_peak(nth_run(g, ng, j)->run);
-			buf_printf(&t, "run %lld was sampled every %s and run %lld every %s: the mean, last "
-				       "and growth depend on the sampling and are not comparable",
-				   (long long)r->id, fmt_duration(a, sizeof(a), r->interval_ns),
-				   (long long)r0->id, fmt_duration(z, sizeof(z), r0->interval_ns));
-			buf_puts(&t, fair ? "; the peaks are (each from VmHWM, an exit record, wait4 or the "
-					    "kernel's OOM report, not from a sample)"
-					  : "; peaks are comparable only where they come from VmHWM, an exit "
-					    "record, wait4 or the OOM report, and some here are sampled: a "
-					    "longer interval misses more");
-			warn_add(w, &n, &t);
-			break;
-		}
+		if (r->interval_ns == r0->interval_ns)
+			continue;
+		int fair = 1;
+		for (size_t j = 0; j < total; j++)
+			fair &= exact_peak(nth_run(g, ng, j)->run);
+		buf_printf(t, "run %lld was sampled every %s and run %lld every %s: the mean, last "
+			      "and growth depend on the sampling and are not comparable",
+			   (long long)r->id, fmt_duration(a, sizeof(a), r->interval_ns),
+			   (long long)r0->id, fmt_duration(z, sizeof(z), r0->interval_ns));
+		buf_puts(t, fair ? "; the peaks are (each from VmHWM, an exit record, wait4 or the "
+				   "kernel's OOM report, not from a sample)"
+				 : "; peaks are comparable only where they come from VmHWM, an exit "
+				   "record, wait4 or the OOM report, and some here are sampled: a "
+				   "longer interval misses more");
+		return 1;
 	}
+	return 0;
+}
+
+static int warn_set_and_one(struct buf *t, const struct cmp_group *g, size_t ng, size_t total)
+{
+	const struct run *r0 = nth_run(g, ng, 0)->run;
 	for (size_t k = 1; k < total; k++) {
 		const struct run *r = nth_run(g, ng, k)->run;
-		if (is_set(r) != is_set(r0)) {
-			const struct run *set = is_set(r) ? r : r0, *one = is_set(r) ? r0 : r;
-			buf_printf(&t, "run %lld is a set of processes (RSS summed over a tree or a cgroup) "
-				       "and run %lld a single process: every figure measures something "
-				       "different; compare the largest process of the set instead",
-				   (long long)set->id, (long long)one->id);
-			warn_add(w, &n, &t);
-			break;
-		}
+		if (is_set(r) == is_set(r0))
+			continue;
+		const struct run *set = is_set(r) ? r : r0, *one = is_set(r) ? r0 : r;
+		buf_printf(t, "run %lld is a set of processes (RSS summed over a tree or a cgroup) "
+			      "and run %lld a single process: every figure measures something "
+			      "different; compare the largest process of the set instead",
+			   (long long)set->id, (long long)one->id);
+		return 1;
 	}
+	return 0;
+}
+
+static int warn_program(struct buf *t, const struct cmp_group *g, size_t ng, size_t total)
+{
+	const struct run *r0 = nth_run(g, ng, 0)->run;
+	char a[256], z[256];
 	program_of(z, sizeof(z), r0);
 	for (size_t k = 1; k < total; k++) {
 		const struct run *r = nth_run(g, ng, k)->run;
 		program_of(a, sizeof(a), r);
-		if (strcmp(a, z) != 0) {
-			buf_printf(&t, "run %lld ran ", (long long)r->id);
-			buf_put_printable(&t, a);
-			buf_printf(&t, " and run %lld ", (long long)r0->id);
-			buf_put_printable(&t, z);
-			buf_puts(&t, ": different programs; the figures are what each used, not a change "
-				     "in one of them");
-			warn_add(w, &n, &t);
-			break;
-		}
+		if (strcmp(a, z) == 0)
+			continue;
+		buf_printf(t, "run %lld ran ", (long long)r->id);
+		buf_put_printable(t, a);
+		buf_printf(t, " and run %lld ", (long long)r0->id);
+		buf_put_printable(t, z);
+		buf_puts(t, ": different programs; the figures are what each used, not a change "
+			    "in one of them");
+		return 1;
 	}
+	return 0;
+}
+
+static int warn_host(struct buf *t, const struct cmp_group *g, size_t ng, size_t total)
+{
+	const struct run *r0 = nth_run(g, ng, 0)->run;
 	for (size_t k = 1; k < total; k++) {
 		const struct run *r = nth_run(g, ng, k)->run;
-		if (r->host && r0->host && r->host[0] && r0->host[0] && strcmp(r->host, r0->host) != 0) {
-			buf_printf(&t, "run %lld ran on host ", (long long)r->id);
-			buf_put_printable(&t, r->host);
-			buf_printf(&t, " and run %lld on ", (long long)r0->id);
-			buf_put_printable(&t, r0->host);
-			buf_puts(&t, ": memory use can depend on the machine (CPUs, libraries, page cache)");
-			warn_add(w, &n, &t);
-			break;
-		}
+		if (!(r->host && r0->host && r->host[0] && r0->host[0] && strcmp(r->host, r0->host) != 0))
+			continue;
+		buf_printf(t, "run %lld ran on host ", (long long)r->id);
+		buf_put_printable(t, r->host);
+		buf_printf(t, " and run %lld on ", (long long)r0->id);
+		buf_put_printable(t, r0->host);
+		buf_puts(t, ": memory use can depend on the machine (CPUs, libraries, page cache)");
+		return 1;
 	}
+	return 0;
+}
+
+static int warn_memory(struct buf *t, const struct cmp_group *g, size_t ng, size_t total)
+{
+	const struct run *r0 = nth_run(g, ng, 0)->run;
+	char a[256], z[256];
 	for (size_t k = 1; k < total; k++) {
 		const struct run *r = nth_run(g, ng, k)->run;
 		double m = (double)r->mem_total, m0 = (double)r0->mem_total;
-		if (m > 0 && m0 > 0 && fabs(m - m0) > 0.01 * m0) {
-			buf_printf(&t, "run %lld had %s of memory (MemTotal) and run %lld %s: reclaim, caches "
-				       "and the OOM killer act at different sizes", (long long)r->id,
-				   fmt_bytes(a, sizeof(a), r->mem_total), (long long)r0->id,
-				   fmt_bytes(z, sizeof(z), r0->mem_total));
-			warn_add(w, &n, &t);
-			break;
-		}
+		if (!(m > 0 && m0 > 0 && fabs(m - m0) > 0.01 * m0))
+			continue;
+		buf_printf(t, "run %lld had %s of memory (MemTotal) and run %lld %s: reclaim, caches "
+			      "and the OOM killer act at different sizes", (long long)r->id,
+			   fmt_bytes(a, sizeof(a), r->mem_total), (long long)r0->id,
+			   fmt_bytes(z, sizeof(z), r0->mem_total));
+		return 1;
 	}
+	return 0;
+}
+
+/* Why the runs of g are not comparable, each against the first run, in words: a base
+ * without samples or peak, sampled at different intervals, a set against a single
+ * process, different programs, hosts or memory sizes. Each says which figures stay
+ * fair. Returns the count; *w (each a buf to release, then the array to free) holds
+ * them. */
+static size_t cmp_warnings(const struct cmp_group *g, size_t ng, struct buf **w)
+{
+	static const cmp_warning_fn checks[] = {
+		warn_no_base, warn_interval, warn_set_and_one, warn_program, warn_host, warn_memory,
+	};
+	size_t n = 0, total = 0;
+	*w = NULL;
+	for (size_t i = 0; i < ng; i++)
+		total += g[i].n;
+	if (!nth_run(g, ng, 0))
+		return 0;
+	struct buf t = { 0 };
+	for (size_t i = 0; i < ARRAY_SIZE(checks); i++)
+		if (checks[i](&t, g, ng, total))
+			warn_add(w, &n, &t);
 	buf_release(&t);
 	return n;
 }
@@ -508,10 +550,95 @@ static void verdict(struct buf *b, const struct table *t, const struct cmp_group
 	}
 }
 
+/* The table's two header rows: each side's name (a group's with its number of runs) and
+ * label (a group's: "mean ± spread"), each side after the first with a column of its
+ * differences. */
+static void text_header(struct grid *gr, const struct cmp_group *g, size_t ng, int grouped)
+{
+	char v[64], d[96], h[64];
+	for (size_t i = 0; i < ng; i++) {
+		size_t col = i == 0 ? 1 : 2 * i;
+		side_name(h, sizeof(h), g, i, grouped);
+		if (grouped) {
+			char n[96];
+			snprintf(n, sizeof(n), "%s (%zu run%s)", h, g[i].n, g[i].n == 1 ? "" : "s");
+			grid_set(gr, 0, col, n);
+			grid_set(gr, 1, col, "mean \xc2\xb1 spread");
+		} else {
+			grid_set(gr, 0, col, h);
+			if (g[i].runs[0].run->label[0]) {
+				short_label(v, sizeof(v), g[i].runs[0].run->label);
+				snprintf(d, sizeof(d), "\"%s\"", v);
+				grid_set(gr, 1, col, d);
+			}
+		}
+		if (i > 0) {
+			side_name(v, sizeof(v), g, 0, grouped);
+			snprintf(d, sizeof(d), "vs %s", v);
+			grid_set(gr, 0, col + 1, d);
+		}
+	}
+}
+
+/* A row per figure and per shared mark: each side's value (a group's mean and spread)
+ * and its difference from the first side. */
+static void text_rows(struct grid *gr, const struct table *t, const struct cmp_group *g, size_t ng,
+		      int grouped)
+{
+	char v[64], d[96];
+	for (size_t m = 0; m < t->nm; m++) {
+		size_t row = 2 + m;
+		if (m < M_FIXED) {
+			grid_set(gr, row, 0, m_names[m]);
+		} else {
+			short_label(v, sizeof(v), t->shared[m - M_FIXED]);
+			snprintf(d, sizeof(d), "at \"%s\"", v);
+			grid_set(gr, row, 0, d);
+		}
+		for (size_t i = 0; i < ng; i++) {
+			size_t col = i == 0 ? 1 : 2 * i;
+			const struct stat *s = &t->gstat[i * t->nm + m];
+			fmt_value(v, sizeof(v), m, s->mean);
+			if (grouped && g[i].n > 1) {
+				snprintf(d, sizeof(d), "%s \xc2\xb1%.1f%%", v, spread_pct(s));
+				grid_set(gr, row, col, d);
+			} else {
+				if (m == M_SLOPE)
+					fmt_rate(v, sizeof(v), s->mean, 1);
+				grid_set(gr, row, col, v);
+			}
+			if (i > 0) {
+				const struct stat *s0 = &t->gstat[m];
+				fmt_diff(d, sizeof(d), m, s->mean - s0->mean, s0->mean, pct_fair(g, m, s0->mean));
+				grid_set(gr, row, col + 1, d);
+			}
+		}
+	}
+}
+
+/* Under a table of groups: each group's runs, and the range and spread of its peaks. */
+static void text_groups(struct buf *b, const struct table *t, const struct cmp_group *g, size_t ng)
+{
+	char h[64], lo[32], hi[32], sd[32];
+	buf_putc(b, '\n');
+	for (size_t i = 0; i < ng; i++) {
+		side_name(h, sizeof(h), g, i, 1);
+		buf_printf(b, "%s: run%s", h, g[i].n == 1 ? "" : "s");
+		for (size_t k = 0; k < g[i].n; k++)
+			buf_printf(b, "%s %lld", k ? "," : "", (long long)g[i].runs[k].run->id);
+		const struct stat *s = &t->gstat[i * t->nm + M_PEAK];
+		fmt_bytes(lo, sizeof(lo), (uint64_t)s->min);
+		fmt_bytes(hi, sizeof(hi), (uint64_t)s->max);
+		fmt_bytes(sd, sizeof(sd), (uint64_t)s->sd);
+		if (g[i].n > 1)
+			buf_printf(b, "; peak %s..%s, stddev %s", lo, hi, sd);
+		buf_putc(b, '\n');
+	}
+}
+
 void compare_text(struct buf *b, const struct cmp_group *g, size_t ng, int grouped)
 {
 	struct table t;
-	char v[64], d[96], h[64];
 	if (ng == 0)
 		return;
 	table_build(&t, g, ng);
@@ -519,74 +646,11 @@ void compare_text(struct buf *b, const struct cmp_group *g, size_t ng, int group
 	gr.rows = 2 + t.nm;
 	gr.cols = 1 + 2 * ng - 1;
 	gr.cell = xcalloc(gr.rows * gr.cols, sizeof(*gr.cell));
-	for (size_t i = 0; i < ng; i++) {
-		size_t col = i == 0 ? 1 : 2 * i;
-		side_name(h, sizeof(h), g, i, grouped);
-		if (grouped) {
-			char n[96];
-			snprintf(n, sizeof(n), "%s (%zu run%s)", h, g[i].n, g[i].n == 1 ? "" : "s");
-			grid_set(&gr, 0, col, n);
-			grid_set(&gr, 1, col, "mean \xc2\xb1 spread");
-		} else {
-			grid_set(&gr, 0, col, h);
-			if (g[i].runs[0].run->label[0]) {
-				short_label(v, sizeof(v), g[i].runs[0].run->label);
-				snprintf(d, sizeof(d), "\"%s\"", v);
-				grid_set(&gr, 1, col, d);
-			}
-		}
-		if (i > 0) {
-			side_name(v, sizeof(v), g, 0, grouped);
-			snprintf(d, sizeof(d), "vs %s", v);
-			grid_set(&gr, 0, col + 1, d);
-		}
-	}
-	for (size_t m = 0; m < t.nm; m++) {
-		size_t row = 2 + m;
-		if (m < M_FIXED) {
-			grid_set(&gr, row, 0, m_names[m]);
-		} else {
-			short_label(v, sizeof(v), t.shared[m - M_FIXED]);
-			snprintf(d, sizeof(d), "at \"%s\"", v);
-			grid_set(&gr, row, 0, d);
-		}
-		for (size_t i = 0; i < ng; i++) {
-			size_t col = i == 0 ? 1 : 2 * i;
-			const struct stat *s = &t.gstat[i * t.nm + m];
-			fmt_value(v, sizeof(v), m, s->mean);
-			if (grouped && g[i].n > 1) {
-				snprintf(d, sizeof(d), "%s \xc2\xb1%.1f%%", v, spread_pct(s));
-				grid_set(&gr, row, col, d);
-			} else {
-				if (m == M_SLOPE)
-					fmt_rate(v, sizeof(v), s->mean, 1);
-				grid_set(&gr, row, col, v);
-			}
-			if (i > 0) {
-				const struct stat *s0 = &t.gstat[m];
-				fmt_diff(d, sizeof(d), m, s->mean - s0->mean, s0->mean, pct_fair(g, m, s0->mean));
-				grid_set(&gr, row, col + 1, d);
-			}
-		}
-	}
+	text_header(&gr, g, ng, grouped);
+	text_rows(&gr, &t, g, ng, grouped);
 	grid_print(b, &gr);
-	if (grouped) {
-		buf_putc(b, '\n');
-		for (size_t i = 0; i < ng; i++) {
-			side_name(h, sizeof(h), g, i, grouped);
-			buf_printf(b, "%s: run%s", h, g[i].n == 1 ? "" : "s");
-			for (size_t k = 0; k < g[i].n; k++)
-				buf_printf(b, "%s %lld", k ? "," : "", (long long)g[i].runs[k].run->id);
-			const struct stat *s = &t.gstat[i * t.nm + M_PEAK];
-			char lo[32], hi[32], sd[32];
-			fmt_bytes(lo, sizeof(lo), (uint64_t)s->min);
-			fmt_bytes(hi, sizeof(hi), (uint64_t)s->max);
-			fmt_bytes(sd, sizeof(sd), (uint64_t)s->sd);
-			if (g[i].n > 1)
-				buf_printf(b, "; peak %s..%s, stddev %s", lo, hi, sd);
-			buf_putc(b, '\n');
-		}
-	}
+	if (grouped)
+		text_groups(b, &t, g, ng);
 	buf_putc(b, '\n');
 	struct buf *w;
 	size_t nw = cmp_warnings(g, ng, &w);
@@ -627,12 +691,12 @@ static void json_key(struct buf *b, const struct table *t, size_t m)
 	}
 }
 
-void compare_json(struct buf *b, const struct cmp_group *g, size_t ng, int grouped)
+/* "runs": each run with its group, its figures and its RSS at each shared mark. */
+static void json_runs(struct buf *b, const struct table *t, const struct cmp_group *g, size_t ng,
+		      int grouped)
 {
-	struct table t;
 	char h[32];
-	table_build(&t, g, ng);
-	buf_puts(b, "{\"runs\":[");
+	buf_puts(b, "\"runs\":[");
 	size_t k = 0;
 	for (size_t i = 0; i < ng; i++)
 		for (size_t j = 0; j < g[i].n; j++, k++) {
@@ -646,64 +710,75 @@ void compare_json(struct buf *b, const struct cmp_group *g, size_t ng, int group
 			}
 			for (size_t m = 0; m < M_FIXED; m++) {
 				buf_putc(b, ',');
-				json_key(b, &t, m);
+				json_key(b, t, m);
 				buf_putc(b, ':');
-				json_num(b, t.vals[k * t.nm + m]);
+				json_num(b, t->vals[k * t->nm + m]);
 			}
 			buf_puts(b, ",\"rss_bytes_at_marks\":{");
-			for (size_t m = M_FIXED; m < t.nm; m++) {
+			for (size_t m = M_FIXED; m < t->nm; m++) {
 				if (m > M_FIXED)
 					buf_putc(b, ',');
-				json_str(b, t.shared[m - M_FIXED]);
+				json_str(b, t->shared[m - M_FIXED]);
 				buf_putc(b, ':');
-				json_num(b, t.vals[k * t.nm + m]);
+				json_num(b, t->vals[k * t->nm + m]);
 			}
 			buf_puts(b, "}}");
 		}
 	buf_putc(b, ']');
-	if (grouped) {
-		buf_puts(b, ",\"groups\":[");
-		for (size_t i = 0; i < ng; i++) {
-			side_name(h, sizeof(h), g, i, grouped);
-			buf_printf(b, "%s{\"name\":", i ? "," : "");
-			json_str(b, h);
-			buf_puts(b, ",\"runs\":[");
-			for (size_t j = 0; j < g[i].n; j++)
-				buf_printf(b, "%s%lld", j ? "," : "", (long long)g[i].runs[j].run->id);
-			buf_putc(b, ']');
-			for (size_t m = 0; m < t.nm; m++) {
-				const struct stat *s = &t.gstat[i * t.nm + m];
-				buf_putc(b, ',');
-				json_key(b, &t, m);
-				buf_puts(b, ":{\"mean\":");
-				json_num(b, s->mean);
-				buf_puts(b, ",\"min\":");
-				json_num(b, s->min);
-				buf_puts(b, ",\"max\":");
-				json_num(b, s->max);
-				buf_puts(b, ",\"stddev\":");
-				json_num(b, s->sd);
-				buf_puts(b, ",\"spread_pct\":");
-				json_num(b, spread_pct(s));
-				buf_putc(b, '}');
-			}
+}
+
+/* ",groups": each group's runs and the mean, range and spread of each figure. */
+static void json_groups(struct buf *b, const struct table *t, const struct cmp_group *g, size_t ng)
+{
+	char h[32];
+	buf_puts(b, ",\"groups\":[");
+	for (size_t i = 0; i < ng; i++) {
+		side_name(h, sizeof(h), g, i, 1);
+		buf_printf(b, "%s{\"name\":", i ? "," : "");
+		json_str(b, h);
+		buf_puts(b, ",\"runs\":[");
+		for (size_t j = 0; j < g[i].n; j++)
+			buf_printf(b, "%s%lld", j ? "," : "", (long long)g[i].runs[j].run->id);
+		buf_putc(b, ']');
+		for (size_t m = 0; m < t->nm; m++) {
+			const struct stat *s = &t->gstat[i * t->nm + m];
+			buf_putc(b, ',');
+			json_key(b, t, m);
+			buf_puts(b, ":{\"mean\":");
+			json_num(b, s->mean);
+			buf_puts(b, ",\"min\":");
+			json_num(b, s->min);
+			buf_puts(b, ",\"max\":");
+			json_num(b, s->max);
+			buf_puts(b, ",\"stddev\":");
+			json_num(b, s->sd);
+			buf_puts(b, ",\"spread_pct\":");
+			json_num(b, spread_pct(s));
 			buf_putc(b, '}');
 		}
-		buf_putc(b, ']');
+		buf_putc(b, '}');
 	}
+	buf_putc(b, ']');
+}
+
+/* ",differences": each side after the first against it, per figure, with a percentage
+ * where one is fair. */
+static void json_differences(struct buf *b, const struct table *t, const struct cmp_group *g, size_t ng,
+			     int grouped)
+{
+	char h[32], a[32];
 	buf_puts(b, ",\"differences\":[");
 	for (size_t i = 1; i < ng; i++) {
-		char a[32];
 		side_name(h, sizeof(h), g, i, grouped);
 		side_name(a, sizeof(a), g, 0, grouped);
 		buf_printf(b, "%s{\"name\":", i > 1 ? "," : "");
 		json_str(b, h);
 		buf_puts(b, ",\"against\":");
 		json_str(b, a);
-		for (size_t m = 0; m < t.nm; m++) {
-			double base = t.gstat[m].mean, d = t.gstat[i * t.nm + m].mean - base;
+		for (size_t m = 0; m < t->nm; m++) {
+			double base = t->gstat[m].mean, d = t->gstat[i * t->nm + m].mean - base;
 			buf_putc(b, ',');
-			json_key(b, &t, m);
+			json_key(b, t, m);
 			buf_puts(b, ":{\"diff\":");
 			json_num(b, d);
 			buf_puts(b, ",\"pct\":");
@@ -715,7 +790,19 @@ void compare_json(struct buf *b, const struct cmp_group *g, size_t ng, int group
 		}
 		buf_putc(b, '}');
 	}
-	buf_puts(b, "],\"verdicts\":[");
+	buf_putc(b, ']');
+}
+
+void compare_json(struct buf *b, const struct cmp_group *g, size_t ng, int grouped)
+{
+	struct table t;
+	table_build(&t, g, ng);
+	buf_putc(b, '{');
+	json_runs(b, &t, g, ng, grouped);
+	if (grouped)
+		json_groups(b, &t, g, ng);
+	json_differences(b, &t, g, ng, grouped);
+	buf_puts(b, ",\"verdicts\":[");
 	for (size_t i = 1; i < ng; i++) {
 		struct buf s = { 0 };
 		verdict(&s, &t, g, i, grouped);

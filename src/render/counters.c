@@ -1,5 +1,6 @@
 #include "render/counters.h"
 #include "base/fmt.h"
+#include "base/parse.h"
 #include "base/util.h"
 
 #include <stdio.h>
@@ -34,10 +35,10 @@ const char *counter_value_text(char *out, size_t n, const char *name, long long 
 		snprintf(out, n, "%s%s", sign, fmt_bytes(v, sizeof(v), mag));
 		break;
 	case COUNTER_SECONDS:
-		if (mag > (unsigned long long)INT64_MAX / 1000000000ULL)
+		if (mag > (unsigned long long)INT64_MAX / NS_PER_S)
 			snprintf(out, n, "%s%llus", sign, mag);
 		else
-			snprintf(out, n, "%s%s", sign, fmt_duration(v, sizeof(v), (int64_t)mag * 1000000000LL));
+			snprintf(out, n, "%s%s", sign, fmt_duration(v, sizeof(v), (int64_t)mag * NS_PER_S));
 		break;
 	default:
 		snprintf(out, n, "%lld", value);

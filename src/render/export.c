@@ -1,5 +1,6 @@
 #include "render/export.h"
 #include "base/fmt.h"
+#include "base/parse.h"
 #include "base/util.h"
 #include "render/rows.h"
 
@@ -148,7 +149,7 @@ void export_row(struct exporter *ex, struct buf *b, const struct sample *s)
 	struct row w;
 	row_begin(&w, b, ex->jsonl);
 	row_str(&w, "time", fmt_iso8601(v, sizeof(v), ex->started_at + s->elapsed_ns));
-	snprintf(v, sizeof(v), "%.3f", (double)s->elapsed_ns / 1e9);
+	snprintf(v, sizeof(v), "%.3f", (double)s->elapsed_ns / NS_PER_S);
 	row_raw(&w, "elapsed_s", v);
 	for (size_t i = 0; i < store_sample_table.ncols; i++) {
 		const struct store_column *c = &store_sample_table.cols[i];

@@ -203,21 +203,10 @@ static void kills_section(struct buf *b, const struct run *run, const struct oom
 	buf_puts(b, "</tbody>\n</table></div>\n");
 }
 
-void html_report(struct buf *b, const struct chart_run *r, const struct chart_opts *o,
-		 const struct html_procs *hp, const char *generator)
+/* The document's head, the title and the line under it. */
+static void report_head(struct buf *b, const struct run *run)
 {
-	static const struct html_procs none;
-	if (!hp)
-		hp = &none;
-	const struct run *run = r->run;
-	char v[64], w[64], x[64];
-	struct buf t = { 0 };
-	int64_t end = run->ended_at ? run->ended_at : run->last_at ? run->last_at : run->started_at;
-	uint64_t max_sampled = 0;
-	for (size_t i = 0; i < r->n; i++)
-		if (r->s[i].rss > max_sampled)
-			max_sampled = r->s[i].rss;
-
+	char v[64];
 	buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 		    "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n");
 	buf_printf(b, "<title>rsswatch run %lld", (long long)run->id);
@@ -240,84 +229,125 @@ void html_report(struct buf *b, const struct chart_run *r, const struct chart_op
 		xml_text(b, run->host);
 	}
 	buf_printf(b, ", started %s</p>\n", fmt_datetime(v, sizeof(v), run->started_at));
+}
 
-	/* Summary cards. */
-	buf_puts(b, "<section class=\"cards\">\n");
-	if (run->samples || r->n) {
-		fmt_bytes(v, sizeof(v), run->peak_rss);
+/* The cards of a run with samples: its peak (where it came from, and the highest
+ * sample when the peak is above it), the peak before the recording, a set's largest
+ * process, the mean, the last figure and the GPU's peak. */
+static void peak_cards(struct buf *b, const struct chart_run *r)
+{
+	const struct run *run = r->run;
+	char v[64], w[64], x[64];
+	struct buf t = { 0 };
+	uint64_t max_sampled = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->s[i].rss > max_sampled)
+			max_sampled = r->s[i].rss;
+	fmt_bytes(v, sizeof(v), run->peak_rss);
+	buf_printf(&t, "at +%s", fmt_duration(w, sizeof(w), run->peak_rss_at - run->started_at));
+	const char *from = run_peak_from(run, max_sampled);
+	if (from)
+		buf_printf(&t, ", %s", from);
+	if (max_sampled && run->peak_rss > max_sampled)
+		buf_printf(&t, "; highest sample %s", fmt_bytes(x, sizeof(x), max_sampled));
+	card(b, "Peak RSS", v, buf_str(&t), 0);
+	if (run->hwm_before >= 0)
+		card(b, "Before recording", fmt_bytes(v, sizeof(v), (uint64_t)run->hwm_before),
+		     "VmHWM when attached; not part of this run", 0);
+	if (run_is_set(run) && run->peak_process_pid > 0) {
 		buf_reset(&t);
-		buf_printf(&t, "at +%s", fmt_duration(w, sizeof(w), run->peak_rss_at - run->started_at));
-		const char *from = run_peak_from(run, max_sampled);
-		if (from)
-			buf_printf(&t, ", %s", from);
-		if (max_sampled && run->peak_rss > max_sampled)
-			buf_printf(&t, "; highest sample %s", fmt_bytes(x, sizeof(x), max_sampled));
-		card(b, "Peak RSS", v, buf_str(&t), 0);
-		if (run->hwm_before >= 0)
-			card(b, "Before recording", fmt_bytes(v, sizeof(v), (uint64_t)run->hwm_before),
-			     "VmHWM when attached; not part of this run", 0);
-		if (run_is_set(run) && run->peak_process_pid > 0) {
-			buf_reset(&t);
-			buf_printf(&t, "%s (pid %d)", run->peak_process_comm ? run->peak_process_comm : "",
-				   (int)run->peak_process_pid);
-			card(b, "Largest process", fmt_bytes(v, sizeof(v), run->peak_process_rss),
-			     buf_str(&t), 0);
-		}
-		card(b, "Mean", fmt_bytes(v, sizeof(v), (uint64_t)run_mean_rss(run)), NULL, 0);
-		card(b, "Last", fmt_bytes(v, sizeof(v), run->last_rss), NULL, 0);
-		if (run->peak_gpu >= 0)
-			card(b, "GPU peak", fmt_bytes(v, sizeof(v), (uint64_t)run->peak_gpu), NULL, 0);
+		buf_printf(&t, "%s (pid %d)", run->peak_process_comm ? run->peak_process_comm : "",
+			   (int)run->peak_process_pid);
+		card(b, "Largest process", fmt_bytes(v, sizeof(v), run->peak_process_rss), buf_str(&t), 0);
 	}
-	buf_reset(&t);
+	card(b, "Mean", fmt_bytes(v, sizeof(v), (uint64_t)run_mean_rss(run)), NULL, 0);
+	card(b, "Last", fmt_bytes(v, sizeof(v), run->last_rss), NULL, 0);
+	if (run->peak_gpu >= 0)
+		card(b, "GPU peak", fmt_bytes(v, sizeof(v), (uint64_t)run->peak_gpu), NULL, 0);
+	buf_release(&t);
+}
+
+/* Whether an outcome is shown as bad: killed, interrupted, or a failing exit status. */
+static int outcome_bad(const struct run *run)
+{
+	return strcmp(run->outcome, OUTCOME_OOM_KILLED) == 0 || strcmp(run->outcome, OUTCOME_SIGNALED) == 0 ||
+	       strcmp(run->outcome, OUTCOME_INTERRUPTED) == 0 ||
+	       (strcmp(run->outcome, OUTCOME_EXITED) == 0 && run->exit_code != 0);
+}
+
+/* The summary cards: the peak's (with samples), the duration, the outcome and the OOM
+ * kills of others (kills: their words, empty when none). */
+static void summary_cards(struct buf *b, const struct chart_run *r, const struct html_procs *hp,
+			  const struct buf *kills)
+{
+	const struct run *run = r->run;
+	int64_t end = run->ended_at ? run->ended_at : run->last_at ? run->last_at : run->started_at;
+	char v[64], w[64];
+	struct buf t = { 0 };
+	buf_puts(b, "<section class=\"cards\">\n");
+	if (run->samples || r->n)
+		peak_cards(b, r);
 	buf_printf(&t, "%lld sample%s every %s", (long long)run->samples, run->samples == 1 ? "" : "s",
 		   fmt_duration(w, sizeof(w), run->interval_ns));
 	card(b, "Duration", fmt_duration(v, sizeof(v), end - run->started_at), buf_str(&t), 0);
 	buf_reset(&t);
 	outcome_words(&t, run);
-	struct buf kw = { 0 };
-	oom_kills_words(&kw, run, hp->kills, hp->nkills);
-	int bad = strcmp(run->outcome, OUTCOME_OOM_KILLED) == 0 || strcmp(run->outcome, OUTCOME_SIGNALED) == 0 ||
-		  strcmp(run->outcome, OUTCOME_INTERRUPTED) == 0 ||
-		  (strcmp(run->outcome, OUTCOME_EXITED) == 0 && run->exit_code != 0);
-	card(b, "Outcome", buf_str(&t), NULL, bad);
-	if (kw.len) {
+	card(b, "Outcome", buf_str(&t), NULL, outcome_bad(run));
+	if (kills->len) {
 		snprintf(v, sizeof(v), "%zu", oom_kills_other(run, hp->kills, hp->nkills));
-		card(b, "OOM kills", v, buf_str(&kw), 1);
+		card(b, "OOM kills", v, buf_str(kills), 1);
 	}
 	buf_puts(b, "</section>\n");
 	if (run_is_set(run) && !run->exit_records && run->samples)
 		buf_puts(b, "<p class=\"legend\">Peaks of processes that ended between samples are "
 			    "sampled only (not exact).</p>\n");
+	buf_release(&t);
+}
 
-	/* The chart, and the data its hover read-out uses. */
+/* The samples the hover read-out uses: RSS at the chart's downsampled times, in
+ * milliseconds on the axis relative to its start (small numbers), with the geometry
+ * g of the chart drawn with co. */
+static void chart_data(struct buf *b, const struct chart_run *r, const struct chart_opts *co,
+		       const struct chart_geom *g)
+{
+	const struct run *run = r->run;
+	size_t cols = (size_t)(g->x1 - g->x0);
+	size_t *idx = xmalloc((2 * cols + 2) * sizeof(*idx));
+	int64_t t0 = co->time == CHART_WALL ? g->t0 - run->started_at : g->t0 + r->shift_ns;
+	size_t k = chart_downsample(r->s, r->n, t0, t0 + (g->t1 - g->t0), cols, sample_rss, idx);
+	int64_t base = co->time == CHART_WALL ? run->started_at : 0;
+	buf_printf(b, "<script type=\"application/json\" id=\"rsw-data\">{\"g\":{\"x0\":%.1f,\"x1\":%.1f,"
+		      "\"y0\":%.1f,\"y1\":%.1f,\"t0\":0,\"t1\":%.3f,\"vmax\":%.0f,\"w\":%d},\"t\":[",
+		   g->x0, g->x1, g->y0, g->y1, (double)(g->t1 - g->t0) / 1e6, g->vmax, g->width);
+	for (size_t i = 0; i < k; i++)
+		buf_printf(b, "%s%.0f", i ? "," : "",
+			   (double)(base + r->s[idx[i]].elapsed_ns - r->shift_ns - g->t0) / 1e6);
+	buf_puts(b, "],\"v\":[");
+	for (size_t i = 0; i < k; i++)
+		buf_printf(b, "%s%llu", i ? "," : "", (unsigned long long)r->s[idx[i]].rss);
+	buf_puts(b, "]}</script>\n");
+	free(idx);
+}
+
+/* The chart without its title, and the data its hover read-out uses. */
+static void chart_section(struct buf *b, const struct chart_run *r, const struct chart_opts *o)
+{
 	struct chart_opts co = *o;
 	struct chart_geom g;
 	co.title = NULL;
 	buf_puts(b, "<figure id=\"chart\">\n");
 	svg_chart(b, r, 1, &co, &g);
 	buf_puts(b, "<div id=\"tip\"></div>\n</figure>\n");
-	if (r->n) {
-		size_t cols = (size_t)(g.x1 - g.x0);
-		size_t *idx = xmalloc((2 * cols + 2) * sizeof(*idx));
-		int64_t t0 = co.time == CHART_WALL ? g.t0 - run->started_at : g.t0 + r->shift_ns;
-		size_t k = chart_downsample(r->s, r->n, t0, t0 + (g.t1 - g.t0), cols, sample_rss, idx);
-		int64_t base = co.time == CHART_WALL ? run->started_at : 0;
-		/* Times in milliseconds on the axis, relative to t0 so they stay small. */
-		buf_printf(b, "<script type=\"application/json\" id=\"rsw-data\">{\"g\":{\"x0\":%.1f,\"x1\":%.1f,"
-			      "\"y0\":%.1f,\"y1\":%.1f,\"t0\":0,\"t1\":%.3f,\"vmax\":%.0f,\"w\":%d},\"t\":[",
-			   g.x0, g.x1, g.y0, g.y1, (double)(g.t1 - g.t0) / 1e6, g.vmax, g.width);
-		for (size_t i = 0; i < k; i++)
-			buf_printf(b, "%s%.0f", i ? "," : "",
-				   (double)(base + r->s[idx[i]].elapsed_ns - r->shift_ns - g.t0) / 1e6);
-		buf_puts(b, "],\"v\":[");
-		for (size_t i = 0; i < k; i++)
-			buf_printf(b, "%s%llu", i ? "," : "", (unsigned long long)r->s[idx[i]].rss);
-		buf_puts(b, "]}</script>\n");
-		free(idx);
-	}
+	if (r->n)
+		chart_data(b, r, &co, &g);
+}
 
-	/* Marks with RSS at each and the change since the previous one (the first: since
-	 * the first sample). */
+/* Marks with RSS at each and the change since the previous one (the first: since the
+ * first sample). */
+static void marks_section(struct buf *b, const struct chart_run *r)
+{
+	const struct run *run = r->run;
+	char v[64], w[64];
 	buf_puts(b, "<h2>Marks</h2>\n");
 	if (r->nmarks) {
 		buf_puts(b, "<table>\n<thead><tr><th>Time</th><th>Mark</th><th class=\"r\">RSS</th>"
@@ -343,71 +373,92 @@ void html_report(struct buf *b, const struct chart_run *r, const struct chart_op
 		buf_puts(b, "<p class=\"none\">No marks. Add them with <code>rsswatch mark</code> or "
 			    "<code>rsw_mark()</code> from the application.</p>\n");
 	}
+}
 
-	if (r->ncounters) {
-		buf_puts(b, "<h2>Counters and gauges</h2>\n<div class=\"wide\"><table>\n<thead><tr><th>Name</th>"
-			    "<th class=\"r\">Max</th><th class=\"r\">Last</th></tr></thead>\n<tbody>\n");
-		for (size_t i = 0; i < r->ncounters; i++) {
-			const struct counter_series *cs = &r->counters[i];
-			long long mx = 0;
-			for (size_t j = 0; j < cs->n; j++)
-				if (j == 0 || cs->v[j] > mx)
-					mx = cs->v[j];
-			buf_puts(b, "<tr><td class=\"l\">");
-			xml_text(b, cs->name);
-			buf_printf(b, "</td><td class=\"r\">%s</td>", counter_value_text(v, sizeof(v), cs->name, mx));
-			buf_printf(b, "<td class=\"r\">%s</td></tr>\n",
-				   counter_value_text(w, sizeof(w), cs->name, cs->n ? cs->v[cs->n - 1] : 0));
-		}
-		buf_puts(b, "</tbody>\n</table></div>\n");
+/* The application's counters and gauges: the highest and the last value of each. */
+static void counters_section(struct buf *b, const struct chart_run *r)
+{
+	char v[64], w[64];
+	if (!r->ncounters)
+		return;
+	buf_puts(b, "<h2>Counters and gauges</h2>\n<div class=\"wide\"><table>\n<thead><tr><th>Name</th>"
+		    "<th class=\"r\">Max</th><th class=\"r\">Last</th></tr></thead>\n<tbody>\n");
+	for (size_t i = 0; i < r->ncounters; i++) {
+		const struct counter_series *cs = &r->counters[i];
+		long long mx = 0;
+		for (size_t j = 0; j < cs->n; j++)
+			if (j == 0 || cs->v[j] > mx)
+				mx = cs->v[j];
+		buf_puts(b, "<tr><td class=\"l\">");
+		xml_text(b, cs->name);
+		buf_printf(b, "</td><td class=\"r\">%s</td>", counter_value_text(v, sizeof(v), cs->name, mx));
+		buf_printf(b, "<td class=\"r\">%s</td></tr>\n",
+			   counter_value_text(w, sizeof(w), cs->name, cs->n ? cs->v[cs->n - 1] : 0));
 	}
-	if (hp->counter_models && *hp->counter_models) {
-		buf_puts(b, "<h2>Memory against the counters</h2>\n<p class=\"none\">RSS fitted "
-			    "over the run's samples against each counter or gauge alone (least "
-			    "squares, 95% intervals, the best lag of 0..20 samples: "
-			    "<code>rsswatch model RUN 'rss ~ counter.NAME'</code>).</p>\n"
-			    "<div class=\"wide\"><pre>");
-		xml_text(b, hp->counter_models);
-		buf_puts(b, "</pre></div>\n");
-	}
-	if (hp->stack && hp->stack->nt && hp->stack->nlayers) {
-		/* the same chart, the members stacked in place of anon/file/shmem, without
-		 * the panels under it (they are in the chart above) */
-		struct chart_run sr = *r;
-		struct chart_opts so = *o;
-		sr.stack = hp->stack;
-		sr.counters = NULL;
-		sr.ncounters = 0;
-		so.title = NULL;
-		so.no_context = 1;
-		buf_puts(b, "<h2>Memory by process</h2>\n<figure class=\"by-process\">\n");
-		svg_chart(b, &sr, 1, &so, NULL);
-		buf_puts(b, "</figure>\n");
-	}
-	if (hp->nprocs > 1)
-		procs_section(b, hp->procs, hp->nprocs);
-	if (hp->nkills)
-		kills_section(b, run, hp->kills, hp->nkills);
+	buf_puts(b, "</tbody>\n</table></div>\n");
+}
 
+/* The fits of RSS against each counter, as the model verb writes them. */
+static void counter_models_section(struct buf *b, const char *models)
+{
+	if (!models || !*models)
+		return;
+	buf_puts(b, "<h2>Memory against the counters</h2>\n<p class=\"none\">RSS fitted "
+		    "over the run's samples against each counter or gauge alone (least "
+		    "squares, 95% intervals, the best lag of 0..20 samples: "
+		    "<code>rsswatch model RUN 'rss ~ counter.NAME'</code>).</p>\n"
+		    "<div class=\"wide\"><pre>");
+	xml_text(b, models);
+	buf_puts(b, "</pre></div>\n");
+}
+
+/* The same chart with a set's members stacked in place of anon/file/shmem, without the
+ * panels under it (they are in the chart above). */
+static void by_process_section(struct buf *b, const struct chart_run *r, const struct chart_opts *o,
+			       const struct proc_stack *stack)
+{
+	if (!stack || !stack->nt || !stack->nlayers)
+		return;
+	struct chart_run sr = *r;
+	struct chart_opts so = *o;
+	sr.stack = stack;
+	sr.counters = NULL;
+	sr.ncounters = 0;
+	so.title = NULL;
+	so.no_context = 1;
+	buf_puts(b, "<h2>Memory by process</h2>\n<figure class=\"by-process\">\n");
+	svg_chart(b, &sr, 1, &so, NULL);
+	buf_puts(b, "</figure>\n");
+}
+
+static void events_section(struct buf *b, const struct chart_run *r)
+{
+	char v[64];
 	buf_puts(b, "<h2>Events</h2>\n");
-	if (r->nevents) {
-		buf_puts(b, "<table>\n<thead><tr><th>Time</th><th>Event</th><th>PID</th><th>Detail</th></tr></thead>\n<tbody>\n");
-		for (size_t i = 0; i < r->nevents; i++) {
-			const struct event *e = &r->events[i];
-			buf_printf(b, "<tr><td>+%s</td><td>", fmt_duration(v, sizeof(v), e->t - run->started_at));
-			xml_text(b, e->kind);
-			buf_puts(b, "</td><td>");
-			if (e->pid > 0)
-				buf_printf(b, "%d", (int)e->pid);
-			buf_puts(b, "</td><td class=\"l\">");
-			xml_text(b, e->detail);
-			buf_puts(b, "</td></tr>\n");
-		}
-		buf_puts(b, "</tbody>\n</table>\n");
-	} else {
+	if (!r->nevents) {
 		buf_puts(b, "<p class=\"none\">No events.</p>\n");
+		return;
 	}
+	buf_puts(b, "<table>\n<thead><tr><th>Time</th><th>Event</th><th>PID</th><th>Detail</th></tr></thead>\n<tbody>\n");
+	for (size_t i = 0; i < r->nevents; i++) {
+		const struct event *e = &r->events[i];
+		buf_printf(b, "<tr><td>+%s</td><td>", fmt_duration(v, sizeof(v), e->t - r->run->started_at));
+		xml_text(b, e->kind);
+		buf_puts(b, "</td><td>");
+		if (e->pid > 0)
+			buf_printf(b, "%d", (int)e->pid);
+		buf_puts(b, "</td><td class=\"l\">");
+		xml_text(b, e->detail);
+		buf_puts(b, "</td></tr>\n");
+	}
+	buf_puts(b, "</tbody>\n</table>\n");
+}
 
+/* The run's facts as a list; the outcome with the OOM kills of others (kills). */
+static void run_section(struct buf *b, const struct run *run, const struct buf *kills)
+{
+	char v[64];
+	struct buf t = { 0 };
 	buf_puts(b, "<h2>Run</h2>\n<dl>\n");
 	snprintf(v, sizeof(v), "%lld", (long long)run->id);
 	dl_item(b, "id", v, 0);
@@ -425,13 +476,38 @@ void html_report(struct buf *b, const struct chart_run *r, const struct chart_op
 	dl_item(b, "interval", fmt_duration(v, sizeof(v), run->interval_ns), 0);
 	snprintf(v, sizeof(v), "%lld", (long long)run->samples);
 	dl_item(b, "samples", v, 0);
-	buf_reset(&t);
 	outcome_words(&t, run);
-	if (kw.len)
-		buf_printf(&t, "; %s", buf_str(&kw));
+	if (kills->len)
+		buf_printf(&t, "; %s", buf_str(kills));
 	dl_item(b, "outcome", buf_str(&t), 0);
-	buf_release(&kw);
 	buf_puts(b, "</dl>\n");
+	buf_release(&t);
+}
+
+void html_report(struct buf *b, const struct chart_run *r, const struct chart_opts *o,
+		 const struct html_procs *hp, const char *generator)
+{
+	static const struct html_procs none;
+	if (!hp)
+		hp = &none;
+	struct buf kills = { 0 };
+	oom_kills_words(&kills, r->run, hp->kills, hp->nkills);
+
+	report_head(b, r->run);
+	summary_cards(b, r, hp, &kills);
+	chart_section(b, r, o);
+	marks_section(b, r);
+	counters_section(b, r);
+	counter_models_section(b, hp->counter_models);
+	by_process_section(b, r, o, hp->stack);
+	if (hp->nprocs > 1)
+		procs_section(b, hp->procs, hp->nprocs);
+	if (hp->nkills)
+		kills_section(b, r->run, hp->kills, hp->nkills);
+	events_section(b, r);
+	run_section(b, r->run, &kills);
+	buf_release(&kills);
+
 	buf_puts(b, "<footer>");
 	if (generator) {
 		buf_puts(b, "Recorded and drawn by ");
@@ -442,5 +518,4 @@ void html_report(struct buf *b, const struct chart_run *r, const struct chart_op
 	if (r->n)
 		buf_printf(b, "<script>%s</script>\n", script);
 	buf_puts(b, "</body>\n</html>\n");
-	buf_release(&t);
 }

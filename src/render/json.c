@@ -1,5 +1,6 @@
 #include "render/json.h"
 #include "base/fmt.h"
+#include "base/parse.h"
 #include "base/utf8.h"
 #include "render/procs.h"
 
@@ -113,9 +114,9 @@ void json_run_fields(struct buf *b, const struct run *r)
 	json_time(b, r->started_at);
 	buf_puts(b, ",\"ended_at\":");
 	json_time(b, r->ended_at);
-	buf_printf(b, ",\"duration_s\":%.3f", (double)((r->ended_at ? r->ended_at : r->last_at ? r->last_at : r->started_at) - r->started_at) / 1e9);
+	buf_printf(b, ",\"duration_s\":%.3f", (double)((r->ended_at ? r->ended_at : r->last_at ? r->last_at : r->started_at) - r->started_at) / NS_PER_S);
 	buf_printf(b, ",\"interval_s\":%.6g,\"samples\":%lld,\"outcome\":",
-		   (double)r->interval_ns / 1e9, (long long)r->samples);
+		   (double)r->interval_ns / NS_PER_S, (long long)r->samples);
 	json_str(b, r->outcome);
 	buf_puts(b, ",\"exit_code\":");
 	json_opt_int(b, r->exit_code, r->exit_code >= 0);
@@ -154,7 +155,7 @@ void json_run_fields(struct buf *b, const struct run *r)
 	int eta = r->min_eta_limit[0] != '\0';
 	buf_puts(b, ",\"min_eta_s\":");
 	if (eta)
-		buf_printf(b, "%.1f", (double)r->min_eta_ns / 1e9);
+		buf_printf(b, "%.1f", (double)r->min_eta_ns / NS_PER_S);
 	else
 		buf_puts(b, "null");
 	buf_puts(b, ",\"min_eta_at\":");
@@ -170,7 +171,7 @@ static void json_kill(struct buf *b, const struct run *r, const struct oom_kill 
 	json_str(b, k->comm);
 	buf_puts(b, ",\"time\":");
 	json_time(b, k->t);
-	buf_printf(b, ",\"elapsed_s\":%.3f", (double)(k->t - r->started_at) / 1e9);
+	buf_printf(b, ",\"elapsed_s\":%.3f", (double)(k->t - r->started_at) / NS_PER_S);
 	buf_printf(b, ",\"anon_rss_bytes\":%llu,\"file_rss_bytes\":%llu,\"shmem_rss_bytes\":%llu,"
 		      "\"total_vm_bytes\":%llu,\"memcg\":", (unsigned long long)k->anon_rss,
 		   (unsigned long long)k->file_rss, (unsigned long long)k->shmem_rss,
@@ -193,7 +194,7 @@ void json_oom_kills(struct buf *b, const struct run *r, const struct oom_kill *k
 		buf_printf(b, "{\"pid\":%d,\"comm\":null,\"time\":", (int)r->pid);
 		json_time(b, r->oom_at);
 		buf_printf(b, ",\"elapsed_s\":%.3f,\"anon_rss_bytes\":",
-			   (double)(r->oom_at - r->started_at) / 1e9);
+			   (double)(r->oom_at - r->started_at) / NS_PER_S);
 		json_opt_int(b, (long long)r->oom_anon_rss, r->oom_rss_known);
 		buf_puts(b, ",\"file_rss_bytes\":null,\"shmem_rss_bytes\":null,"
 			    "\"total_vm_bytes\":null,\"memcg\":");
@@ -210,9 +211,9 @@ void json_processes(struct buf *b, const struct proc_summary *p, size_t n)
 		buf_printf(b, "%s{\"pid\":%d,\"ppid\":%d,\"comm\":", i ? "," : "", (int)p[i].pid,
 			   (int)p[i].ppid);
 		json_str(b, p[i].comm);
-		buf_printf(b, ",\"started_s\":%.3f,\"ended_s\":", (double)p[i].first_ns / 1e9);
+		buf_printf(b, ",\"started_s\":%.3f,\"ended_s\":", (double)p[i].first_ns / NS_PER_S);
 		if (p[i].end_ns >= 0)
-			buf_printf(b, "%.3f", (double)p[i].end_ns / 1e9);
+			buf_printf(b, "%.3f", (double)p[i].end_ns / NS_PER_S);
 		else
 			buf_puts(b, "null");
 		buf_printf(b, ",\"peak_rss_bytes\":%llu,\"peak_exact\":%s,\"peak_source\":",

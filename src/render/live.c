@@ -1,5 +1,6 @@
 #include "render/live.h"
 #include "base/fmt.h"
+#include "base/parse.h"
 #include "render/counters.h"
 
 #include <signal.h>
@@ -47,7 +48,7 @@ void live_eta(struct buf *b, double eta_s, const char *limit)
 	char d[32];
 	if (eta_s < 0)
 		return;
-	double ns = eta_s * 1e9;
+	double ns = eta_s * NS_PER_S;
 	buf_printf(b, ", full in ~%s (%s)", fmt_duration(d, sizeof(d), ns > 9e18 ? INT64_MAX : (int64_t)ns),
 		   limit);
 }
@@ -59,7 +60,7 @@ void live_context(struct buf *b, const struct sample *prev, const struct sample 
 	double dt = (double)(s->elapsed_ns - prev->elapsed_ns);
 	uint64_t cpu = s->cpu_user_ns + s->cpu_sys_ns, cpu0 = prev->cpu_user_ns + prev->cpu_sys_ns;
 	double pct = cpu > cpu0 ? (double)(cpu - cpu0) * 100.0 / dt : 0;
-	double maj = s->majflt > prev->majflt ? (double)(s->majflt - prev->majflt) * 1e9 / dt : 0;
+	double maj = s->majflt > prev->majflt ? (double)(s->majflt - prev->majflt) * NS_PER_S / dt : 0;
 	buf_printf(b, " cpu %.0f%% majflt %.0f/s", pct, maj);
 }
 

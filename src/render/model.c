@@ -1,5 +1,6 @@
 #include "render/model.h"
 #include "base/fmt.h"
+#include "base/parse.h"
 #include "base/util.h"
 #include "render/json.h"
 #include "render/svg.h"
@@ -327,11 +328,11 @@ void model_counters_json(struct buf *b, const struct counter_model *m)
 	if (fitted(m->status)) {
 		json_fit(b, &m->f, &m->fit, m->tq);
 		buf_printf(b, ",\"lag_samples\":%zu,\"lag_s\":%.3f,\"lags_tried\":%zu,\"r2_lag0\":",
-			   m->lag, (double)m->lag_ns / 1e9, m->lags_tried);
+			   m->lag, (double)m->lag_ns / NS_PER_S, m->lags_tried);
 		json_number(b, m->r2_lag0);
 	}
 	buf_printf(b, ",\"peak_bytes\":%llu,\"peak_elapsed_s\":%.3f,\"peak_after_mark\":",
-		   (unsigned long long)m->peak, (double)m->peak_ns / 1e9);
+		   (unsigned long long)m->peak, (double)m->peak_ns / NS_PER_S);
 	if (m->mark_before)
 		json_str(b, m->mark_before);
 	else
@@ -439,24 +440,25 @@ static const char *figure_words(const char *lhs)
 		: strcmp(lhs, "cgroup_peak") == 0 ? "cgroup peak" : lhs;
 }
 
-void model_runs_svg(struct buf *b, const struct runs_model *m, int W, int H)
-{
-	char a[64], c[64], lab[64];
-	const char *term = m->f.terms[0];
-	int fit_ok = fitted(m->status), xbytes = is_bytes_term(term);
-	struct fig g;
-	if (W <= 0)
-		W = 960;
-	if (H <= 0)
-		H = 560;
+/* What a chart of the model draws, decided before drawing. */
+struct model_view {
+	const char *term;	/* the first term: the x axis */
+	int fit_ok, xbytes;	/* a line was fitted; the term is in bytes */
+	int budget_in;		/* the budget is drawn (predicted against, or near the runs) */
+	enum unit yu;
+	double ystep;
+	size_t ylab_w;		/* characters of the widest y label */
+};
 
-	/* The domain: every run, the prediction, zero when it is near, and the budget when
-	 * it is predicted against or not far above the runs. */
+/* The domain: every run, the prediction, zero when it is near, and the budget when it
+ * is predicted against or not far above the runs. Sets g's value ranges. */
+static void model_domain(const struct runs_model *m, struct model_view *v, struct fig *g)
+{
 	double xmin = 0, xmax = 1, ymax = 0;
 	for (size_t i = 0; i < m->nobs; i++) {
-		double v = m->obs[i].x[0], y = fit_ok ? adjusted(m, &m->obs[i]) : m->obs[i].y;
-		xmin = i == 0 || v < xmin ? v : xmin;
-		xmax = i == 0 || v > xmax ? v : xmax;
+		double x = m->obs[i].x[0], y = v->fit_ok ? adjusted(m, &m->obs[i]) : m->obs[i].y;
+		xmin = i == 0 || x < xmin ? x : xmin;
+		xmax = i == 0 || x > xmax ? x : xmax;
 		ymax = y > ymax ? y : ymax;
 	}
 	if (m->predicted) {
@@ -468,38 +470,64 @@ void model_runs_svg(struct buf *b, const struct runs_model *m, int W, int H)
 	if (xmax <= xmin)
 		xmax = xmin + 1;
 	double pad = (xmax - xmin) * 0.04;
-	g.xlo = xmin >= 0 && xmin - pad < 0 ? xmin - pad * 0.5 : xmin - pad;
-	g.xhi = xmax + pad;
+	g->xlo = xmin >= 0 && xmin - pad < 0 ? xmin - pad * 0.5 : xmin - pad;
+	g->xhi = xmax + pad;
 	double data_top = ymax;
-	if (fit_ok)
+	if (v->fit_ok)
 		for (int i = 0; i <= 20; i++) {
-			double hm, ho, v = g.xlo + (g.xhi - g.xlo) * i / 20;
-			double y = along(m, v, &hm, &ho) + ho;
+			double hm, ho, x = g->xlo + (g->xhi - g->xlo) * i / 20;
+			double y = along(m, x, &hm, &ho) + ho;
 			ymax = y > ymax ? y : ymax;
 		}
-	int budget_in = m->budget && (m->predicted || (double)m->budget <= 3 * (data_top > 0 ? data_top : 1));
-	if (budget_in && (double)m->budget > ymax)
+	v->budget_in = m->budget && (m->predicted || (double)m->budget <= 3 * (data_top > 0 ? data_top : 1));
+	if (v->budget_in && (double)m->budget > ymax)
 		ymax = (double)m->budget;
 	if (ymax <= 0)
 		ymax = 1024 * 1024;
-	enum unit yu = unit_for((uint64_t)ymax);
-	double ub = (double)(1ULL << (10 * yu));
-	double ystep = nice_step(ymax / ub, 6) * ub;
-	g.ytop = ceil(ymax * 1.04 / ystep) * ystep;
-	size_t ylab_w = 1;
-	for (double v = 0; v <= g.ytop + ystep / 2; v += ystep) {
-		svg_tick_bytes(lab, sizeof(lab), v, yu, ystep);
-		ylab_w = strlen(lab) > ylab_w ? strlen(lab) : ylab_w;
+	v->yu = unit_for((uint64_t)ymax);
+	double ub = (double)(1ULL << (10 * v->yu));
+	v->ystep = nice_step(ymax / ub, 6) * ub;
+	g->ytop = ceil(ymax * 1.04 / v->ystep) * v->ystep;
+	char lab[64];
+	v->ylab_w = 1;
+	for (double y = 0; y <= g->ytop + v->ystep / 2; y += v->ystep) {
+		svg_tick_bytes(lab, sizeof(lab), y, v->yu, v->ystep);
+		v->ylab_w = strlen(lab) > v->ylab_w ? strlen(lab) : v->ylab_w;
 	}
-	g.x0 = 34 + SVG_CHAR_W * (double)ylab_w + 8;
-	g.x1 = W - 24;
-	g.y0 = 78;
-	g.y1 = H - 58;
+}
 
-	buf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"rsw-model\" width=\"%d\" "
-		   "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"" SVG_FONT "\" font-size=\"11\" "
-		   "fill=\"#333\">\n<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", W, H, W, H, W, H);
-	/* Title: the model, then the fit in words. */
+/* The fit in words: the line's equation and R², and what was predicted, or why
+ * nothing was fitted. */
+static void fit_words(struct buf *t, const struct runs_model *m, const struct model_view *v)
+{
+	char a[64];
+	if (!v->fit_ok) {
+		buf_puts(t, m->status == MODEL_TOO_FEW ? "too few runs to fit" :
+			     "cannot fit: the term does not vary");
+		return;
+	}
+	buf_printf(t, "%s = %s", m->f.lhs, sbytes(a, sizeof(a), m->fit.beta[0], 0));
+	for (size_t j = 0; j < m->f.k; j++) {
+		double c = fabs(m->fit.beta[j + 1]);
+		buf_printf(t, " %c ", m->fit.beta[j + 1] < 0 ? '-' : '+');
+		if (is_bytes_term(m->f.terms[j]))
+			buf_printf(t, "%.4g", c);	/* bytes per byte: a ratio */
+		else
+			buf_puts(t, sbytes(a, sizeof(a), c, 0));
+		buf_printf(t, " × %s", m->f.terms[j]);
+	}
+	buf_printf(t, ", R² %.4f", m->fit.r2);
+	if (m->status == MODEL_POOR)
+		buf_puts(t, ": too poor a fit to predict from");
+	else if (m->predicted && !m->none_fits) {
+		buf_printf(t, "; largest %s that fits: ", v->term);
+		x_value(t, m->x_fit, v->xbytes);
+	}
+}
+
+/* The title (the model), the fit in words under it, and the legend. */
+static void model_head(struct buf *b, const struct runs_model *m, const struct model_view *v, int W)
+{
 	struct buf t = { 0 };
 	buf_printf(&t, "%s ~", m->f.lhs);
 	for (size_t j = 0; j < m->f.k; j++)
@@ -509,33 +537,12 @@ void model_runs_svg(struct buf *b, const struct runs_model *m, int W, int H)
 	xml_text_trunc(b, buf_str(&t), (size_t)((W - 32) / 7.5));
 	buf_puts(b, "</text>\n");
 	buf_reset(&t);
-	if (fit_ok) {
-		buf_printf(&t, "%s = %s", m->f.lhs, sbytes(a, sizeof(a), m->fit.beta[0], 0));
-		for (size_t j = 0; j < m->f.k; j++) {
-			double v = fabs(m->fit.beta[j + 1]);
-			buf_printf(&t, " %c ", m->fit.beta[j + 1] < 0 ? '-' : '+');
-			if (is_bytes_term(m->f.terms[j]))
-				buf_printf(&t, "%.4g", v);	/* bytes per byte: a ratio */
-			else
-				buf_puts(&t, sbytes(a, sizeof(a), v, 0));
-			buf_printf(&t, " × %s", m->f.terms[j]);
-		}
-		buf_printf(&t, ", R² %.4f", m->fit.r2);
-		if (m->status == MODEL_POOR)
-			buf_puts(&t, ": too poor a fit to predict from");
-		else if (m->predicted && !m->none_fits) {
-			buf_printf(&t, "; largest %s that fits: ", term);
-			x_value(&t, m->x_fit, xbytes);
-		}
-	} else {
-		buf_puts(&t, m->status == MODEL_TOO_FEW ? "too few runs to fit" :
-			     "cannot fit: the term does not vary");
-	}
+	fit_words(&t, m, v);
 	buf_puts(b, "<text x=\"16\" y=\"40\" fill=\"#444\">");
 	xml_text_trunc(b, buf_str(&t), (size_t)((W - 32) / SVG_CHAR_W));
 	buf_puts(b, "</text>\n");
+	buf_release(&t);
 
-	/* Legend. */
 	double lx = 16, ly = 60;
 	struct { const char *text; const char *svg; } leg[] = {
 		{ "runs", "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#1d4e89\"/>" },
@@ -545,100 +552,118 @@ void model_runs_svg(struct buf *b, const struct runs_model *m, int W, int H)
 		{ "budget", "<path d=\"M%.1f %.1fh16\" stroke=\"#c0392b\" stroke-width=\"1.5\" stroke-dasharray=\"5 3\"/>" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(leg); i++) {
-		if ((i >= 1 && i <= 3 && !fit_ok) || (i == 3 && !m->fit.df) || (i == 2 && !m->fit.df) ||
-		    (i == 4 && !budget_in))
+		if ((i >= 1 && i <= 3 && !v->fit_ok) || (i == 3 && !m->fit.df) || (i == 2 && !m->fit.df) ||
+		    (i == 4 && !v->budget_in))
 			continue;
 		int circle = i == 0, rect = i == 2 || i == 3;
 		buf_printf(b, leg[i].svg, circle ? lx + 8 : lx, circle || !rect ? ly : ly - 4.5);
 		buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", lx + 22, ly + 4, leg[i].text);
 		lx += 22 + SVG_CHAR_W * (double)strlen(leg[i].text) + 18;
 	}
+}
 
-	/* Y axis: bytes. */
+/* The y axis (bytes of the figure modelled) and the x axis (the first term's own
+ * values: bytes in a nice step of the unit of the largest, else plain numbers). */
+static void model_axes(struct buf *b, const struct runs_model *m, const struct model_view *v,
+		       const struct fig *g)
+{
+	char lab[64];
 	buf_puts(b, "<g class=\"axis-y\" text-anchor=\"end\">\n");
-	for (double v = 0; v <= g.ytop + ystep / 2; v += ystep) {
-		svg_tick_bytes(lab, sizeof(lab), v, yu, ystep);
+	for (double y = 0; y <= g->ytop + v->ystep / 2; y += v->ystep) {
+		svg_tick_bytes(lab, sizeof(lab), y, v->yu, v->ystep);
 		buf_printf(b, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
-			   g.x0, fy(&g, v), g.x1, v == 0 ? "#999" : "#e6e6e6", g.x0 - 6, fy(&g, v) + 4, lab);
+			   g->x0, fy(g, y), g->x1, y == 0 ? "#999" : "#e6e6e6", g->x0 - 6, fy(g, y) + 4, lab);
 	}
 	buf_printf(b, "<text transform=\"translate(16 %.1f) rotate(-90)\" text-anchor=\"middle\" fill=\"#666\">",
-		   (g.y0 + g.y1) / 2);
+		   (g->y0 + g->y1) / 2);
 	xml_text(b, figure_words(m->f.lhs));
 	buf_puts(b, "</text>\n</g>\n");
 
-	/* X axis: the first term's own values. */
-	int target = (int)((g.x1 - g.x0) / 80);
-	/* bytes: a nice step in the unit of the largest value (1, 2, 2.5, 5 x 10^k MiB) */
-	enum unit xu = unit_for((uint64_t)fmax(fabs(g.xhi), fabs(g.xlo)));
-	double xub = xbytes ? (double)(1ULL << (10 * xu)) : 1;
-	double xstep = nice_step((g.xhi - g.xlo) / xub, target < 2 ? 2 : target) * xub;
-	if (!xbytes && m->integer && xstep < 1)
+	int target = (int)((g->x1 - g->x0) / 80);
+	enum unit xu = unit_for((uint64_t)fmax(fabs(g->xhi), fabs(g->xlo)));
+	double xub = v->xbytes ? (double)(1ULL << (10 * xu)) : 1;
+	double xstep = nice_step((g->xhi - g->xlo) / xub, target < 2 ? 2 : target) * xub;
+	if (!v->xbytes && m->integer && xstep < 1)
 		xstep = 1;
 	buf_puts(b, "<g class=\"axis-x\" text-anchor=\"middle\">\n");
-	buf_printf(b, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"#999\"/>\n", g.x0, g.y1, g.x1);
-	for (double v = ceil(g.xlo / xstep) * xstep; v <= g.xhi + xstep * 1e-9; v += xstep) {
-		x_tick(lab, sizeof(lab), v, xstep, xbytes, xu);
+	buf_printf(b, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"#999\"/>\n", g->x0, g->y1, g->x1);
+	for (double x = ceil(g->xlo / xstep) * xstep; x <= g->xhi + xstep * 1e-9; x += xstep) {
+		x_tick(lab, sizeof(lab), x, xstep, v->xbytes, xu);
 		buf_printf(b, "<path d=\"M%.1f %.1fv5\" stroke=\"#999\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
-			   fx(&g, v), g.y1, fx(&g, v), g.y1 + 17, lab);
+			   fx(g, x), g->y1, fx(g, x), g->y1 + 17, lab);
 	}
-	buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#666\">", (g.x0 + g.x1) / 2, g.y1 + 38);
-	xml_text(b, term);
+	buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#666\">", (g->x0 + g->x1) / 2, g->y1 + 38);
+	xml_text(b, v->term);
 	if (m->f.k > 1)
 		buf_printf(b, " (points and line at run %lld's other terms)", (long long)m->obs[0].run_id);
 	buf_puts(b, "</text>\n</g>\n");
+}
 
-	/* The bands and the line, clipped to the plot. */
+/* The bands and the line, clipped to the plot. */
+static void model_line(struct buf *b, const struct runs_model *m, const struct model_view *v,
+		       const struct fig *g)
+{
 	buf_printf(b, "<clipPath id=\"rsw-model-plot\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 		   "height=\"%.1f\"/></clipPath>\n<g clip-path=\"url(#rsw-model-plot)\">\n",
-		   g.x0, g.y0, g.x1 - g.x0, g.y1 - g.y0);
-	if (fit_ok) {
+		   g->x0, g->y0, g->x1 - g->x0, g->y1 - g->y0);
+	if (v->fit_ok) {
 		if (m->fit.df) {
-			band_path(b, m, &g, 1, "#dbe7f4");
-			band_path(b, m, &g, 0, "#7fa6d1");
+			band_path(b, m, g, 1, "#dbe7f4");
+			band_path(b, m, g, 0, "#7fa6d1");
 		}
 		double hm, ho;
 		buf_printf(b, "<path d=\"M%.1f %.1fL%.1f %.1f\" stroke=\"#1d4e89\" stroke-width=\"2\"/>\n",
-			   fx(&g, g.xlo), fy(&g, along(m, g.xlo, &hm, &ho)), fx(&g, g.xhi),
-			   fy(&g, along(m, g.xhi, &hm, &ho)));
+			   fx(g, g->xlo), fy(g, along(m, g->xlo, &hm, &ho)), fx(g, g->xhi),
+			   fy(g, along(m, g->xhi, &hm, &ho)));
 	}
 	buf_puts(b, "</g>\n");
+}
 
-	/* The budget, and where the largest value that fits is. */
-	if (budget_in) {
-		double by = fy(&g, (double)m->budget);
+/* The budget at the left end (the line rises away from it), and a marker at the largest
+ * value that fits with its label at the marker's foot, where the line is far above. */
+static void model_budget(struct buf *b, const struct runs_model *m, const struct model_view *v,
+			 const struct fig *g)
+{
+	char a[64];
+	if (v->budget_in) {
+		double by = fy(g, (double)m->budget);
 		buf_printf(b, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"#c0392b\" stroke-width=\"1.5\" "
-			   "stroke-dasharray=\"5 3\"/>\n", g.x0, by, g.x1);
-		/* at the left end: the line rises away from it */
+			   "stroke-dasharray=\"5 3\"/>\n", g->x0, by, g->x1);
 		buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#c0392b\">budget %s%s</text>\n",
-			   g.x0 + 6, by < g.y0 + 14 ? by + 14 : by - 5, sbytes(a, sizeof(a), (double)m->budget, 0),
+			   g->x0 + 6, by < g->y0 + 14 ? by + 14 : by - 5, sbytes(a, sizeof(a), (double)m->budget, 0),
 			   m->budget_src == BUDGET_CGROUP ? " (cgroup limit)" :
 			   m->budget_src == BUDGET_MEMTOTAL ? " (MemTotal)" : "");
 	}
-	if (m->predicted && !m->none_fits) {
-		double vx = fx(&g, m->x_fit), top = fy(&g, m->need_fit);
-		buf_printf(b, "<path d=\"M%.1f %.1fV%.1f\" stroke=\"#2a7f3f\" stroke-dasharray=\"2 3\"/>"
-			   "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"#2a7f3f\"/>\n", vx, g.y1, top, vx, top);
-		buf_reset(&t);
-		buf_printf(&t, "%s=", term);
-		x_value(&t, m->x_fit, xbytes);
-		buf_printf(&t, " fits (needs up to %s)", sbytes(c, sizeof(c), m->need_fit, 0));
-		/* at the foot of the marker, where the line (rising) is far above */
-		double tw = SVG_CHAR_W * (double)utf8_chars(buf_str(&t));
-		int left = vx + 6 + tw > g.x1;
-		double ty = g.y1 - 8;
-		buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#2a7f3f\"%s>", left ? vx - 6 : vx + 6, ty,
-			   left ? " text-anchor=\"end\"" : "");
-		xml_text(b, buf_str(&t));
-		buf_puts(b, "</text>\n");
-	}
+	if (!m->predicted || m->none_fits)
+		return;
+	double vx = fx(g, m->x_fit), top = fy(g, m->need_fit);
+	buf_printf(b, "<path d=\"M%.1f %.1fV%.1f\" stroke=\"#2a7f3f\" stroke-dasharray=\"2 3\"/>"
+		   "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"#2a7f3f\"/>\n", vx, g->y1, top, vx, top);
+	struct buf t = { 0 };
+	buf_printf(&t, "%s=", v->term);
+	x_value(&t, m->x_fit, v->xbytes);
+	buf_printf(&t, " fits (needs up to %s)", sbytes(a, sizeof(a), m->need_fit, 0));
+	double tw = SVG_CHAR_W * (double)utf8_chars(buf_str(&t));
+	int left = vx + 6 + tw > g->x1;
+	buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#2a7f3f\"%s>", left ? vx - 6 : vx + 6, g->y1 - 8,
+		   left ? " text-anchor=\"end\"" : "");
+	xml_text(b, buf_str(&t));
+	buf_puts(b, "</text>\n");
+	buf_release(&t);
+}
 
-	/* The runs, each with its figures on hover. */
+/* The runs, each with its figures on hover; a budget above the chart said in words. */
+static void model_points(struct buf *b, const struct runs_model *m, const struct model_view *v,
+			 const struct fig *g)
+{
+	char a[64], c[64];
+	struct buf t = { 0 };
 	buf_puts(b, "<g class=\"runs\">\n");
 	for (size_t i = 0; i < m->nobs; i++) {
 		const struct model_obs *o = &m->obs[i];
-		double y = fit_ok ? adjusted(m, o) : o->y;
+		double y = v->fit_ok ? adjusted(m, o) : o->y;
 		buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#1d4e89\" stroke=\"#fff\">"
-			   "<title>", fx(&g, o->x[0]), fy(&g, y));
+			   "<title>", fx(g, o->x[0]), fy(g, y));
 		buf_reset(&t);
 		buf_printf(&t, "run %lld: ", (long long)o->run_id);
 		for (size_t j = 0; j < m->f.k; j++) {
@@ -647,17 +672,44 @@ void model_runs_svg(struct buf *b, const struct runs_model *m, int W, int H)
 			buf_putc(&t, ' ');
 		}
 		buf_printf(&t, "%s %s", m->f.lhs, sbytes(a, sizeof(a), o->y, 0));
-		if (fit_ok)
+		if (v->fit_ok)
 			buf_printf(&t, ", residual %s", sbytes(c, sizeof(c), o->resid, 1));
 		xml_text(b, buf_str(&t));
 		buf_puts(b, "</title></circle>\n");
 	}
 	buf_puts(b, "</g>\n");
-	if (m->budget && !budget_in) {
-		buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#c0392b\">budget %s: "
-			   "above the chart</text>\n", g.x1 - 4, g.y0 + 12,
-			   sbytes(a, sizeof(a), (double)m->budget, 0));
-	}
-	buf_puts(b, "</svg>\n");
 	buf_release(&t);
+	if (m->budget && !v->budget_in)
+		buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#c0392b\">budget %s: "
+			   "above the chart</text>\n", g->x1 - 4, g->y0 + 12,
+			   sbytes(a, sizeof(a), (double)m->budget, 0));
+}
+
+void model_runs_svg(struct buf *b, const struct runs_model *m, int W, int H)
+{
+	struct model_view v;
+	struct fig g;
+	memset(&v, 0, sizeof(v));
+	v.term = m->f.terms[0];
+	v.fit_ok = fitted(m->status);
+	v.xbytes = is_bytes_term(v.term);
+	if (W <= 0)
+		W = 960;
+	if (H <= 0)
+		H = 560;
+	model_domain(m, &v, &g);
+	g.x0 = 34 + SVG_CHAR_W * (double)v.ylab_w + 8;
+	g.x1 = W - 24;
+	g.y0 = 78;
+	g.y1 = H - 58;
+
+	buf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"rsw-model\" width=\"%d\" "
+		   "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"" SVG_FONT "\" font-size=\"11\" "
+		   "fill=\"#333\">\n<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", W, H, W, H, W, H);
+	model_head(b, m, &v, W);
+	model_axes(b, m, &v, &g);
+	model_line(b, m, &v, &g);
+	model_budget(b, m, &v, &g);
+	model_points(b, m, &v, &g);
+	buf_puts(b, "</svg>\n");
 }

@@ -1,5 +1,6 @@
 #include "render/rows.h"
 #include "base/fmt.h"
+#include "base/parse.h"
 #include "render/json.h"
 
 #include <stdio.h>
@@ -86,8 +87,8 @@ void row_column(struct row *w, const struct store_column *c, const void *row)
 		row_raw(w, c->export_name, v);
 	} else if (c->export_fmt == EXPORT_NS_AS_S) {
 		uint64_t ns = (uint64_t)store_column_i64(c, row);
-		snprintf(v, sizeof(v), "%llu.%03llu", (unsigned long long)(ns / 1000000000),
-			 (unsigned long long)(ns % 1000000000 / 1000000));
+		snprintf(v, sizeof(v), "%llu.%03llu", (unsigned long long)(ns / NS_PER_S),
+			 (unsigned long long)(ns % NS_PER_S / 1000000));
 		row_raw(w, c->export_name, v);
 	} else {
 		row_u64(w, c->export_name, (uint64_t)store_column_i64(c, row));
@@ -115,7 +116,7 @@ void proc_row(struct buf *b, int jsonl, int64_t started_at, int64_t elapsed_ns,
 	struct row w;
 	row_begin(&w, b, jsonl);
 	row_str(&w, "time", fmt_iso8601(t, sizeof(t), started_at + elapsed_ns));
-	snprintf(t, sizeof(t), "%.3f", (double)elapsed_ns / 1e9);
+	snprintf(t, sizeof(t), "%.3f", (double)elapsed_ns / NS_PER_S);
 	row_raw(&w, "elapsed_s", t);
 	for (size_t i = 0; i < store_proc_sample_table.ncols; i++)
 		if (store_proc_sample_table.cols[i].export_name)

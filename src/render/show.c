@@ -3,6 +3,7 @@
  * processes of a set, events and a chart of RSS, as text or as one JSON object. */
 #include "render/show.h"
 #include "base/fmt.h"
+#include "base/parse.h"
 #include "base/util.h"
 #include "render/counters.h"
 #include "render/json.h"
@@ -64,7 +65,7 @@ static void pressure_line(struct buf *b, const struct pressure *psi)
  * last sample that had them, and the highest major-fault rate over windows of at
  * least CTX_WINDOW_NS (a sample carries the last stat read, so rates between two
  * samples closer than a clock tick would be noise). */
-#define CTX_WINDOW_NS 1000000000LL
+#define CTX_WINDOW_NS NS_PER_S
 struct context {
 	int have_cpu, have_io;
 	int64_t t_first, t_last;
@@ -94,7 +95,7 @@ static void context_add(struct context *c, const struct sample *s)
 		c->majflt = s->majflt;
 		int64_t dt = s->elapsed_ns - c->win_t;
 		if (dt >= CTX_WINDOW_NS) {
-			double r = (double)(s->majflt - c->win_maj) * 1e9 / (double)dt;
+			double r = (double)(s->majflt - c->win_maj) * NS_PER_S / (double)dt;
 			if (s->majflt >= c->win_maj && r > c->maj_peak)
 				c->maj_peak = r;
 			c->maj_rated = 1;
@@ -132,8 +133,8 @@ static void context_figures(const struct run *r, const struct context *c,
 	int launched = strcmp(r->mode, "command") == 0;
 	int64_t span = launched ? c->t_last : c->t_last - c->t_first;
 	memset(f, 0, sizeof(*f));
-	f->user_s = (double)(launched ? c->user : grown(c->user, c->user0)) / 1e9;
-	f->sys_s = (double)(launched ? c->sys : grown(c->sys, c->sys0)) / 1e9;
+	f->user_s = (double)(launched ? c->user : grown(c->user, c->user0)) / NS_PER_S;
+	f->sys_s = (double)(launched ? c->sys : grown(c->sys, c->sys0)) / NS_PER_S;
 	f->minflt = launched ? c->minflt : grown(c->minflt, c->min0);
 	f->majflt = launched ? c->majflt : grown(c->majflt, c->maj0);
 	f->rd = launched ? c->rd : grown(c->rd, c->rd0);
@@ -141,7 +142,7 @@ static void context_figures(const struct run *r, const struct context *c,
 	if (span > 0)
 		f->avg_pct = (f->user_s + f->sys_s) * 1e11 / (double)span;
 	/* A run shorter than a window: its own average rate. */
-	f->maj_peak = c->maj_rated ? c->maj_peak : span > 0 ? (double)f->majflt * 1e9 / (double)span : 0;
+	f->maj_peak = c->maj_rated ? c->maj_peak : span > 0 ? (double)f->majflt * NS_PER_S / (double)span : 0;
 }
 
 static void context_line(struct buf *b, const struct run *r, const struct context *c)
@@ -361,7 +362,7 @@ void show_json(struct buf *b, const struct show_run *sh, const struct show_figur
 		/* A launched program can mark a moment before the run's first sample; such a
 		 * mark is at 0 on the run's time axis (its own time is in "time"). */
 		int64_t el = m[i].t > r->started_at ? m[i].t - r->started_at : 0;
-		buf_printf(b, ",\"elapsed_s\":%.3f,\"label\":", (double)el / 1e9);
+		buf_printf(b, ",\"elapsed_s\":%.3f,\"label\":", (double)el / NS_PER_S);
 		json_str(b, m[i].label);
 		buf_putc(b, '}');
 	}

@@ -5,12 +5,12 @@
 
 #include <string.h>
 
-void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss,
-		  const struct oom_kill *kills, size_t nkills)
+/* Who the run was: its id and label, parameters, target (a set's totals noted), when it
+ * started, for how long and how often it sampled. */
+static void summary_head(struct buf *b, const struct run *r)
 {
 	char a[48], c[48], d[48];
 	int64_t end = r->ended_at ? r->ended_at : r->last_at ? r->last_at : r->started_at;
-
 	buf_printf(b, "run       %lld", (long long)r->id);
 	if (r->label[0]) {
 		buf_puts(b, "  \"");
@@ -24,7 +24,6 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss,
 		buf_putc(b, '\n');
 	}
 	int cgroup_mode = r->mode && strcmp(r->mode, "cgroup") == 0;
-	int set = run_is_set(r);
 	buf_puts(b, cgroup_mode ? "target    memory cgroup " : "target    ");
 	buf_put_printable(b, r->target);
 	if (cgroup_mode)
@@ -46,6 +45,15 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss,
 		   fmt_duration(c, sizeof(c), end - r->started_at), (long long)r->samples,
 		   r->samples == 1 ? "" : "s",
 		   fmt_duration(d, sizeof(d), r->interval_ns));
+}
+
+/* The run's peak (where it came from, and the highest sample when the peak is above
+ * it), an older peak above it, a set's largest process, and whether a set's peaks are
+ * exact. */
+static void summary_peaks(struct buf *b, const struct run *r, uint64_t max_sampled_rss)
+{
+	char a[48], c[48], d[48];
+	int set = run_is_set(r);
 	if (r->samples) {
 		buf_printf(b, "peak      %s at %s (+%s)", fmt_bytes(a, sizeof(a), r->peak_rss),
 			   fmt_hms(c, sizeof(c), r->peak_rss_at),
@@ -72,30 +80,44 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss,
 	if (set && !r->exit_records && r->samples)
 		buf_puts(b, "note      peaks of processes that ended between samples are sampled only "
 			    "(not exact)\n");
-	if (r->samples) {
-		if (r->peak_gpu >= 0)
-			buf_printf(b, "gpu peak  %s at %s (+%s)\n", fmt_bytes(a, sizeof(a), (uint64_t)r->peak_gpu),
-				   fmt_hms(c, sizeof(c), r->peak_gpu_at),
-				   fmt_duration(d, sizeof(d), r->peak_gpu_at - r->started_at));
-		if (r->peak_cgroup) {
-			buf_printf(b, "cgroup    peak %s", fmt_bytes(a, sizeof(a), r->peak_cgroup));
-			if (r->cgroup_limit)
-				buf_printf(b, " of a %s limit", fmt_bytes(c, sizeof(c), r->cgroup_limit));
-			buf_printf(b, " at %s (", fmt_hms(d, sizeof(d), r->peak_cgroup_at));
-			buf_put_printable(b, r->cgroup ? r->cgroup : "");
-			buf_printf(b, "), %s\n", r->peak_cgroup_exact ? "the cgroup's own peak"
-								  : "the highest usage sampled");
-		}
-		if (r->min_eta_limit[0])
-			buf_printf(b, "eta       smallest projection: full in ~%s (%s) at %s (+%s)\n",
-				   fmt_duration(a, sizeof(a), r->min_eta_ns),
-				   strcmp(r->min_eta_limit, "cgroup") == 0 ? "cgroup limit" : "MemAvailable",
-				   fmt_hms(c, sizeof(c), r->min_eta_at),
-				   fmt_duration(d, sizeof(d), r->min_eta_at - r->started_at));
-		buf_printf(b, "mean      %s, last %s\n",
-			   fmt_bytes(a, sizeof(a), (uint64_t)run_mean_rss(r)),
-			   fmt_bytes(c, sizeof(c), r->last_rss));
+}
+
+/* The other figures of a run with samples: GPU and cgroup peaks, the smallest time to
+ * exhaustion projected, the mean and the last RSS. */
+static void summary_figures(struct buf *b, const struct run *r)
+{
+	char a[48], c[48], d[48];
+	if (r->peak_gpu >= 0)
+		buf_printf(b, "gpu peak  %s at %s (+%s)\n", fmt_bytes(a, sizeof(a), (uint64_t)r->peak_gpu),
+			   fmt_hms(c, sizeof(c), r->peak_gpu_at),
+			   fmt_duration(d, sizeof(d), r->peak_gpu_at - r->started_at));
+	if (r->peak_cgroup) {
+		buf_printf(b, "cgroup    peak %s", fmt_bytes(a, sizeof(a), r->peak_cgroup));
+		if (r->cgroup_limit)
+			buf_printf(b, " of a %s limit", fmt_bytes(c, sizeof(c), r->cgroup_limit));
+		buf_printf(b, " at %s (", fmt_hms(d, sizeof(d), r->peak_cgroup_at));
+		buf_put_printable(b, r->cgroup ? r->cgroup : "");
+		buf_printf(b, "), %s\n", r->peak_cgroup_exact ? "the cgroup's own peak"
+							  : "the highest usage sampled");
 	}
+	if (r->min_eta_limit[0])
+		buf_printf(b, "eta       smallest projection: full in ~%s (%s) at %s (+%s)\n",
+			   fmt_duration(a, sizeof(a), r->min_eta_ns),
+			   strcmp(r->min_eta_limit, "cgroup") == 0 ? "cgroup limit" : "MemAvailable",
+			   fmt_hms(c, sizeof(c), r->min_eta_at),
+			   fmt_duration(d, sizeof(d), r->min_eta_at - r->started_at));
+	buf_printf(b, "mean      %s, last %s\n",
+		   fmt_bytes(a, sizeof(a), (uint64_t)run_mean_rss(r)),
+		   fmt_bytes(c, sizeof(c), r->last_rss));
+}
+
+void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss,
+		  const struct oom_kill *kills, size_t nkills)
+{
+	summary_head(b, r);
+	summary_peaks(b, r, max_sampled_rss);
+	if (r->samples)
+		summary_figures(b, r);
 	buf_puts(b, "outcome   ");
 	outcome_words(b, r);
 	struct buf k = { 0 };

@@ -1,5 +1,6 @@
 #include "render/svg.h"
 #include "base/fmt.h"
+#include "base/parse.h"
 #include "base/util.h"
 #include "render/procs.h"
 #include "render/xml.h"
@@ -10,7 +11,6 @@
 #include <string.h>
 #include <time.h>
 
-#define NS 1000000000LL
 #define CHAR_W SVG_CHAR_W
 #define FONT SVG_FONT
 
@@ -143,7 +143,7 @@ static void fmt_tick_elapsed(char *out, size_t n, double t, double step)
 
 static void fmt_tick_wall(char *out, size_t n, int64_t t_ns, double step)
 {
-	time_t sec = (time_t)(t_ns / NS);
+	time_t sec = (time_t)(t_ns / NS_PER_S);
 	struct tm tm;
 	localtime_r(&sec, &tm);
 	if (step >= 86400)
@@ -173,6 +173,9 @@ struct ctx {
 	size_t nruns;
 	const struct chart_opts *o;
 	int wall;
+	int single;		/* one run: its figures apart, its peak labelled, its panels */
+	int rug;		/* process starts and exits drawn as ticks on the time axis */
+	int width, height;	/* of the whole picture */
 	int64_t t0, t1;		/* axis domain */
 	double vmax;
 	double x0, x1, y0, y1;
@@ -341,13 +344,54 @@ static void stack_areas(struct ctx *c, const struct chart_run *r)
 	free(idx);
 }
 
-struct legend_item {
-	const char *color;
-	int kind;	/* 0 line, 1 dashed line, 2 area, 3 dotted, 4.. event symbol */
-	struct buf text;	/* escaped */
+/* How a legend item is drawn: a line, an area, or the symbol of an event kind (the
+ * event kinds in the order the legend lists them). */
+enum legend_kind {
+	LEGEND_LINE,
+	LEGEND_DASHED,	/* VmHWM */
+	LEGEND_AREA,
+	LEGEND_DOTTED,	/* PSS */
+	LEGEND_EXIT,
+	LEGEND_OOM,
+	LEGEND_WARN,
+	LEGEND_EVENT,
+	LEGEND_TICK,	/* a set's process starts and exits, as ticks on the time axis */
 };
 
-enum { SYM_EXIT = 4, SYM_OOM, SYM_WARN, SYM_OTHER, SYM_TICK };
+struct legend_item {
+	const char *color;
+	enum legend_kind kind;
+	struct buf text;	/* escaped */
+	double x, y;	/* where legend_flow put it */
+};
+
+#define LEGEND_MAX 64
+
+/* The legend: its items in the order they are drawn, at most LEGEND_MAX. */
+struct legend {
+	struct legend_item items[LEGEND_MAX];
+	size_t n;
+};
+
+/* A new item's (empty) text, or NULL when the legend is full. */
+static struct buf *legend_add(struct legend *lg, const char *color, enum legend_kind kind)
+{
+	if (lg->n >= LEGEND_MAX)
+		return NULL;
+	struct legend_item *it = &lg->items[lg->n++];
+	memset(it, 0, sizeof(*it));
+	it->color = color;
+	it->kind = kind;
+	return &it->text;
+}
+
+/* An item whose text is the renderer's own (not escaped). */
+static void legend_add_text(struct legend *lg, const char *color, enum legend_kind kind, const char *text)
+{
+	struct buf *t = legend_add(lg, color, kind);
+	if (t)
+		buf_puts(t, text);
+}
 
 /* A set's process starts and exits: beyond this many, a tick each along the bottom of
  * the plot instead of a symbol each on the line (a make -j run has hundreds). */
@@ -358,28 +402,28 @@ static int proc_event(const struct event *e)
 	return strcmp(e->kind, "proc_start") == 0 || strcmp(e->kind, "proc_exit") == 0;
 }
 
-static int event_sym(const char *kind)
+static enum legend_kind event_sym(const char *kind)
 {
 	if (strcmp(kind, "exit") == 0)
-		return SYM_EXIT;
+		return LEGEND_EXIT;
 	if (strcmp(kind, "oom_kill") == 0)
-		return SYM_OOM;
+		return LEGEND_OOM;
 	if (strcmp(kind, "warn") == 0)
-		return SYM_WARN;
-	return SYM_OTHER;
+		return LEGEND_WARN;
+	return LEGEND_EVENT;
 }
 
-static void symbol(struct buf *b, int sym, double x, double y)
+static void symbol(struct buf *b, enum legend_kind sym, double x, double y)
 {
 	switch (sym) {
-	case SYM_EXIT:
+	case LEGEND_EXIT:
 		buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"#fff\" stroke=\"#222\" stroke-width=\"2\"/>", x, y);
 		break;
-	case SYM_OOM:
+	case LEGEND_OOM:
 		buf_printf(b, "<path d=\"M%.1f %.1fl10 10m0 -10l-10 10\" stroke=\"#b00020\" stroke-width=\"3\" stroke-linecap=\"round\"/>",
 			   x - 5, y - 5);
 		break;
-	case SYM_WARN:
+	case LEGEND_WARN:
 		buf_printf(b, "<path d=\"M%.1f %.1fl5.5 9.5h-11z\" fill=\"#e09f3e\" stroke=\"#8a5a00\"/>", x, y - 6);
 		break;
 	default:
@@ -390,14 +434,17 @@ static void symbol(struct buf *b, int sym, double x, double y)
 static void legend_swatch(struct buf *b, const struct legend_item *it, double x, double y)
 {
 	switch (it->kind) {
-	case 2:
+	case LEGEND_AREA:
 		buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"10\" fill=\"%s\"/>", x, y - 5, it->color);
 		break;
-	case 0: case 1: case 3:
-		buf_printf(b, "<path d=\"M%.1f %.1fh16\" stroke=\"%s\" stroke-width=\"2\"%s/>", x - 1, y,
-			   it->color, it->kind == 1 ? " stroke-dasharray=\"5 3\"" : it->kind == 3 ? " stroke-dasharray=\"2 2\"" : "");
+	case LEGEND_LINE:
+	case LEGEND_DASHED:
+	case LEGEND_DOTTED:
+		buf_printf(b, "<path d=\"M%.1f %.1fh16\" stroke=\"%s\" stroke-width=\"2\"%s/>", x - 1, y, it->color,
+			   it->kind == LEGEND_DASHED ? " stroke-dasharray=\"5 3\"" :
+			   it->kind == LEGEND_DOTTED ? " stroke-dasharray=\"2 2\"" : "");
 		break;
-	case SYM_TICK:
+	case LEGEND_TICK:
 		buf_printf(b, "<path d=\"M%.1f %.1fv10M%.1f %.1fv10\" stroke=\"#777\"/>", x + 4, y - 5, x + 10, y - 5);
 		break;
 	default:
@@ -441,6 +488,12 @@ static void extend(struct ctx *c, int *have, const struct chart_run *r, int64_t 
 	*have = 1;
 }
 
+/* The y of value v in a strip whose scale runs from lo at y1 up to lo + span at y0. */
+static double strip_y(double v, double lo, double span, double y0, double y1)
+{
+	return y1 - (v - lo) / span * (y1 - y0);
+}
+
 #define COUNTER_STRIPS 6	/* counters drawn at most; the rest named in a line */
 #define STRIP_H 58
 
@@ -463,7 +516,6 @@ static void counter_strip(struct ctx *c, const struct chart_run *r, const struct
 		lo = 0;
 	double y0 = top + 16, y1 = top + STRIP_H - 6;
 	double span = hi > lo ? (double)hi - (double)lo : 1.0;
-#define SY(v) (y1 - ((double)(v) - (double)lo) / span * (y1 - y0))
 	char a[48], z[48];
 	buf_printf(b, "<g class=\"counter\"><text x=\"%.1f\" y=\"%.1f\"><tspan font-weight=\"600\" fill=\"%s\">",
 		   c->x0, top + 10, color);
@@ -477,18 +529,17 @@ static void counter_strip(struct ctx *c, const struct chart_run *r, const struct
 	for (size_t i = 0; i < cs->n; i++) {
 		double x = px(c, axis_t(c, r, cs->t[i]));
 		if (i == 0)
-			buf_printf(b, "M%.1f %.1f", x, SY(cs->v[i]));
+			buf_printf(b, "M%.1f %.1f", x, strip_y((double)cs->v[i], (double)lo, span, y0, y1));
 		else if (x - col >= 1)
-			buf_printf(b, " H%.1f V%.1f", x, SY(cs->v[i]));
+			buf_printf(b, " H%.1f V%.1f", x, strip_y((double)cs->v[i], (double)lo, span, y0, y1));
 		else
-			buf_printf(b, " V%.1f", SY(cs->v[i]));
+			buf_printf(b, " V%.1f", strip_y((double)cs->v[i], (double)lo, span, y0, y1));
 		if (x - col >= 1)
 			col = x;
 	}
 	if (cs->n)
 		buf_printf(b, " H%.1f", c->x1);
 	buf_puts(b, "\"/></g>\n");
-#undef SY
 }
 
 static uint64_t rate_counter(const struct sample *s, enum chart_rate which)
@@ -514,7 +565,7 @@ size_t chart_rates(const struct sample *s, size_t n, enum chart_rate which, int6
 			continue;
 		uint64_t x0 = rate_counter(&s[a], which), x1 = rate_counter(&s[i], which);
 		double d = x1 > x0 ? (double)(x1 - x0) : 0;
-		v[k] = which == RATE_CPU ? d / (double)dt * 100 : d / ((double)dt / 1e9);
+		v[k] = which == RATE_CPU ? d / (double)dt * 100 : d / ((double)dt / NS_PER_S);
 		t[k++] = s[i].elapsed_ns;
 		a = i;
 	}
@@ -556,7 +607,6 @@ static void rate_strip(struct ctx *c, const struct chart_run *r, enum chart_rate
 		top_v = ceil(hi / step) * step;
 	}
 	double y0 = top + 16, y1 = top + STRIP_H - 6;
-#define RY(x) (y1 - (x) / top_v * (y1 - y0))
 	char a[32], z[32];
 	buf_printf(b, "<g class=\"%s\"><text x=\"%.1f\" y=\"%.1f\"><tspan font-weight=\"600\" fill=\"%s\">",
 		   which == RATE_CPU ? "cpu" : "majflt", c->x0, top + 10, color);
@@ -566,7 +616,7 @@ static void rate_strip(struct ctx *c, const struct chart_run *r, enum chart_rate
 		buf_printf(b, "CPU</tspan> in %% of one CPU (user + system): max %s%%, mean %s%%</text>\n", a, z);
 	} else {
 		buf_printf(b, "major page faults</tspan> per second (reads from disk or swap): max %s/s, "
-			      "total %.0f</text>\n", a, sum / 1e9);
+			      "total %.0f</text>\n", a, sum / NS_PER_S);
 	}
 	if (top_v >= 99999.5)
 		fmt_rate(a, sizeof(a), top_v);
@@ -581,7 +631,7 @@ static void rate_strip(struct ctx *c, const struct chart_run *r, enum chart_rate
 	if (k) {
 		double lastx = px(c, axis_t(c, r, start)), plo = 0, phi = 0;
 		int pend = 0;
-		buf_printf(b, "M%.1f %.1f", lastx, RY(v[0]));
+		buf_printf(b, "M%.1f %.1f", lastx, strip_y(v[0], 0, top_v, y0, y1));
 		for (size_t i = 0; i < k; i++) {
 			double x = px(c, axis_t(c, r, t[i]));
 			if (x - lastx < 1 && i + 1 < k) {
@@ -593,14 +643,13 @@ static void rate_strip(struct ctx *c, const struct chart_run *r, enum chart_rate
 				continue;
 			}
 			if (pend)
-				buf_printf(b, " V%.1f V%.1f", RY(phi), RY(plo));
+				buf_printf(b, " V%.1f V%.1f", strip_y(phi, 0, top_v, y0, y1), strip_y(plo, 0, top_v, y0, y1));
 			pend = 0;
-			buf_printf(b, " V%.1f H%.1f", RY(v[i]), x);
+			buf_printf(b, " V%.1f H%.1f", strip_y(v[i], 0, top_v, y0, y1), x);
 			lastx = x;
 		}
 	}
 	buf_puts(b, "\"/></g>\n");
-#undef RY
 	free(t);
 	free(v);
 }
@@ -617,240 +666,277 @@ static int has_context(const struct chart_run *r)
 #define MARK_CHARS 30
 #define MAX_ROWS 6
 
-void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
-	       const struct chart_opts *o, struct chart_geom *g)
+/* What the samples hold, found while taking the domain: the legend and the series
+ * drawn follow from it. The parts, VmHWM and kinds are looked at for one run only. */
+struct seen {
+	int samples;	/* some run has a sample */
+	unsigned have;	/* SAMPLE_* of any sample */
+	uint64_t parts, hwm, file, shmem;	/* nonzero: some sample has them */
+	uint64_t vmax;	/* the highest figure to draw */
+};
+
+/* The y axis: the unit of the largest value, a nice step, the top rounded up to it. */
+struct yscale {
+	enum unit unit;
+	double step, top;
+	size_t label_w;	/* characters of the widest tick label */
+};
+
+/* The highest figure drawn for sample x of a chart of one run; notes what x has. */
+static uint64_t sample_top(const struct sample *x, struct seen *s)
 {
-	struct ctx c;
-	memset(&c, 0, sizeof(c));
-	c.b = b;
-	c.runs = runs;
-	c.nruns = nruns;
-	c.o = o;
-	c.wall = o->time == CHART_WALL;
-	int W = o->width > 0 ? o->width : 960, H = o->height > 0 ? o->height : 440;
-	int max_points = o->max_points > 0 ? o->max_points : 1500;
-	int single = nruns == 1;
+	uint64_t v = x->rss;
+	s->have |= x->have;
+	s->parts |= x->anon | x->file | x->shmem;
+	s->file |= x->file;
+	s->shmem |= x->shmem;
+	s->hwm |= x->hwm;
+	if (x->hwm > v)
+		v = x->hwm;
+	if (x->anon + x->file + x->shmem > v)
+		v = x->anon + x->file + x->shmem;
+	if (get_pss(x) > v)
+		v = get_pss(x);
+	if (get_cgroup(x) > v)
+		v = get_cgroup(x);
+	if (get_gpu(x) > v)
+		v = get_gpu(x);
+	return v;
+}
 
-	/* The domain: every sample, mark and event of every run. */
-	int have_t = 0, have_dom = 0;
-	uint64_t vmax = 0;
-	unsigned have = 0;
-	uint64_t any_parts = 0, any_hwm = 0, any_file = 0, any_shmem = 0;
-	for (size_t i = 0; i < nruns; i++) {
-		const struct chart_run *r = &runs[i];
-		for (size_t j = 0; j < r->n; j++) {
-			const struct sample *s = &r->s[j];
-			int64_t t = axis_t(&c, r, s->elapsed_ns);
-			if (!have_dom || t < c.t0)
-				c.t0 = t;
-			if (!have_dom || t > c.t1)
-				c.t1 = t;
-			have_t = have_dom = 1;
-			uint64_t v = s->rss;
-			if (single) {
-				have |= s->have;
-				any_parts |= s->anon | s->file | s->shmem;
-				any_file |= s->file;
-				any_shmem |= s->shmem;
-				any_hwm |= s->hwm;
-				if (s->hwm > v)
-					v = s->hwm;
-				if (s->anon + s->file + s->shmem > v)
-					v = s->anon + s->file + s->shmem;
-				if (get_pss(s) > v)
-					v = get_pss(s);
-				if (get_cgroup(s) > v)
-					v = get_cgroup(s);
-				if (get_gpu(s) > v)
-					v = get_gpu(s);
-			}
-			if (v > vmax)
-				vmax = v;
-		}
-		if (r->stack)
-			for (size_t j = 0; j < r->stack->nt; j++)
-				if (stack_total(r->stack, j) > vmax)
-					vmax = stack_total(r->stack, j);
-		/* the reported peak (VmHWM, exit record, OOM report) may be above every sample */
-		if (r->run->peak_rss > vmax)
-			vmax = r->run->peak_rss;
-		for (size_t j = 0; j < r->nmarks; j++) {
-			int64_t t = axis_t(&c, r, r->marks[j].t - r->run->started_at);
-			if (have_dom && t < c.t0)
-				c.t0 = t;
-			if (have_dom && t > c.t1)
-				c.t1 = t;
-		}
-		/* The axis spans the whole run: its recorded end, its events (an OOM kill after
-		 * the last sample) and the time of its peak, not only the samples. */
-		int64_t st = r->run->started_at;
-		extend(&c, &have_dom, r, r->run->ended_at > st ? r->run->ended_at - st : -1);
-		extend(&c, &have_dom, r, r->run->peak_rss && r->run->peak_rss_at >= st ?
-					  r->run->peak_rss_at - st : -1);
-		for (size_t j = 0; j < r->nevents; j++)
-			extend(&c, &have_dom, r, r->events[j].t >= st ? r->events[j].t - st : -1);
+/* Widens the domain to run r: its samples, marks, recorded end, events and the time of
+ * its peak (an OOM kill may come after the last sample), and raises s->vmax to its
+ * highest figure, the reported peak included (VmHWM, an exit record or the OOM report
+ * may be above every sample). */
+static void domain_run(struct ctx *c, const struct chart_run *r, int *have_dom, struct seen *s)
+{
+	for (size_t j = 0; j < r->n; j++) {
+		int64_t t = axis_t(c, r, r->s[j].elapsed_ns);
+		if (!*have_dom || t < c->t0)
+			c->t0 = t;
+		if (!*have_dom || t > c->t1)
+			c->t1 = t;
+		*have_dom = s->samples = 1;
+		uint64_t v = c->single ? sample_top(&r->s[j], s) : r->s[j].rss;
+		if (v > s->vmax)
+			s->vmax = v;
 	}
-	if (!c.wall && c.t0 > 0)
-		c.t0 = 0;
-	if (c.t1 <= c.t0)
-		c.t1 = c.t0 + NS;
-	if (vmax == 0)
-		vmax = 1024 * 1024;
+	if (r->stack)
+		for (size_t j = 0; j < r->stack->nt; j++)
+			if (stack_total(r->stack, j) > s->vmax)
+				s->vmax = stack_total(r->stack, j);
+	if (r->run->peak_rss > s->vmax)
+		s->vmax = r->run->peak_rss;
+	for (size_t j = 0; j < r->nmarks; j++) {
+		int64_t t = axis_t(c, r, r->marks[j].t - r->run->started_at);
+		if (*have_dom && t < c->t0)
+			c->t0 = t;
+		if (*have_dom && t > c->t1)
+			c->t1 = t;
+	}
+	int64_t st = r->run->started_at;
+	extend(c, have_dom, r, r->run->ended_at > st ? r->run->ended_at - st : -1);
+	extend(c, have_dom, r, r->run->peak_rss && r->run->peak_rss_at >= st ? r->run->peak_rss_at - st : -1);
+	for (size_t j = 0; j < r->nevents; j++)
+		extend(c, have_dom, r, r->events[j].t >= st ? r->events[j].t - st : -1);
+}
 
-	/* Y ticks: the unit of the largest value, a nice step, the top rounded up to it. */
-	enum unit yu = unit_for(vmax);
-	double ubytes = (double)(1ULL << (10 * yu));
-	double ystep = nice_step(in_unit(vmax, yu), 5) * ubytes;
-	if (ystep < 1)
-		ystep = 1;
-	double ytop = ceil((double)vmax / ystep) * ystep;
-	if (ytop < (double)vmax * 1.04)
-		ytop += ystep;
-	c.vmax = ytop;
+/* The domain of every run: c's time span (elapsed time starts at 0 at the latest) and
+ * what the samples hold. */
+static void chart_domain(struct ctx *c, struct seen *s)
+{
+	int have_dom = 0;
+	memset(s, 0, sizeof(*s));
+	for (size_t i = 0; i < c->nruns; i++)
+		domain_run(c, &c->runs[i], &have_dom, s);
+	if (!c->wall && c->t0 > 0)
+		c->t0 = 0;
+	if (c->t1 <= c->t0)
+		c->t1 = c->t0 + NS_PER_S;
+	if (s->vmax == 0)
+		s->vmax = 1024 * 1024;
+}
+
+/* The y scale for values up to vmax; sets c's top value. */
+static void chart_yscale(struct ctx *c, uint64_t vmax, struct yscale *y)
+{
+	y->unit = unit_for(vmax);
+	double ubytes = (double)(1ULL << (10 * y->unit));
+	y->step = nice_step(in_unit(vmax, y->unit), 5) * ubytes;
+	if (y->step < 1)
+		y->step = 1;
+	y->top = ceil((double)vmax / y->step) * y->step;
+	if (y->top < (double)vmax * 1.04)
+		y->top += y->step;
+	c->vmax = y->top;
 	char lab[64];
-	size_t ylab_w = 1;
-	for (double v = 0; v <= ytop + ystep / 2; v += ystep) {
-		svg_tick_bytes(lab, sizeof(lab), v, yu, ystep);
-		if (strlen(lab) > ylab_w)
-			ylab_w = strlen(lab);
+	y->label_w = 1;
+	for (double v = 0; v <= y->top + y->step / 2; v += y->step) {
+		svg_tick_bytes(lab, sizeof(lab), v, y->unit, y->step);
+		if (strlen(lab) > y->label_w)
+			y->label_w = strlen(lab);
 	}
+}
 
-	/* Legend items. */
-	struct legend_item items[64];
-	size_t nitems = 0;
-#define ADD_ITEM(col, k, txt) do { if (nitems < ARRAY_SIZE(items)) { \
-		items[nitems].color = (col); items[nitems].kind = (k); \
-		memset(&items[nitems].text, 0, sizeof(struct buf)); \
-		buf_puts(&items[nitems].text, (txt)); nitems++; } } while (0)
-	if (single) {
-		ADD_ITEM(C_RSS, 0, runs[0].stack ? "RSS (all processes)" : "RSS");
-		const struct proc_stack *st = runs[0].stack;
-		for (size_t l = 0; st && l < st->nlayers && nitems < ARRAY_SIZE(items); l++) {
-			items[nitems].color = layer_fill(st, l);
-			items[nitems].kind = 2;
-			memset(&items[nitems].text, 0, sizeof(struct buf));
-			if (st->others && l == st->nlayers - 1) {
-				buf_printf(&items[nitems].text, "%zu other process%s", st->others,
-					   st->others == 1 ? "" : "es");
-			} else {
-				xml_text_trunc(&items[nitems].text, st->layers[l].comm, 24);
-				buf_printf(&items[nitems].text, " (%d)", (int)st->layers[l].pid);
-			}
-			nitems++;
-		}
-		if (any_parts && !st) {
-			ADD_ITEM(C_ANON, 2, "anon");
-			if (any_file)
-				ADD_ITEM(C_FILE, 2, "file");
-			if (any_shmem)
-				ADD_ITEM(C_SHMEM, 2, "shmem");
-		}
-		if (any_hwm)
-			ADD_ITEM(C_HWM, 1, "HWM (peak so far)");
-		if (have & SAMPLE_PSS)
-			ADD_ITEM(C_PSS, 3, "PSS");
-		if (have & SAMPLE_CGROUP)
-			ADD_ITEM(C_CGROUP, 0, "cgroup");
-		if (have & SAMPLE_GPU)
-			ADD_ITEM(C_GPU, 0, "GPU");
-	} else {
-		for (size_t i = 0; i < nruns && nitems < ARRAY_SIZE(items); i++) {
-			items[nitems].color = run_color(&c, i);
-			items[nitems].kind = 0;
-			memset(&items[nitems].text, 0, sizeof(struct buf));
-			run_name(&items[nitems].text, &runs[i]);
-			if (runs[i].run->peak_rss) {
-				struct buf t = { 0 };
-				char v[32];
-				const char *from = run_peak_from(runs[i].run, max_sampled(&runs[i]));
-				buf_printf(&t, " (peak %s%s%s)", fmt_bytes(v, sizeof(v), runs[i].run->peak_rss),
-					   from ? " " : "", from ? from : "");
-				xml_text(&items[nitems].text, buf_str(&t));
-				buf_release(&t);
-			}
-			nitems++;
+/* The legend of one run: RSS, a set's layers by process or the anon/file/shmem areas,
+ * then each other figure its samples have. */
+static void legend_one_run(struct legend *lg, const struct chart_run *r, const struct seen *s)
+{
+	const struct proc_stack *st = r->stack;
+	legend_add_text(lg, C_RSS, LEGEND_LINE, st ? "RSS (all processes)" : "RSS");
+	for (size_t l = 0; st && l < st->nlayers; l++) {
+		struct buf *t = legend_add(lg, layer_fill(st, l), LEGEND_AREA);
+		if (!t)
+			break;
+		if (st->others && l == st->nlayers - 1) {
+			buf_printf(t, "%zu other process%s", st->others, st->others == 1 ? "" : "es");
+		} else {
+			xml_text_trunc(t, st->layers[l].comm, 24);
+			buf_printf(t, " (%d)", (int)st->layers[l].pid);
 		}
 	}
+	if (s->parts && !st) {
+		legend_add_text(lg, C_ANON, LEGEND_AREA, "anon");
+		if (s->file)
+			legend_add_text(lg, C_FILE, LEGEND_AREA, "file");
+		if (s->shmem)
+			legend_add_text(lg, C_SHMEM, LEGEND_AREA, "shmem");
+	}
+	if (s->hwm)
+		legend_add_text(lg, C_HWM, LEGEND_DASHED, "HWM (peak so far)");
+	if (s->have & SAMPLE_PSS)
+		legend_add_text(lg, C_PSS, LEGEND_DOTTED, "PSS");
+	if (s->have & SAMPLE_CGROUP)
+		legend_add_text(lg, C_CGROUP, LEGEND_LINE, "cgroup");
+	if (s->have & SAMPLE_GPU)
+		legend_add_text(lg, C_GPU, LEGEND_LINE, "GPU");
+}
+
+/* The legend of several runs: each run's name in its colour, with its peak. */
+static void legend_runs(struct legend *lg, const struct ctx *c)
+{
+	for (size_t i = 0; i < c->nruns; i++) {
+		const struct run *run = c->runs[i].run;
+		struct buf *t = legend_add(lg, run_color(c, i), LEGEND_LINE);
+		if (!t)
+			break;
+		run_name(t, &c->runs[i]);
+		if (run->peak_rss) {
+			struct buf p = { 0 };
+			char v[32];
+			const char *from = run_peak_from(run, max_sampled(&c->runs[i]));
+			buf_printf(&p, " (peak %s%s%s)", fmt_bytes(v, sizeof(v), run->peak_rss), from ? " " : "",
+				   from ? from : "");
+			xml_text(t, buf_str(&p));
+			buf_release(&p);
+		}
+	}
+}
+
+/* The number of process starts and exits over every run. */
+static size_t count_proc_events(const struct ctx *c)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->nruns; i++)
+		for (size_t j = 0; j < c->runs[i].nevents; j++)
+			n += proc_event(&c->runs[i].events[j]);
+	return n;
+}
+
+/* The legend's event symbols, each kind drawn once; process starts and exits as ticks
+ * (c->rug), counted. */
+static void legend_events(struct legend *lg, const struct ctx *c, size_t nproc_ev)
+{
+	static const char *const sym_names[] = {
+		[LEGEND_EXIT] = "exit", [LEGEND_OOM] = "OOM kill", [LEGEND_WARN] = "warning",
+		[LEGEND_EVENT] = "event",
+	};
 	unsigned syms = 0;
-	size_t nproc_ev = 0;
-	for (size_t i = 0; i < nruns; i++)
-		for (size_t j = 0; j < runs[i].nevents; j++)
-			nproc_ev += proc_event(&runs[i].events[j]);
-	int rug = nproc_ev > PROC_EVENT_SYMBOLS;
-	for (size_t i = 0; i < nruns; i++)
-		for (size_t j = 0; j < runs[i].nevents; j++)
-			if (!rug || !proc_event(&runs[i].events[j]))
-				syms |= 1u << event_sym(runs[i].events[j].kind);
-	static const char *const sym_names[] = { [SYM_EXIT] = "exit", [SYM_OOM] = "OOM kill",
-						 [SYM_WARN] = "warning", [SYM_OTHER] = "event" };
-	for (int k = SYM_EXIT; k <= SYM_OTHER; k++)
+	for (size_t i = 0; i < c->nruns; i++)
+		for (size_t j = 0; j < c->runs[i].nevents; j++)
+			if (!c->rug || !proc_event(&c->runs[i].events[j]))
+				syms |= 1u << event_sym(c->runs[i].events[j].kind);
+	for (enum legend_kind k = LEGEND_EXIT; k <= LEGEND_EVENT; k++)
 		if (syms & (1u << k))
-			ADD_ITEM("", k, sym_names[k]);
-	if (rug) {
+			legend_add_text(lg, "", k, sym_names[k]);
+	if (c->rug) {
 		char t[64];
 		snprintf(t, sizeof(t), "process start or exit (%zu)", nproc_ev);
-		ADD_ITEM("", SYM_TICK, t);
+		legend_add_text(lg, "", LEGEND_TICK, t);
 	}
+}
 
-	/* Legend rows: items flow left to right, wrapping at the width. */
-	double lx[64], ly[64];
-	double top = 10;
-	if (o->title)
-		top += 22;
+/* Places the legend's items in rows from y top, left to right, wrapping at the width.
+ * Returns the y under the legend. */
+static double legend_flow(struct legend *lg, double top, int width)
+{
 	double x = 16;
-	int lrow = 0;
-	for (size_t i = 0; i < nitems; i++) {
-		double w = 22 + CHAR_W * (double)utf8_chars(buf_str(&items[i].text)) + 16;
-		if (x + w > W - 10 && x > 16) {
+	int row = 0;
+	for (size_t i = 0; i < lg->n; i++) {
+		struct legend_item *it = &lg->items[i];
+		double w = 22 + CHAR_W * (double)utf8_chars(buf_str(&it->text)) + 16;
+		if (x + w > width - 10 && x > 16) {
 			x = 16;
-			lrow++;
+			row++;
 		}
-		lx[i] = x;
-		ly[i] = top + 8 + lrow * 18;
+		it->x = x;
+		it->y = top + 8 + row * 18;
 		x += w;
 	}
-	top += (nitems ? (lrow + 1) * 18 : 0) + 6;
+	return top + (lg->n ? (row + 1) * 18 : 0) + 6;
+}
 
-	/* the context panel's scale ("80000/s") shares the left margin */
-	if (single && !o->no_context && has_context(&runs[0]) && ylab_w < 7)
-		ylab_w = 7;
-	c.x0 = 14 + CHAR_W * (double)ylab_w + 8;
-	c.x1 = W - 20;
+/* Labels of the marks of every run, placed in rows above the plot. */
+struct mark_labels {
+	struct mark_label *v;
+	size_t n;
+	int rows;	/* rows used */
+};
 
-	/* Mark labels: each in the first row above the plot where it does not collide with
-	 * the label before it, so close marks stack instead of overlapping. */
-	size_t nml = 0;
-	for (size_t i = 0; i < nruns; i++)
-		nml += runs[i].nmarks;
-	struct mark_label *ml = xcalloc(nml ? nml : 1, sizeof(*ml));
-	nml = 0;
-	for (size_t i = 0; i < nruns; i++)
-		for (size_t j = 0; j < runs[i].nmarks; j++) {
-			const struct chart_run *r = &runs[i];
-			double mx = px(&c, axis_t(&c, r, r->marks[j].t - r->run->started_at));
-			/* the same label at the same place (runs aligned at it) is drawn once */
+/* The marks' labels in the order of their x; the same label at the same place (runs
+ * aligned at it) is taken once. */
+static void mark_labels_collect(const struct ctx *c, struct mark_labels *m)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->nruns; i++)
+		n += c->runs[i].nmarks;
+	m->v = xcalloc(n ? n : 1, sizeof(*m->v));
+	m->n = 0;
+	m->rows = 0;
+	for (size_t i = 0; i < c->nruns; i++) {
+		const struct chart_run *r = &c->runs[i];
+		for (size_t j = 0; j < r->nmarks; j++) {
+			double mx = px(c, axis_t(c, r, r->marks[j].t - r->run->started_at));
 			int dup = 0;
-			for (size_t k = 0; k < nml; k++)
-				if (fabs(ml[k].x - mx) < 1 && strcmp(ml[k].text, r->marks[j].label) == 0)
+			for (size_t k = 0; k < m->n; k++)
+				if (fabs(m->v[k].x - mx) < 1 && strcmp(m->v[k].text, r->marks[j].label) == 0)
 					dup = 1;
 			if (dup)
 				continue;
-			ml[nml].x = mx;
-			ml[nml].text = r->marks[j].label;
-			ml[nml].color = single ? C_MARK : run_color(&c, i);
-			nml++;
+			m->v[m->n].x = mx;
+			m->v[m->n].text = r->marks[j].label;
+			m->v[m->n].color = c->single ? C_MARK : run_color(c, i);
+			m->n++;
 		}
-	qsort(ml, nml, sizeof(*ml), cmp_ml);
+	}
+	qsort(m->v, m->n, sizeof(*m->v), cmp_ml);
+}
+
+/* Puts each label in the first row where it does not collide with the label before
+ * it, so close marks stack instead of overlapping; with every row taken, in the row
+ * that ends first. A label near the right edge is drawn left of its line. */
+static void mark_labels_stack(const struct ctx *c, struct mark_labels *m)
+{
 	double row_end[MAX_ROWS];
-	int rows = 0;
 	for (int r = 0; r < MAX_ROWS; r++)
 		row_end[r] = -1e9;
-	for (size_t i = 0; i < nml; i++) {
-		size_t chars = utf8_chars(ml[i].text);
+	for (size_t i = 0; i < m->n; i++) {
+		struct mark_label *l = &m->v[i];
+		size_t chars = utf8_chars(l->text);
 		double w = CHAR_W * (double)(chars > MARK_CHARS ? MARK_CHARS : chars);
-		ml[i].right = ml[i].x + 4 + w > c.x1 + 10;
-		double start = ml[i].right ? ml[i].x - 4 - w : ml[i].x - 1;
-		double end = ml[i].right ? ml[i].x + 1 : ml[i].x + 4 + w;
+		l->right = l->x + 4 + w > c->x1 + 10;
+		double start = l->right ? l->x - 4 - w : l->x - 1;
+		double end = l->right ? l->x + 1 : l->x + 4 + w;
 		int best = 0;
 		for (int r = 0; r < MAX_ROWS; r++) {
 			if (row_end[r] + 6 <= start) {
@@ -860,220 +946,344 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 			if (row_end[r] < row_end[best])
 				best = r;
 		}
-		ml[i].row = best;
+		l->row = best;
 		row_end[best] = end;
-		if (best + 1 > rows)
-			rows = best + 1;
+		if (best + 1 > m->rows)
+			m->rows = best + 1;
 	}
-	double mark_band = rows * 14;
-	c.y0 = top + mark_band + 8;
-	c.y1 = H - 46;
-	if (c.y1 - c.y0 < 60)
-		c.y1 = c.y0 + 60;
-	H = (int)(c.y1 + 46);
-	/* Counters and gauges of one run: a strip each under the time axis. */
-	size_t nstrips = 0, nc_more = 0;
-	/* First the context (CPU, major faults) when the run recorded it, then counters. */
-	int context = single && !o->no_context && has_context(&runs[0]);
-	double context_top = H;
-	if (context)
-		H += 8 + 2 * STRIP_H;
-	double panel_top = H;
-	if (single) {
-		nstrips = runs[0].ncounters < COUNTER_STRIPS ? runs[0].ncounters : COUNTER_STRIPS;
-		nc_more = runs[0].ncounters - nstrips;
-		if (nstrips)
-			H += (int)(8 + nstrips * STRIP_H + (nc_more ? 16 : 0));
-	}
-	double plot_w = c.x1 - c.x0;
-	c.cols = (size_t)(plot_w < max_points / 2 ? plot_w : max_points / 2);
-	if (c.cols < 2)
-		c.cols = 2;
+}
 
+/* The panels under the time axis of a chart of one run. */
+struct panels {
+	int context;	/* CPU and major faults */
+	double context_top;
+	double counters_top;
+	size_t nstrips, more;	/* counters drawn, and those only counted */
+};
+
+/* The plot area from y top (under the legend and the mark labels) and the panels under
+ * it: sets c's y range and height, and the pixel columns a series is reduced to. */
+static void chart_layout(struct ctx *c, double top, int context, struct panels *p)
+{
+	memset(p, 0, sizeof(*p));
+	c->y0 = top + 8;
+	c->y1 = c->height - 46;
+	if (c->y1 - c->y0 < 60)
+		c->y1 = c->y0 + 60;
+	c->height = (int)(c->y1 + 46);
+	p->context = context;
+	p->context_top = c->height;
+	if (context)
+		c->height += 8 + 2 * STRIP_H;
+	p->counters_top = c->height;
+	if (c->single) {
+		size_t nc = c->runs[0].ncounters;
+		p->nstrips = nc < COUNTER_STRIPS ? nc : COUNTER_STRIPS;
+		p->more = nc - p->nstrips;
+		if (p->nstrips)
+			c->height += (int)(8 + p->nstrips * STRIP_H + (p->more ? 16 : 0));
+	}
+	int max_points = c->o->max_points > 0 ? c->o->max_points : 1500;
+	double plot_w = c->x1 - c->x0;
+	c->cols = (size_t)(plot_w < max_points / 2 ? plot_w : max_points / 2);
+	if (c->cols < 2)
+		c->cols = 2;
+}
+
+/* The <svg> element's start, the title and the legend (whose texts it releases). */
+static void draw_head(struct ctx *c, struct legend *lg)
+{
+	struct buf *b = c->b;
+	int W = c->width, H = c->height;
 	buf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"rsw-chart\" width=\"%d\" height=\"%d\" "
 		   "viewBox=\"0 0 %d %d\" font-family=\"" FONT "\" font-size=\"11\" fill=\"#333\">\n",
 		   W, H, W, H);
 	buf_printf(b, "<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", W, H);
-	if (o->title) {
+	if (c->o->title) {
 		buf_puts(b, "<text x=\"16\" y=\"22\" font-size=\"14\" font-weight=\"600\" fill=\"#222\">");
-		xml_text_trunc(b, o->title, (size_t)((W - 32) / 7.5));
+		xml_text_trunc(b, c->o->title, (size_t)((W - 32) / 7.5));
 		buf_puts(b, "</text>\n");
 	}
-	for (size_t i = 0; i < nitems; i++) {
-		legend_swatch(b, &items[i], lx[i], ly[i]);
-		buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", lx[i] + 20, ly[i] + 4,
-			   buf_str(&items[i].text));
-		buf_release(&items[i].text);
+	for (size_t i = 0; i < lg->n; i++) {
+		struct legend_item *it = &lg->items[i];
+		legend_swatch(b, it, it->x, it->y);
+		buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", it->x + 20, it->y + 4, buf_str(&it->text));
+		buf_release(&it->text);
 	}
+}
 
-	/* Grid and y axis. */
-	buf_puts(b, "<g class=\"axis-y\" text-anchor=\"end\">\n");
-	for (double v = 0; v <= ytop + ystep / 2; v += ystep) {
-		double y = py(&c, v);
-		svg_tick_bytes(lab, sizeof(lab), v, yu, ystep);
-		buf_printf(b, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
-			   c.x0, y, c.x1, v == 0 ? "#999" : "#e6e6e6", c.x0 - 6, y + 4, lab);
+/* The grid and the y axis's labels. */
+static void draw_y_axis(struct ctx *c, const struct yscale *y)
+{
+	char lab[64];
+	buf_puts(c->b, "<g class=\"axis-y\" text-anchor=\"end\">\n");
+	for (double v = 0; v <= y->top + y->step / 2; v += y->step) {
+		double ty = py(c, v);
+		svg_tick_bytes(lab, sizeof(lab), v, y->unit, y->step);
+		buf_printf(c->b, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+			   c->x0, ty, c->x1, v == 0 ? "#999" : "#e6e6e6", c->x0 - 6, ty + 4, lab);
 	}
-	buf_puts(b, "</g>\n");
+	buf_puts(c->b, "</g>\n");
+}
 
-	/* X axis: ticks at multiples of a readable step. */
-	double span_s = (double)(c.t1 - c.t0) / 1e9;
-	int target = (int)(plot_w / 90);
+/* The time axis: ticks at multiples of a readable step (of local time in wall mode),
+ * and its title. */
+static void draw_x_axis(struct ctx *c)
+{
+	struct buf *b = c->b;
+	char lab[64];
+	int target = (int)((c->x1 - c->x0) / 90);
 	if (target < 2)
 		target = 2;
-	double step = time_step(span_s, target);
-	int64_t step_ns = (int64_t)llround(step * 1e9);
+	double step = time_step((double)(c->t1 - c->t0) / NS_PER_S, target);
+	int64_t step_ns = (int64_t)llround(step * NS_PER_S);
 	if (step_ns < 1)
 		step_ns = 1;
 	int64_t off = 0;
-	if (c.wall) {
-		time_t sec = (time_t)(c.t0 / NS);
+	if (c->wall) {
+		time_t sec = (time_t)(c->t0 / NS_PER_S);
 		struct tm tm;
 		localtime_r(&sec, &tm);
-		off = (int64_t)tm.tm_gmtoff * NS;
+		off = (int64_t)tm.tm_gmtoff * NS_PER_S;
 	}
 	/* the first multiple of the step at or after the start, also for negative times */
-	int64_t first = (c.t0 + off) / step_ns * step_ns;
-	if (first > c.t0 + off)
+	int64_t first = (c->t0 + off) / step_ns * step_ns;
+	if (first > c->t0 + off)
 		first -= step_ns;
-	if (first < c.t0 + off)
+	if (first < c->t0 + off)
 		first += step_ns;
 	buf_puts(b, "<g class=\"axis-x\" text-anchor=\"middle\">\n");
-	buf_printf(b, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"#999\"/>\n", c.x0, c.y1, c.x1);
-	for (int64_t t = first; t - off <= c.t1; t += step_ns) {
-		double tx = px(&c, t - off);
-		if (c.wall)
+	buf_printf(b, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"#999\"/>\n", c->x0, c->y1, c->x1);
+	for (int64_t t = first; t - off <= c->t1; t += step_ns) {
+		double tx = px(c, t - off);
+		if (c->wall)
 			fmt_tick_wall(lab, sizeof(lab), t - off, step);
 		else
-			fmt_tick_elapsed(lab, sizeof(lab), (double)t / 1e9, step);
+			fmt_tick_elapsed(lab, sizeof(lab), (double)t / NS_PER_S, step);
 		buf_printf(b, "<path d=\"M%.1f %.1fv5\" stroke=\"#999\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
-			   tx, c.y1, tx, c.y1 + 17, lab);
+			   tx, c->y1, tx, c->y1 + 17, lab);
 	}
-	buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#666\">", (c.x0 + c.x1) / 2, c.y1 + 36);
-	if (o->x_title)
-		xml_text(b, o->x_title);
+	buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#666\">", (c->x0 + c->x1) / 2, c->y1 + 36);
+	if (c->o->x_title)
+		xml_text(b, c->o->x_title);
 	else
-		buf_puts(b, c.wall ? "local time" : "elapsed time");
+		buf_puts(b, c->wall ? "local time" : "elapsed time");
 	buf_puts(b, "</text>\n</g>\n");
+}
 
-	if (!have_t)
-		buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#888\">no samples</text>\n",
-			   (c.x0 + c.x1) / 2, (c.y0 + c.y1) / 2);
-
-	/* Series. */
-	buf_puts(b, "<g class=\"series\">\n");
-	if (single && runs[0].n) {
-		const struct chart_run *r = &runs[0];
+/* The series: of one run its areas (by process, else anon/file/shmem) under its lines;
+ * of several, one RSS line each, the first run drawn last (on top). */
+static void draw_series(struct ctx *c, const struct seen *s)
+{
+	if (!s->samples)
+		buf_printf(c->b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#888\">no samples</text>\n",
+			   (c->x0 + c->x1) / 2, (c->y0 + c->y1) / 2);
+	buf_puts(c->b, "<g class=\"series\">\n");
+	if (c->single && c->runs[0].n) {
+		const struct chart_run *r = &c->runs[0];
 		if (r->stack)
-			stack_areas(&c, r);
-		else if (any_parts)
-			stacked_areas(&c, r);
-		if (have & SAMPLE_CGROUP)
-			series_path(&c, r, get_cgroup, SAMPLE_CGROUP, C_CGROUP, NULL);
-		if (have & SAMPLE_PSS)
-			series_path(&c, r, get_pss, SAMPLE_PSS, C_PSS, " stroke-dasharray=\"2 2\"");
-		if (have & SAMPLE_GPU)
-			series_path(&c, r, get_gpu, SAMPLE_GPU, C_GPU, NULL);
-		if (any_hwm)
-			series_path(&c, r, get_hwm, 0, C_HWM, " stroke-dasharray=\"5 3\"");
-		series_path(&c, r, sample_rss, 0, C_RSS, NULL);
-	} else {
-		for (size_t i = nruns; i-- > 0;)
-			if (runs[i].n)
-				series_path(&c, &runs[i], sample_rss, 0, run_color(&c, i), NULL);
+			stack_areas(c, r);
+		else if (s->parts)
+			stacked_areas(c, r);
+		if (s->have & SAMPLE_CGROUP)
+			series_path(c, r, get_cgroup, SAMPLE_CGROUP, C_CGROUP, NULL);
+		if (s->have & SAMPLE_PSS)
+			series_path(c, r, get_pss, SAMPLE_PSS, C_PSS, " stroke-dasharray=\"2 2\"");
+		if (s->have & SAMPLE_GPU)
+			series_path(c, r, get_gpu, SAMPLE_GPU, C_GPU, NULL);
+		if (s->hwm)
+			series_path(c, r, get_hwm, 0, C_HWM, " stroke-dasharray=\"5 3\"");
+		series_path(c, r, sample_rss, 0, C_RSS, NULL);
+	} else if (!c->single) {
+		for (size_t i = c->nruns; i-- > 0;)
+			if (c->runs[i].n)
+				series_path(c, &c->runs[i], sample_rss, 0, run_color(c, i), NULL);
 	}
-	buf_puts(b, "</g>\n");
+	buf_puts(c->b, "</g>\n");
+}
 
-	/* Marks: a dashed line through the plot and its label in the band above. */
+/* Marks: a dashed line through the plot each, its label in its row of the band that
+ * starts at y top. */
+static void draw_marks(struct ctx *c, const struct mark_labels *m, double top)
+{
+	struct buf *b = c->b;
 	buf_puts(b, "<g class=\"marks\">\n");
-	for (size_t i = 0; i < nml; i++) {
-		double ty = top + 10 + ml[i].row * 14;
-		buf_printf(b, "<path d=\"M%.1f %.1fV%.1f\" stroke=\"%s\" stroke-dasharray=\"3 3\"/>",
-			   ml[i].x, ty - 9, c.y1, ml[i].color);
-		buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\"%s>", ml[i].right ? ml[i].x - 4 : ml[i].x + 4,
-			   ty, ml[i].color, ml[i].right ? " text-anchor=\"end\"" : "");
-		xml_text_trunc(b, ml[i].text, MARK_CHARS);
+	for (size_t i = 0; i < m->n; i++) {
+		const struct mark_label *l = &m->v[i];
+		double ty = top + 10 + l->row * 14;
+		buf_printf(b, "<path d=\"M%.1f %.1fV%.1f\" stroke=\"%s\" stroke-dasharray=\"3 3\"/>", l->x, ty - 9,
+			   c->y1, l->color);
+		buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\"%s>", l->right ? l->x - 4 : l->x + 4, ty,
+			   l->color, l->right ? " text-anchor=\"end\"" : "");
+		xml_text_trunc(b, l->text, MARK_CHARS);
 		buf_puts(b, "<title>");
-		xml_text(b, ml[i].text);
+		xml_text(b, l->text);
 		buf_puts(b, "</title></text>\n");
 	}
 	buf_puts(b, "</g>\n");
-	free(ml);
+}
 
-	/* A set: its largest process by peak, as a dotted line at that peak with its name,
-	 * so the picture says who used the memory (by process, the legend names it). */
-	if (single && !runs[0].stack && run_is_set(runs[0].run) && runs[0].run->peak_process_pid > 0 &&
-	    runs[0].run->peak_process_rss) {
-		const struct run *r = runs[0].run;
-		char v[32];
-		double lpy = py(&c, (double)r->peak_process_rss);
-		buf_printf(b, "<g class=\"largest\"><path d=\"M%.1f %.1fH%.1f\" stroke=\"#8d6e63\" "
-			      "stroke-dasharray=\"1 3\" stroke-width=\"1.5\"/><text x=\"%.1f\" y=\"%.1f\" fill=\"#6d4c41\">"
-			      "largest process: ", c.x0, lpy, c.x1, c.x0 + 6, lpy - 4 < c.y0 + 10 ? c.y0 + 10 : lpy - 4);
-		xml_text_trunc(b, r->peak_process_comm && r->peak_process_comm[0] ? r->peak_process_comm : "?", 32);
-		buf_printf(b, " (pid %d), peak %s</text></g>\n", (int)r->peak_process_pid,
-			   fmt_bytes(v, sizeof(v), r->peak_process_rss));
-	}
+/* The box a line of 11px text of width w takes, its baseline at y, starting at x (or
+ * ending there: end). */
+struct box {
+	double x0, y0, x1, y1;
+};
 
-	/* The reported peak of each run (which may be above every sample: VmHWM, an exit
-	 * record, the OOM report), then events on the RSS line. One run gets its peak
-	 * labelled, in the words show and report use; overlays name it in the legend. */
-	for (size_t i = 0; i < nruns; i++) {
-		const struct chart_run *r = &runs[i];
-		if (!r->run->peak_rss)
-			continue;
-		int64_t pe = r->run->peak_rss_at > r->run->started_at ? r->run->peak_rss_at - r->run->started_at : 0;
-		double ppx = px(&c, axis_t(&c, r, pe)), ppy = py(&c, (double)r->run->peak_rss);
-		const char *col = run_color(&c, i);
-		buf_printf(b, "<g class=\"peak\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"%s/>",
-			   ppx, ppy, single ? col : "#fff", single ? "" : " stroke-width=\"2\"");
-		if (!single)
-			buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>",
-				   ppx, ppy, col);
-		if (single) {
-			struct buf t = { 0 };
-			char v[32];
-			const char *from = run_peak_from(r->run, max_sampled(r));
-			buf_printf(&t, "peak %s", fmt_bytes(v, sizeof(v), r->run->peak_rss));
-			if (from)
-				buf_printf(&t, " %s", from);
-			/* kept inside the canvas: right of the dot, else left of it, else at the edge */
-			double tw = CHAR_W * 1.1 * (double)utf8_chars(buf_str(&t));
-			double tx = ppx + 7;
-			int end = 0;
-			if (tx + tw > W - 4) {
-				end = 1;
-				tx = ppx - 7;
-				if (tx - tw < 4)
-					tx = 4 + tw;
-			}
-			buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"600\" fill=\"%s\"%s>", tx,
-				   ppy - 6 < c.y0 + 10 ? c.y0 + 10 : ppy - 6, col, end ? " text-anchor=\"end\"" : "");
-			xml_text(b, buf_str(&t));
-			buf_puts(b, "</text>");
-			buf_release(&t);
-		}
-		buf_puts(b, "</g>\n");
+static struct box text_box(double x, double y, double w, int end)
+{
+	struct box bx = { end ? x - w : x, y - 10, end ? x : x + w, y + 3 };
+	return bx;
+}
+
+static int boxes_overlap(const struct box *a, const struct box *b)
+{
+	return a->x0 < b->x1 && b->x0 < a->x1 && a->y0 < b->y1 && b->y0 < a->y1;
+}
+
+/* The label of one run's peak, in the words show and report use, and where it goes. */
+struct peak_label {
+	struct buf text;	/* not escaped */
+	double x, y;
+	int end;	/* anchored at its end, left of the dot */
+	struct box box;
+};
+
+/* The point of run r's reported peak. */
+static void peak_point(const struct ctx *c, const struct chart_run *r, double *x, double *y)
+{
+	int64_t pe = r->run->peak_rss_at > r->run->started_at ? r->run->peak_rss_at - r->run->started_at : 0;
+	*x = px(c, axis_t(c, r, pe));
+	*y = py(c, (double)r->run->peak_rss);
+}
+
+/* Places the peak label of run r: right of the dot, else left of it, else at the left
+ * edge, so it stays inside the canvas; above the dot, yet below the plot's top. */
+static void peak_label_place(const struct ctx *c, const struct chart_run *r, struct peak_label *pl)
+{
+	char v[32];
+	const char *from = run_peak_from(r->run, max_sampled(r));
+	buf_printf(&pl->text, "peak %s", fmt_bytes(v, sizeof(v), r->run->peak_rss));
+	if (from)
+		buf_printf(&pl->text, " %s", from);
+	double ppx, ppy;
+	peak_point(c, r, &ppx, &ppy);
+	/* bold: wider than the plain text */
+	double tw = CHAR_W * 1.1 * (double)utf8_chars(buf_str(&pl->text));
+	pl->x = ppx + 7;
+	pl->end = 0;
+	if (pl->x + tw > c->width - 4) {
+		pl->end = 1;
+		pl->x = ppx - 7;
+		if (pl->x - tw < 4)
+			pl->x = 4 + tw;
 	}
+	pl->y = ppy - 6 < c->y0 + 10 ? c->y0 + 10 : ppy - 6;
+	pl->box = text_box(pl->x, pl->y, tw, pl->end);
+}
+
+#define LARGEST_COMM_CHARS 32
+
+/* A set's largest process by peak, as a dotted line at that peak with its name, so the
+ * picture says who used the memory. Not drawn by process (the legend names it), nor
+ * where it says nothing new: the largest process is the target itself, with the run's
+ * peak (a run of one process). Its label goes to the first place that keeps clear of
+ * the box avoid (the peak's label; NULL: none): above the line at its left end, at its
+ * right end, then below the line at either end. */
+static void draw_largest(struct ctx *c, const struct box *avoid)
+{
+	const struct run *r = c->runs[0].run;
+	if (!c->single || c->runs[0].stack || !run_is_set(r) || r->peak_process_pid <= 0 || !r->peak_process_rss)
+		return;
+	if (r->peak_process_pid == r->pid && r->peak_process_rss >= r->peak_rss)
+		return;
+	const char *comm = r->peak_process_comm && r->peak_process_comm[0] ? r->peak_process_comm : "?";
+	static const char head[] = "largest process: ";
+	char v[32], tail[80];
+	snprintf(tail, sizeof(tail), " (pid %d), peak %s", (int)r->peak_process_pid,
+		 fmt_bytes(v, sizeof(v), r->peak_process_rss));
+	size_t cc = utf8_chars(comm);
+	double w = CHAR_W * (double)(strlen(head) + (cc < LARGEST_COMM_CHARS ? cc : LARGEST_COMM_CHARS) + strlen(tail));
+	double lpy = py(c, (double)r->peak_process_rss);
+	double above = lpy - 4 < c->y0 + 10 ? c->y0 + 10 : lpy - 4;
+	double below = lpy + 14 > c->y1 - 4 ? c->y1 - 4 : lpy + 14;
+	const struct {
+		double x, y;
+		int end;
+	} at[] = { { c->x0 + 6, above, 0 }, { c->x1 - 6, above, 1 }, { c->x0 + 6, below, 0 }, { c->x1 - 6, below, 1 } };
+	size_t k = 0;
+	for (; avoid && k < ARRAY_SIZE(at); k++) {
+		struct box bx = text_box(at[k].x, at[k].y, w, at[k].end);
+		if (!boxes_overlap(&bx, avoid))
+			break;
+	}
+	if (k == ARRAY_SIZE(at))
+		k = 0;
+	buf_printf(c->b, "<g class=\"largest\"><path d=\"M%.1f %.1fH%.1f\" stroke=\"#8d6e63\" "
+			 "stroke-dasharray=\"1 3\" stroke-width=\"1.5\"/><text x=\"%.1f\" y=\"%.1f\" fill=\"#6d4c41\"%s>%s",
+		   c->x0, lpy, c->x1, at[k].x, at[k].y, at[k].end ? " text-anchor=\"end\"" : "", head);
+	xml_text_trunc(c->b, comm, LARGEST_COMM_CHARS);
+	buf_printf(c->b, "%s</text></g>\n", tail);
+}
+
+/* The reported peak of run i (which may be above every sample: VmHWM, an exit record,
+ * the OOM report) as a dot; one run's with its label pl, overlays' named in the legend. */
+static void draw_peak(struct ctx *c, size_t i, const struct peak_label *pl)
+{
+	struct buf *b = c->b;
+	double ppx, ppy;
+	peak_point(c, &c->runs[i], &ppx, &ppy);
+	const char *col = run_color(c, i);
+	buf_printf(b, "<g class=\"peak\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"%s/>", ppx, ppy,
+		   c->single ? col : "#fff", c->single ? "" : " stroke-width=\"2\"");
+	if (!c->single)
+		buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>",
+			   ppx, ppy, col);
+	if (c->single) {
+		buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"600\" fill=\"%s\"%s>", pl->x, pl->y, col,
+			   pl->end ? " text-anchor=\"end\"" : "");
+		xml_text(b, buf_str(&pl->text));
+		buf_puts(b, "</text>");
+	}
+	buf_puts(b, "</g>\n");
+}
+
+/* A set's largest process, then the peak of every run. */
+static void draw_peaks(struct ctx *c)
+{
+	struct peak_label pl;
+	memset(&pl, 0, sizeof(pl));
+	int labelled = c->single && c->runs[0].run->peak_rss;
+	if (labelled)
+		peak_label_place(c, &c->runs[0], &pl);
+	draw_largest(c, labelled ? &pl.box : NULL);
+	for (size_t i = 0; i < c->nruns; i++)
+		if (c->runs[i].run->peak_rss)
+			draw_peak(c, i, &pl);
+	buf_release(&pl.text);
+}
+
+/* Events: a symbol each on the RSS line (a kill at the time of the peak, the OOM
+ * report's figure, at the peak) with its kind and detail as its title; a set's many
+ * process starts and exits as ticks on the time axis. */
+static void draw_events(struct ctx *c)
+{
+	struct buf *b = c->b;
 	buf_puts(b, "<g class=\"events\">\n");
-	for (size_t i = 0; i < nruns; i++) {
-		const struct chart_run *r = &runs[i];
+	for (size_t i = 0; i < c->nruns; i++) {
+		const struct chart_run *r = &c->runs[i];
 		for (size_t j = 0; j < r->nevents; j++) {
 			const struct event *e = &r->events[j];
 			int64_t el = e->t - r->run->started_at;
-			if (rug && proc_event(e)) {
+			if (c->rug && proc_event(e)) {
 				buf_printf(b, "<path class=\"proc-event\" d=\"M%.1f %.1fv-6\" stroke=\"#777\"/>\n",
-					   px(&c, axis_t(&c, r, el)), c.y1);
+					   px(c, axis_t(c, r, el)), c->y1);
 				continue;
 			}
-			/* on the RSS line; a kill at the time of the peak (the OOM report's
-			 * figure) at the peak */
 			uint64_t at = samples_rss_at(r->s, r->n, el);
 			if (e->t == r->run->peak_rss_at && r->run->peak_rss > at)
 				at = r->run->peak_rss;
-			double ex = px(&c, axis_t(&c, r, el)), ey = py(&c, (double)at);
 			buf_puts(b, "<g>");
-			symbol(b, event_sym(e->kind), ex, ey);
+			symbol(b, event_sym(e->kind), px(c, axis_t(c, r, el)), py(c, (double)at));
 			buf_puts(b, "<title>");
 			xml_text(b, e->kind);
 			if (e->detail && e->detail[0]) {
@@ -1084,25 +1294,87 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 		}
 	}
 	buf_puts(b, "</g>\n");
-	if (context) {
-		buf_printf(b, "<g class=\"context\">\n<path d=\"M%.1f %.1fH%.1f\" stroke=\"#d8dee4\"/>\n", c.x0,
-			   context_top, c.x1);
-		rate_strip(&c, &runs[0], RATE_CPU, context_top + 8, "#4f772d");
-		rate_strip(&c, &runs[0], RATE_MAJFLT, context_top + 8 + STRIP_H, "#b00020");
+}
+
+/* Under the chart of one run: the context panel (CPU, major faults), then a strip per
+ * counter or gauge, and how many more there are. */
+static void draw_panels(struct ctx *c, const struct panels *p)
+{
+	struct buf *b = c->b;
+	const struct chart_run *r = &c->runs[0];
+	if (p->context) {
+		buf_printf(b, "<g class=\"context\">\n<path d=\"M%.1f %.1fH%.1f\" stroke=\"#d8dee4\"/>\n", c->x0,
+			   p->context_top, c->x1);
+		rate_strip(c, r, RATE_CPU, p->context_top + 8, "#4f772d");
+		rate_strip(c, r, RATE_MAJFLT, p->context_top + 8 + STRIP_H, "#b00020");
 		buf_puts(b, "</g>\n");
 	}
-	if (nstrips) {
-		buf_printf(b, "<g class=\"counters\">\n<path d=\"M%.1f %.1fH%.1f\" stroke=\"#d8dee4\"/>\n", c.x0,
-			   panel_top, c.x1);
-		for (size_t i = 0; i < nstrips; i++)
-			counter_strip(&c, &runs[0], &runs[0].counters[i], panel_top + 8 + (double)i * STRIP_H,
-				      palette[(i + 2) % ARRAY_SIZE(palette)]);
-		if (nc_more) {
-			buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#666\">and %zu more (plot --counters NAME,... "
-				      "picks them)</text>\n", c.x0, panel_top + 8 + (double)nstrips * STRIP_H + 10, nc_more);
-		}
-		buf_puts(b, "</g>\n");
-	}
+	if (!p->nstrips)
+		return;
+	buf_printf(b, "<g class=\"counters\">\n<path d=\"M%.1f %.1fH%.1f\" stroke=\"#d8dee4\"/>\n", c->x0,
+		   p->counters_top, c->x1);
+	for (size_t i = 0; i < p->nstrips; i++)
+		counter_strip(c, r, &r->counters[i], p->counters_top + 8 + (double)i * STRIP_H,
+			      palette[(i + 2) % ARRAY_SIZE(palette)]);
+	if (p->more)
+		buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#666\">and %zu more (plot --counters NAME,... "
+			      "picks them)</text>\n", c->x0, p->counters_top + 8 + (double)p->nstrips * STRIP_H + 10, p->more);
+	buf_puts(b, "</g>\n");
+}
+
+void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
+	       const struct chart_opts *o, struct chart_geom *g)
+{
+	struct ctx c;
+	memset(&c, 0, sizeof(c));
+	c.b = b;
+	c.runs = runs;
+	c.nruns = nruns;
+	c.o = o;
+	c.wall = o->time == CHART_WALL;
+	c.single = nruns == 1;
+	c.width = o->width > 0 ? o->width : 960;
+	c.height = o->height > 0 ? o->height : 440;
+
+	struct seen s;
+	chart_domain(&c, &s);
+	struct yscale y;
+	chart_yscale(&c, s.vmax, &y);
+
+	size_t nproc_ev = count_proc_events(&c);
+	c.rug = nproc_ev > PROC_EVENT_SYMBOLS;
+	struct legend *lg = xmalloc(sizeof(*lg));
+	lg->n = 0;
+	if (c.single)
+		legend_one_run(lg, &runs[0], &s);
+	else
+		legend_runs(lg, &c);
+	legend_events(lg, &c, nproc_ev);
+	double top = legend_flow(lg, o->title ? 32 : 10, c.width);
+
+	/* the context panel's scale ("80000/s") shares the left margin */
+	int context = c.single && !o->no_context && has_context(&runs[0]);
+	if (context && y.label_w < 7)
+		y.label_w = 7;
+	c.x0 = 14 + CHAR_W * (double)y.label_w + 8;
+	c.x1 = c.width - 20;
+
+	struct mark_labels m;
+	mark_labels_collect(&c, &m);
+	mark_labels_stack(&c, &m);
+	struct panels p;
+	chart_layout(&c, top + m.rows * 14, context, &p);
+
+	draw_head(&c, lg);
+	free(lg);
+	draw_y_axis(&c, &y);
+	draw_x_axis(&c);
+	draw_series(&c, &s);
+	draw_marks(&c, &m, top);
+	free(m.v);
+	draw_peaks(&c);
+	draw_events(&c);
+	draw_panels(&c, &p);
 	buf_puts(b, "</svg>\n");
 
 	if (g) {
@@ -1113,7 +1385,7 @@ void svg_chart(struct buf *b, const struct chart_run *runs, size_t nruns,
 		g->t0 = c.t0;
 		g->t1 = c.t1;
 		g->vmax = c.vmax;
-		g->width = W;
-		g->height = H;
+		g->width = c.width;
+		g->height = c.height;
 	}
 }

@@ -48,72 +48,90 @@ void tchart_render_marks(struct buf *b, const struct tchart_point *pts, size_t n
 	tchart_render_peak(b, pts, n, t_end, width, height, mark_t, nmarks, NULL);
 }
 
-void tchart_render_peak(struct buf *b, const struct tchart_point *pts, size_t n, int64_t t_end,
-			int width, int height, const int64_t *mark_t, size_t nmarks,
-			const struct tchart_point *peak)
+enum { LABEL = 10 };	/* the width of a value label: "1023.9 MiB" */
+
+/* A chart's columns: each the highest value in it, whether it is filled (1: by a
+ * sample, 2: carried forward from the column before), the highest value of all and its
+ * column. */
+struct tcols {
+	int n;
+	uint64_t *max;
+	char *filled;
+	uint64_t vmax;
+	int peak_col;
+};
+
+static int tchart_col(int64_t t, int64_t t_end, int cols)
 {
-	enum { LABEL = 10 };	/* "1023.9 MiB" */
-	int cols = width - LABEL - 2;
-	if (n == 0 || cols < 10 || height < 2)
-		return;
-	if (t_end <= 0)
-		t_end = 1;
-	uint64_t *colmax = xcalloc((size_t)cols, sizeof(*colmax));
-	char *filled = xcalloc((size_t)cols, 1);
-	uint64_t vmax = 0;
-	int peak_col = 0;
+	return (int)((double)t / (double)t_end * (cols - 1) + 0.5);
+}
+
+/* Puts the points into cols columns over [0, t_end], with the reported peak (VmHWM, an
+ * exit record, the OOM report) where no sample saw it. */
+static void tchart_columns(struct tcols *tc, const struct tchart_point *pts, size_t n, int64_t t_end,
+			   int cols, const struct tchart_point *peak)
+{
+	tc->n = cols;
+	tc->max = xcalloc((size_t)cols, sizeof(*tc->max));
+	tc->filled = xcalloc((size_t)cols, 1);
+	tc->vmax = 0;
+	tc->peak_col = 0;
 	for (size_t i = 0; i < n; i++) {
-		int c = (int)((double)pts[i].t / (double)t_end * (cols - 1) + 0.5);
+		int c = tchart_col(pts[i].t, t_end, cols);
 		if (c < 0)
 			c = 0;
 		if (c >= cols)
 			c = cols - 1;
-		if (!filled[c] || pts[i].v > colmax[c])
-			colmax[c] = pts[i].v;
-		filled[c] = 1;
-		if (pts[i].v > vmax) {
-			vmax = pts[i].v;
-			peak_col = c;
+		if (!tc->filled[c] || pts[i].v > tc->max[c])
+			tc->max[c] = pts[i].v;
+		tc->filled[c] = 1;
+		if (pts[i].v > tc->vmax) {
+			tc->vmax = pts[i].v;
+			tc->peak_col = c;
 		}
 	}
 	/* Columns between two samples (sparse runs) carry the earlier value forward; after
 	 * the last sample (a run that ended later) nothing is known and nothing is drawn. */
-	int last_col = (int)((double)pts[n - 1].t / (double)t_end * (cols - 1) + 0.5);
+	int last_col = tchart_col(pts[n - 1].t, t_end, cols);
 	for (int c = 1; c < cols && c <= last_col; c++)
-		if (!filled[c] && filled[c - 1]) {
-			colmax[c] = colmax[c - 1];
-			filled[c] = 2;
+		if (!tc->filled[c] && tc->filled[c - 1]) {
+			tc->max[c] = tc->max[c - 1];
+			tc->filled[c] = 2;
 		}
-	/* The reported peak (VmHWM, exit record, OOM report) where no sample saw it. */
-	if (peak && peak->v > vmax) {
-		int c = (int)((double)peak->t / (double)t_end * (cols - 1) + 0.5);
+	if (peak && peak->v > tc->vmax) {
+		int c = tchart_col(peak->t, t_end, cols);
 		c = c < 0 ? 0 : c >= cols ? cols - 1 : c;
-		colmax[c] = peak->v;
-		filled[c] = 1;
-		vmax = peak->v;
-		peak_col = c;
+		tc->max[c] = peak->v;
+		tc->filled[c] = 1;
+		tc->vmax = peak->v;
+		tc->peak_col = c;
 	}
-	if (vmax == 0)
-		vmax = 1;
+	if (tc->vmax == 0)
+		tc->vmax = 1;
+}
 
+/* The rows of bars, in eighths of a row, the top one labelled with the highest value,
+ * and the line under them. */
+static void tchart_bars(struct buf *b, const struct tcols *tc, int height)
+{
 	char lab[32];
 	for (int row = height - 1; row >= 0; row--) {
 		if (row == height - 1)
-			fmt_bytes(lab, sizeof(lab), vmax);
+			fmt_bytes(lab, sizeof(lab), tc->vmax);
 		else if (row == 0)
 			strlcpy_rsw(lab, "0", sizeof(lab));
 		else
 			lab[0] = '\0';
 		buf_printf(b, "%*s %s", LABEL, lab,
 			   row == height - 1 || row == 0 ? "\xe2\x94\xa4" : "\xe2\x94\x82");
-		for (int c = 0; c < cols; c++) {
-			if (!filled[c]) {
+		for (int c = 0; c < tc->n; c++) {
+			if (!tc->filled[c]) {
 				buf_putc(b, ' ');
 				continue;
 			}
 			/* Height of this column in eighths of a row, at least one when non-zero. */
-			uint64_t h8 = (uint64_t)((double)colmax[c] / (double)vmax * height * 8 + 0.5);
-			if (h8 == 0 && colmax[c] > 0)
+			uint64_t h8 = (uint64_t)((double)tc->max[c] / (double)tc->vmax * height * 8 + 0.5);
+			if (h8 == 0 && tc->max[c] > 0)
 				h8 = 1;
 			int64_t in_row = (int64_t)h8 - (int64_t)row * 8;
 			buf_puts(b, eighths[in_row <= 0 ? 0 : in_row >= 8 ? 8 : in_row]);
@@ -121,14 +139,18 @@ void tchart_render_peak(struct buf *b, const struct tchart_point *pts, size_t n,
 		buf_putc(b, '\n');
 	}
 	buf_printf(b, "%*s \xe2\x94\x94", LABEL, "");
-	for (int c = 0; c < cols; c++)
+	for (int c = 0; c < tc->n; c++)
 		buf_puts(b, "\xe2\x94\x80");
 	buf_putc(b, '\n');
-	/* Time axis: start, end, and the peak's column marked with '^'. */
+}
+
+/* The time axis: start, end, and the peak's column marked with '^'. axis has room for
+ * cols + 1 bytes. */
+static void tchart_time_axis(struct buf *b, char *axis, int cols, int64_t t_end, int peak_col)
+{
 	char end[32];
 	fmt_duration(end, sizeof(end), t_end);
 	int endlen = (int)strlen(end);
-	char *axis = xmalloc((size_t)cols + 1);
 	memset(axis, ' ', (size_t)cols);
 	axis[cols] = '\0';
 	axis[peak_col] = '^';
@@ -140,30 +162,52 @@ void tchart_render_peak(struct buf *b, const struct tchart_point *pts, size_t n,
 	if (peak_col < 2)
 		axis[peak_col] = '^';
 	buf_printf(b, "%*s  %s\n", LABEL, "", axis);
-	if (nmarks) {
-		/* One letter per mark at its column, or the nearest free one. */
-		memset(axis, ' ', (size_t)cols);
-		for (size_t i = 0; i < nmarks; i++) {
-			int64_t t = mark_t[i] < 0 ? 0 : mark_t[i] > t_end ? t_end : mark_t[i];
-			int mc = (int)((double)t / (double)t_end * (cols - 1) + 0.5);
-			for (int d = 0; d < cols; d++) {
-				if (mc + d < cols && axis[mc + d] == ' ') {
-					axis[mc + d] = tchart_mark_letter(i);
-					break;
-				}
-				if (mc - d >= 0 && axis[mc - d] == ' ') {
-					axis[mc - d] = tchart_mark_letter(i);
-					break;
-				}
+}
+
+/* One letter per mark at its column, or the nearest free one. axis has room for
+ * cols + 1 bytes. */
+static void tchart_mark_row(struct buf *b, char *axis, int cols, int64_t t_end, const int64_t *mark_t,
+			    size_t nmarks)
+{
+	memset(axis, ' ', (size_t)cols);
+	for (size_t i = 0; i < nmarks; i++) {
+		int64_t t = mark_t[i] < 0 ? 0 : mark_t[i] > t_end ? t_end : mark_t[i];
+		int mc = tchart_col(t, t_end, cols);
+		for (int d = 0; d < cols; d++) {
+			if (mc + d < cols && axis[mc + d] == ' ') {
+				axis[mc + d] = tchart_mark_letter(i);
+				break;
+			}
+			if (mc - d >= 0 && axis[mc - d] == ' ') {
+				axis[mc - d] = tchart_mark_letter(i);
+				break;
 			}
 		}
-		int last = cols;
-		while (last > 0 && axis[last - 1] == ' ')
-			last--;
-		axis[last] = '\0';
-		buf_printf(b, "%*s  %s\n", LABEL, "marks", axis);
 	}
+	int last = cols;
+	while (last > 0 && axis[last - 1] == ' ')
+		last--;
+	axis[last] = '\0';
+	buf_printf(b, "%*s  %s\n", LABEL, "marks", axis);
+}
+
+void tchart_render_peak(struct buf *b, const struct tchart_point *pts, size_t n, int64_t t_end,
+			int width, int height, const int64_t *mark_t, size_t nmarks,
+			const struct tchart_point *peak)
+{
+	int cols = width - LABEL - 2;
+	if (n == 0 || cols < 10 || height < 2)
+		return;
+	if (t_end <= 0)
+		t_end = 1;
+	struct tcols tc;
+	tchart_columns(&tc, pts, n, t_end, cols, peak);
+	tchart_bars(b, &tc, height);
+	char *axis = xmalloc((size_t)cols + 1);
+	tchart_time_axis(b, axis, cols, t_end, tc.peak_col);
+	if (nmarks)
+		tchart_mark_row(b, axis, cols, t_end, mark_t, nmarks);
 	free(axis);
-	free(colmax);
-	free(filled);
+	free(tc.max);
+	free(tc.filled);
 }

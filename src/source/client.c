@@ -18,10 +18,13 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/parse.h"
 #include "source/proc.h"
 #include "lib/page.h"
 
-#define STALL_NS 1000000000LL	/* an unfinished mark is given up after this long */
+_Static_assert(COUNTER_NAME_SIZE == RSW_PAGE_NAME_SIZE, "a counter's name is kept as the page holds it");
+
+#define STALL_NS NS_PER_S	/* an unfinished mark is given up after this long */
 
 /* tail is the next ticket to deliver; every ticket below it has been delivered or
  * counted as lost exactly once. */
@@ -159,9 +162,9 @@ int client_header_is_of(const struct client_header *h, const struct client_ident
 		return -ESTALE;
 	/* The start time is whole ticks, rounded down: a page made by the target itself
 	 * is never older than it. */
-	if (who->start_ticks > (uint64_t)INT64_MAX / 1000000000u)
+	if (who->start_ticks > (uint64_t)INT64_MAX / NS_PER_S)
 		return -ESTALE;
-	int64_t start_ns = (int64_t)who->start_ticks * (1000000000 / ticks_per_s);
+	int64_t start_ns = (int64_t)who->start_ticks * (NS_PER_S / ticks_per_s);
 	return h->created_boot_ns >= start_ns ? 0 : -ESTALE;
 }
 

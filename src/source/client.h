@@ -21,10 +21,12 @@
 #include <time.h>
 #include <sys/types.h>
 
+#include "base/parse.h"
+
 struct client_page;
 
 struct client_counter {
-	char name[48];		/* terminated; 1..47 bytes of [A-Za-z0-9_.:-] */
+	char name[COUNTER_NAME_SIZE];	/* terminated; 1..47 bytes of [A-Za-z0-9_.:-] */
 	long long value;
 	int is_gauge;		/* 1: set with rsw_gauge_set; 0: a sum of rsw_counter_add */
 };

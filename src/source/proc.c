@@ -164,7 +164,7 @@ uint64_t proc_ticks_ns(uint64_t ticks)
 	}
 	if (hz == 100)
 		return ticks * 10000000ULL;
-	return ticks / hz * 1000000000ULL + ticks % hz * 1000000000ULL / hz;
+	return ticks / hz * NS_PER_S + ticks % hz * NS_PER_S / hz;
 }
 
 int proc_io_parse(const char *buf, size_t len, struct proc_io *out)

@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 
 #include "base/buf.h"
+#include "base/parse.h"
 #include "store/store.h"
 
 /* 'RSW1' in PRAGMA application_id marks a file as ours. */
@@ -23,7 +24,7 @@ extern const int store_schema_version;
  * (strings are owned copies), so a batch can move to the writer thread whole. */
 struct counter_row {
 	int64_t elapsed_ns;
-	char name[48];
+	char name[COUNTER_NAME_SIZE];
 	long long value;
 };
 struct gpu_row {

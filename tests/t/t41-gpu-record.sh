@@ -3,48 +3,33 @@
 # the peak, per-device export columns at the scripted times, the live line, ls, --no-gpu,
 # no driver, a device lost mid-run, failing process queries and --gpu-interval.
 # Prints TAP.
-BUILD=${BUILD:-build}
-bin=$BUILD/rsswatch
+. tests/t/lib.sh
 fake=$BUILD/fake/libnvidia-ml.so.1
-memhog=$BUILD/tests/bin/memhog
-if [ ! -x "$bin" ] || [ ! -f "$fake" ] || [ ! -x "$memhog" ]; then
-	echo "1..0 # SKIP $bin, $fake or $memhog not built"
+if [ ! -f "$fake" ]; then
+	echo "1..0 # SKIP $fake not built"
 	exit 0
 fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/t41.XXXXXX") || exit 1
 hog=
-cleanup() {
-	touch "$tmp/go"
-	[ -n "$hog" ] && wait "$hog" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-db=$tmp/db
-n=0
-check() {	# check DESCRIPTION COMMAND...
-	desc=$1; shift
-	n=$((n + 1))
-	if "$@"; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; fi
-}
+at_exit 'touch "$T/go"; [ -z "$hog" ] || wait "$hog" 2>/dev/null'
+db=$RSSWATCH_DB
 record() {	# record NAME SCRIPT [ARGS...]: record the memhog; NAME.err and rc
 	name=$1 script=$2; shift 2
-	RSSWATCH_NVML_LIB=$fake FAKE_NVML_SCRIPT=$script "$bin" record --db "$db" \
-		-p "$hog" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+	RSSWATCH_NVML_LIB=$fake FAKE_NVML_SCRIPT=$script "$RSW" record --db "$db" \
+		-p "$hog" "$@" >"$T/$name.out" 2>"$T/$name.err"
 	rc=$?
 }
-show_json() {	# show_json NAME: the last run as NAME.json
-	"$bin" show --db "$db" --json >"$tmp/$1.json" 2>/dev/null
+json_of() {	# json_of NAME: the last run as NAME.json
+	"$RSW" show --db "$db" --json >"$T/$1.json" 2>/dev/null
 }
 export_csv() {	# export_csv NAME: the last run as NAME.csv
-	"$bin" export --db "$db" --format csv >"$tmp/$1.csv" 2>/dev/null
+	"$RSW" export --db "$db" --format csv >"$T/$1.csv" 2>/dev/null
 }
-jget() {	# jget FILE PATH: a JSON value (JSON null prints "null")
+jval() {	# jval FILE PATH: a JSON value (JSON null prints "null")
 	sqlite3 :memory: "select case json_type(readfile('$1'),'$2') when 'null' then 'null'
 		else json_extract(readfile('$1'),'$2') end"
 }
 jis() {		# jis FILE PATH VALUE
-	test "$(jget "$1" "$2")" = "$3"
+	test "$(jval "$1" "$2")" = "$3"
 }
 has_col() {	# has_col CSV NAME
 	head -n 1 "$1" | tr ',' '\n' | grep -qx "$2"
@@ -67,7 +52,7 @@ rows_are() {
 }
 mib() { echo $(($1 * 1048576)); }
 jge() {		# jge FILE PATH N: a JSON number >= N
-	v=$(jget "$1" "$2")
+	v=$(jval "$1" "$2")
 	[ -n "$v" ] && [ "$v" != null ] && [ "$v" -ge "$3" ]
 }
 header_has() {	# header_has CSV TEXT
@@ -84,13 +69,13 @@ last_of() {	# last_of CSV NAME: the column's value in the last row
 }
 
 # The target: a process that waits until the end of the suite.
-"$memhog" +4M await "$tmp/go" &
+"$HOG" +4M await "$T/go" &
 hog=$!
 pid=$hog
 
 # Device 0 uses 100M, then 300M over [300ms, 700ms), then 200M; device 1 50M, 500M, 20M
 # over the same windows: the highest total is 800M, held for 400ms.
-cat >"$tmp/two" <<END
+cat >"$T/two" <<END
 device 0 name "Fake H200" total 141G used 10G
 device 1 name "Fake H200" total 141G used 10G
 proc $pid device 0 bytes 100M to ms 300
@@ -100,62 +85,62 @@ proc $pid device 1 bytes 50M to ms 300
 proc $pid device 1 bytes 500M from ms 300 to ms 700
 proc $pid device 1 bytes 20M from ms 700
 END
-record main "$tmp/two" -i 50ms -d 1s
+record main "$T/two" -i 50ms -d 1s
 check "record with the fake driver exits 0" test "$rc" -eq 0
-show_json main
+json_of main
 export_csv main
 check "show --json: peak_gpu_bytes is the scripted highest total (800 MiB)" \
-	jis "$tmp/main.json" '$.peak_gpu_bytes' "$(mib 800)"
-check "show --json: the recording ran to its duration" jis "$tmp/main.json" '$.outcome' stopped
+	jis "$T/main.json" '$.peak_gpu_bytes' "$(mib 800)"
+check "show --json: the recording ran to its duration" jis "$T/main.json" '$.outcome' stopped
 check "export csv has gpu_bytes, gpu0_bytes and gpu1_bytes columns" \
-	header_has "$tmp/main.csv" ",gpu_bytes,gpu0_bytes,gpu1_bytes"
+	header_has "$T/main.csv" ",gpu_bytes,gpu0_bytes,gpu1_bytes"
 check "export: 100 MiB + 50 MiB before 300ms" \
-	rows_are "$tmp/main.csv" 0 0.25 "$(mib 100)" "$(mib 50)"
+	rows_are "$T/main.csv" 0 0.25 "$(mib 100)" "$(mib 50)"
 check "export: 300 MiB + 500 MiB between 300ms and 700ms" \
-	rows_are "$tmp/main.csv" 0.5 0.7 "$(mib 300)" "$(mib 500)"
+	rows_are "$T/main.csv" 0.5 0.7 "$(mib 300)" "$(mib 500)"
 check "export: 200 MiB + 20 MiB after 700ms" \
-	rows_are "$tmp/main.csv" 0.9 2 "$(mib 200)" "$(mib 20)"
+	rows_are "$T/main.csv" 0.9 2 "$(mib 200)" "$(mib 20)"
 check "export: no row has a total the script never gave" \
-	only_values "$tmp/main.csv" gpu_bytes "$(mib 150)|$(mib 800)|$(mib 220)"
-check "the live line shows GPU memory" grep -q ' gpu [0-9.]* [KMGT]\{0,1\}i\{0,1\}B' "$tmp/main.err"
-"$bin" ls --db "$db" >"$tmp/ls.out" 2>&1
-check "ls shows a GPU PEAK column" grep -q '^ *ID .* GPU PEAK ' "$tmp/ls.out"
-check "ls shows the run's GPU peak" grep -Eq '^ +1 .* 800\.0 MiB ' "$tmp/ls.out"
+	only_values "$T/main.csv" gpu_bytes "$(mib 150)|$(mib 800)|$(mib 220)"
+check "the live line shows GPU memory" grep -q ' gpu [0-9.]* [KMGT]\{0,1\}i\{0,1\}B' "$T/main.err"
+"$RSW" ls --db "$db" >"$T/ls.out" 2>&1
+check "ls shows a GPU PEAK column" grep -q '^ *ID .* GPU PEAK ' "$T/ls.out"
+check "ls shows the run's GPU peak" grep -Eq '^ +1 .* 800\.0 MiB ' "$T/ls.out"
 
-record nogpu "$tmp/two" -i 50ms -d 300ms --no-gpu
+record nogpu "$T/two" -i 50ms -d 300ms --no-gpu
 check "--no-gpu: exit 0" test "$rc" -eq 0
-show_json nogpu
+json_of nogpu
 export_csv nogpu
-check "--no-gpu: peak_gpu_bytes is null" jis "$tmp/nogpu.json" '$.peak_gpu_bytes' null
-check "--no-gpu: the run has samples" jge "$tmp/nogpu.json" '$.samples' 3
-check "--no-gpu: no gpu columns in the export" not_grep gpu "$tmp/nogpu.csv"
-check "--no-gpu: no gpu on the live line" not_grep " gpu " "$tmp/nogpu.err"
-"$bin" ls --db "$db" >"$tmp/ls.out" 2>&1
+check "--no-gpu: peak_gpu_bytes is null" jis "$T/nogpu.json" '$.peak_gpu_bytes' null
+check "--no-gpu: the run has samples" jge "$T/nogpu.json" '$.samples' 3
+check "--no-gpu: no gpu columns in the export" not_grep gpu "$T/nogpu.csv"
+check "--no-gpu: no gpu on the live line" not_grep " gpu " "$T/nogpu.err"
+"$RSW" ls --db "$db" >"$T/ls.out" 2>&1
 check "ls: a run without GPU figures shows - in the GPU PEAK column" \
-	grep -Eq '^ +2 .* +- +still running' "$tmp/ls.out"
+	grep -Eq '^ +2 .* +- +still running' "$T/ls.out"
 
 # No driver at all.
 nodrv() {	# nodrv NAME [ARGS...]
 	name=$1; shift
-	RSSWATCH_NVML_LIB=/nonexistent/libnvidia-ml.so.1 "$bin" record --db "$db" -p "$hog" \
-		-i 50ms -d 300ms "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+	RSSWATCH_NVML_LIB=/nonexistent/libnvidia-ml.so.1 "$RSW" record --db "$db" -p "$hog" \
+		-i 50ms -d 300ms "$@" >"$T/$name.out" 2>"$T/$name.err"
 	rc=$?
 }
 nodrv nodrv
 check "no driver: recording exits 0" test "$rc" -eq 0
-show_json nodrv
-check "no driver: peak_gpu_bytes is null" jis "$tmp/nodrv.json" '$.peak_gpu_bytes' null
-check "no driver: samples were recorded" jge "$tmp/nodrv.json" '$.samples' 3
-check "no driver: nothing about GPUs without -v" not_grep "gpu|nvml|nvidia" "$tmp/nodrv.err"
+json_of nodrv
+check "no driver: peak_gpu_bytes is null" jis "$T/nodrv.json" '$.peak_gpu_bytes' null
+check "no driver: samples were recorded" jge "$T/nodrv.json" '$.samples' 3
+check "no driver: nothing about GPUs without -v" not_grep "gpu|nvml|nvidia" "$T/nodrv.err"
 nodrv nodrv_v -v
 check "no driver, -v: exit 0" test "$rc" -eq 0
 check "no driver, -v: exactly one line about the GPU" \
-	test "$(grep -Eic 'gpu|nvml|nvidia' "$tmp/nodrv_v.err")" -eq 1
-check "no driver, -v: the line says why" grep -q 'nonexistent/libnvidia-ml.so.1' "$tmp/nodrv_v.err"
+	test "$(grep -Eic 'gpu|nvml|nvidia' "$T/nodrv_v.err")" -eq 1
+check "no driver, -v: the line says why" grep -q 'nonexistent/libnvidia-ml.so.1' "$T/nodrv_v.err"
 
 # Device 1 is lost from its third memory query on; device 0 goes from 100M to 300M at
 # 600ms, which must still be recorded.
-cat >"$tmp/lost" <<END
+cat >"$T/lost" <<END
 device 0 total 141G used 10G
 device 1 total 141G used 10G
 proc $pid device 0 bytes 100M to ms 600
@@ -163,89 +148,89 @@ proc $pid device 0 bytes 300M from ms 600
 proc $pid device 1 bytes 50M
 fail memory device 1 error lost from call 3
 END
-record lost "$tmp/lost" -i 50ms -d 1s
+record lost "$T/lost" -i 50ms -d 1s
 check "lost device: exit 0" test "$rc" -eq 0
-show_json lost
+json_of lost
 export_csv lost
-check "lost device: the recording ran to its duration" jis "$tmp/lost.json" '$.outcome' stopped
-check "lost device: samples to the end" jge "$tmp/lost.json" '$.samples' 15
+check "lost device: the recording ran to its duration" jis "$T/lost.json" '$.outcome' stopped
+check "lost device: samples to the end" jge "$T/lost.json" '$.samples' 15
 check "lost device: device 1 was recorded before it was lost" \
-	test "$(col "$tmp/lost.csv" gpu1_bytes | head -n 1)" = "0.000 $(mib 50)"
+	test "$(col "$T/lost.csv" gpu1_bytes | head -n 1)" = "0.000 $(mib 50)"
 check "lost device: device 0 is still read after the loss (300 MiB at the end)" \
-	test "$(last_of "$tmp/lost.csv" gpu0_bytes)" = "$(mib 300)"
+	test "$(last_of "$T/lost.csv" gpu0_bytes)" = "$(mib 300)"
 check "lost device: the total at the end is device 0's alone" \
-	test "$(last_of "$tmp/lost.csv" gpu_bytes)" = "$(mib 300)"
+	test "$(last_of "$T/lost.csv" gpu_bytes)" = "$(mib 300)"
 check "lost device: peak_gpu_bytes is device 0's 300 MiB" \
-	jis "$tmp/lost.json" '$.peak_gpu_bytes' "$(mib 300)"
+	jis "$T/lost.json" '$.peak_gpu_bytes' "$(mib 300)"
 # Each row's per-device columns add up to its total (a lost device has no figure).
 sums_agree() {
 	awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 		{ if ($c["gpu0_bytes"] + $c["gpu1_bytes"] != $c["gpu_bytes"]) bad++ }
 		END { exit bad > 0 }' "$1"
 }
-check "lost device: gpu0_bytes + gpu1_bytes = gpu_bytes on every row" sums_agree "$tmp/lost.csv"
+check "lost device: gpu0_bytes + gpu1_bytes = gpu_bytes on every row" sums_agree "$T/lost.csv"
 
 # The process query of device 0 fails for a while, then works again.
-cat >"$tmp/procfail" <<END
+cat >"$T/procfail" <<END
 device 0 total 141G used 10G
 device 1 total 141G used 10G
 proc $pid device 0 bytes 100M
 proc $pid device 1 bytes 50M
 fail procs device 0 error unknown from call 2 to call 4
 END
-record procfail "$tmp/procfail" -i 50ms -d 1s
+record procfail "$T/procfail" -i 50ms -d 1s
 check "failing process query: exit 0" test "$rc" -eq 0
-show_json procfail
+json_of procfail
 export_csv procfail
 check "failing process query: the recording ran to its duration" \
-	jis "$tmp/procfail.json" '$.outcome' stopped
+	jis "$T/procfail.json" '$.outcome' stopped
 check "failing process query: peak_gpu_bytes from the good reads" \
-	jis "$tmp/procfail.json" '$.peak_gpu_bytes' "$(mib 150)"
+	jis "$T/procfail.json" '$.peak_gpu_bytes' "$(mib 150)"
 check "failing process query: the total is back at the end" \
-	test "$(last_of "$tmp/procfail.csv" gpu_bytes)" = "$(mib 150)"
-cat >"$tmp/procdead" <<END
+	test "$(last_of "$T/procfail.csv" gpu_bytes)" = "$(mib 150)"
+cat >"$T/procdead" <<END
 device 0 total 141G used 10G
 proc $pid device 0 bytes 100M
 fail procs error no_permission
 END
-record procdead "$tmp/procdead" -i 50ms -d 300ms
+record procdead "$T/procdead" -i 50ms -d 300ms
 check "process query always failing: exit 0" test "$rc" -eq 0
-show_json procdead
+json_of procdead
 check "process query always failing: peak_gpu_bytes is null (usage unknown)" \
-	jis "$tmp/procdead.json" '$.peak_gpu_bytes' null
+	jis "$T/procdead.json" '$.peak_gpu_bytes' null
 
 # --gpu-interval
-"$bin" record --db "$db" -p "$hog" -d 100ms --gpu-interval 0 >/dev/null 2>"$tmp/gi.err"
+"$RSW" record --db "$db" -p "$hog" -d 100ms --gpu-interval 0 >/dev/null 2>"$T/gi.err"
 check "--gpu-interval 0: exit 2" test $? -eq 2
-"$bin" record --db "$db" -p "$hog" -d 100ms --gpu-interval 1x >/dev/null 2>"$tmp/gi.err"
+"$RSW" record --db "$db" -p "$hog" -d 100ms --gpu-interval 1x >/dev/null 2>"$T/gi.err"
 check "--gpu-interval 1x: exit 2" test $? -eq 2
-check "--gpu-interval 1x: the message names the value" grep -q "'1x'" "$tmp/gi.err"
+check "--gpu-interval 1x: the message names the value" grep -q "'1x'" "$T/gi.err"
 # Device 0's figure changes every 20ms; read every 200ms it may change only that often.
 i=0
-: >"$tmp/fast"
-echo "device 0 total 141G used 10G" >>"$tmp/fast"
+: >"$T/fast"
+echo "device 0 total 141G used 10G" >>"$T/fast"
 while [ $i -lt 100 ]; do
-	echo "proc $pid device 0 bytes $((i + 1))M from ms $((i * 20)) to ms $((i * 20 + 20))" >>"$tmp/fast"
+	echo "proc $pid device 0 bytes $((i + 1))M from ms $((i * 20)) to ms $((i * 20 + 20))" >>"$T/fast"
 	i=$((i + 1))
 done
-record fast "$tmp/fast" -i 20ms -d 1s --gpu-interval 200ms
+record fast "$T/fast" -i 20ms -d 1s --gpu-interval 200ms
 check "--gpu-interval 200ms: exit 0" test "$rc" -eq 0
 export_csv fast
-col "$tmp/fast.csv" gpu0_bytes | awk '$2 != prev { print $1; prev = $2 }' >"$tmp/fast.changes"
+col "$T/fast.csv" gpu0_bytes | awk '$2 != prev { print $1; prev = $2 }' >"$T/fast.changes"
 check "--gpu-interval 200ms: the figure changed over the run" \
-	test "$(wc -l <"$tmp/fast.changes")" -ge 3
+	test "$(wc -l <"$T/fast.changes")" -ge 3
 check "--gpu-interval 200ms: at most 6 values in 1s" \
-	test "$(wc -l <"$tmp/fast.changes")" -le 6
+	test "$(wc -l <"$T/fast.changes")" -le 6
 # (a read is seen at the next sample, which a loaded machine may delay: one change late
 # and the next on time come closer than 200ms, never closer than 200ms less a delay)
 check "--gpu-interval 200ms: changes are about 200ms apart (none under 150ms)" \
-	awk 'NR > 1 && $1 - prev < 0.150 { bad = 1 } { prev = $1 } END { exit bad }' "$tmp/fast.changes"
+	awk 'NR > 1 && $1 - prev < 0.150 { bad = 1 } { prev = $1 } END { exit bad }' "$T/fast.changes"
 check "--gpu-interval 200ms: samples are still every 20ms" \
-	test "$(awk 'END { print NR - 1 }' "$tmp/fast.csv")" -ge 25
+	test "$(awk 'END { print NR - 1 }' "$T/fast.csv")" -ge 25
 
 # --tree: the GPU memory of every member counts. A shell with two memhog children, each
 # given GPU memory in the fake: 1G and 2G on device 0.
-sh -c "\"$memhog\" +2M await \"$tmp/go\" & \"$memhog\" +2M await \"$tmp/go\" & wait" &
+sh -c "\"$HOG\" +2M await \"$T/go\" & \"$HOG\" +2M await \"$T/go\" & wait" &
 tree=$!
 kids=
 deadline=$(($(date +%s) + 10))
@@ -254,10 +239,10 @@ while [ "$(echo $kids | wc -w)" -lt 2 ] && [ "$(date +%s)" -le "$deadline" ]; do
 done
 set -- $kids
 printf 'device 0 total 141G used 10G\nproc %s device 0 bytes 1G\nproc %s device 0 bytes 2G\n' \
-	"$1" "$2" >"$tmp/tree"
-RSSWATCH_NVML_LIB=$fake FAKE_NVML_SCRIPT=$tmp/tree "$bin" record --db "$db" -q -t -p "$tree" \
+	"$1" "$2" >"$T/tree"
+RSSWATCH_NVML_LIB=$fake FAKE_NVML_SCRIPT=$T/tree "$RSW" record --db "$db" -q -t -p "$tree" \
 	-i 100ms -d 400ms >/dev/null 2>&1
-show_json tree
+json_of tree
 check "--tree: peak_gpu_bytes sums the children's 1G and 2G" \
-	jis "$tmp/tree.json" '$.peak_gpu_bytes' "$(mib 3072)"
-echo "1..$n"
+	jis "$T/tree.json" '$.peak_gpu_bytes' "$(mib 3072)"
+done_testing

@@ -6,46 +6,30 @@
 # after the last sample still counts for the peak; and a recording without a faster GPU
 # poll (no driver, or --gpu-interval no faster than the sampling) wakes up only to
 # sample. The fake's query log says when the driver was asked. Prints TAP.
-BUILD=${BUILD:-build}
-bin=$BUILD/rsswatch
+. tests/t/lib.sh
 fake=$BUILD/fake/libnvidia-ml.so.1
-memhog=$BUILD/tests/bin/memhog
-if [ ! -x "$bin" ] || [ ! -f "$fake" ] || [ ! -x "$memhog" ]; then
-	echo "1..0 # SKIP $bin, $fake or $memhog not built"
+if [ ! -f "$fake" ]; then
+	echo "1..0 # SKIP $fake not built"
 	exit 0
 fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/t42.XXXXXX") || exit 1
 hog=
 rec=
-cleanup() {
-	[ -n "$rec" ] && kill "$rec" 2>/dev/null && wait "$rec" 2>/dev/null
-	touch "$tmp/go"
-	[ -n "$hog" ] && wait "$hog" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-db=$tmp/db
-n=0
-check() {	# check DESCRIPTION COMMAND...
-	desc=$1; shift
-	n=$((n + 1))
-	if "$@"; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; fi
-}
+at_exit '[ -z "$rec" ] || { kill "$rec" 2>/dev/null && wait "$rec" 2>/dev/null; }; touch "$T/go"; [ -z "$hog" ] || wait "$hog" 2>/dev/null'
+db=$RSSWATCH_DB
 record() {	# record NAME SCRIPT [ARGS...]: record the memhog; NAME.err, NAME.log and rc
 	name=$1 script=$2; shift 2
-	RSSWATCH_NVML_LIB=$fake FAKE_NVML_SCRIPT=$script FAKE_NVML_LOG=$tmp/$name.log \
-		"$bin" record --db "$db" -p "$hog" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+	RSSWATCH_NVML_LIB=$fake FAKE_NVML_SCRIPT=$script FAKE_NVML_LOG=$T/$name.log \
+		"$RSW" record --db "$db" -p "$hog" "$@" >"$T/$name.out" 2>"$T/$name.err"
 	rc=$?
 }
-show_json() {	# show_json NAME: the last run as NAME.json
-	"$bin" show --db "$db" --json >"$tmp/$1.json" 2>/dev/null
+json_of() {	# json_of NAME: the last run as NAME.json
+	"$RSW" show --db "$db" --json >"$T/$1.json" 2>/dev/null
 }
 jis() {		# jis FILE PATH VALUE: a JSON value
 	test "$(sqlite3 :memory: "select json_extract(readfile('$1'),'$2')")" = "$3"
 }
 column() {	# column NAME COL: the export's column, one line of values per run
-	"$bin" export --db "$db" --format csv 2>/dev/null | awk -F, -v name="$2" '
+	"$RSW" export --db "$db" --format csv 2>/dev/null | awk -F, -v name="$2" '
 		NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next }
 		{ printf "%s%s", sep, $c; sep = " " } END { print "" }'
 }
@@ -59,68 +43,68 @@ queries() {	# queries LOG [FROM TO]: process queries in the fake's log (at FROM 
 }
 mib() { echo $(($1 * 1048576)); }
 
-"$memhog" +4M await "$tmp/go" &
+"$HOG" +4M await "$T/go" &
 hog=$!
 
 # 500 MiB, 6 GiB from 1300ms to 1450ms after nvmlInit (between the samples at about 1s
 # and 2s), then 500 MiB again; the device's used memory goes from 10 to 16 GiB with it.
-cat >"$tmp/spike" <<END
+cat >"$T/spike" <<END
 device 0 name "Fake H200" total 141G used 10G
 used device 0 bytes 16G from ms 1300 to ms 1450
 proc $hog device 0 bytes 500M to ms 1300
 proc $hog device 0 bytes 6G from ms 1300 to ms 1450
 proc $hog device 0 bytes 500M from ms 1450
 END
-record spike "$tmp/spike" -i 1s -d 2500ms
+record spike "$T/spike" -i 1s -d 2500ms
 check "spike: exit 0" test "$rc" -eq 0
-show_json spike
-check "spike: three samples, one a second" jis "$tmp/spike.json" '$.samples' 3
+json_of spike
+check "spike: three samples, one a second" jis "$T/spike.json" '$.samples' 3
 check "spike: the driver was asked during the spike" \
-	test "$(queries "$tmp/spike.log" 1300 1450)" -ge 1
+	test "$(queries "$T/spike.log" 1300 1450)" -ge 1
 check "spike: the driver was asked about every 20ms (at least 60 times in 2.5s)" \
-	test "$(queries "$tmp/spike.log")" -ge 60
+	test "$(queries "$T/spike.log")" -ge 60
 check "spike: peak_gpu_bytes is the 6 GiB spike" \
-	jis "$tmp/spike.json" '$.peak_gpu_bytes' "$(mib 6144)"
+	jis "$T/spike.json" '$.peak_gpu_bytes' "$(mib 6144)"
 check "spike: the sample after the spike stores it (gpu_bytes)" \
 	test "$(column spike gpu_bytes)" = "$(mib 500) $(mib 500) $(mib 6144)"
 check "spike: and as device 0's figure (gpu0_bytes)" \
 	test "$(column spike gpu0_bytes)" = "$(mib 500) $(mib 500) $(mib 6144)"
 check "spike: the device's used memory keeps its high too" \
 	test "$(used_of)" = "$(mib 10240) $(mib 10240) $(mib 16384)"
-check "spike: the live line shows it" grep -q ' gpu 6\.0 GiB' "$tmp/spike.err"
+check "spike: the live line shows it" grep -q ' gpu 6\.0 GiB' "$T/spike.err"
 
 # The old pace: one read per sample misses it.
-record slow "$tmp/spike" -i 1s -d 2500ms --gpu-interval 1s
+record slow "$T/spike" -i 1s -d 2500ms --gpu-interval 1s
 check "--gpu-interval 1s: exit 0" test "$rc" -eq 0
-show_json slow
-check "--gpu-interval 1s: one read per sample" test "$(queries "$tmp/slow.log")" -le 3
+json_of slow
+check "--gpu-interval 1s: one read per sample" test "$(queries "$T/slow.log")" -le 3
 check "--gpu-interval 1s: the spike is missed (peak 500 MiB)" \
-	jis "$tmp/slow.json" '$.peak_gpu_bytes' "$(mib 500)"
+	jis "$T/slow.json" '$.peak_gpu_bytes' "$(mib 500)"
 
 # A spike after the last sample, before the recording ends: the run's peak has it.
-cat >"$tmp/late" <<END
+cat >"$T/late" <<END
 device 0 total 141G used 10G
 proc $hog device 0 bytes 500M to ms 300
 proc $hog device 0 bytes 6G from ms 300 to ms 450
 proc $hog device 0 bytes 500M from ms 450
 END
-record late "$tmp/late" -i 1s -d 700ms
+record late "$T/late" -i 1s -d 700ms
 check "late spike: exit 0" test "$rc" -eq 0
-show_json late
-check "late spike: one sample" jis "$tmp/late.json" '$.samples' 1
+json_of late
+check "late spike: one sample" jis "$T/late.json" '$.samples' 1
 check "late spike: peak_gpu_bytes has the spike no sample took" \
-	jis "$tmp/late.json" '$.peak_gpu_bytes' "$(mib 6144)"
+	jis "$T/late.json" '$.peak_gpu_bytes' "$(mib 6144)"
 
 # Wake-ups: a recording sampling once a second, seen after its second sample. With the
 # GPU poll every 20ms it has woken up about 50 times by then; without a GPU (or with GPU
 # reads no faster than the samples) only to sample and to write.
 wakeups() {	# wakeups NAME LIB [ARGS...]: voluntary context switches after the 2nd sample
 	name=$1 lib=$2; shift 2
-	RSSWATCH_NVML_LIB=$lib FAKE_NVML_SCRIPT=$tmp/spike "$bin" record --db "$db" -p "$hog" \
-		-i 1s -d 10s "$@" >/dev/null 2>"$tmp/$name.err" &
+	RSSWATCH_NVML_LIB=$lib FAKE_NVML_SCRIPT=$T/spike "$RSW" record --db "$db" -p "$hog" \
+		-i 1s -d 10s "$@" >/dev/null 2>"$T/$name.err" &
 	rec=$!
 	deadline=$(($(date +%s) + 10))
-	while [ "$(grep -c '^[0-9][0-9]:' "$tmp/$name.err")" -lt 2 ] &&
+	while [ "$(grep -c '^[0-9][0-9]:' "$T/$name.err")" -lt 2 ] &&
 	      [ "$(date +%s)" -le "$deadline" ]; do
 		sleep 0.05
 	done
@@ -137,4 +121,4 @@ check "wake-ups: the GPU poll wakes the recorder (at least 40 in 1s; saw $sw_gpu
 check "wake-ups: no driver, no poll (at most 20; saw $sw_none)" test "${sw_none:-99}" -le 20
 check "wake-ups: GPU read with each sample, no poll between (at most 20; saw $sw_slow)" \
 	test "${sw_slow:-99}" -le 20
-echo "1..$n"
+done_testing

@@ -1,34 +1,18 @@
 #!/bin/sh
 # Marks and counters from inside the application (librsswatch, examples/pipeline), marks
 # from a shell (rsswatch mark), and the shared page's lifetime. Prints TAP.
-BUILD=${BUILD:-build}
-bin=$BUILD/rsswatch
+. tests/t/lib.sh
 pipeline=$BUILD/examples/pipeline
-memhog=$BUILD/tests/bin/memhog
-if [ ! -x "$bin" ] || [ ! -x "$pipeline" ] || [ ! -x "$memhog" ]; then
-	echo "1..0 # SKIP $bin, $pipeline or $memhog not built"
+if [ ! -x "$pipeline" ]; then
+	echo "1..0 # SKIP $pipeline not built"
 	exit 0
 fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/t50.XXXXXX") || exit 1
 bg=
-cleanup() {
-	touch "$tmp/go"
-	for p in $bg; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-mkdir "$tmp/shm"
-RSSWATCH_SHM_DIR=$tmp/shm
-RSSWATCH_DB=$tmp/db
-export RSSWATCH_SHM_DIR RSSWATCH_DB
-n=0
-check() {	# check DESCRIPTION COMMAND...
-	desc=$1; shift
-	n=$((n + 1))
-	if "$@"; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; fi
-}
-jget() {	# jget FILE PATH: a JSON value (JSON null prints "null")
+at_exit 'touch "$T/go"; for p in $bg; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done'
+mkdir "$T/shm"
+RSSWATCH_SHM_DIR=$T/shm
+export RSSWATCH_SHM_DIR
+jval() {	# jval FILE PATH: a JSON value (JSON null prints "null")
 	sqlite3 :memory: "select case json_type(readfile('$1'),'$2') when 'null' then 'null'
 		else json_extract(readfile('$1'),'$2') end"
 }
@@ -37,13 +21,13 @@ jget() {	# jget FILE PATH: a JSON value (JSON null prints "null")
 marks_in_order() {
 	f=$1; shift
 	sqlite3 :memory: "select json_extract(value,'\$.label'), json_extract(value,'\$.elapsed_s')
-		from json_each(json_extract(readfile('$f'),'\$.marks')) order by key" >"$tmp/marks"
-	dur=$(jget "$f" '$.duration_s')
+		from json_each(json_extract(readfile('$f'),'\$.marks')) order by key" >"$T/marks"
+	dur=$(jval "$f" '$.duration_s')
 	awk -F"|" -v d="$dur" -v want="$(printf "%s\n" "$@")" '
 		BEGIN { nw = split(want, w, "\n") }
 		k < nw && $1 == w[k + 1] { if (!($2 >= 0 && $2 <= d && (k == 0 || $2 > t))) { bad = 1; exit }
 			t = $2; k++ }
-		END { exit bad || k != nw }' "$tmp/marks"
+		END { exit bad || k != nw }' "$T/marks"
 }
 col() {		# col CSV NAME: the column's values, one per row
 	awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next }
@@ -71,20 +55,11 @@ header_has() {	# header_has CSV NAME
 	head -n 1 "$1" | tr ',' '\n' | grep -qx -- "$2"
 }
 shm_empty() {
-	[ -z "$(ls -A "$tmp/shm")" ]
-}
-# wait_for SECONDS COMMAND...: until COMMAND succeeds; fails after SECONDS
-wait_for() {
-	limit=$(($1 * 20)); shift
-	while ! "$@"; do
-		limit=$((limit - 1))
-		[ "$limit" -gt 0 ] || return 1
-		sleep 0.05
-	done
+	[ -z "$(ls -A "$T/shm")" ]
 }
 run_running() {	# run_running PID: a running recording of PID is in the database
-	"$bin" ls --json >"$tmp/ls.json" 2>/dev/null &&
-	[ "$(sqlite3 :memory: "select count(*) from json_each(readfile('$tmp/ls.json'))
+	"$RSW" ls --json >"$T/ls.json" 2>/dev/null &&
+	[ "$(sqlite3 :memory: "select count(*) from json_each(readfile('$T/ls.json'))
 		where json_extract(value,'\$.pid') = $1 and
 		json_extract(value,'\$.outcome') = 'running'")" -ge 1 ]
 }
@@ -92,50 +67,50 @@ run_running() {	# run_running PID: a running recording of PID is in the database
 # --- the pipeline, launched, with and without the bug ---
 pipe() {	# pipe NAME [ARGS...]: record the pipeline; NAME.json, NAME.csv, NAME.show
 	name=$1; shift
-	"$bin" record -i 20ms -- "$pipeline" --workers 8 --size 16 "$@" \
-		>"$tmp/$name.out" 2>"$tmp/$name.err"
+	"$RSW" record -i 20ms -- "$pipeline" --workers 8 --size 16 "$@" \
+		>"$T/$name.out" 2>"$T/$name.err"
 	rc=$?
-	"$bin" show --json >"$tmp/$name.json" 2>/dev/null
-	COLUMNS=100 "$bin" show >"$tmp/$name.show" 2>/dev/null
-	"$bin" export --format csv >"$tmp/$name.csv" 2>/dev/null
+	"$RSW" show --json >"$T/$name.json" 2>/dev/null
+	COLUMNS=100 "$RSW" show >"$T/$name.show" 2>/dev/null
+	"$RSW" export --format csv >"$T/$name.csv" 2>/dev/null
 }
 pipe fixed
 check "pipeline: record exits with the pipeline's status 0" test "$rc" -eq 0
 check "pipeline: the live line shows a byte counter in bytes' units" \
-	grep -Eq '\| .*bytes_in_flight=[0-9.]+ ([KMG]iB|B)( |$)' "$tmp/fixed.err"
+	grep -Eq '\| .*bytes_in_flight=[0-9.]+ ([KMG]iB|B)( |$)' "$T/fixed.err"
 check "pipeline: marks in order at increasing times within the run" \
-	marks_in_order "$tmp/fixed.json" "synthesis starts" "all partitions synthesized" "gpu done"
-check "pipeline: three marks" test "$(jget "$tmp/fixed.json" '$.marks' | grep -o '"label"' | wc -l)" -eq 3
+	marks_in_order "$T/fixed.json" "synthesis starts" "all partitions synthesized" "gpu done"
+check "pipeline: three marks" test "$(jval "$T/fixed.json" '$.marks' | grep -o '"label"' | wc -l)" -eq 3
 for c in buffers_in_flight bytes_in_flight partitions_done; do
-	check "pipeline: export has counter.$c" header_has "$tmp/fixed.csv" "counter.$c"
+	check "pipeline: export has counter.$c" header_has "$T/fixed.csv" "counter.$c"
 done
 check "pipeline: the final partitions_done in the export is 8 x 3 = 24" \
-	test "$(col "$tmp/fixed.csv" counter.partitions_done | tail -n 1)" = 24
+	test "$(col "$T/fixed.csv" counter.partitions_done | tail -n 1)" = 24
 check "pipeline: partitions_done never goes down" \
-	nondecreasing "$tmp/fixed.csv" counter.partitions_done
+	nondecreasing "$T/fixed.csv" counter.partitions_done
 check "pipeline: bytes_in_flight = buffers_in_flight x 16 MiB on every row" \
 	awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 		$c["counter.buffers_in_flight"] != "" &&
 		$c["counter.bytes_in_flight"] != $c["counter.buffers_in_flight"] * 16777216 { bad++ }
-		END { exit bad > 0 }' "$tmp/fixed.csv"
-check "pipeline: show has a marks table with an RSS column" grep -Eq '^marks +RSS +change' "$tmp/fixed.show"
+		END { exit bad > 0 }' "$T/fixed.csv"
+check "pipeline: show has a marks table with an RSS column" grep -Eq '^marks +RSS +change' "$T/fixed.show"
 check "pipeline: the marks table lists each mark" \
-	grep_all "$tmp/fixed.show" "synthesis starts\$" "all partitions synthesized\$" "gpu done\$"
-check "pipeline: show lists the counters" grep -Eq '^  partitions_done +24 +24$' "$tmp/fixed.show"
+	grep_all "$T/fixed.show" "synthesis starts\$" "all partitions synthesized\$" "gpu done\$"
+check "pipeline: show lists the counters" grep -Eq '^  partitions_done +24 +24$' "$T/fixed.show"
 check "pipeline: the page is gone after the run" shm_empty
 
 pipe bug --bug
 check "pipeline --bug: exit 0" test "$rc" -eq 0
 check "pipeline --bug: marks in order at increasing times within the run" \
-	marks_in_order "$tmp/bug.json" "synthesis starts (--bug)" "all partitions synthesized" "gpu done"
+	marks_in_order "$T/bug.json" "synthesis starts (--bug)" "all partitions synthesized" "gpu done"
 check "pipeline --bug: the final partitions_done in the export is 24" \
-	test "$(col "$tmp/bug.csv" counter.partitions_done | tail -n 1)" = 24
-mf=$(col_max "$tmp/fixed.csv" counter.buffers_in_flight)
-mb=$(col_max "$tmp/bug.csv" counter.buffers_in_flight)
+	test "$(col "$T/bug.csv" counter.partitions_done | tail -n 1)" = 24
+mf=$(col_max "$T/fixed.csv" counter.buffers_in_flight)
+mb=$(col_max "$T/bug.csv" counter.buffers_in_flight)
 check "pipeline: buffers pile up with --bug (max $mb against $mf)" \
 	test -n "$mf" -a -n "$mb" -a "${mb:-0}" -gt "$((${mf:-0} + 2))"
-pf=$(jget "$tmp/fixed.json" '$.peak_rss_bytes')
-pb=$(jget "$tmp/bug.json" '$.peak_rss_bytes')
+pf=$(jval "$T/fixed.json" '$.peak_rss_bytes')
+pb=$(jval "$T/bug.json" '$.peak_rss_bytes')
 check "pipeline: peak RSS with --bug is at least 48 MiB higher ($pb against $pf)" \
 	test "$pb" -ge "$((pf + 48 * 1048576))"
 check "pipeline --bug: the page is gone after the run" shm_empty
@@ -144,65 +119,65 @@ check "pipeline --bug: the page is gone after the run" shm_empty
 "$pipeline" --workers 2 --size 1 --rounds 100000 --gpu-ms 10 >/dev/null 2>&1 &
 pp=$!
 bg="$bg $pp"
-check "attach: the application creates its page" wait_for 10 test -e "$tmp/shm/rsswatch.$pp"
-"$bin" record -p "$pp" -i 50ms -d 20s >"$tmp/attach.out" 2>"$tmp/attach.err" &
+check "attach: the application creates its page" wait_until 10 test -e "$T/shm/rsswatch.$pp"
+"$RSW" record -p "$pp" -i 50ms -d 20s >"$T/attach.out" 2>"$T/attach.err" &
 rp=$!
 bg="$bg $rp"
 have_counters() {
-	"$bin" export --format csv >"$tmp/attach.csv" 2>/dev/null &&
-	[ -n "$(col "$tmp/attach.csv" counter.partitions_done | grep . | tail -n 1)" ]
+	"$RSW" export --format csv >"$T/attach.csv" 2>/dev/null &&
+	[ -n "$(col "$T/attach.csv" counter.partitions_done | grep . | tail -n 1)" ]
 }
-check "attach: counters reach the database while recording" wait_for 15 have_counters
+check "attach: counters reach the database while recording" wait_until 15 have_counters
 counters_grow() {
-	"$bin" export --format csv >"$tmp/attach.csv" 2>/dev/null &&
-	grows "$tmp/attach.csv" counter.partitions_done
+	"$RSW" export --format csv >"$T/attach.csv" 2>/dev/null &&
+	grows "$T/attach.csv" counter.partitions_done
 }
-check "attach: partitions_done grows during the recording" wait_for 15 counters_grow
+check "attach: partitions_done grows during the recording" wait_until 15 counters_grow
 check "attach: the run is running" run_running "$pp"
 kill -9 "$pp"
 wait "$pp" 2>/dev/null
 wait "$rp"
 rc=$?
 check "attach: the recording ends with the process, exit 0" test "$rc" -eq 0
-"$bin" show --json >"$tmp/attach.json" 2>/dev/null
-"$bin" export --format csv >"$tmp/attach.csv" 2>/dev/null
+"$RSW" show --json >"$T/attach.json" 2>/dev/null
+"$RSW" export --format csv >"$T/attach.csv" 2>/dev/null
 check "attach: the mark made before attaching is there" \
-	grep -q '"label":"synthesis starts"' "$tmp/attach.json"
+	grep -q '"label":"synthesis starts"' "$T/attach.json"
 for c in buffers_in_flight bytes_in_flight partitions_done; do
-	check "attach: export has counter.$c" header_has "$tmp/attach.csv" "counter.$c"
+	check "attach: export has counter.$c" header_has "$T/attach.csv" "counter.$c"
 done
 check "attach: the page of the killed process is removed" shm_empty
 
 # --- rsswatch mark from a shell ---
-"$memhog" +4M touch "$tmp/ready" await "$tmp/go" >/dev/null 2>&1 &
+"$HOG" +4M touch "$T/ready" await "$T/go" >/dev/null 2>&1 &
 mp=$!
 bg="$bg $mp"
-wait_for 10 test -e "$tmp/ready"
-"$bin" record -p "$mp" -i 50ms -d 20s >"$tmp/mark.out" 2>"$tmp/mark.err" &
+wait_until 10 test -e "$T/ready"
+"$RSW" record -p "$mp" -i 50ms -d 20s >"$T/mark.out" 2>"$T/mark.err" &
 rp=$!
 bg="$bg $rp"
-check "mark: the recording is in the database as running" wait_for 10 run_running "$mp"
-"$bin" mark -p "$mp" "from shell" >"$tmp/m1.out" 2>&1
+check "mark: the recording is in the database as running" wait_until 10 run_running "$mp"
+"$RSW" mark -p "$mp" "from shell" >"$T/m1.out" 2>&1
 check "mark -p PID: exit 0" test $? -eq 0
-"$bin" mark --run last "x" >"$tmp/m2.out" 2>&1
+"$RSW" mark --run last "x" >"$T/m2.out" 2>&1
 check "mark --run last: exit 0" test $? -eq 0
-touch "$tmp/go"
+touch "$T/go"
 wait "$mp"
 wait "$rp"
 check "mark: the recording ends with the process" test $? -eq 0
-"$bin" show --json >"$tmp/mark.json" 2>/dev/null
+"$RSW" show --json >"$T/mark.json" 2>/dev/null
 check "mark: show --json has both marks in order within the run" \
-	marks_in_order "$tmp/mark.json" "from shell" "x"
-"$bin" mark -p "$mp" "too late" >/dev/null 2>"$tmp/m3.err"
+	marks_in_order "$T/mark.json" "from shell" "x"
+"$RSW" mark -p "$mp" "too late" >/dev/null 2>"$T/m3.err"
 check "mark -p PID with no running recording: exit 1" test $? -eq 1
-check "mark -p PID with no running recording: says so" grep -q "no running recording of pid $mp" "$tmp/m3.err"
-"$bin" mark --run last "too late" >/dev/null 2>&1
+check "mark -p PID with no running recording: says so" grep -q "no running recording of pid $mp" "$T/m3.err"
+"$RSW" mark --run last "too late" >/dev/null 2>&1
 check "mark --run on a finished run: exit 1" test $? -eq 1
-"$bin" show --json >"$tmp/mark2.json" 2>/dev/null
-check "mark: a refused mark is not stored" not_grep "too late" "$tmp/mark2.json"
-"$bin" mark -p "$mp" >/dev/null 2>&1
+"$RSW" show --json >"$T/mark2.json" 2>/dev/null
+check "mark: a refused mark is not stored" not_grep "too late" "$T/mark2.json"
+"$RSW" mark -p "$mp" >/dev/null 2>&1
 check "mark with no label: exit 2" test $? -eq 2
-"$bin" mark --run last >/dev/null 2>&1
+"$RSW" mark --run last >/dev/null 2>&1
 check "mark --run with no label: exit 2" test $? -eq 2
 check "the shm dir is empty at the end" shm_empty
-echo "1..$n"
+done_testing

@@ -105,6 +105,18 @@ else
 	not_ok "the report has the counters panel and their table"
 fi
 
+# --- one launched process: its peak label alone (the largest process is the run) ---
+run "$RSW" record -q -i 10ms -- "$HOG" +40M sleep 200ms
+[ "$RC" -eq 0 ] || diag_run
+one_id=$(sql "$DB" 'SELECT max(id) FROM run')
+run "$RSW" plot "$one_id" -o "$T/one.svg"
+if grep -q '>peak [0-9.]* MiB from ' "$T/one.svg" && ! grep -q 'largest process' "$T/one.svg"; then
+	ok "plot of one launched process labels its peak, not its largest process"
+else
+	not_ok "plot of one launched process labels its peak, not its largest process"
+	diag "$(grep -o '>peak [^<]*\|largest process[^<]*' "$T/one.svg")"
+fi
+
 # --- a set of 30 processes: who used the memory ---
 run "$RSW" record -q -i 20ms -- sh -c "for i in \$(seq 30); do '$HOG' +\${i}M sleep 300ms & done; '$HOG' +60M sleep 500ms; wait"
 [ "$RC" -eq 0 ] || diag_run

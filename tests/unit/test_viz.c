@@ -420,6 +420,73 @@ static void test_svg_set(void **state)
 	free(y);
 }
 
+/* The box of the first <text> of the first element of class cls in svg, as wide as its
+ * characters in bold (the wider estimate) and one line of 11px high. */
+static void text_box_of(const char *svg, const char *cls, double box[4])
+{
+	char key[64];
+	snprintf(key, sizeof(key), "<g class=\"%s\">", cls);
+	const char *g = strstr(svg, key);
+	assert_non_null(g);
+	const char *t = strstr(g, "<text x=\"");
+	assert_non_null(t);
+	char *end;
+	double x = strtod(t + 9, &end);
+	assert_true(strncmp(end, "\" y=\"", 5) == 0);
+	double y = strtod(end + 5, &end);
+	const char *close = strchr(t, '>');
+	const char *stop = strchr(close, '<');
+	assert_non_null(stop);
+	size_t chars = 0;
+	for (const char *p = close + 1; p < stop; p++)
+		chars += ((unsigned char)*p & 0xc0) != 0x80;
+	double w = SVG_CHAR_W * 1.1 * (double)chars;
+	int anchored_end = strstr(t, "text-anchor=\"end\"") && strstr(t, "text-anchor=\"end\"") < close;
+	box[0] = anchored_end ? x - w : x;
+	box[1] = y - 10;
+	box[2] = anchored_end ? x : x + w;
+	box[3] = y + 3;
+}
+
+/* The largest process's label says something new and never covers the peak's label:
+ * a run of one process (the target, with the run's peak) has none; a set whose largest
+ * process peaks just under the set, early on, has both, apart. */
+static void test_svg_largest_label(void **state)
+{
+	(void)state;
+	struct synth *y = xmalloc(sizeof(*y));
+	synth_init(y, 9, "one process", 1.0);
+	y->run.tree = 1;
+	y->run.peak_process_pid = y->run.pid;
+	y->run.peak_process_comm = "python3";
+	y->run.peak_process_rss = y->run.peak_rss;
+	struct chart_run c = chart_of(y);
+	struct chart_opts o;
+	memset(&o, 0, sizeof(o));
+	struct buf b = { 0 };
+	svg_chart(&b, &c, 1, &o, NULL);
+	assert_non_null(strstr(buf_str(&b), "<g class=\"peak\">"));
+	assert_null(strstr(buf_str(&b), "largest process"));
+	buf_release(&b);
+
+	/* a set: a child holds nearly all of the peak, reached in the first seconds */
+	y->run.peak_process_pid = y->run.pid + 1;
+	y->run.peak_process_rss = y->run.peak_rss - 10 * MIB;
+	y->run.peak_rss_at = T0 + 2 * NS;
+	svg_chart(&b, &c, 1, &o, NULL);
+	const char *svg = buf_str(&b);
+	assert_non_null(strstr(svg, ">largest process: python3 (pid 4243), peak 890.0 MiB<"));
+	double lb[4], pb[4];
+	text_box_of(svg, "largest", lb);
+	text_box_of(svg, "peak", pb);
+	int apart = lb[2] <= pb[0] || pb[2] <= lb[0] || lb[3] <= pb[1] || pb[3] <= lb[1];
+	if (!apart)
+		fail_msg("largest process label [%.1f %.1f %.1f %.1f] overlaps the peak's [%.1f %.1f %.1f %.1f]",
+			 lb[0], lb[1], lb[2], lb[3], pb[0], pb[1], pb[2], pb[3]);
+	buf_release(&b);
+	free(y);
+}
+
 static void test_downsample(void **state)
 {
 	(void)state;
@@ -1033,6 +1100,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_xml_escape),
 		cmocka_unit_test(test_svg_golden),
+		cmocka_unit_test(test_svg_largest_label),
 		cmocka_unit_test(test_svg_overlay),
 		cmocka_unit_test(test_svg_oom_one_sample),
 		cmocka_unit_test(test_svg_hwm_peak),
