@@ -382,74 +382,77 @@ static void dedupe_shared_mm(struct procset *ps, struct procset_totals *out)
 	}
 }
 
-int procset_read(struct procset *ps, struct procset_totals *out)
+/* This sample's list of pids to read: a cgroup's procs file; or a tree's root, the
+ * members it has (they stay until they die, see procset.h) and, from the connector,
+ * the forks since the last sample. Returns 0 or -errno. */
+static int list_members(struct procset *ps)
 {
-	int root_ok = 0;
-	memset(out, 0, sizeof(*out));
-	ps->gen++;
 	ps->nlist = 0;
-	if (ps->kind == PROCSET_CGROUP) {
-		int e = read_procs(ps);
-		if (e < 0)
-			return e;
-	} else {
-		list_add(ps, ps->root);
-		if (ps->cn.fd >= 0)
-			drain_events(ps);
-		ps->walking = ps->walk || ps->cn.fd < 0;
-		ps->walk = 0;
-		if (ps->walking)
-			ps->walks++;
-		/* Members stay until they die (see procset.h); new ones were listed above. */
-		for (size_t i = 0; i < ps->n; i++)
-			if (!ps->m[i].dead)
-				list_add(ps, ps->m[i].pid);
+	if (ps->kind == PROCSET_CGROUP)
+		return read_procs(ps);
+	list_add(ps, ps->root);
+	if (ps->cn.fd >= 0)
+		drain_events(ps);
+	ps->walking = ps->walk || ps->cn.fd < 0;
+	ps->walk = 0;
+	if (ps->walking)
+		ps->walks++;
+	for (size_t i = 0; i < ps->n; i++)
+		if (!ps->m[i].dead)
+			list_add(ps, ps->m[i].pid);
+	return 0;
+}
+
+static void add_member(const struct procset_member *m, struct procset_totals *out)
+{
+	add_context(m, out);
+	out->rss += m->st.rss;
+	out->hwm += m->st.hwm;
+	out->anon += m->st.anon;
+	out->file += m->st.file;
+	out->shmem += m->st.shmem;
+	out->swap += m->st.swap;
+	out->threads += m->st.threads;
+	out->nprocs++;
+}
+
+/* Reads one listed member. Returns 1 when it was read and counted, 0 when it was
+ * skipped (gone before it could be opened, listed twice, or dead now). */
+static int read_member(struct procset *ps, pid_t pid, struct procset_totals *out)
+{
+	int is_new;
+	struct procset_member *m = member(ps, pid, &is_new);
+	if (!m || m->gen == ps->gen)
+		return 0;
+	m->gen = ps->gen;
+	if (m->dead)
+		return 0;
+	if (proc_reader_read(&m->proc, &m->st) < 0) {
+		/* a zombie, or reaped: gone (reported once, when it had been seen) */
+		m->dead = 1;
+		left_context(ps, m, 1);
+		if (!is_new && ps->cb)
+			ps->cb(ps->ctx, m->pid, 0, &m->st);
+		return 0;
 	}
-	/* The list grows while it is walked (a tree's children are appended; then the
-	 * children of this sample's forks). */
-	for (size_t i = 0; i < ps->nlist || (ps->nforks && fork_pass(ps)); i++) {
-		int is_new;
-		struct procset_member *m = member(ps, ps->list[i], &is_new);
-		if (!m || m->gen == ps->gen)
-			continue;	/* gone before it could be opened; or listed twice */
-		m->gen = ps->gen;
-		if (m->dead)
-			continue;
-		if (proc_reader_read(&m->proc, &m->st) < 0) {
-			/* a zombie, or reaped: gone (reported once, when it had been seen) */
-			m->dead = 1;
-			left_context(ps, m, 1);
-			if (!is_new && ps->cb)
-				ps->cb(ps->ctx, m->pid, 0, &m->st);
-			continue;
-		}
-		if (is_new && ps->cb)
-			ps->cb(ps->ctx, m->pid, 1, &m->st);
-		read_context(ps, m, is_new);
-		add_context(m, out);
-		if (m->pid == ps->root)
-			root_ok = 1;
-		out->rss += m->st.rss;
-		out->hwm += m->st.hwm;
-		out->anon += m->st.anon;
-		out->file += m->st.file;
-		out->shmem += m->st.shmem;
-		out->swap += m->st.swap;
-		out->threads += m->st.threads;
-		out->nprocs++;
-		if (ps->kind == PROCSET_TREE && ps->walking) {
-			pid_t pid = m->pid;
-			uint32_t threads = m->st.threads;
-			if (m->children.fd >= 0 && rfile_read(&m->children) == 0)
-				add_children(ps, m->children.buf, m->children.len);
-			if (threads > 1)
-				add_thread_children(ps, pid);
-		}
+	if (is_new && ps->cb)
+		ps->cb(ps->ctx, m->pid, 1, &m->st);
+	read_context(ps, m, is_new);
+	add_member(m, out);
+	if (ps->kind == PROCSET_TREE && ps->walking) {
+		uint32_t threads = m->st.threads;
+		if (m->children.fd >= 0 && rfile_read(&m->children) == 0)
+			add_children(ps, m->children.buf, m->children.len);
+		if (threads > 1)
+			add_thread_children(ps, pid);	/* m may move: the list grew */
 	}
-	dedupe_shared_mm(ps, out);
-	ps->read_stat = ps->read_io = 0;
-	/* Members no longer listed have left: they are reported, and kept dead until the
-	 * next read, so that the caller sees them leave (procset.h). */
+	return 1;
+}
+
+/* Members no longer listed have left: they are reported, and kept dead until the next
+ * read, so that the caller sees them leave (procset.h). */
+static void sweep_members(struct procset *ps)
+{
 	size_t k = 0;
 	for (size_t i = 0; i < ps->n; i++) {
 		struct procset_member *m = &ps->m[i];
@@ -467,6 +470,11 @@ int procset_read(struct procset *ps, struct procset_totals *out)
 		ps->m[k++] = *m;
 	}
 	ps->n = k;
+}
+
+/* The counters of members that left, so that the set's totals never go down. */
+static void add_left(const struct procset *ps, struct procset_totals *out)
+{
 	out->minflt += ps->left.minflt;
 	out->majflt += ps->left.majflt;
 	out->utime += ps->left.utime;
@@ -475,6 +483,27 @@ int procset_read(struct procset *ps, struct procset_totals *out)
 	out->read_bytes += ps->left_io.read_bytes;
 	out->write_bytes += ps->left_io.write_bytes;
 	out->have_io |= ps->left_has_io;
+}
+
+int procset_read(struct procset *ps, struct procset_totals *out)
+{
+	int root_ok = 0;
+	memset(out, 0, sizeof(*out));
+	ps->gen++;
+	int e = list_members(ps);
+	if (e < 0)
+		return e;
+	/* The list grows while it is walked (a tree's children are appended; then the
+	 * children of this sample's forks). */
+	for (size_t i = 0; i < ps->nlist || (ps->nforks && fork_pass(ps)); i++) {
+		pid_t pid = ps->list[i];
+		if (read_member(ps, pid, out) && pid == ps->root)
+			root_ok = 1;
+	}
+	dedupe_shared_mm(ps, out);
+	ps->read_stat = ps->read_io = 0;
+	sweep_members(ps);
+	add_left(ps, out);
 	if (ps->kind == PROCSET_TREE ? !root_ok : out->nprocs == 0)
 		return -ESRCH;
 	return 0;
