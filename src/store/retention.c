@@ -2,13 +2,16 @@
  * pages back to the file system. The contract is in store.h; the rules for users in
  * docs/STORAGE.md ("Retention").
  *
- * Why the SQL looks the way it does: a bucket is (elapsed_ns - first) / bucket_ns
- * (integer division; first: the run's first sample), the same key in every table, so a run's samples, counters, GPU rows and
- * set members are thinned on one grid. The sample row of a bucket is built from the
- * table's own column list (PRAGMA table_info), each column its maximum over the bucket
- * except MemAvailable (its minimum): a column added by a later migration is thinned by
- * its maximum without a change here. The other tables hold rows as they were read and
- * keep the rows that matter (a bucket's highest and last), not made-up ones.
+ * How: a bucket is (elapsed_ns - first) / bucket_ns (integer division; first: the
+ * run's first sample), the same key in every table, so a run's samples, counters, GPU
+ * rows and set members are thinned on one grid. The samples are read once in key order
+ * (no sort) and each bucket's row built in C from the table's own column list (PRAGMA
+ * table_info), each column its maximum over the bucket except MemAvailable (its
+ * minimum): a column added by a later migration is thinned by its maximum without a
+ * change here. (The same in SQL, GROUP BY the bucket and a window for the time of its
+ * highest RSS, sorted the run twice and took about six times as long.) The other tables
+ * hold rows as they were read and keep the rows that matter (a bucket's highest and
+ * last), not made-up ones.
  *
  * Not designed to be fast for a recorder's hot path: it runs after a recording, or by
  * hand. One run is one transaction, so a recorder writing to the same file waits for
@@ -33,8 +36,20 @@ struct gc {
 	store_gc_cb cb;
 	void *ctx;
 	struct store_gc_result *res;
-	char *thin_sql;		/* CREATE TEMP TABLE gc_thin AS ... (one row per bucket) */
-	char *put_sql;		/* INSERT INTO sample ... SELECT ... FROM gc_thin */
+	/* the sample table's columns other than run_id and elapsed_ns, read in one pass
+	 * in key order and written back one row per bucket */
+	char *read_sql;		/* SELECT elapsed_ns, cols FROM sample WHERE run_id ... */
+	char *put_sql;		/* INSERT INTO sample (run_id, elapsed_ns, cols) VALUES ... */
+	int ncols;
+	int rss_col;		/* which of them is rss */
+	unsigned char *use_min;	/* per column: 1 when a bucket keeps its minimum */
+};
+
+/* One value of a sample column (the table holds only numbers and NULLs). */
+struct cell {
+	int type;		/* SQLITE_NULL, SQLITE_INTEGER or SQLITE_FLOAT */
+	int64_t i;
+	double d;
 };
 
 int64_t store_gc_bucket_ns(int64_t span_ns, int64_t interval_ns, unsigned points)
@@ -165,8 +180,9 @@ static int build_sample_sql(struct gc *g)
 		keep_errmsg(g->st);
 		return -EIO;
 	}
-	struct buf aggs = { 0 }, acols = { 0 }, cols = { 0 }, make = { 0 }, put = { 0 };
-	int rc, e = 0;
+	struct buf cols = { 0 }, marks = { 0 }, rd = { 0 }, put = { 0 };
+	int rc, e = 0, cap = 0;
+	g->rss_col = -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		const char *name = (const char *)sqlite3_column_text(s, 1);
 		if (!name || strchr(name, '"')) {
@@ -175,41 +191,157 @@ static int build_sample_sql(struct gc *g)
 		}
 		if (strcmp(name, "run_id") == 0 || strcmp(name, "elapsed_ns") == 0)
 			continue;
+		if (g->ncols == cap) {
+			cap = cap ? cap * 2 : 32;
+			g->use_min = xrealloc(g->use_min, (size_t)cap);
+		}
 		/* MemAvailable: the host at its worst in the bucket; the rest (sizes, thread
 		 * counts, pressure, cumulative counters, where the maximum is the last
 		 * figure) at their highest */
-		buf_printf(&aggs, ", %s(\"%s\") AS \"%s\"",
-			   strcmp(name, "mem_available") == 0 ? "min" : "max", name, name);
-		buf_printf(&acols, ", a.\"%s\"", name);
+		g->use_min[g->ncols] = strcmp(name, "mem_available") == 0;
+		if (strcmp(name, "rss") == 0)
+			g->rss_col = g->ncols;
+		g->ncols++;
 		buf_printf(&cols, ", \"%s\"", name);
+		buf_puts(&marks, ", ?");
 	}
 	sqlite3_finalize(s);
 	if (e == 0 && rc != SQLITE_DONE)
 		e = -EIO;
-	if (e == 0 && !strstr(buf_str(&aggs), "max(\"rss\")"))
+	if (e == 0 && g->rss_col < 0)
 		e = -EIO;	/* not the table this code knows */
 	if (e == 0) {
-		/* ?1 run, ?2 bucket width, ?3 and ?4 the first and last samples (kept) */
-		buf_printf(&make,
-			   "CREATE TEMP TABLE gc_thin AS SELECT m.e AS elapsed_ns%s FROM"
-			   " (SELECT (elapsed_ns - ?3) / ?2 AS k%s FROM sample WHERE run_id = ?1 AND"
-			   "  elapsed_ns > ?3 AND elapsed_ns < ?4 GROUP BY k) a"
-			   " JOIN (SELECT k, e FROM (SELECT (elapsed_ns - ?3) / ?2 AS k, elapsed_ns AS e,"
-			   "  row_number() OVER (PARTITION BY (elapsed_ns - ?3) / ?2 ORDER BY rss DESC,"
-			   "  elapsed_ns) AS rn FROM sample WHERE run_id = ?1 AND elapsed_ns > ?3"
-			   "  AND elapsed_ns < ?4) WHERE rn = 1) m ON m.k = a.k",
-			   buf_str(&acols), buf_str(&aggs));
-		buf_printf(&put, "INSERT INTO sample (run_id, elapsed_ns%s) SELECT ?1, elapsed_ns%s"
-			   " FROM gc_thin", buf_str(&cols), buf_str(&cols));
-		g->thin_sql = make.p;
+		buf_printf(&rd, "SELECT elapsed_ns%s FROM sample WHERE run_id = ?1 AND"
+			   " elapsed_ns > ?2 AND elapsed_ns < ?3 ORDER BY elapsed_ns", buf_str(&cols));
+		buf_printf(&put, "INSERT INTO sample (run_id, elapsed_ns%s) VALUES (?, ?%s)",
+			   buf_str(&cols), buf_str(&marks));
+		g->read_sql = rd.p;
 		g->put_sql = put.p;
-		make.p = put.p = NULL;
+		rd.p = put.p = NULL;
 	}
-	buf_release(&aggs);
-	buf_release(&acols);
 	buf_release(&cols);
-	buf_release(&make);
+	buf_release(&marks);
+	buf_release(&rd);
 	buf_release(&put);
+	return e;
+}
+
+static int cell_load(sqlite3_stmt *s, int i, struct cell *c)
+{
+	c->type = sqlite3_column_type(s, i);
+	if (c->type == SQLITE_INTEGER)
+		c->i = sqlite3_column_int64(s, i);
+	else if (c->type == SQLITE_FLOAT)
+		c->d = sqlite3_column_double(s, i);
+	else if (c->type != SQLITE_NULL)
+		return -EIO;	/* text or blob: no column of sample holds one */
+	return 0;
+}
+
+/* a < b, for two numbers */
+static int cell_less(const struct cell *a, const struct cell *b)
+{
+	if (a->type == SQLITE_INTEGER && b->type == SQLITE_INTEGER)
+		return a->i < b->i;
+	double x = a->type == SQLITE_INTEGER ? (double)a->i : a->d;
+	double y = b->type == SQLITE_INTEGER ? (double)b->i : b->d;
+	return x < y;
+}
+
+/* Folds v into the bucket's acc: NULL never wins, otherwise the maximum (minimum). */
+static void cell_fold(struct cell *acc, const struct cell *v, int use_min)
+{
+	if (v->type == SQLITE_NULL)
+		return;
+	if (acc->type == SQLITE_NULL || (use_min ? cell_less(v, acc) : cell_less(acc, v)))
+		*acc = *v;
+}
+
+/* Thins the run's samples strictly between first and last to one row per bucket of
+ * width w: one pass in key order (no sort), the buckets' rows kept in memory (at most
+ * as many as the level allows), then the range deleted and the rows written.
+ * *removed: the sample rows that went. */
+static int thin_samples(struct gc *g, int64_t id, int64_t w, int64_t first, int64_t last,
+			uint64_t *removed)
+{
+	struct store *st = g->st;
+	const size_t nc = (size_t)g->ncols;
+	sqlite3_stmt *s = NULL;
+	struct cell *rows = NULL, *acc = NULL, v;
+	int64_t *times = NULL, k = 0, rep_t = 0;
+	size_t n = 0, cap = 0;
+	int have = 0, rc, e = 0;
+	if (sqlite3_prepare_v2(st->db, g->read_sql, -1, &s, NULL) != SQLITE_OK) {
+		keep_errmsg(st);
+		return -EIO;
+	}
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int64(s, 2, first);
+	sqlite3_bind_int64(s, 3, last);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t t = sqlite3_column_int64(s, 0), kk = (t - first) / w;
+		if (!have || kk != k) {
+			/* a new bucket: its row starts as this sample */
+			if (n == cap) {
+				cap = cap ? cap * 2 : 256;
+				rows = xrealloc(rows, cap * nc * sizeof(*rows));
+				times = xrealloc(times, cap * sizeof(*times));
+			}
+			acc = &rows[n * nc];
+			times[n++] = rep_t = t;
+			k = kk;
+			have = 1;
+			for (size_t c = 0; c < nc && e == 0; c++)
+				e = cell_load(s, (int)c + 1, &acc[c]);
+		} else {
+			for (size_t c = 0; c < nc && e == 0; c++) {
+				if ((e = cell_load(s, (int)c + 1, &v)) < 0)
+					break;
+				/* the row stands at the time of the bucket's (first) highest RSS */
+				if ((int)c == g->rss_col && v.type != SQLITE_NULL &&
+				    (acc[c].type == SQLITE_NULL || cell_less(&acc[c], &v)))
+					times[n - 1] = rep_t = t;
+				cell_fold(&acc[c], &v, g->use_min[c]);
+			}
+		}
+		if (e < 0)
+			break;
+	}
+	if (e == 0 && rc != SQLITE_DONE) {
+		e = sql_err(rc);
+		keep_errmsg(st);
+	}
+	sqlite3_finalize(s);
+	s = NULL;
+	uint64_t gone = 0;
+	if (e == 0)
+		e = run4(st, "DELETE FROM sample WHERE run_id = ?1 AND elapsed_ns > ?2 AND"
+			 " elapsed_ns < ?3", id, first, last, 0, &gone);
+	if (e == 0 && sqlite3_prepare_v2(st->db, g->put_sql, -1, &s, NULL) != SQLITE_OK) {
+		keep_errmsg(st);
+		e = -EIO;
+	}
+	for (size_t r = 0; e == 0 && r < n; r++) {
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, id);
+		sqlite3_bind_int64(s, 2, times[r]);
+		for (size_t c = 0; c < nc; c++) {
+			const struct cell *x = &rows[r * nc + c];
+			if (x->type == SQLITE_INTEGER)
+				sqlite3_bind_int64(s, (int)c + 3, x->i);
+			else if (x->type == SQLITE_FLOAT)
+				sqlite3_bind_double(s, (int)c + 3, x->d);
+			else
+				sqlite3_bind_null(s, (int)c + 3);
+		}
+		if ((e = sql_err(sqlite3_step(s))) < 0)
+			keep_errmsg(st);
+	}
+	sqlite3_finalize(s);
+	free(rows);
+	free(times);
+	if (e == 0)
+		*removed = gone - n;
 	return e;
 }
 
@@ -338,16 +470,9 @@ static int reduce_run(struct gc *g, const struct run *r, unsigned points, struct
 			return 0;
 	} else {
 		int64_t w = store_gc_bucket_ns(span[2] - span[1], r->interval_ns, points);
-		uint64_t added = 0;
 		out->bucket_ns = w;
-		if ((e = run4(st, "DROP TABLE IF EXISTS temp.gc_thin", 0, 0, 0, 0, NULL)) < 0 ||
-		    (e = run4(st, g->thin_sql, r->id, w, span[1], span[2], NULL)) < 0 ||
-		    (e = run4(st, "DELETE FROM sample WHERE run_id = ?1 AND elapsed_ns > ?2 AND"
-			      " elapsed_ns < ?3", r->id, span[1], span[2], 0, &n)) < 0 ||
-		    (e = run4(st, g->put_sql, r->id, 0, 0, 0, &added)) < 0 ||
-		    (e = run4(st, "DROP TABLE temp.gc_thin", 0, 0, 0, 0, NULL)) < 0)
+		if ((e = thin_samples(g, r->id, w, span[1], span[2], &removed)) < 0)
 			return e;
-		removed = n - added;
 		out->rows_after = rows - removed;
 		/* e typed INTEGER: without it the lookup used only a, not (a, e) */
 		if ((e = run4(st, "CREATE TEMP TABLE IF NOT EXISTS gc_keep (a, e INTEGER,"
@@ -498,7 +623,8 @@ out:
 	if (e < 0 && !st->errbuf[0])
 		keep_errmsg(st);
 	store_free_runs(runs, n);
-	free(g.thin_sql);
+	free(g.read_sql);
 	free(g.put_sql);
+	free(g.use_min);
 	return e;
 }
