@@ -5,6 +5,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <sqlite3.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -399,6 +400,110 @@ static void test_size_bound(void **state)
 	store_close(st);
 }
 
+/* A query's single text result (group_concat), for comparing tables before and after. */
+static char *query_text(const char *sql)
+{
+	sqlite3 *db;
+	sqlite3_stmt *s;
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	const unsigned char *t = sqlite3_column_text(s, 0);
+	char *out = xstrdup(t ? (const char *)t : "");
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return out;
+}
+
+/* Members of a set and GPU readings: each member keeps its highest row, its first row
+ * and the rows where it left; each GPU its highest readings. */
+static void test_thin_set_and_gpu(void **state)
+{
+	(void)state;
+	struct store *st = open_db();
+	int64_t id = add_run(st, 10, 5, 5 * DAY, 1, 9);	/* the run row; samples below */
+	struct run r;
+	assert_int_equal(store_get_run(st, id, &r), 0);
+	uint64_t seed = 11;
+	struct sample sm;
+	struct proc_figures f;
+	struct gpu_figures gf;
+	for (int i = 10; i < 6000; i++) {
+		memset(&sm, 0, sizeof(sm));
+		sm.elapsed_ns = (int64_t)i * 10 * MS;
+		sm.rss = (8u << 20) + (lcg(&seed) % 1000) * 4096;
+		assert_int_equal(store_add_sample(st, id, &sm), 0);
+		for (pid_t pid = 100; pid <= 300; pid += 100) {
+			memset(&f, 0, sizeof(f));
+			f.pid = pid;
+			f.ppid = 100;
+			snprintf(f.comm, sizeof(f.comm), "p%d", (int)pid);
+			f.rss = (1u << 20) + (lcg(&seed) % 1000) * 4096;
+			if (pid == 200 && (i < 1000 || (i > 3000 && i < 4000)))
+				continue;	/* comes at 1000, leaves at 3000, back at 4000 */
+			f.gone = pid == 200 && i == 3000;
+			if (f.gone)
+				f.rss = 0;
+			if (pid == 300 && i < 2500)
+				continue;
+			if (pid == 300 && i == 4321)
+				f.rss = 300u << 20;	/* its peak */
+			assert_int_equal(store_add_proc(st, id, sm.elapsed_ns, &f), 0);
+		}
+		memset(&gf, 0, sizeof(gf));
+		gf.target_known = 1;
+		gf.target_bytes = (lcg(&seed) % 1000) << 20;
+		gf.used_bytes = gf.target_bytes + ((lcg(&seed) % 1000) << 20);
+		gf.total_bytes = 141ULL << 30;
+		assert_int_equal(store_add_gpu(st, id, sm.elapsed_ns, &gf), 0);
+		r.samples++;
+		if (i % 256 == 0)
+			assert_int_equal(store_flush(st, &r), 0);
+	}
+	strlcpy_rsw(r.outcome, OUTCOME_EXITED, sizeof(r.outcome));
+	r.ended_at = r.started_at + 60 * NS_PER_S;
+	assert_int_equal(store_run_finish(st, &r), 0);
+	run_release(&r);
+
+	static const char *const facts[] = {
+		/* each member's highest figure, first row and the rows where it left */
+		"SELECT group_concat(pid || ':' || m || ':' || f, ' ') FROM (SELECT pid,"
+		" max(rss) m, min(elapsed_ns) f FROM proc_sample GROUP BY pid ORDER BY pid)",
+		"SELECT group_concat(pid || '@' || elapsed_ns, ' ') FROM (SELECT pid, elapsed_ns"
+		" FROM proc_sample WHERE gone = 1 ORDER BY pid, elapsed_ns)",
+		/* the first row after it came back */
+		"SELECT min(elapsed_ns) FROM proc_sample WHERE pid = 200 AND elapsed_ns > 30000000000",
+		/* each GPU's highest figures */
+		"SELECT group_concat(device || ':' || t || ':' || u, ' ') FROM (SELECT device,"
+		" max(target_bytes) t, max(used_bytes) u FROM gpu GROUP BY device)",
+	};
+	char *before[ARRAY_SIZE(facts)];
+	for (size_t i = 0; i < ARRAY_SIZE(facts); i++)
+		before[i] = query_text(facts[i]);
+	char *rows0 = query_text("SELECT count(*) FROM proc_sample");
+	char *gpu0 = query_text("SELECT count(*) FROM gpu");
+
+	struct store_gc_opts o = { .keep_ns = DAY, .now_ns = real_ns() };
+	struct store_gc_result res;
+	assert_int_equal(store_gc(st, &o, NULL, NULL, &res), 0);
+	assert_int_equal(res.runs_thinned, 1);
+	for (size_t i = 0; i < ARRAY_SIZE(facts); i++) {
+		char *after = query_text(facts[i]);
+		assert_string_equal(after, before[i]);
+		free(after);
+		free(before[i]);
+	}
+	char *rows1 = query_text("SELECT count(*) FROM proc_sample");
+	char *gpu1 = query_text("SELECT count(*) FROM gpu");
+	assert_true(strtoll(rows1, NULL, 10) < strtoll(rows0, NULL, 10) / 2);
+	assert_true(strtoll(gpu1, NULL, 10) <= 2 * STORE_GC_FINE);
+	free(rows0);
+	free(rows1);
+	free(gpu0);
+	free(gpu1);
+	store_close(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -407,6 +512,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_thin_keeps_bucket_max, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_keep_and_running, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_size_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thin_set_and_gpu, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
