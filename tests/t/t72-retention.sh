@@ -114,7 +114,9 @@ check "record --keep: the new run keeps its samples" test "$(sql "$SMALL" "selec
 check "record --keep: the new run is not marked thinned" test "$(sql "$SMALL" "select count(*) from run_gc where run_id = 4")" -eq 0
 
 # --- a database locked by another process: one line, exit 1
-(echo "BEGIN IMMEDIATE; DELETE FROM mark WHERE 0;"; sleep 30; echo "ROLLBACK;") | sqlite3 "$SMALL" &
+gc0=$(sql "$SMALL" "select count(*) from sample"; sql "$SMALL" "select group_concat(run_id || ':' || points || ':' || t) from run_gc")
+(echo "BEGIN IMMEDIATE; DELETE FROM mark WHERE 0;"
+ wait_until 60 test -e "$T/unlock"; echo "ROLLBACK;") | sqlite3 "$SMALL" &
 holder=$!
 _bg="$_bg $holder"
 locked() { ! sqlite3 "$SMALL" "BEGIN IMMEDIATE; ROLLBACK;" 2>/dev/null; }
@@ -122,13 +124,22 @@ if wait_until 10 locked; then
 	LIMIT=60 run "$RSW" gc --db "$SMALL" --keep none --max-db 1K
 	check "locked database: exit 1" test "$RC" -eq 1
 	check "locked database: one line saying so" sh -c "[ \$(wc -l <'$ERR') -eq 1 ] && grep -q 'locked by another process' '$ERR'"
-	check "locked database: nothing removed" test "$(sql "$SMALL" "select count(*) from sample where run_id = 4")" -gt 0
+	check "locked database: nothing changed" \
+		test "$(sql "$SMALL" "select count(*) from sample"; sql "$SMALL" "select group_concat(run_id || ':' || points || ':' || t) from run_gc")" = "$gc0"
 else
 	skip "could not hold the lock"
 	skip "locked database (message)"
 	skip "locked database (nothing removed)"
 fi
-kill "$holder" 2>/dev/null
+touch "$T/unlock"
+finish "$holder"
+
+run "$RSW" record -q -i 10ms --db "$SMALL" --max-db 1K -- "$HOG" +1M sleep 50ms exit 4
+check "record --max-db that cannot be met: the command's status" test "$RC" -eq 4
+check "record --max-db that cannot be met: one line on stderr saying so, after the summary" \
+	sh -c "[ \$(grep -c 'max-db' '$ERR') -eq 1 ] && tail -1 '$ERR' | grep -q '^rsswatch: gc: .*above --max-db'"
+check "record --max-db: every finished series removed, the runs kept" \
+	test "$(sql "$SMALL" "select count(*) from sample") $(sql "$SMALL" "select count(*) from run")" = "0 5"
 
 # --- a run being recorded is never touched, even by a bound that cannot be met
 spawn rec "$RSW" record -q -i 10ms --db "$DB" -- "$HOG" +2M await "$T/go"
