@@ -109,6 +109,28 @@ int parse_duration_ns(const char *s, int64_t *out)
 	return -EINVAL;
 }
 
+int parse_age_ns(const char *s, int64_t *out)
+{
+	static const struct { char unit; double ns; } units[] = {
+		{ 's', 1e9 }, { 'm', 60e9 }, { 'h', 3600e9 }, { 'd', 86400e9 }, { 'w', 604800e9 },
+	};
+	double v;
+	const char *unit;
+	int r = split_number(s, &v, &unit);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (unit[0] != units[i].unit || unit[1])
+			continue;
+		double ns = v * units[i].ns;
+		if (ns > 100.0 * 365 * 24 * 3600 * 1e9)
+			return -ERANGE;
+		*out = (int64_t)llround(ns);
+		return 0;
+	}
+	return -EINVAL;
+}
+
 int parse_size(const char *s, uint64_t *out)
 {
 	double v;

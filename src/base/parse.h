@@ -32,6 +32,11 @@ int parse_pid(const char *s, pid_t *out);
  * Negative values, unknown units and values beyond 100 years are rejected. */
 int parse_duration_ns(const char *s, int64_t *out);
 
+/* An age, as retention takes it (gc --keep 30d): a decimal number (fraction allowed) and
+ * a unit that must be given: s, m, h, d (24 h) or w (7 d). "0s" is valid; negative
+ * values, a bare number, unknown units and values beyond 100 years are rejected. */
+int parse_age_ns(const char *s, int64_t *out);
+
 /* A size: a decimal number (fraction allowed) and an optional unit K, M, G, T, with an
  * optional "i" and/or "B" (KiB, KB, K all mean 1024). A bare number means bytes. */
 int parse_size(const char *s, uint64_t *out);

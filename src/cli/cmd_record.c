@@ -104,6 +104,10 @@ static const char usage_text[] =
 	"      --db PATH          the run database (default: $RSSWATCH_DB, else\n"
 	"                         $XDG_STATE_HOME/rsswatch/rsswatch.db, else\n"
 	"                         ~/.local/state/rsswatch/rsswatch.db)\n"
+	"      --keep AGE         when the recording ends, thin runs that ended more than\n"
+	"                         AGE ago (s m h d w), as 'rsswatch gc --keep' does\n"
+	"      --max-db SIZE      when the recording ends, bring the database under SIZE,\n"
+	"                         as 'rsswatch gc --max-db' does (default: neither)\n"
 	"  -h, --help             this text\n"
 	"\n"
 	"Ctrl-C or SIGTERM ends the recording cleanly; with a launched command they are\n"
@@ -143,12 +147,15 @@ struct record_args {
 	size_t nparams;
 	struct hooks hooks;	/* --on-warn, --on-oom (opts.hooks points here when set) */
 	const char *listen;	/* --listen HOST:PORT, or NULL */
+	int keep_given;		/* retention at the end (cmd_gc.c): --keep, --max-db */
+	int64_t keep_ns;
+	uint64_t max_db;	/* 0: none */
 };
 
 enum { OPT_DB = CLI_OPT_DB, OPT_NEWEST, OPT_OLDEST, OPT_WAIT, OPT_EVERY, OPT_NO_GPU,
        OPT_GPU_INTERVAL, OPT_MEMORY_LIMIT, OPT_WARN, OPT_PSS, OPT_NO_TREE, OPT_NO_CGROUP,
        OPT_RESET_PEAK, OPT_PARAM, OPT_WARN_ETA, OPT_ON_WARN, OPT_ON_OOM, OPT_ON_TIMEOUT,
-       OPT_LISTEN };
+       OPT_LISTEN, OPT_KEEP, OPT_MAX_DB };
 
 #define PSS_DEFAULT_NS (10 * NS_PER_S)
 
@@ -181,6 +188,8 @@ static const struct option longopts[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "pss", optional_argument, NULL, OPT_PSS },
 	{ "db", required_argument, NULL, OPT_DB },
+	{ "keep", required_argument, NULL, OPT_KEEP },
+	{ "max-db", required_argument, NULL, OPT_MAX_DB },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -369,6 +378,15 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case OPT_OLDEST: a->pick = PICK_OLDEST; break;
 		case OPT_WAIT: a->wait = 1; break;
 		case OPT_DB: a->db = optarg; break;
+		case OPT_KEEP:
+			a->keep_given = 1;
+			if (cli_parse_keep("record", optarg, &a->keep_ns))
+				return EXIT_USAGE;
+			break;
+		case OPT_MAX_DB:
+			if (cli_parse_max_db("record", optarg, &a->max_db))
+				return EXIT_USAGE;
+			break;
 		case 'h': fputs(usage_text, stdout); exit(EXIT_OK);
 		default:
 			if ((ret = take_option(a, c, argc, argv)) != 0)
@@ -942,6 +960,7 @@ int cmd_record(int argc, char **argv)
 	    (ret = start_run(&s)) == 0)
 		ret = run_recording(&s);
 	close_session(&s);
+	cli_gc_after_record(a.db, a.keep_given ? a.keep_ns : -1, a.max_db);
 	run_params_free(a.params, a.nparams);
 	return ret;
 }

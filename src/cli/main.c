@@ -15,6 +15,7 @@ const struct verb verbs[] = {
 	{ "export", cmd_export, "write a run's samples as CSV or JSON lines" },
 	{ "mark", cmd_mark, "add a stage mark to a running recording" },
 	{ "rm", cmd_rm, "delete runs" },
+	{ "gc", cmd_gc, "keep the database bounded: thin old runs, keeping their peaks" },
 	{ "gpus", cmd_gpus, "list GPUs and the processes using their memory" },
 	{ "plot", cmd_plot, "draw runs as an SVG chart" },
 	{ "report", cmd_report, "write one run as a self-contained HTML page" },

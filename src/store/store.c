@@ -161,6 +161,14 @@ const char *const store_migrations[] = {
 	"ALTER TABLE sample ADD COLUMN majflt INTEGER;"
 	"ALTER TABLE sample ADD COLUMN read_bytes INTEGER;"
 	"ALTER TABLE sample ADD COLUMN write_bytes INTEGER;",
+	/* 12: retention (gc, record --keep/--max-db): one row per run whose series it
+	 * thinned: points, the most sample rows it keeps (1000, 100; 0: its series removed,
+	 * its summary, marks and events kept); bucket_ns, the width of the buckets each
+	 * kept as its maximum (0 with points 0); rows_before, its sample rows before the
+	 * first thinning; t, when (CLOCK_REALTIME ns) */
+	"CREATE TABLE run_gc ("
+	"  run_id INTEGER PRIMARY KEY, points INTEGER NOT NULL, bucket_ns INTEGER NOT NULL,"
+	"  rows_before INTEGER NOT NULL, t INTEGER NOT NULL);",
 };
 #define SCHEMA_VERSION ((int)ARRAY_SIZE(store_migrations))
 const int store_schema_version = SCHEMA_VERSION;
@@ -1009,7 +1017,7 @@ int store_delete_run(struct store *st, int64_t id)
 		return -EBUSY;
 	static const char *const tables[] = { "sample", "event", "mark", "counter", "gpu",
 					      "proc_sample", "oom_kill", "process", "run_param",
-					      "run" };
+					      "run_gc", "run" };
 	if (exec_sql(st->db, "BEGIN IMMEDIATE") < 0)
 		return -EIO;
 	for (size_t i = 0; i < ARRAY_SIZE(tables); i++) {

@@ -135,4 +135,74 @@ int store_processes(struct store *st, int64_t id, struct proc_summary **out, siz
  * -EBUSY when its recorder is still running. */
 int store_delete_run(struct store *st, int64_t id);
 
+/* --- retention (src/store/retention.c) ---
+ *
+ * Keeps the database bounded by age and by size without losing what a run is: its row
+ * (peak, outcome, times, ...), parameters, processes, marks, events and OOM kills are
+ * never touched, and a run still being recorded (running, its recorder alive) is never
+ * touched at all. What shrinks is a finished run's series:
+ *   thinned   each table of rows over time keeps one row per bucket of time, the
+ *             bucket's maximum: a sample row holds each column's maximum over its
+ *             bucket (MemAvailable its minimum, the worst moment), at the time of the
+ *             bucket's highest RSS; counters keep each bucket's highest and last value,
+ *             GPU rows the highest, members of a set their highest, last and first rows
+ *             and the rows where they left. The run's first and last samples stay as
+ *             they were. So the largest RSS of the series, and every bucket's, survive.
+ *             Two levels: at most STORE_GC_FINE rows per run, then STORE_GC_COARSE.
+ *   emptied   the series removed (only to meet a size bound that thinning could not).
+ * Each changed run has a row in run_gc (docs/STORAGE.md). */
+#define STORE_GC_FINE 1000u
+#define STORE_GC_COARSE 100u
+
+struct store_gc_opts {
+	int64_t keep_ns;	/* thin runs that ended longer ago (STORE_GC_FINE); < 0: none */
+	uint64_t max_bytes;	/* 0: no size bound */
+	int dry_run;		/* do it all in one transaction, then roll it back */
+	int64_t now_ns;		/* CLOCK_REALTIME "now", against which ages count */
+};
+
+/* One run that gc changed, for a caller that reports them as they happen. */
+struct store_gc_run {
+	int64_t id;
+	unsigned points;	/* the level reached: STORE_GC_FINE, STORE_GC_COARSE, or 0 */
+	int64_t bucket_ns;	/* 0 when emptied */
+	uint64_t rows_before;	/* sample rows before, and after */
+	uint64_t rows_after;
+	uint64_t rows_removed;	/* rows removed from every table of the run */
+};
+typedef void (*store_gc_cb)(void *ctx, const struct store_gc_run *r);
+
+struct store_gc_result {
+	uint64_t runs_seen, runs_running;	/* runs looked at; of them, still recorded */
+	uint64_t runs_thinned, runs_emptied;
+	uint64_t rows_removed;
+	uint64_t bytes_before, bytes_after;	/* the file and its WAL, as they are on disk
+						 * (a dry run: the pages the changes leave used) */
+	uint64_t bytes_used;	/* pages in use after the changes (before reclaiming) */
+	int reclaimed;		/* 0: nothing to give back; 1: incremental_vacuum; 2: VACUUM */
+	int checkpoint_busy;	/* a reader kept the WAL from being emptied: it shrinks later */
+	int over_bound;		/* still above max_bytes with every finished run emptied */
+	uint64_t disk_free, disk_needed;	/* with -ENOSPC from reclaiming */
+};
+
+/* The width of the buckets that thin a series spanning span_ns, sampled every
+ * interval_ns, to at most points rows: its first and last samples, kept as they are,
+ * and points - 2 buckets between them (a bucket is (elapsed - first) / width). That is
+ * span / (points - 2) rounded up, never under the interval, at least 1 ns. Pure. */
+int64_t store_gc_bucket_ns(int64_t span_ns, int64_t interval_ns, unsigned points);
+
+/* Applies retention: first thins the finished runs that ended more than keep_ns ago,
+ * then, while the pages in use exceed max_bytes, thins finished runs oldest first to
+ * STORE_GC_FINE, then all of them to STORE_GC_COARSE, then empties their series oldest
+ * first. Each run is changed in a transaction of its own (a recorder writing meanwhile
+ * waits for one run, not for all). Then gives the freed pages back to the file system
+ * (incremental_vacuum where the file has it, else one VACUUM that also turns it on)
+ * and empties the WAL. cb (may be NULL) hears of each run changed. *res is filled also
+ * on failure, with what was done up to then.
+ * Returns 0; -EBUSY: another process held the database past the busy timeout;
+ * -ENOSPC: the disk is full, or has too little free space to VACUUM (res->disk_*;
+ * the rows are gone and their pages are reused by later recordings); -EIO. */
+int store_gc(struct store *st, const struct store_gc_opts *o, store_gc_cb cb, void *ctx,
+	     struct store_gc_result *res);
+
 #endif
