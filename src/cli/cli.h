@@ -95,4 +95,8 @@ int cli_chart_time(const char *verb, const char *arg, enum chart_time *out);
 #define CLI_OPT_DB 0x100
 #define CLI_OPT_HELP 'h'
 
+/* What a verb's own option parser returns when it printed --help: the verb has nothing
+ * more to do and exits with EXIT_OK. Any other nonzero value is the exit code. */
+#define CLI_DONE (-1)
+
 #endif

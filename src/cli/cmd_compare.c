@@ -54,7 +54,19 @@ static int regroup(const char *key, struct cmp_run *cr, size_t n, struct cmp_gro
 	return 0;
 }
 
-int cmd_compare(int argc, char **argv)
+/* What the command line asks for. */
+struct compare_args {
+	const char *db, *out, *align, *by;
+	int json;
+	int grouped;		/* an argument lists several runs */
+	char **groups;		/* the arguments, ng of them: each one run or a group */
+	size_t ng;
+	size_t total;		/* the runs the arguments name, all groups together */
+};
+
+/* Reads the options and the groups into *a. Returns 0, CLI_DONE (--help printed) or
+ * EXIT_USAGE (printed). */
+static int read_args(int argc, char **argv, struct compare_args *a)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -65,91 +77,118 @@ int cmd_compare(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, json = 0;
-	const char *db = NULL, *out = NULL, *align = NULL, *by = NULL;
+	int c;
+	memset(a, 0, sizeof(*a));
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'j': json = 1; break;
-		case 'o': out = optarg; break;
-		case 'a': align = optarg; break;
-		case 'b': by = optarg; break;
-		case CLI_OPT_DB: db = optarg; break;
-		case 'h': fputs(usage_text, stdout); return EXIT_OK;
+		case 'j': a->json = 1; break;
+		case 'o': a->out = optarg; break;
+		case 'a': a->align = optarg; break;
+		case 'b': a->by = optarg; break;
+		case CLI_OPT_DB: a->db = optarg; break;
+		case 'h': fputs(usage_text, stdout); return CLI_DONE;
 		default: return cli_bad_option("compare", c, argv);
 		}
 	}
-	size_t ng = (size_t)(argc - optind);
-	if (ng < 2)
+	a->groups = argv + optind;
+	a->ng = (size_t)(argc - optind);
+	if (a->ng < 2)
 		return cli_usage("compare", "give at least two runs (or two groups of runs)");
-	if (align && !out)
+	if (a->align && !a->out)
 		return cli_usage("compare", "--align only applies to the drawing: add -o FILE.svg");
-	int grouped = 0;
-	size_t total = 0;
-	for (int i = optind; i < argc; i++) {
-		if (strchr(argv[i], ','))
-			grouped = 1;
-		total++;
-		for (const char *p = argv[i]; *p; p++)
+	for (size_t i = 0; i < a->ng; i++) {
+		if (strchr(a->groups[i], ','))
+			a->grouped = 1;
+		a->total++;
+		for (const char *p = a->groups[i]; *p; p++)
 			if (*p == ',')
-				total++;
+				a->total++;
 	}
+	return 0;
+}
 
-	struct store *st;
-	int ret = cli_open_store(db, &st, 0);
-	if (ret)
-		return ret;
-	struct loaded_run *lr = xcalloc(total, sizeof(*lr));
-	struct cmp_run *cr = xcalloc(total, sizeof(*cr));
-	struct cmp_group *g = xcalloc(total, sizeof(*g));	/* --by: up to one per run */
-	struct chart_run *chart = NULL;
-	struct buf b = { 0 };
-	size_t loaded = 0;
-	for (size_t i = 0; i < ng; i++) {
-		char *arg = xstrdup(argv[optind + (int)i]);
-		g[i].runs = &cr[loaded];
+/* Loads the runs of every group, in order, into lr and cr (room for a->total each),
+ * and the groups into g; *loaded counts the runs loaded, also on failure. Returns 0,
+ * EXIT_USAGE or EXIT_FAIL (printed). */
+static int compare_load(struct store *st, const struct compare_args *a, struct loaded_run *lr,
+			struct cmp_run *cr, struct cmp_group *g, size_t *loaded)
+{
+	for (size_t i = 0; i < a->ng; i++) {
+		char *arg = xstrdup(a->groups[i]);
 		char *save = NULL;
+		g[i].runs = &cr[*loaded];
 		for (char *ref = strtok_r(arg, ",", &save); ref; ref = strtok_r(NULL, ",", &save)) {
-			if ((ret = loaded_run_load(st, ref, &lr[loaded])) != 0) {
+			size_t k = *loaded;
+			int ret = loaded_run_load(st, ref, &lr[k]);
+			if (ret) {
 				free(arg);
-				goto out;
+				return ret;
 			}
-			cr[loaded].run = &lr[loaded].run;
-			cr[loaded].s = lr[loaded].s;
-			cr[loaded].n = lr[loaded].n;
-			cr[loaded].marks = lr[loaded].marks;
-			cr[loaded].nmarks = lr[loaded].nmarks;
-			loaded++;
+			cr[k].run = &lr[k].run;
+			cr[k].s = lr[k].s;
+			cr[k].n = lr[k].n;
+			cr[k].marks = lr[k].marks;
+			cr[k].nmarks = lr[k].nmarks;
+			(*loaded)++;
 			g[i].n++;
 		}
 		free(arg);
-		if (g[i].n == 0) {
-			ret = cli_usage("compare", "empty group '%s'", argv[optind + (int)i]);
-			goto out;
-		}
+		if (g[i].n == 0)
+			return cli_usage("compare", "empty group '%s'", a->groups[i]);
 	}
-	if (out) {
-		chart = xcalloc(loaded, sizeof(*chart));
-		if ((ret = plot_prepare(lr, loaded, align, chart)) != 0)
-			goto out;
-		struct chart_opts o;
-		char xt[256];
-		memset(&o, 0, sizeof(o));
-		if (align) {
-			snprintf(xt, sizeof(xt), "time since mark \"%s\"", align);
-			o.x_title = xt;
-		}
-		svg_chart(&b, chart, loaded, &o, NULL);
-		if ((ret = write_output(out, &b)) != 0)
-			goto out;
-		buf_reset(&b);
+	return 0;
+}
+
+/* -o: the RSS of the n loaded runs, overlaid, into the SVG file. Returns 0 or EXIT_FAIL
+ * (printed). */
+static int compare_draw(const struct compare_args *a, struct loaded_run *lr, size_t n)
+{
+	struct chart_run *chart = xcalloc(n, sizeof(*chart));
+	struct chart_opts o;
+	struct buf b = { 0 };
+	char xt[256];
+	int ret = plot_prepare(lr, n, a->align, chart);
+	if (ret)
+		goto out;
+	memset(&o, 0, sizeof(o));
+	if (a->align) {
+		snprintf(xt, sizeof(xt), "time since mark \"%s\"", a->align);
+		o.x_title = xt;
 	}
-	if (by) {
+	svg_chart(&b, chart, n, &o, NULL);
+	ret = write_output(a->out, &b);
+out:
+	buf_release(&b);
+	free(chart);
+	return ret;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	struct compare_args a;
+	int ret = read_args(argc, argv, &a);
+	if (ret)
+		return ret == CLI_DONE ? EXIT_OK : ret;
+	struct store *st;
+	if ((ret = cli_open_store(a.db, &st, 0)) != 0)
+		return ret;
+	struct loaded_run *lr = xcalloc(a.total, sizeof(*lr));
+	struct cmp_run *cr = xcalloc(a.total, sizeof(*cr));
+	struct cmp_group *g = xcalloc(a.total, sizeof(*g));	/* --by: up to one per run */
+	struct buf b = { 0 };
+	size_t loaded = 0, ng = a.ng;
+	int grouped = a.grouped;
+	if ((ret = compare_load(st, &a, lr, cr, g, &loaded)) != 0)
+		goto out;
+	if (a.out && (ret = compare_draw(&a, lr, loaded)) != 0)
+		goto out;
+	if (a.by) {
 		grouped = 1;
-		if ((ret = regroup(by, cr, loaded, g, &ng, json ? NULL : &b)) != 0)
+		if ((ret = regroup(a.by, cr, loaded, g, &ng, a.json ? NULL : &b)) != 0)
 			goto out;
 	}
-	if (json)
+	if (a.json)
 		compare_json(&b, g, ng, grouped);
 	else
 		compare_text(&b, g, ng, grouped);
@@ -160,7 +199,6 @@ out:
 	free(lr);
 	free(cr);
 	free(g);
-	free(chart);
 	buf_release(&b);
 	store_close(st);
 	return ret;

@@ -65,7 +65,15 @@ static int write_proc_row(void *ctx, int64_t elapsed_ns, const struct proc_figur
 	return fputs(buf_str(&k->line), k->out) < 0 ? -EIO : 0;
 }
 
-int cmd_export(int argc, char **argv)
+/* What the command line asks for. */
+struct export_args {
+	const char *db, *format, *output;
+	int procs;
+};
+
+/* Reads the options into *a. Returns 0, CLI_DONE (--help printed) or EXIT_USAGE
+ * (printed). */
+static int read_args(int argc, char **argv, struct export_args *a)
 {
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
@@ -75,79 +83,102 @@ int cmd_export(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, procs = 0;
-	const char *db = NULL, *format = NULL, *output = NULL;
+	int c;
+	memset(a, 0, sizeof(*a));
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":f:o:h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'f': format = optarg; break;
-		case 'o': output = optarg; break;
-		case 'P': procs = 1; break;
-		case CLI_OPT_DB: db = optarg; break;
-		case 'h': fputs(usage_text, stdout); return EXIT_OK;
+		case 'f': a->format = optarg; break;
+		case 'o': a->output = optarg; break;
+		case 'P': a->procs = 1; break;
+		case CLI_OPT_DB: a->db = optarg; break;
+		case 'h': fputs(usage_text, stdout); return CLI_DONE;
 		default: return cli_bad_option("export", c, argv);
 		}
 	}
-	if (!format)
+	if (!a->format)
 		return cli_usage("export", "give --format csv or --format jsonl");
-	if (strcmp(format, "csv") != 0 && strcmp(format, "jsonl") != 0)
-		return cli_usage("export", "unknown format '%s': give csv or jsonl", format);
+	if (strcmp(a->format, "csv") != 0 && strcmp(a->format, "jsonl") != 0)
+		return cli_usage("export", "unknown format '%s': give csv or jsonl", a->format);
+	return 0;
+}
+
+/* The run into *r and, without --procs, the exporter's first pass over its samples,
+ * counters and GPUs (which columns the rows will have) into k. Returns 0 or EXIT_FAIL
+ * (printed). */
+static int export_scan_run(const struct export_args *a, struct store *st, int64_t id,
+			   struct run *r, struct sink *k)
+{
+	if (store_get_run(st, id, r) < 0 ||
+	    (!a->procs && (store_each_sample(st, id, export_scan, &k->ex) < 0 ||
+			   store_each_counter(st, id, export_counter, &k->ex) < 0 ||
+			   store_each_gpu(st, id, export_gpu, &k->ex) < 0))) {
+		cli_error("cannot read run %lld: %s", (long long)id, store_errmsg(st));
+		return EXIT_FAIL;
+	}
+	if (a->procs && !run_is_set(r)) {
+		cli_error("run %lld recorded one process; --procs needs a set: record with -t or a "
+			  "COMMAND", (long long)id);
+		return EXIT_FAIL;
+	}
+	k->ex.started_at = r->started_at;
+	export_ready(&k->ex);
+	return 0;
+}
+
+/* The header (CSV) and the rows of run id to the output file or standard output.
+ * Returns 0 or EXIT_FAIL (printed). */
+static int export_write(const struct export_args *a, struct store *st, int64_t id,
+			struct sink *k)
+{
+	struct safefile sf;
+	k->out = a->output ? safefile_open(&sf, a->output, 0644) : stdout;
+	if (!k->out) {
+		cli_error("cannot write %s: %s", a->output, sf.why);
+		return EXIT_FAIL;
+	}
+	if (!k->ex.jsonl) {
+		buf_reset(&k->line);
+		if (a->procs)
+			proc_rows_header(&k->line);
+		else
+			export_header(&k->ex, &k->line);
+		fputs(buf_str(&k->line), k->out);
+	}
+	int e = a->procs ? store_each_proc_at_sample(st, id, write_proc_row, k)
+			 : store_each_sample(st, id, write_row, k);
+	const char *why = e < 0 ? store_errmsg(st) : NULL;
+	errno = 0;
+	if (fflush(k->out) != 0 || ferror(k->out))
+		why = errno ? errstr(errno) : "write error";
+	if (a->output && safefile_close(&sf, !why) < 0 && !why)
+		why = "write error";
+	if (why) {
+		cli_error("cannot write %s: %s", a->output ? a->output : "to standard output", why);
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	struct export_args a;
+	int ret = read_args(argc, argv, &a);
+	if (ret)
+		return ret == CLI_DONE ? EXIT_OK : ret;
 	const char *ref;
 	struct store *st;
-	int ret = cli_one_run("export", argc, argv, db, &ref, &st);
-	if (ret)
+	if ((ret = cli_one_run("export", argc, argv, a.db, &ref, &st)) != 0)
 		return ret;
 	int64_t id;
 	struct run r;
 	memset(&r, 0, sizeof(r));
 	struct sink k;
 	memset(&k, 0, sizeof(k));
-	export_init(&k.ex, format[0] == 'j', 0);
-	if ((ret = cli_resolve_run(st, ref, &id)) != 0)
-		goto out;
-	if (store_get_run(st, id, &r) < 0 || (!procs && (store_each_sample(st, id, export_scan, &k.ex) < 0 ||
-	    store_each_counter(st, id, export_counter, &k.ex) < 0 ||
-	    store_each_gpu(st, id, export_gpu, &k.ex) < 0))) {
-		cli_error("cannot read run %lld: %s", (long long)id, store_errmsg(st));
-		ret = EXIT_FAIL;
-		goto out;
-	}
-	if (procs && !run_is_set(&r)) {
-		cli_error("run %lld recorded one process; --procs needs a set: record with -t or a "
-			  "COMMAND", (long long)id);
-		ret = EXIT_FAIL;
-		goto out;
-	}
-	k.ex.started_at = r.started_at;
-	export_ready(&k.ex);
-	struct safefile sf;
-	k.out = output ? safefile_open(&sf, output, 0644) : stdout;
-	if (!k.out) {
-		cli_error("cannot write %s: %s", output, sf.why);
-		ret = EXIT_FAIL;
-		goto out;
-	}
-	if (!k.ex.jsonl) {
-		buf_reset(&k.line);
-		if (procs)
-			proc_rows_header(&k.line);
-		else
-			export_header(&k.ex, &k.line);
-		fputs(buf_str(&k.line), k.out);
-	}
-	int e = procs ? store_each_proc_at_sample(st, id, write_proc_row, &k)
-		      : store_each_sample(st, id, write_row, &k);
-	const char *why = e < 0 ? store_errmsg(st) : NULL;
-	errno = 0;
-	if (fflush(k.out) != 0 || ferror(k.out))
-		why = errno ? errstr(errno) : "write error";
-	if (output && safefile_close(&sf, !why) < 0 && !why)
-		why = "write error";
-	if (why) {
-		cli_error("cannot write %s: %s", output ? output : "to standard output", why);
-		ret = EXIT_FAIL;
-	}
-out:
+	export_init(&k.ex, a.format[0] == 'j', 0);
+	if ((ret = cli_resolve_run(st, ref, &id)) == 0 &&
+	    (ret = export_scan_run(&a, st, id, &r, &k)) == 0)
+		ret = export_write(&a, st, id, &k);
 	export_release(&k.ex);
 	buf_release(&k.line);
 	run_release(&r);

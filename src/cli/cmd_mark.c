@@ -26,7 +26,16 @@ static const char usage_text[] =
 
 enum { OPT_RUN = CLI_OPT_DB + 1 };
 
-int cmd_mark(int argc, char **argv)
+/* What the command line asks for: a label, and where it goes. */
+struct mark_args {
+	const char *db, *label;
+	const char *run;	/* --run, or NULL */
+	pid_t pid;		/* -p, or 0 */
+};
+
+/* Reads the options and the label into *a. Returns 0, CLI_DONE (--help printed) or
+ * EXIT_USAGE (printed). */
+static int read_args(int argc, char **argv, struct mark_args *a)
 {
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -36,103 +45,125 @@ int cmd_mark(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
-	const char *db = NULL, *pid_arg = NULL, *run_arg = NULL;
+	const char *pid_arg = NULL;
+	memset(a, 0, sizeof(*a));
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":p:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p': pid_arg = optarg; break;
-		case OPT_RUN: run_arg = optarg; break;
-		case CLI_OPT_DB: db = optarg; break;
-		case 'h': fputs(usage_text, stdout); return EXIT_OK;
+		case OPT_RUN: a->run = optarg; break;
+		case CLI_OPT_DB: a->db = optarg; break;
+		case 'h': fputs(usage_text, stdout); return CLI_DONE;
 		default: return cli_bad_option("mark", c, argv);
 		}
 	}
-	if (pid_arg && run_arg)
+	if (pid_arg && a->run)
 		return cli_usage("mark", "give -p PID or --run RUN, not both");
 	if (argc - optind != 1 || !argv[optind][0])
 		return cli_usage("mark", "give one non-empty LABEL");
-	const char *label = argv[optind];
-	pid_t pid = 0;
-	if (pid_arg && parse_pid(pid_arg, &pid) < 0)
+	a->label = argv[optind];
+	if (pid_arg && parse_pid(pid_arg, &a->pid) < 0)
 		return cli_usage("mark", "invalid pid '%s': give a process id >= 1", pid_arg);
+	return 0;
+}
 
-	struct store *st;
-	int ret = cli_open_store(db, &st, CLI_STORE_WRITE);
+/* --run RUN: the mark goes to that run, which must still be recording. Returns 0 or
+ * EXIT_USAGE / EXIT_FAIL (printed). */
+static int mark_run(struct store *st, const char *ref, int64_t now, const char *label)
+{
+	int64_t id;
+	struct run r;
+	int ret = cli_resolve_run(st, ref, &id);
 	if (ret)
 		return ret;
-	int64_t now = real_ns();
-	int marked = 0;
-	if (run_arg) {
-		int64_t id;
-		struct run r;
-		if ((ret = cli_resolve_run(st, run_arg, &id)) != 0)
-			goto out;
-		if (store_get_run(st, id, &r) < 0) {
-			cli_error("cannot read run %lld: %s", (long long)id, store_errmsg(st));
-			ret = EXIT_FAIL;
-			goto out;
-		}
-		int running = strcmp(r.outcome, OUTCOME_RUNNING) == 0;
-		run_release(&r);
-		if (!running) {
-			cli_error("run %lld is not being recorded any more", (long long)id);
-			ret = EXIT_FAIL;
-			goto out;
-		}
-		if (store_add_mark(st, id, now, label) == 0)
-			marked++;
-	} else if (!pid_arg) {
-		/* neither: the one recording that is running */
-		struct run *runs;
-		size_t n, running = 0;
-		int64_t id = 0;
-		if (store_list_runs(st, 0, &runs, &n) < 0) {
-			cli_error("cannot list runs: %s", store_errmsg(st));
-			ret = EXIT_FAIL;
-			goto out;
-		}
-		struct buf which = { 0 };
-		for (size_t i = 0; i < n; i++)
-			if (strcmp(runs[i].outcome, OUTCOME_RUNNING) == 0) {
-				buf_printf(&which, "%s%lld (pid %d)", running ? ", " : "", (long long)runs[i].id,
-					   (int)runs[i].pid);
-				id = runs[i].id;
-				running++;
-			}
-		store_free_runs(runs, n);
-		if (running == 1 && store_add_mark(st, id, now, label) == 0) {
-			marked++;
-		} else if (running == 1) {
-			cli_error("cannot add a mark to run %lld: %s", (long long)id, store_errmsg(st));
-			ret = EXIT_FAIL;
-		} else if (running == 0) {
-			cli_error("no recording is running to mark");
-			ret = EXIT_FAIL;
-		} else {
-			cli_error("%zu recordings are running (runs %s): give -p PID or --run RUN", running,
-				  buf_str(&which));
-			ret = EXIT_FAIL;
-		}
-		buf_release(&which);
-	} else {
-		struct run *runs;
-		size_t n;
-		if (store_list_runs(st, 0, &runs, &n) < 0) {
-			cli_error("cannot list runs: %s", store_errmsg(st));
-			ret = EXIT_FAIL;
-			goto out;
-		}
-		for (size_t i = 0; i < n; i++)
-			if (runs[i].pid == pid && strcmp(runs[i].outcome, OUTCOME_RUNNING) == 0 &&
-			    store_add_mark(st, runs[i].id, now, label) == 0)
-				marked++;
-		store_free_runs(runs, n);
-		if (!marked) {
-			cli_error("no running recording of pid %d", (int)pid);
-			ret = EXIT_FAIL;
-		}
+	if (store_get_run(st, id, &r) < 0) {
+		cli_error("cannot read run %lld: %s", (long long)id, store_errmsg(st));
+		return EXIT_FAIL;
 	}
-out:
+	int running = strcmp(r.outcome, OUTCOME_RUNNING) == 0;
+	run_release(&r);
+	if (!running) {
+		cli_error("run %lld is not being recorded any more", (long long)id);
+		return EXIT_FAIL;
+	}
+	store_add_mark(st, id, now, label);
+	return 0;
+}
+
+/* Neither -p nor --run: the mark goes to the one recording that is running. Returns 0
+ * or EXIT_FAIL (printed: none, or several, are running). */
+static int mark_the_running(struct store *st, int64_t now, const char *label)
+{
+	struct run *runs;
+	size_t n, running = 0;
+	int64_t id = 0;
+	int ret = EXIT_OK;
+	if (store_list_runs(st, 0, &runs, &n) < 0) {
+		cli_error("cannot list runs: %s", store_errmsg(st));
+		return EXIT_FAIL;
+	}
+	struct buf which = { 0 };
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(runs[i].outcome, OUTCOME_RUNNING) == 0) {
+			buf_printf(&which, "%s%lld (pid %d)", running ? ", " : "", (long long)runs[i].id,
+				   (int)runs[i].pid);
+			id = runs[i].id;
+			running++;
+		}
+	store_free_runs(runs, n);
+	if (running == 1 && store_add_mark(st, id, now, label) != 0) {
+		cli_error("cannot add a mark to run %lld: %s", (long long)id, store_errmsg(st));
+		ret = EXIT_FAIL;
+	} else if (running == 0) {
+		cli_error("no recording is running to mark");
+		ret = EXIT_FAIL;
+	} else if (running > 1) {
+		cli_error("%zu recordings are running (runs %s): give -p PID or --run RUN", running,
+			  buf_str(&which));
+		ret = EXIT_FAIL;
+	}
+	buf_release(&which);
+	return ret;
+}
+
+/* -p PID: the mark goes to every running recording of that process. Returns 0 or
+ * EXIT_FAIL (printed: there is none). */
+static int mark_pid(struct store *st, pid_t pid, int64_t now, const char *label)
+{
+	struct run *runs;
+	size_t n, marked = 0;
+	if (store_list_runs(st, 0, &runs, &n) < 0) {
+		cli_error("cannot list runs: %s", store_errmsg(st));
+		return EXIT_FAIL;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (runs[i].pid == pid && strcmp(runs[i].outcome, OUTCOME_RUNNING) == 0 &&
+		    store_add_mark(st, runs[i].id, now, label) == 0)
+			marked++;
+	store_free_runs(runs, n);
+	if (!marked) {
+		cli_error("no running recording of pid %d", (int)pid);
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+int cmd_mark(int argc, char **argv)
+{
+	struct mark_args a;
+	int ret = read_args(argc, argv, &a);
+	if (ret)
+		return ret == CLI_DONE ? EXIT_OK : ret;
+	struct store *st;
+	if ((ret = cli_open_store(a.db, &st, CLI_STORE_WRITE)) != 0)
+		return ret;
+	int64_t now = real_ns();
+	if (a.run)
+		ret = mark_run(st, a.run, now, a.label);
+	else if (a.pid)
+		ret = mark_pid(st, a.pid, now, a.label);
+	else
+		ret = mark_the_running(st, now, a.label);
 	store_close(st);
 	return ret;
 }

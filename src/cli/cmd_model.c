@@ -70,6 +70,53 @@ static void add_run(struct runs_model *m, const struct run *r)
 	}
 }
 
+/* The runs named in refs, or every run when there are none, into *runs (n of them, to
+ * free with store_free_runs). Returns 0, EXIT_USAGE or EXIT_FAIL (printed). */
+static int read_runs(struct store *st, char **refs, size_t nrefs, struct run **runs, size_t *n)
+{
+	*runs = NULL;
+	*n = 0;
+	if (!nrefs) {
+		if (store_list_runs(st, 0, runs, n) < 0) {
+			cli_error("cannot list runs: %s", store_errmsg(st));
+			return EXIT_FAIL;
+		}
+		return 0;
+	}
+	*runs = xcalloc(nrefs, sizeof(**runs));
+	for (size_t i = 0; i < nrefs; i++) {
+		int64_t id;
+		int e = cli_resolve_run(st, refs[i], &id);
+		if (e == 0 && store_get_run(st, id, &(*runs)[*n]) < 0) {
+			cli_error("cannot read run %lld: %s", (long long)id, store_errmsg(st));
+			e = EXIT_FAIL;
+		}
+		if (e) {
+			store_free_runs(*runs, *n);
+			*runs = NULL;
+			*n = 0;
+			return e;
+		}
+		(*n)++;
+	}
+	return 0;
+}
+
+/* Orders the observations newest run first: held values and the order of the
+ * residuals. */
+static void newest_first(struct runs_model *m)
+{
+	for (size_t i = 1; i < m->nobs; i++) {
+		struct model_obs o = m->obs[i];
+		size_t j = i;
+		while (j > 0 && m->obs[j - 1].run_id < o.run_id) {
+			m->obs[j] = m->obs[j - 1];
+			j--;
+		}
+		m->obs[j] = o;
+	}
+}
+
 static int across_runs(struct store *st, const struct model_formula *f, char **refs,
 		       size_t nrefs, const struct run_param *want, size_t nwant,
 		       uint64_t budget, int json, const char *svg_out)
@@ -79,25 +126,9 @@ static int across_runs(struct store *st, const struct model_formula *f, char **r
 	m.f = *f;
 	struct run *runs = NULL;
 	size_t n = 0;
-	if (nrefs) {
-		runs = xcalloc(nrefs, sizeof(*runs));
-		for (size_t i = 0; i < nrefs; i++) {
-			int64_t id;
-			int e = cli_resolve_run(st, refs[i], &id);
-			if (e == 0 && store_get_run(st, id, &runs[n]) < 0) {
-				cli_error("cannot read run %lld: %s", (long long)id, store_errmsg(st));
-				e = EXIT_FAIL;
-			}
-			if (e) {
-				store_free_runs(runs, n);
-				return e;
-			}
-			n++;
-		}
-	} else if (store_list_runs(st, 0, &runs, &n) < 0) {
-		cli_error("cannot list runs: %s", store_errmsg(st));
-		return EXIT_FAIL;
-	}
+	int ret = read_runs(st, refs, nrefs, &runs, &n);
+	if (ret)
+		return ret;
 	int all_cgroup = 1;
 	uint64_t cg_limit = 0;
 	const struct run *newest = NULL;
@@ -126,19 +157,9 @@ static int across_runs(struct store *st, const struct model_formula *f, char **r
 		m.budget_src = BUDGET_MEMTOTAL;
 		strlcpy_rsw(m.budget_host, newest->host[0] ? newest->host : "?", sizeof(m.budget_host));
 	}
-	/* newest first: held values and the order of the residuals */
-	for (size_t i = 1; i < m.nobs; i++) {
-		struct model_obs o = m.obs[i];
-		size_t j = i;
-		while (j > 0 && m.obs[j - 1].run_id < o.run_id) {
-			m.obs[j] = m.obs[j - 1];
-			j--;
-		}
-		m.obs[j] = o;
-	}
+	newest_first(&m);
 	model_runs_fit(&m);
 	struct buf b = { 0 };
-	int ret = EXIT_OK;
 	if (svg_out) {
 		model_runs_svg(&b, &m, 0, 0);
 		ret = write_output(svg_out, &b);
@@ -236,7 +257,19 @@ out:
 	return ret;
 }
 
-int cmd_model(int argc, char **argv)
+/* What the command line asks for. want (nwant of them) is the caller's to free with
+ * run_params_free, also on failure. */
+struct model_args {
+	const char *db, *svg_out;
+	int json;
+	uint64_t budget;
+	struct run_param *want;
+	size_t nwant;
+};
+
+/* Reads the options into *a. Returns 0, CLI_DONE (--help printed) or EXIT_USAGE
+ * (printed). */
+static int read_args(int argc, char **argv, struct model_args *a)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -247,73 +280,80 @@ int cmd_model(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, json = 0, ret = EXIT_OK;
-	const char *db = NULL, *svg_out = NULL;
-	uint64_t budget = 0;
-	struct run_param *want = NULL;
-	size_t nwant = 0;
+	int c, ret;
 	char why[160];
+	memset(a, 0, sizeof(*a));
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'j': json = 1; break;
-		case 'o': svg_out = optarg; break;
+		case 'j': a->json = 1; break;
+		case 'o': a->svg_out = optarg; break;
 		case OPT_PARAM:
-			want = xrealloc(want, (nwant + 1) * sizeof(*want));
-			if (run_param_parse(optarg, &want[nwant], why, sizeof(why)) < 0) {
+			a->want = xrealloc(a->want, (a->nwant + 1) * sizeof(*a->want));
+			if (run_param_parse(optarg, &a->want[a->nwant], why, sizeof(why)) < 0) {
 				struct buf shown = { 0 };
 				buf_put_printable(&shown, optarg);
 				ret = cli_usage("model", "invalid --param '%s': %s", buf_str(&shown), why);
 				buf_release(&shown);
-				goto out;
+				return ret;
 			}
-			nwant++;
+			a->nwant++;
 			break;
 		case OPT_BUDGET:
-			if (parse_size(optarg, &budget) < 0 || budget == 0) {
-				ret = cli_usage("model", "invalid budget '%s': give a size, e.g. 755G", optarg);
-				goto out;
-			}
+			if (parse_size(optarg, &a->budget) < 0 || a->budget == 0)
+				return cli_usage("model", "invalid budget '%s': give a size, e.g. 755G", optarg);
 			break;
-		case CLI_OPT_DB: db = optarg; break;
-		case 'h': fputs(usage_text, stdout); goto out;
-		default: ret = cli_bad_option("model", c, argv); goto out;
+		case CLI_OPT_DB: a->db = optarg; break;
+		case 'h': fputs(usage_text, stdout); return CLI_DONE;
+		default: return cli_bad_option("model", c, argv);
 		}
 	}
-	if (optind >= argc) {
-		ret = cli_usage("model", "give a model, e.g. 'peak ~ pw'");
-		goto out;
-	}
+	return 0;
+}
+
+/* The formula among the operands (first; or second, after the RUN, for a model inside
+ * a run) into *f, and which kind it is into *inside. Returns 0 or EXIT_USAGE (printed). */
+static int read_formula(int argc, char **argv, const struct model_args *a,
+			struct model_formula *f, int *inside)
+{
+	char why[160];
+	if (optind >= argc)
+		return cli_usage("model", "give a model, e.g. 'peak ~ pw'");
 	/* inside a run: RUN first, then a formula over counters */
-	int inside = !strchr(argv[optind], '~');
-	struct model_formula f;
-	const char *formula = inside ? (optind + 1 < argc ? argv[optind + 1] : NULL) : argv[optind];
-	if (!formula) {
-		ret = cli_usage("model", "give a model after the run, e.g. 'rss ~ counter.items'");
-		goto out;
-	}
-	if (model_formula_parse(formula, inside, &f, why, sizeof(why)) < 0) {
+	*inside = !strchr(argv[optind], '~');
+	const char *formula = *inside ? (optind + 1 < argc ? argv[optind + 1] : NULL) : argv[optind];
+	if (!formula)
+		return cli_usage("model", "give a model after the run, e.g. 'rss ~ counter.items'");
+	if (model_formula_parse(formula, *inside, f, why, sizeof(why)) < 0) {
 		struct buf shown = { 0 };
 		buf_put_printable(&shown, formula);
-		ret = cli_usage("model", "invalid model '%s': %s", buf_str(&shown), why);
+		int ret = cli_usage("model", "invalid model '%s': %s", buf_str(&shown), why);
 		buf_release(&shown);
-		goto out;
+		return ret;
 	}
-	if (inside && (optind + 2 < argc || nwant || budget || svg_out)) {
-		ret = cli_usage("model", "a model inside a run takes one RUN and its formula "
-				"(no --param, --budget, -o or more runs)");
-		goto out;
-	}
+	if (*inside && (optind + 2 < argc || a->nwant || a->budget || a->svg_out))
+		return cli_usage("model", "a model inside a run takes one RUN and its formula "
+				 "(no --param, --budget, -o or more runs)");
+	return 0;
+}
+
+int cmd_model(int argc, char **argv)
+{
+	struct model_args a;
+	struct model_formula f;
 	struct store *st;
-	if ((ret = cli_open_store(db, &st, 0)) != 0)
-		goto out;
-	if (inside)
-		ret = inside_run(st, argv[optind], &f, json);
-	else
-		ret = across_runs(st, &f, argv + optind + 1, (size_t)(argc - optind - 1), want,
-				  nwant, budget, json, svg_out);
-	store_close(st);
-out:
-	run_params_free(want, nwant);
-	return ret;
+	int inside = 0;
+	int ret = read_args(argc, argv, &a);
+	if (ret == 0)
+		ret = read_formula(argc, argv, &a, &f, &inside);
+	if (ret == 0 && (ret = cli_open_store(a.db, &st, 0)) == 0) {
+		if (inside)
+			ret = inside_run(st, argv[optind], &f, a.json);
+		else
+			ret = across_runs(st, &f, argv + optind + 1, (size_t)(argc - optind - 1),
+					  a.want, a.nwant, a.budget, a.json, a.svg_out);
+		store_close(st);
+	}
+	run_params_free(a.want, a.nwant);
+	return ret == CLI_DONE ? EXIT_OK : ret;
 }

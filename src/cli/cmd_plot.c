@@ -108,7 +108,18 @@ static int parse_px(const char *s, int *out)
 	return 0;
 }
 
-int cmd_plot(int argc, char **argv)
+/* What the command line asks for. */
+struct plot_args {
+	const char *db, *out, *align, *counters;
+	int by_process;
+	struct chart_opts o;
+	char **refs;		/* the runs to draw, n of them */
+	size_t n;
+};
+
+/* Reads the options and runs into *a. Returns 0, CLI_DONE (--help printed) or
+ * EXIT_USAGE / EXIT_FAIL (printed). */
+static int read_args(int argc, char **argv, struct plot_args *a)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -123,96 +134,113 @@ int cmd_plot(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
-	const char *db = NULL, *out = NULL, *align = NULL, *counters = NULL;
-	struct counter_series *picked = NULL;
-	struct proc_stack stack;
-	int by_process = 0;
-	memset(&stack, 0, sizeof(stack));
-	struct chart_opts o;
-	memset(&o, 0, sizeof(o));
-	int ret;
+	static char *last[] = { "last" };
+	int c, ret;
+	memset(a, 0, sizeof(*a));
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'o': out = optarg; break;
-		case 'a': align = optarg; break;
-		case 'P': by_process = 1; break;
-		case 'C': counters = optarg; break;
-		case 'T': o.title = optarg; break;
+		case 'o': a->out = optarg; break;
+		case 'a': a->align = optarg; break;
+		case 'P': a->by_process = 1; break;
+		case 'C': a->counters = optarg; break;
+		case 'T': a->o.title = optarg; break;
 		case 't':
-			if ((ret = cli_chart_time("plot", optarg, &o.time)) != 0)
+			if ((ret = cli_chart_time("plot", optarg, &a->o.time)) != 0)
 				return ret;
 			break;
 		case 'W':
-			if (parse_px(optarg, &o.width) < 0)
+			if (parse_px(optarg, &a->o.width) < 0)
 				return cli_usage("plot", "invalid width '%s' (200..10000)", optarg);
 			break;
 		case 'H':
-			if (parse_px(optarg, &o.height) < 0)
+			if (parse_px(optarg, &a->o.height) < 0)
 				return cli_usage("plot", "invalid height '%s' (200..10000)", optarg);
 			break;
-		case CLI_OPT_DB: db = optarg; break;
-		case 'h': fputs(usage_text, stdout); return EXIT_OK;
+		case CLI_OPT_DB: a->db = optarg; break;
+		case 'h': fputs(usage_text, stdout); return CLI_DONE;
 		default: return cli_bad_option("plot", c, argv);
 		}
 	}
-	if (!out)
+	if (!a->out)
 		return cli_usage("plot", "give the output file with -o FILE.svg");
-	if (path_is_png(out) && !png_available()) {
+	if (path_is_png(a->out) && !png_available()) {
 		cli_error("%s", png_unavailable());
 		return EXIT_FAIL;
 	}
-	if (align && o.time == CHART_WALL)
+	if (a->align && a->o.time == CHART_WALL)
 		return cli_usage("plot", "--align and --time wall do not go together");
-	static char *last[] = { "last" };
-	char **refs = optind < argc ? argv + optind : last;
-	size_t n = optind < argc ? (size_t)(argc - optind) : 1;
-	if (by_process && n > 1)
+	a->refs = optind < argc ? argv + optind : last;
+	a->n = optind < argc ? (size_t)(argc - optind) : 1;
+	if (a->by_process && a->n > 1)
 		return cli_usage("plot", "--by-process draws one run");
+	return 0;
+}
 
-	struct store *st;
-	ret = cli_open_store(db, &st, 0);
-	if (ret)
-		return ret;
-	struct loaded_run *lr = xcalloc(n, sizeof(*lr));
-	struct chart_run *cr = xcalloc(n, sizeof(*cr));
+/* --by-process: the processes of the set drawn in cr, stacked, into *stack (which cr
+ * then points to). Returns 0 or EXIT_FAIL (printed). */
+static int plot_stack(struct store *st, struct chart_run *cr, struct proc_stack *stack)
+{
+	long long id = (long long)cr->run->id;
+	if (!run_is_set(cr->run)) {
+		cli_error("run %lld is one process: --by-process needs a set (record --tree or -g)", id);
+		return EXIT_FAIL;
+	}
+	if (store_each_proc_at_sample(st, cr->run->id, proc_stack_add, stack) < 0) {
+		cli_error("cannot read run %lld: %s", id, store_errmsg(st));
+		return EXIT_FAIL;
+	}
+	proc_stack_finish(stack, STACK_TOP);
+	if (!stack->nt) {
+		cli_error("run %lld has no per-process figures", id);
+		return EXIT_FAIL;
+	}
+	cr->stack = stack;
+	return 0;
+}
+
+/* Draws the n runs of cr and writes the picture to the file the command line names.
+ * Returns 0 or EXIT_FAIL (printed). */
+static int plot_write(const struct plot_args *a, struct chart_run *cr, size_t n)
+{
+	struct chart_opts o = a->o;
 	struct buf b = { 0 };
 	char xt[256];
-	size_t loaded = 0;
-	for (; loaded < n; loaded++)
-		if ((ret = loaded_run_load(st, refs[loaded], &lr[loaded])) != 0)
-			goto out;
-	if ((ret = plot_prepare(lr, n, align, cr)) != 0)
-		goto out;
-	if (counters && n == 1 && (ret = pick_counters(&cr[0], counters, &picked)) != 0)
-		goto out;
-	if (by_process) {
-		if (!run_is_set(cr[0].run)) {
-			cli_error("run %lld is one process: --by-process needs a set (record --tree or -g)",
-				  (long long)cr[0].run->id);
-			ret = EXIT_FAIL;
-			goto out;
-		}
-		if (store_each_proc_at_sample(st, cr[0].run->id, proc_stack_add, &stack) < 0) {
-			cli_error("cannot read run %lld: %s", (long long)cr[0].run->id, store_errmsg(st));
-			ret = EXIT_FAIL;
-			goto out;
-		}
-		proc_stack_finish(&stack, STACK_TOP);
-		if (!stack.nt) {
-			cli_error("run %lld has no per-process figures", (long long)cr[0].run->id);
-			ret = EXIT_FAIL;
-			goto out;
-		}
-		cr[0].stack = &stack;
-	}
-	if (align) {
-		snprintf(xt, sizeof(xt), "time since mark \"%s\"", align);
+	if (a->align) {
+		snprintf(xt, sizeof(xt), "time since mark \"%s\"", a->align);
 		o.x_title = xt;
 	}
 	svg_chart(&b, cr, n, &o, NULL);
-	ret = path_is_png(out) ? write_png(out, &b) : write_output(out, &b);
+	int ret = path_is_png(a->out) ? write_png(a->out, &b) : write_output(a->out, &b);
+	buf_release(&b);
+	return ret;
+}
+
+int cmd_plot(int argc, char **argv)
+{
+	struct plot_args a;
+	int ret = read_args(argc, argv, &a);
+	if (ret)
+		return ret == CLI_DONE ? EXIT_OK : ret;
+	struct store *st;
+	if ((ret = cli_open_store(a.db, &st, 0)) != 0)
+		return ret;
+	struct loaded_run *lr = xcalloc(a.n, sizeof(*lr));
+	struct chart_run *cr = xcalloc(a.n, sizeof(*cr));
+	struct counter_series *picked = NULL;
+	struct proc_stack stack;
+	memset(&stack, 0, sizeof(stack));
+	size_t loaded = 0;
+	for (; loaded < a.n; loaded++)
+		if ((ret = loaded_run_load(st, a.refs[loaded], &lr[loaded])) != 0)
+			goto out;
+	if ((ret = plot_prepare(lr, a.n, a.align, cr)) != 0)
+		goto out;
+	if (a.counters && a.n == 1 && (ret = pick_counters(&cr[0], a.counters, &picked)) != 0)
+		goto out;
+	if (a.by_process && (ret = plot_stack(st, &cr[0], &stack)) != 0)
+		goto out;
+	ret = plot_write(&a, cr, a.n);
 out:
 	for (size_t i = 0; i < loaded; i++)
 		loaded_run_release(&lr[i]);
@@ -220,7 +248,6 @@ out:
 	free(cr);
 	free(picked);
 	proc_stack_release(&stack);
-	buf_release(&b);
 	store_close(st);
 	return ret;
 }

@@ -57,7 +57,15 @@ static void counter_models(const struct loaded_run *lr, struct buf *out)
 	free(values);
 }
 
-int cmd_report(int argc, char **argv)
+/* What the command line asks for. */
+struct report_args {
+	const char *db, *out, *png;
+	struct chart_opts o;
+};
+
+/* Reads the options into *a. Returns 0, CLI_DONE (--help printed) or EXIT_USAGE /
+ * EXIT_FAIL (printed). */
+static int read_args(int argc, char **argv, struct report_args *a)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -67,39 +75,94 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
-	const char *db = NULL, *out = NULL, *png = NULL;
-	struct chart_opts o;
-	memset(&o, 0, sizeof(o));
-	int ret;
+	int c, ret;
+	memset(a, 0, sizeof(*a));
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'o': out = optarg; break;
-		case 'P': png = optarg; break;
+		case 'o': a->out = optarg; break;
+		case 'P': a->png = optarg; break;
 		case 't':
-			if ((ret = cli_chart_time("report", optarg, &o.time)) != 0)
+			if ((ret = cli_chart_time("report", optarg, &a->o.time)) != 0)
 				return ret;
 			break;
-		case CLI_OPT_DB: db = optarg; break;
-		case 'h': fputs(usage_text, stdout); return EXIT_OK;
+		case CLI_OPT_DB: a->db = optarg; break;
+		case 'h': fputs(usage_text, stdout); return CLI_DONE;
 		default: return cli_bad_option("report", c, argv);
 		}
 	}
-	if (!out && !png)
+	if (!a->out && !a->png)
 		return cli_usage("report", "give the output file with -o FILE.html");
-	if (png && !png_available()) {
+	if (a->png && !png_available()) {
 		cli_error("%s", png_unavailable());
 		return EXIT_FAIL;
 	}
-	const char *ref;
-	struct store *st;
-	ret = cli_one_run("report", argc, argv, db, &ref, &st);
+	return 0;
+}
+
+/* --png: the page's chart, titled as the page is, since a picture travels alone.
+ * Returns 0 or EXIT_FAIL (printed). */
+static int report_png(const struct report_args *a, const struct loaded_run *lr,
+		      const struct chart_run *cr)
+{
+	struct buf title = { 0 }, b = { 0 };
+	struct chart_opts po = a->o;
+	buf_printf(&title, "run %lld", (long long)lr->run.id);
+	if (lr->run.label[0])
+		buf_printf(&title, ": %s", lr->run.label);
+	po.title = buf_str(&title);
+	svg_chart(&b, cr, 1, &po, NULL);
+	int ret = write_png(a->png, &b);
+	buf_release(&b);
+	buf_release(&title);
+	return ret;
+}
+
+/* The page (and the picture) of the loaded run; hp holds its processes and OOM kills,
+ * and this adds the rest. Returns 0 or EXIT_FAIL (printed). */
+static int report_write(const struct report_args *a, struct store *st, struct loaded_run *lr,
+			struct html_procs *hp)
+{
+	struct chart_run cr;
+	int ret = plot_prepare(lr, 1, NULL, &cr);
 	if (ret)
 		return ret;
+	struct buf models = { 0 }, b = { 0 };
+	counter_models(lr, &models);
+	hp->counter_models = buf_str(&models);
+	struct proc_stack stack;
+	memset(&stack, 0, sizeof(stack));
+	if (run_is_set(&lr->run)) {
+		if (store_each_proc_at_sample(st, lr->run.id, proc_stack_add, &stack) < 0) {
+			cli_error("cannot read run %lld: %s", (long long)lr->run.id, store_errmsg(st));
+			ret = EXIT_FAIL;
+		}
+		proc_stack_finish(&stack, STACK_TOP);
+		hp->stack = &stack;
+	}
+	if (!ret && a->out) {
+		html_report(&b, &cr, &a->o, hp, "rsswatch " RSSWATCH_VERSION);
+		ret = write_output(a->out, &b);
+	}
+	if (!ret && a->png)
+		ret = report_png(a, lr, &cr);
+	proc_stack_release(&stack);
+	buf_release(&b);
+	buf_release(&models);
+	return ret;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_args a;
+	int ret = read_args(argc, argv, &a);
+	if (ret)
+		return ret == CLI_DONE ? EXIT_OK : ret;
+	const char *ref;
+	struct store *st;
+	if ((ret = cli_one_run("report", argc, argv, a.db, &ref, &st)) != 0)
+		return ret;
 	struct loaded_run lr;
-	struct chart_run cr;
-	struct buf b = { 0 };
 	struct proc_summary *procs = NULL;
 	struct oom_kill *kills = NULL;
 	size_t np = 0, nk = 0;
@@ -109,45 +172,14 @@ int cmd_report(int argc, char **argv)
 	    store_oom_kills(st, lr.run.id, &kills, &nk) < 0) {
 		cli_error("cannot read run %lld: %s", (long long)lr.run.id, store_errmsg(st));
 		ret = EXIT_FAIL;
-	} else if ((ret = plot_prepare(&lr, 1, NULL, &cr)) == 0) {
-		struct buf models = { 0 };
-		counter_models(&lr, &models);
-		struct html_procs hp = { procs, np, kills, nk, buf_str(&models), NULL };
-		struct proc_stack stack;
-		memset(&stack, 0, sizeof(stack));
-		if (run_is_set(&lr.run)) {
-			if (store_each_proc_at_sample(st, lr.run.id, proc_stack_add, &stack) < 0) {
-				cli_error("cannot read run %lld: %s", (long long)lr.run.id, store_errmsg(st));
-				ret = EXIT_FAIL;
-			}
-			proc_stack_finish(&stack, STACK_TOP);
-			hp.stack = &stack;
-		}
-		if (!ret && out) {
-			html_report(&b, &cr, &o, &hp, "rsswatch " RSSWATCH_VERSION);
-			ret = write_output(out, &b);
-		}
-		if (!ret && png) {
-			/* the page's chart, titled as the page is, since a picture travels alone */
-			struct buf title = { 0 };
-			struct chart_opts po = o;
-			buf_printf(&title, "run %lld", (long long)lr.run.id);
-			if (lr.run.label[0])
-				buf_printf(&title, ": %s", lr.run.label);
-			po.title = buf_str(&title);
-			buf_reset(&b);
-			svg_chart(&b, &cr, 1, &po, NULL);
-			ret = write_png(png, &b);
-			buf_release(&title);
-		}
-		proc_stack_release(&stack);
-		buf_release(&models);
+	} else {
+		struct html_procs hp = { procs, np, kills, nk, NULL, NULL };
+		ret = report_write(&a, st, &lr, &hp);
 	}
 	free(procs);
 	free(kills);
 	loaded_run_release(&lr);
 out_store:
-	buf_release(&b);
 	store_close(st);
 	return ret;
 }
