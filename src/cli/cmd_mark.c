@@ -86,7 +86,10 @@ static int mark_run(struct store *st, const char *ref, int64_t now, const char *
 		cli_error("run %lld is not being recorded any more", (long long)id);
 		return EXIT_FAIL;
 	}
-	store_add_mark(st, id, now, label);
+	if (store_add_mark(st, id, now, label) < 0) {
+		cli_error("cannot store the mark in run %lld: %s", (long long)id, store_errmsg(st));
+		return EXIT_FAIL;
+	}
 	return 0;
 }
 
