@@ -172,6 +172,7 @@ static void test_svg_overlay(void **state)
 	struct chart_geom g;
 	svg_chart(&b, c, 2, &o, &g);
 	const char *svg = buf_str(&b);
+	assert_golden("tests/fixtures/golden/svg-overlay.svg", svg);
 	/* each run named with its reported peak */
 	assert_non_null(strstr(svg, ">run 1 (peak 900.0 MiB)<"));
 	assert_non_null(strstr(svg, ">bigger (peak 1.3 GiB)<"));
@@ -299,6 +300,7 @@ static void test_svg_hwm_peak(void **state)
 	svg_chart(&b, &c, 1, &o, &g);
 	const char *svg = buf_str(&b);
 	assert_non_null(strstr(svg, ">peak 773.0 MiB from VmHWM<"));
+	assert_golden("tests/fixtures/golden/svg-hwm-peak.svg", svg);
 	assert_true(g.vmax >= 773.0 * MIB);
 	assert_peak_label_inside(svg, g.width);
 	buf_release(&b);
@@ -353,6 +355,7 @@ static void test_counters(void **state)
 	assert_non_null(strstr(svg, "<g class=\"counters\">"));
 	assert_non_null(strstr(svg, ">bytes_held</tspan> max 700.0 MiB, last 700.0 MiB<"));
 	assert_non_null(strstr(svg, ">in_flight</tspan> max 2, last 1<"));
+	assert_golden("tests/fixtures/golden/svg-counters-bytes.svg", svg);
 	/* the picture grows by the panel; the chart itself keeps its place */
 	c.ncounters = 0;
 	svg_chart(&plain, &c, 1, &o, &gp);
@@ -534,6 +537,7 @@ static void test_html_report(void **state)
 	struct buf b = { 0 };
 	html_report(&b, &c, &o, NULL, "rsswatch test");
 	const char *h = buf_str(&b);
+	assert_golden("tests/fixtures/golden/report-run.html", h);
 	assert_true(strncmp(h, "<!DOCTYPE html>", 15) == 0);
 	assert_non_null(strstr(h, "<svg"));
 	assert_non_null(strstr(h, "&lt;script&gt;alert(1)&lt;/script&gt;"));
@@ -1033,6 +1037,7 @@ static void test_by_process(void **state)
 	svg_chart(&b, &c, 1, &o, &g);
 	const char *svg = buf_str(&b);
 	assert_non_null(strstr(svg, "<g class=\"by-process\">"));
+	assert_golden("tests/fixtures/golden/svg-by-process.svg", svg);
 	assert_int_equal(count(svg, "</title></path>"), 9);
 	assert_non_null(strstr(svg, "<title>w5 (pid 105)</title></path>"));
 	assert_non_null(strstr(svg, ">&lt;b&gt;evil&lt;/b&gt;&amp; (112)</text>"));
