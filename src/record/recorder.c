@@ -445,17 +445,22 @@ static size_t proc_seen(struct recorder *rc, pid_t pid, const struct proc_status
 	return i;
 }
 
-/* The entry of the process pid of the run: alive, or ended less than RECENT_NS ago
- * (news of its end may come before or after other news of it); an older entry belongs
- * to an earlier use of the pid. -1 when none. */
+/* The entry of the process pid of the run: alive, or ended less than RECENT_NS before
+ * at (elapsed ns: when the news happened; news of its end may come before or after
+ * other news of it); an older entry belongs to an earlier use of the pid. -1 when
+ * none. */
 #define RECENT_NS (2 * NS_PER_S)
-static long current_entry(const struct recorder *rc, pid_t pid)
+static long entry_at(const struct recorder *rc, pid_t pid, int64_t at)
 {
 	long i = proclog_find(&rc->log, pid);
-	int64_t now = mono_ns() - rc->start_mono;
-	if (i >= 0 && rc->log.p[i].end_ns >= 0 && rc->log.p[i].end_ns + RECENT_NS < now)
+	if (i >= 0 && rc->log.p[i].end_ns >= 0 && rc->log.p[i].end_ns + RECENT_NS < at)
 		return -1;
 	return i;
+}
+
+static long current_entry(const struct recorder *rc, pid_t pid)
+{
+	return entry_at(rc, pid, mono_ns() - rc->start_mono);
 }
 
 /* One exit record: the exact peak of a process of the run, its last name and how it
@@ -748,7 +753,9 @@ static void on_oom_kill(void *ctx, const struct kmsg_oom *kill, const char *memc
 	/* The kernel's figures at the kill are the victim's last and often its highest: a
 	 * process that grows fast is killed between two samples. */
 	int64_t elapsed = realtime_ns - r->started_at;
-	long i = current_entry(rc, kill->pid);
+	/* judged at the kill's own time: its line may be read seconds after the exit
+	 * record ended the entry, on a loaded machine */
+	long i = entry_at(rc, kill->pid, elapsed);
 	if (i < 0)	/* a process no sample saw */
 		i = (long)proclog_add(&rc->log, kill->pid, 0, kill->comm, elapsed, 0, 0);
 	proc_peak(rc, (size_t)i, kill->anon_rss + kill->file_rss + kill->shmem_rss, realtime_ns,
