@@ -17,6 +17,8 @@ void summary_text(struct buf *b, const struct run *r, uint64_t max_sampled_rss,
 		buf_put_printable(b, r->label);
 		buf_putc(b, '"');
 	}
+	if (r->series > 0)	/* record --follow: RUN "sID" is the series' last run */
+		buf_printf(b, "  (series s%lld)", (long long)r->series);
 	buf_putc(b, '\n');
 	if (r->nparams) {
 		buf_puts(b, "params   ");
