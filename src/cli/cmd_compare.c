@@ -22,6 +22,8 @@ static const char usage_text[] =
 	"difference against the first. Arguments with commas are groups of repeated runs:\n"
 	"each group's mean and spread are shown, and a sentence says whether the difference\n"
 	"between the groups is larger than the spread within them.\n"
+	"RUN is a run id or 'last'; sID is the last run of series ID (record --follow),\n"
+	"sID:N its last N runs (as N arguments, or inside a group, N runs of it).\n"
 	"\n"
 	"      --by KEY        group the runs by the value of their parameter KEY (record\n"
 	"                      --param), one group per value, in order of value\n"
