@@ -167,8 +167,11 @@ check "  then the next match: 2 runs" test "$(jget "$T/series.json" '$[0].runs' 
 if [ -n "$cg" ]; then
 	spawn cgf "$RSW" record -g "$cg" --follow -i 50ms
 	g=$!
-	wait_until 10 grep -q "waiting for a process in memory cgroup" "$T/cgf.err"
+	# a run of -g lasts while the cgroup holds a process: each instance starts once
+	# rsswatch has seen the cgroup empty and waits (a service manager's restart delay)
+	cg_waits() { test "$(grep -c "waiting for a process in memory cgroup" "$T/cgf.err")" -ge "$1"; }
 	for i in 1 2; do
+		wait_until 10 cg_waits "$i"
 		bash -c "echo \$\$ >'$cg/cgroup.procs' && exec '$HOG' +4M sleep 300ms"
 	done
 	wait_until 10 grep -q "restarted after" "$T/cgf.err"
