@@ -23,7 +23,7 @@ measure() {
 	shift
 	db="$dir/$mode.db"
 	tag="fgap-$mode-$$"
-	env "$@" "$bin" record -n "^$tag" --follow -i 100ms --db "$db" \
+	env "$@" "$bin" record -n "^$tag" --follow -i "${INTERVAL:-100ms}" --db "$db" \
 		>/dev/null 2>"$dir/$mode.err" &
 	rec=$!
 	until grep -q "waiting for a process" "$dir/$mode.err"; do sleep 0.05; done
