@@ -22,6 +22,8 @@ static const char usage_text[] =
 	"difference against the first. Arguments with commas are groups of repeated runs:\n"
 	"each group's mean and spread are shown, and a sentence says whether the difference\n"
 	"between the groups is larger than the spread within them.\n"
+	"RUN is a run id or 'last'; sID is the last run of series ID (record --follow),\n"
+	"sID:N its last N runs (as N arguments, or inside a group, N runs of it).\n"
 	"\n"
 	"      --by KEY        group the runs by the value of their parameter KEY (record\n"
 	"                      --param), one group per value, in order of value\n"
@@ -93,10 +95,19 @@ static int read_args(int argc, char **argv, struct compare_args *a)
 	}
 	a->groups = argv + optind;
 	a->ng = (size_t)(argc - optind);
-	if (a->ng < 2)
+	if (a->ng == 0)
 		return cli_usage("compare", "give at least two runs (or two groups of runs)");
 	if (a->align && !a->out)
 		return cli_usage("compare", "--align only applies to the drawing: add -o FILE.svg");
+	return 0;
+}
+
+/* Once "sID:N" arguments are expanded (cli_expand_runs): at least two, and how many
+ * runs they name in all. Returns 0 or EXIT_USAGE (printed). */
+static int count_runs(struct compare_args *a)
+{
+	if (a->ng < 2)
+		return cli_usage("compare", "give at least two runs (or two groups of runs)");
 	for (size_t i = 0; i < a->ng; i++) {
 		if (strchr(a->groups[i], ','))
 			a->grouped = 1;
@@ -173,6 +184,16 @@ int cmd_compare(int argc, char **argv)
 	struct store *st;
 	if ((ret = cli_open_store(a.db, &st, 0)) != 0)
 		return ret;
+	/* "sID:N": the last N runs of a series, as N arguments (or in their group) */
+	if ((ret = cli_expand_runs(st, a.groups, a.ng, &a.groups, &a.ng)) != 0) {
+		store_close(st);
+		return ret;
+	}
+	if ((ret = count_runs(&a)) != 0) {
+		cli_free_refs(a.groups, a.ng);
+		store_close(st);
+		return ret;
+	}
 	struct loaded_run *lr = xcalloc(a.total, sizeof(*lr));
 	struct cmp_run *cr = xcalloc(a.total, sizeof(*cr));
 	struct cmp_group *g = xcalloc(a.total, sizeof(*g));	/* --by: up to one per run */
@@ -200,6 +221,7 @@ out:
 	free(cr);
 	free(g);
 	buf_release(&b);
+	cli_free_refs(a.groups, a.ng);
 	store_close(st);
 	return ret;
 }

@@ -24,7 +24,8 @@ static const char usage_text[] =
 	"peak, marks and events; below it, CPU use and major page faults per second\n"
 	"(when recorded) and its counters and gauges. Several runs: one RSS line each,\n"
 	"overlaid, with each run's peak marked.\n"
-	"RUN is a run id or 'last' (the default).\n"
+	"RUN is a run id or 'last' (the default); sID is the last run of series ID\n"
+	"(record --follow), sID:N its last N runs.\n"
 	"\n"
 	"  -o, --output FILE    the SVG file to write ('-' for standard output); a name\n"
 	"                       ending in .png gives a PNG image at twice the size (when\n"
@@ -172,8 +173,6 @@ static int read_args(int argc, char **argv, struct plot_args *a)
 		return cli_usage("plot", "--align and --time wall do not go together");
 	a->refs = optind < argc ? argv + optind : last;
 	a->n = optind < argc ? (size_t)(argc - optind) : 1;
-	if (a->by_process && a->n > 1)
-		return cli_usage("plot", "--by-process draws one run");
 	return 0;
 }
 
@@ -225,6 +224,17 @@ int cmd_plot(int argc, char **argv)
 	struct store *st;
 	if ((ret = cli_open_store(a.db, &st, 0)) != 0)
 		return ret;
+	/* "sID:N": the last N runs of a series */
+	char **given = a.refs;
+	if ((ret = cli_expand_runs(st, given, a.n, &a.refs, &a.n)) != 0) {
+		store_close(st);
+		return ret;
+	}
+	if (a.by_process && a.n > 1) {
+		cli_free_refs(a.refs, a.n);
+		store_close(st);
+		return cli_usage("plot", "--by-process draws one run");
+	}
 	struct loaded_run *lr = xcalloc(a.n, sizeof(*lr));
 	struct chart_run *cr = xcalloc(a.n, sizeof(*cr));
 	struct counter_series *picked = NULL;
@@ -248,6 +258,7 @@ out:
 	free(cr);
 	free(picked);
 	proc_stack_release(&stack);
+	cli_free_refs(a.refs, a.n);
 	store_close(st);
 	return ret;
 }

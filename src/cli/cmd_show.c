@@ -16,7 +16,7 @@ static const char usage_text[] =
 	"\n"
 	"Shows one run (default: the last): its summary, the largest processes of a set\n"
 	"(--tree, -g), marks, events and a chart of RSS over time that fits the terminal.\n"
-	"RUN is a run id or 'last'.\n"
+	"RUN is a run id, 'last', or sID: the last run of series ID (record --follow).\n"
 	"\n"
 	"      --events   list every event, with each process start and exit of a set\n"
 	"                 (otherwise counted in one line), and every mark (otherwise the\n"
