@@ -133,6 +133,11 @@ static int fill_stats(const unsigned char *p, size_t plen, struct taskstats_exit
 		out->hiwater_rss = ts.hiwater_rss * 1024;
 		out->hiwater_vm = ts.hiwater_vm * 1024;
 	}
+	if (FITS(plen, write_bytes)) {
+		out->have |= TASKSTATS_HAVE_IO;
+		out->read_bytes = ts.read_bytes;
+		out->write_bytes = ts.write_bytes;
+	}
 	if (FITS(plen, ac_tgid)) {
 		if (ts.ac_tgid > INT32_MAX)
 			return -EINVAL;

@@ -27,6 +27,9 @@
  *   all its threads (elapsed and CPU times, context switches, delay accounting), and
  *   nothing else: comm empty, ppid, uid, exit code, flags, hiwater_rss and hiwater_vm
  *   all 0 although the struct is long enough for them. It is no source of a peak.
+ *   Its CPU times are the only sums over every thread the process had (the kernel adds
+ *   each ending thread's into them); faults and I/O bytes are 0 there, and are each
+ *   PID record's own thread's: a process's are the sum over its threads' records.
  *
  * So a process's peak RSS is hiwater_rss of the PID record that has AGROUP (the last
  * word on its address space), and its name the comm of the record with pid == tgid
@@ -54,6 +57,7 @@ enum taskstats_scope {
 #define TASKSTATS_HAVE_BASIC	0x1	/* comm, ppid, uid, etime, utime, stime, faults */
 #define TASKSTATS_HAVE_XACCT	0x2	/* hiwater_rss, hiwater_vm */
 #define TASKSTATS_HAVE_TGID	0x4	/* ac_tgid: tgid of a PID record */
+#define TASKSTATS_HAVE_IO	0x8	/* read_bytes, write_bytes */
 
 /* One record. pid is the nest's id: the thread's for a PID record, the group's for a
  * TGID record; ids are in the initial pid namespace. */
@@ -73,6 +77,10 @@ struct taskstats_exit {
 	uint64_t etime_us;	/* how long the thread lived */
 	uint64_t utime_us, stime_us;
 	uint64_t minflt, majflt;
+	/* Bytes this thread caused to be read from and written to storage (as in
+	 * /proc/PID/io), rounded down to whole KiB by the kernel; 0 in a TGID record and
+	 * on a kernel without CONFIG_TASK_IO_ACCOUNTING. */
+	uint64_t read_bytes, write_bytes;
 };
 
 /* Parses the netlink messages in buf as they come from the listener socket; family is

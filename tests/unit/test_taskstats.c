@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -89,7 +90,8 @@ static void test_single_capture(void **state)
 	assert_int_equal(r[0].ppid, CAP_PARENT);
 	assert_int_equal(r[0].uid, 0);
 	assert_int_equal(r[0].version, 16);
-	assert_int_equal(r[0].have, TASKSTATS_HAVE_BASIC | TASKSTATS_HAVE_XACCT | TASKSTATS_HAVE_TGID);
+	assert_int_equal(r[0].have, TASKSTATS_HAVE_BASIC | TASKSTATS_HAVE_XACCT | TASKSTATS_HAVE_IO |
+					    TASKSTATS_HAVE_TGID);
 	assert_string_equal(r[0].comm, "rsw-ts-one");
 	assert_true(WIFEXITED(r[0].exit_code) && WEXITSTATUS(r[0].exit_code) == 3);
 	assert_int_equal(r[0].flags, AGROUP | AFORK);
@@ -97,6 +99,10 @@ static void test_single_capture(void **state)
 	assert_int_equal(r[0].hiwater_rss, 9000 * 1024);
 	assert_true(r[0].hiwater_vm >= r[0].hiwater_rss);
 	assert_int_equal(r[0].minflt, 2079);
+	assert_int_equal(r[0].majflt, 0);
+	/* it read and wrote nothing on storage */
+	assert_int_equal(r[0].read_bytes, 0);
+	assert_int_equal(r[0].write_bytes, 0);
 	/* another family's messages are not records */
 	assert_int_equal(taskstats_parse(buf, len, CAP_FAMILY + 1, r, 4), 0);
 	assert_int_equal(taskstats_parse(buf, len, 0, r, 4), 0);
@@ -143,6 +149,13 @@ static void test_threads_capture(void **state)
 	assert_int_equal(r[3].flags, 0);
 	assert_string_equal(r[3].comm, "");
 	assert_int_equal(r[3].stime_us, r[0].stime_us + r[1].stime_us + r[2].stime_us);
+	assert_int_equal(r[3].utime_us, r[0].utime_us + r[1].utime_us + r[2].utime_us);
+	assert_true(r[3].stime_us > 0);
+	/* faults are each thread's own, and none in the group's record */
+	assert_int_equal(r[0].minflt, 516);
+	assert_int_equal(r[1].minflt, 1068);
+	assert_int_equal(r[3].minflt, 0);
+	assert_int_equal(r[3].read_bytes, 0);
 	/* less room than records: the count says so, out holds the first */
 	memset(r, 0, sizeof(r));
 	assert_int_equal(taskstats_parse(buf, len, CAP_FAMILY, r, 2), 4);
@@ -286,6 +299,11 @@ static struct taskstats stats_of(uint32_t pid, uint32_t tgid, uint64_t rss_kib)
 	ts.ac_uid = 1000;
 	ts.ac_utime = 11;
 	ts.ac_stime = 22;
+	ts.ac_minflt = 333;
+	ts.ac_majflt = 44;
+	ts.read_bytes = 5 << 10;
+	ts.write_bytes = 3ULL << 32;
+	ts.read_char = 1;	/* not storage: not kept */
 	ts.hiwater_rss = rss_kib;
 	ts.hiwater_vm = rss_kib * 2;
 	ts.ac_tgid = tgid;
@@ -342,8 +360,27 @@ static void test_constructed(void **state)
 	assert_int_equal(r[0].hiwater_rss, 1ULL << 30);
 	assert_int_equal(r[0].hiwater_vm, 2ULL << 30);
 	assert_true(WIFSIGNALED(r[0].exit_code) && WTERMSIG(r[0].exit_code) == SIGKILL);
+	assert_int_equal(r[0].have, TASKSTATS_HAVE_BASIC | TASKSTATS_HAVE_XACCT | TASKSTATS_HAVE_IO |
+				    TASKSTATS_HAVE_TGID);
+	assert_int_equal(r[0].utime_us, 11);
+	assert_int_equal(r[0].stime_us, 22);
+	assert_int_equal(r[0].minflt, 333);
+	assert_int_equal(r[0].majflt, 44);
+	assert_int_equal(r[0].read_bytes, 5 << 10);
+	assert_int_equal(r[0].write_bytes, 3ULL << 32);
 
 	/* an older kernel's shorter struct: what fits is read, the rest is absent */
+	m.len = 0;
+	mb_exit(&m, FAM, 500, &ts, offsetof(struct taskstats, cancelled_write_bytes));
+	assert_int_equal(taskstats_parse(m.b, m.len, FAM, r, 4), 1);
+	assert_int_equal(r[0].have, TASKSTATS_HAVE_BASIC | TASKSTATS_HAVE_XACCT | TASKSTATS_HAVE_IO);
+	assert_int_equal(r[0].write_bytes, 3ULL << 32);
+	m.len = 0;
+	mb_exit(&m, FAM, 500, &ts, offsetof(struct taskstats, write_bytes));
+	assert_int_equal(taskstats_parse(m.b, m.len, FAM, r, 4), 1);
+	assert_int_equal(r[0].have, TASKSTATS_HAVE_BASIC | TASKSTATS_HAVE_XACCT);
+	assert_int_equal(r[0].read_bytes, 0);
+	assert_int_equal(r[0].write_bytes, 0);
 	m.len = 0;
 	mb_exit(&m, FAM, 500, &ts, offsetof(struct taskstats, read_char));
 	assert_int_equal(taskstats_parse(m.b, m.len, FAM, r, 4), 1);
@@ -586,9 +623,14 @@ static void test_live(void **state)
 	}
 	s.pid = pid;
 	int st;
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	struct rusage ru;
+	assert_int_equal(wait4(pid, &st, 0, &ru), pid);
 	drain_until(&l, &s, &s.found, 10000);
 	assert_true(s.found);
+	/* a one-thread process without children: its faults are wait4's, exactly */
+	assert_int_equal(s.rec.minflt, (uint64_t)ru.ru_minflt);
+	assert_int_equal(s.rec.majflt, (uint64_t)ru.ru_majflt);
+	assert_true(s.rec.minflt > 0);
 	assert_int_equal(s.rec.tgid, pid);
 	assert_int_equal(s.rec.ppid, getpid());
 	assert_string_equal(s.rec.comm, "rsw-ts-live");
