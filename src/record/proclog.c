@@ -189,13 +189,15 @@ void proclog_exit_record(struct proclog *l, size_t i, const struct taskstats_exi
 	struct proclog_extra *e = &l->x[i];
 	if (!(x->have & TASKSTATS_HAVE_BASIC))
 		return;
+	uint64_t user, sys;
+	taskstats_cpu_ns(x, &user, &sys);
 	if (x->scope == TASKSTATS_TGID) {
 		e->group = 1;
-		e->group_utime_ns = x->utime_us * 1000;
-		e->group_stime_ns = x->stime_us * 1000;
+		e->group_utime_ns = user;
+		e->group_stime_ns = sys;
 	} else {
-		e->rec[CX_UTIME] += x->utime_us * 1000;
-		e->rec[CX_STIME] += x->stime_us * 1000;
+		e->rec[CX_UTIME] += user;
+		e->rec[CX_STIME] += sys;
 		e->rec[CX_MINFLT] += x->minflt;
 		e->rec[CX_MAJFLT] += x->majflt;
 		e->rec[CX_READ] += x->read_bytes;

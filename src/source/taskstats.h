@@ -58,6 +58,7 @@ enum taskstats_scope {
 #define TASKSTATS_HAVE_XACCT	0x2	/* hiwater_rss, hiwater_vm */
 #define TASKSTATS_HAVE_TGID	0x4	/* ac_tgid: tgid of a PID record */
 #define TASKSTATS_HAVE_IO	0x8	/* read_bytes, write_bytes */
+#define TASKSTATS_HAVE_RUN	0x10	/* run_ns (CONFIG_TASK_DELAY_ACCT fills it) */
 
 /* One record. pid is the nest's id: the thread's for a PID record, the group's for a
  * TGID record; ids are in the initial pid namespace. */
@@ -75,7 +76,8 @@ struct taskstats_exit {
 	uint64_t hiwater_rss;	/* bytes: peak resident set of the address space */
 	uint64_t hiwater_vm;	/* bytes: peak virtual size */
 	uint64_t etime_us;	/* how long the thread lived */
-	uint64_t utime_us, stime_us;
+	uint64_t utime_us, stime_us;	/* as the tick sampled them (see taskstats_cpu_ns) */
+	uint64_t run_ns;	/* time on a CPU, measured by the scheduler (cpu_run_virtual_total) */
 	uint64_t minflt, majflt;
 	/* Bytes this thread caused to be read from and written to storage (as in
 	 * /proc/PID/io), rounded down to whole KiB by the kernel; 0 in a TGID record and
@@ -92,6 +94,13 @@ struct taskstats_exit {
  * in out. Every length is checked against len; nothing past buf + len is read. */
 int taskstats_parse(const void *buf, size_t len, uint16_t family,
 		    struct taskstats_exit *out, size_t max);
+
+/* The record's CPU time in user and kernel mode, in ns, as getrusage() and
+ * /proc/PID/stat give it: utime_us and stime_us are samples at the timer tick (a 1 s
+ * busy loop may read 10% off), so where the record has the scheduler's own measure
+ * (run_ns) that total is split between user and kernel mode in the ratio of the
+ * samples, as the kernel does for those interfaces. Pure. */
+void taskstats_cpu_ns(const struct taskstats_exit *x, uint64_t *user_ns, uint64_t *sys_ns);
 
 /* Parses the reply to CTRL_CMD_GETFAMILY for "TASKSTATS". Returns 0 with *id set;
  * -ENOENT when the reply does not name that family (or the kernel answered ENOENT:

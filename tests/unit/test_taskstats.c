@@ -91,7 +91,7 @@ static void test_single_capture(void **state)
 	assert_int_equal(r[0].uid, 0);
 	assert_int_equal(r[0].version, 16);
 	assert_int_equal(r[0].have, TASKSTATS_HAVE_BASIC | TASKSTATS_HAVE_XACCT | TASKSTATS_HAVE_IO |
-					    TASKSTATS_HAVE_TGID);
+					    TASKSTATS_HAVE_TGID | TASKSTATS_HAVE_RUN);
 	assert_string_equal(r[0].comm, "rsw-ts-one");
 	assert_true(WIFEXITED(r[0].exit_code) && WEXITSTATUS(r[0].exit_code) == 3);
 	assert_int_equal(r[0].flags, AGROUP | AFORK);
@@ -103,6 +103,13 @@ static void test_single_capture(void **state)
 	/* it read and wrote nothing on storage */
 	assert_int_equal(r[0].read_bytes, 0);
 	assert_int_equal(r[0].write_bytes, 0);
+	/* no tick came while it ran: the scheduler's time, all counted as user time */
+	uint64_t u, k;
+	assert_int_equal(r[0].utime_us + r[0].stime_us, 0);
+	assert_int_equal(r[0].run_ns, 2979439);
+	taskstats_cpu_ns(&r[0], &u, &k);
+	assert_int_equal(u, 2979439);
+	assert_int_equal(k, 0);
 	/* another family's messages are not records */
 	assert_int_equal(taskstats_parse(buf, len, CAP_FAMILY + 1, r, 4), 0);
 	assert_int_equal(taskstats_parse(buf, len, 0, r, 4), 0);
@@ -156,6 +163,16 @@ static void test_threads_capture(void **state)
 	assert_int_equal(r[1].minflt, 1068);
 	assert_int_equal(r[3].minflt, 0);
 	assert_int_equal(r[3].read_bytes, 0);
+	/* CPU as the scheduler measured it: the main thread's and the group's all in the
+	 * kernel (the only samples were), the tick-less thread's all in user mode */
+	uint64_t u, k;
+	assert_true(r[3].have & TASKSTATS_HAVE_RUN);
+	assert_int_equal(r[3].run_ns, r[0].run_ns + r[1].run_ns + r[2].run_ns);
+	taskstats_cpu_ns(&r[3], &u, &k);
+	assert_int_equal(u, 0);
+	assert_int_equal(k, 2084642);
+	taskstats_cpu_ns(&r[1], &u, &k);
+	assert_int_equal(u + k, r[1].run_ns);
 	/* less room than records: the count says so, out holds the first */
 	memset(r, 0, sizeof(r));
 	assert_int_equal(taskstats_parse(buf, len, CAP_FAMILY, r, 2), 4);
@@ -368,6 +385,36 @@ static void test_constructed(void **state)
 	assert_int_equal(r[0].majflt, 44);
 	assert_int_equal(r[0].read_bytes, 5 << 10);
 	assert_int_equal(r[0].write_bytes, 3ULL << 32);
+	/* without delay accounting: the samples as they are */
+	uint64_t u, k;
+	assert_false(r[0].have & TASKSTATS_HAVE_RUN);
+	taskstats_cpu_ns(&r[0], &u, &k);
+	assert_int_equal(u, 11000);
+	assert_int_equal(k, 22000);
+	/* with it: 3 us on a CPU, split 1:2 as the samples were */
+	m.len = 0;
+	struct taskstats run = ts;
+	run.cpu_count = 4;
+	run.cpu_run_virtual_total = 3000;
+	mb_exit(&m, FAM, 500, &run, sizeof(run));
+	assert_int_equal(taskstats_parse(m.b, m.len, FAM, r, 4), 1);
+	assert_true(r[0].have & TASKSTATS_HAVE_RUN);
+	taskstats_cpu_ns(&r[0], &u, &k);
+	assert_int_equal(u, 1000);
+	assert_int_equal(k, 2000);
+	/* no kernel sample: all user; no user sample: all kernel */
+	r[0].stime_us = 0;
+	taskstats_cpu_ns(&r[0], &u, &k);
+	assert_true(u == 3000 && k == 0);
+	r[0].stime_us = 5;
+	r[0].utime_us = 0;
+	taskstats_cpu_ns(&r[0], &u, &k);
+	assert_true(u == 0 && k == 3000);
+	/* large figures do not overflow */
+	r[0].utime_us = r[0].stime_us = UINT64_MAX / 1000;
+	r[0].run_ns = UINT64_MAX;
+	taskstats_cpu_ns(&r[0], &u, &k);
+	assert_int_equal(u + k, UINT64_MAX);
 
 	/* an older kernel's shorter struct: what fits is read, the rest is absent */
 	m.len = 0;
@@ -631,6 +678,16 @@ static void test_live(void **state)
 	assert_int_equal(s.rec.minflt, (uint64_t)ru.ru_minflt);
 	assert_int_equal(s.rec.majflt, (uint64_t)ru.ru_majflt);
 	assert_true(s.rec.minflt > 0);
+	/* its CPU time is wait4's but for the end of its exit after the record: freeing
+	 * its 100 MiB (about 8 ms here) */
+	uint64_t u, k;
+	taskstats_cpu_ns(&s.rec, &u, &k);
+	uint64_t ru_ns = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+			 (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
+	assert_true(s.rec.have & TASKSTATS_HAVE_RUN);
+	assert_true(u + k > 0);
+	assert_true(u + k <= ru_ns + 2000);
+	assert_true(u + k >= ru_ns / 2);
 	assert_int_equal(s.rec.tgid, pid);
 	assert_int_equal(s.rec.ppid, getpid());
 	assert_string_equal(s.rec.comm, "rsw-ts-live");
