@@ -7,7 +7,9 @@
 # - an idle sleep: near 0;
 # - ctxhog (tests/bin), which writes, syncs, maps and reads a file and touches memory,
 #   then prints its own getrusage and /proc/self/io just before _exit: its faults and
-#   bytes are what it printed (minor faults: up to 2 more, for the exit itself);
+#   bytes are what it printed (minor faults: up to 8 more, for what it does after its
+#   count: formatting and writing the line, _exit; under AddressSanitizer that touches
+#   shadow pages: 3 more seen there, none in the plain build);
 # - a process still running when the recording stops: its last read, no more than
 #   /proc/PID/stat says right after;
 # - unknown figures (NULL, as a run from before they were kept): '-' and null.
@@ -57,7 +59,7 @@ if [ "$exact" != 1 ]; then
 	skip "ctxhog's CPU against its own"
 else
 	if [ "$2" = "$own_maj" ] && [ "$3" = "$own_rd" ] && [ "$4" = "$own_wr" ] &&
-		[ "$1" -ge "$own_min" ] 2>/dev/null && [ "$1" -le $((own_min + 2)) ]; then
+		[ "$1" -ge "$own_min" ] 2>/dev/null && [ "$1" -le $((own_min + 8)) ]; then
 		ok "faults and bytes are the process's own (minflt $1, majflt $2, read $3, written $4)"
 	else
 		not_ok "faults and bytes are the process's own"
