@@ -509,8 +509,9 @@ static void on_exit_record(void *ctx, const struct taskstats_exit *x)
 {
 	struct recorder *rc = ctx;
 	/* Only a set gains members from records; on a busy host, past PENDING_EXITS the
-	 * unknown ones wait no longer (every exit on the host comes here). */
-	if (apply_exit(rc, x) == 0 || !rc->set_open ||
+	 * unknown ones wait no longer (every exit on the host comes here). A group's CPU
+	 * sums do not wait: its threads' records add up to them. */
+	if (apply_exit(rc, x) == 0 || x->scope != TASKSTATS_PID || !rc->set_open ||
 	    rc->npending == PENDING_EXITS)
 		return;
 	rc->pending[rc->npending++] = *x;
