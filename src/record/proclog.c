@@ -1,5 +1,8 @@
 #include "record/proclog.h"
 #include "base/util.h"
+#include "record/procset.h"
+
+#include <linux/acct.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -79,8 +82,13 @@ size_t proclog_add(struct proclog *l, pid_t pid, pid_t ppid, const char *comm, i
 	strlcpy_rsw(p->ended, PROC_RUNNING, sizeof(p->ended));
 	p->exit_code = -1;
 	p->signal = -1;
+	memset(&l->x[i], 0, sizeof(l->x[i]));
 	l->x[i].old = old;
 	l->x[i].hwm0 = old ? hwm : 0;
+	for (size_t k = 0; k < 6; k++)
+		l->x[i].read[k] = -1;
+	p->cpu_user_ns = p->cpu_sys_ns = p->minflt = p->majflt = -1;
+	p->read_bytes = p->write_bytes = -1;
 	if (l->n * 2 > l->nindex)
 		index_grow(l);
 	else
@@ -119,6 +127,99 @@ void proclog_end(struct proclog *l, size_t i, int64_t end_ns, const char *ended,
 	strlcpy_rsw(p->ended, ended, sizeof(p->ended));
 	p->exit_code = exit_code;
 	p->signal = signal;
+}
+
+/* The order of the context figures in proclog_extra's arrays. */
+enum { CX_UTIME, CX_STIME, CX_MINFLT, CX_MAJFLT, CX_READ, CX_WRITE, CX_N };
+
+static int64_t as_i64(uint64_t v)
+{
+	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/* Entry i's context totals from what its sources said so far (proclog.h). */
+static void settle_context(struct proclog *l, size_t i)
+{
+	struct proclog_extra *x = &l->x[i];
+	int64_t v[CX_N], rec[CX_N];
+	int have_rec[CX_N];
+	for (size_t k = 0; k < CX_N; k++) {
+		rec[k] = as_i64(x->rec[k]);
+		have_rec[k] = x->nrec > 0 && (k < CX_READ || x->rec_io);
+	}
+	if (x->group) {
+		rec[CX_UTIME] = as_i64(x->group_utime_ns);
+		rec[CX_STIME] = as_i64(x->group_stime_ns);
+		have_rec[CX_UTIME] = have_rec[CX_STIME] = 1;
+	}
+	int last_word = x->ended_rec && !x->group && x->nrec == 1;
+	for (size_t k = 0; k < CX_N; k++) {
+		v[k] = x->read[k];
+		if (have_rec[k] && (last_word || rec[k] > v[k]))
+			v[k] = rec[k];
+	}
+	struct proc_summary *p = &l->p[i];
+	p->cpu_user_ns = v[CX_UTIME];
+	p->cpu_sys_ns = v[CX_STIME];
+	p->minflt = v[CX_MINFLT];
+	p->majflt = v[CX_MAJFLT];
+	p->read_bytes = v[CX_READ];
+	p->write_bytes = v[CX_WRITE];
+}
+
+void proclog_read(struct proclog *l, size_t i, const struct proc_stat *st, int have_stat,
+		  const struct proc_io *io, int have_io)
+{
+	int64_t *r = l->x[i].read;
+	if (have_stat) {
+		r[CX_UTIME] = as_i64(proc_ticks_ns(st->utime));
+		r[CX_STIME] = as_i64(proc_ticks_ns(st->stime));
+		r[CX_MINFLT] = as_i64(st->minflt);
+		r[CX_MAJFLT] = as_i64(st->majflt);
+	}
+	if (have_io) {
+		r[CX_READ] = as_i64(io->read_bytes);
+		r[CX_WRITE] = as_i64(io->write_bytes);
+	}
+	settle_context(l, i);
+}
+
+void proclog_exit_record(struct proclog *l, size_t i, const struct taskstats_exit *x)
+{
+	struct proclog_extra *e = &l->x[i];
+	if (!(x->have & TASKSTATS_HAVE_BASIC))
+		return;
+	uint64_t user, sys;
+	taskstats_cpu_ns(x, &user, &sys);
+	if (x->scope == TASKSTATS_TGID) {
+		e->group = 1;
+		e->group_utime_ns = user;
+		e->group_stime_ns = sys;
+	} else {
+		e->rec[CX_UTIME] += user;
+		e->rec[CX_STIME] += sys;
+		e->rec[CX_MINFLT] += x->minflt;
+		e->rec[CX_MAJFLT] += x->majflt;
+		e->rec[CX_READ] += x->read_bytes;
+		e->rec[CX_WRITE] += x->write_bytes;
+		e->rec_io = (e->nrec == 0 || e->rec_io) && (x->have & TASKSTATS_HAVE_IO);
+		e->nrec++;
+		if (x->flags & AGROUP)
+			e->ended_rec = 1;
+	}
+	settle_context(l, i);
+}
+
+void proclog_read_set(struct proclog *l, const struct procset *ps, int all)
+{
+	for (size_t k = 0; k < ps->n; k++) {
+		const struct procset_member *m = &ps->m[k];
+		if (!all && !m->dead)
+			continue;
+		long i = proclog_find(l, m->pid);
+		if (i >= 0)
+			proclog_read(l, (size_t)i, &m->stat, m->have_stat, &m->io, m->have_io);
+	}
 }
 
 long proclog_largest(const struct proclog *l)

@@ -11,6 +11,19 @@
  * figure (VmHWM, the exit record's hiwater_rss) counts only once it rises above it.
  * Current figures (a sampled VmRSS, the RSS in an OOM report) always count.
  *
+ * Its context totals (CPU times, faults, storage bytes: proc_summary) come from two
+ * sources. Reads of /proc/PID/stat and io (proclog_read: a set's members as they
+ * leave and at the end, a single target at the end) cover every thread the process
+ * had, up to the read. Exit records (proclog_exit_record) come per thread: each PID
+ * record holds its own thread's figures; the process's CPU times over all its threads
+ * are in the TGID record the kernel adds to the last thread's message when the
+ * process ever had more than one thread. So a process that ended with an AGROUP
+ * record and no TGID record had one thread, and that record is exact for all six;
+ * otherwise CPU comes from the TGID record, and faults and bytes are the sum of the
+ * thread records seen, which misses threads that ended before the process was known.
+ * Every source is a lower bound of a counter that only grows: the figure kept is the
+ * largest, except that a one-thread process's own exit record is the last word.
+ *
  * Invariant: entries are in the order processes were first seen; index[] maps a pid to
  * its latest entry (a pid reused during the run gets a new entry). */
 #ifndef RSW_RECORD_PROCLOG_H
@@ -20,13 +33,25 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "source/proc.h"
+#include "source/taskstats.h"
 #include "store/model.h"
+
+struct procset;
 
 struct proclog {
 	struct proc_summary *p;		/* what is stored */
 	struct proclog_extra {
 		uint64_t hwm0;		/* old: VmHWM when first seen (counts only above) */
 		int old;
+		/* context: the last read (-1 unknown), in ns, faults and bytes */
+		int64_t read[6];
+		/* sums over the thread (PID) records seen; the TGID record's CPU times */
+		uint64_t rec[6], group_utime_ns, group_stime_ns;
+		unsigned nrec;		/* thread records seen */
+		int rec_io;		/* all of them had I/O bytes */
+		int ended_rec;		/* the AGROUP record was seen */
+		int group;		/* the TGID record was seen */
 	} *x;
 	size_t n, cap;
 	int32_t *index;			/* open addressing: entry index + 1, 0 empty */
@@ -52,6 +77,18 @@ uint64_t proclog_offer(struct proclog *l, size_t i, uint64_t bytes, const char *
  * they do not apply). A later, better-informed end replaces "gone". */
 void proclog_end(struct proclog *l, size_t i, int64_t end_ns, const char *ended, int exit_code,
 		 int signal);
+
+/* The last /proc/PID/stat (have_stat) and io (have_io) read of entry i: the figures of
+ * every thread of the process up to the read. */
+void proclog_read(struct proclog *l, size_t i, const struct proc_stat *st, int have_stat,
+		  const struct proc_io *io, int have_io);
+/* An exit record of entry i's process: one of its threads' (TASKSTATS_PID), or its
+ * threads' CPU sums (TASKSTATS_TGID). */
+void proclog_exit_record(struct proclog *l, size_t i, const struct taskstats_exit *x);
+/* Hands each member's last read of a set to its entry: those that left at the last
+ * read (the final figures of one seen as a zombie), or with all, every member (at the
+ * end of the run, for those still alive). */
+void proclog_read_set(struct proclog *l, const struct procset *ps, int all);
 
 /* The entry with the largest peak, or -1 when there is none. */
 long proclog_largest(const struct proclog *l);

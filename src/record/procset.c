@@ -260,7 +260,8 @@ static void read_context(struct procset *ps, struct procset_member *m, int is_ne
 }
 
 /* A member has left: its last counters stay in the set's sums. A zombie's stat still
- * reads, with its final counters. */
+ * reads, with its final counters. They stay in the member too, for the caller to take
+ * until the next read drops it (a dead member is never summed again). */
 static void left_context(struct procset *ps, struct procset_member *m, int zombie)
 {
 	struct proc_stat st;
@@ -280,7 +281,6 @@ static void left_context(struct procset *ps, struct procset_member *m, int zombi
 		ps->left_io.write_bytes += m->io.write_bytes;
 		ps->left_has_io = 1;
 	}
-	m->have_stat = m->have_io = 0;
 }
 
 static void add_context(const struct procset_member *m, struct procset_totals *out)

@@ -69,7 +69,8 @@ struct procset_member {
 	 * named mm_name (see dedupe_shared_mm). */
 	int mm_asked, mm_shared;
 	char mm_name[PROC_NAME_MAX];
-	/* Its last context counters (have_stat, have_io: read at least once). */
+	/* Its last context counters (have_stat, have_io: read at least once); a dead
+	 * member's are its last (a zombie's: its final ones). */
 	struct proc_stat stat;
 	struct proc_io io;
 	int have_stat, have_io;

@@ -476,6 +476,12 @@ static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 	int64_t now = mono_ns() - rc->start_mono;
 	pid_t tgid = x->tgid ? x->tgid : x->pid;
 	long i = current_entry(rc, tgid);
+	if (x->scope == TASKSTATS_TGID) {	/* the CPU sums of its threads */
+		if (i < 0)
+			return -ENOENT;
+		proclog_exit_record(&rc->log, (size_t)i, x);
+		return 0;
+	}
 	if (i < 0) {
 		/* One that lived between two samples, in a set: its parent is the run's. */
 		if (!rc->set_open || x->pid != tgid || x->ppid <= 0 ||
@@ -490,6 +496,7 @@ static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 	}
 	if (x->pid == tgid && x->comm[0])
 		strlcpy_rsw(rc->log.p[i].comm, x->comm, sizeof(rc->log.p[i].comm));
+	proclog_exit_record(&rc->log, (size_t)i, x);
 	if (x->have & TASKSTATS_HAVE_XACCT)
 		proc_peak(rc, (size_t)i, x->hiwater_rss, at, PEAK_FROM_EXIT);
 	/* The process ended with this thread (AGROUP; before version 12, the leader). */
@@ -507,8 +514,9 @@ static void on_exit_record(void *ctx, const struct taskstats_exit *x)
 {
 	struct recorder *rc = ctx;
 	/* Only a set gains members from records; on a busy host, past PENDING_EXITS the
-	 * unknown ones wait no longer (every exit on the host comes here). */
-	if (x->scope != TASKSTATS_PID || apply_exit(rc, x) == 0 || !rc->set_open ||
+	 * unknown ones wait no longer (every exit on the host comes here). A group's CPU
+	 * sums do not wait: its threads' records add up to them. */
+	if (apply_exit(rc, x) == 0 || x->scope != TASKSTATS_PID || !rc->set_open ||
 	    rc->npending == PENDING_EXITS)
 		return;
 	rc->pending[rc->npending++] = *x;
@@ -659,8 +667,10 @@ static int take_sample(struct recorder *rc)
 			store_add_gpu(rc->st, r->id, s.elapsed_ns, &rc->sampler.gpus[i]);
 	if (rc->target->pid > 0)
 		poll_client(rc, s.elapsed_ns);
-	if (rc->set_open)
+	if (rc->set_open) {
 		store_members(rc, s.elapsed_ns, t);
+		proclog_read_set(&rc->log, &rc->set, 0);	/* the last counters of those that left */
+	}
 	check_warn(rc, &s, t);
 	int eta_warned = rc->eta.warned;
 	eta_watch_sample(&rc->eta, &s, t, rc->st, r, rc->target->pid);
@@ -1212,6 +1222,12 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	}
 	if (rc.sampler.cg_peak_rose)
 		run->peak_cgroup_exact = 1;	/* the run reached it: an exact peak of the run */
+	/* the last counters of processes still alive */
+	if (rc.set_open)
+		proclog_read_set(&rc.log, &rc.set, 1);
+	else if (rc.root >= 0 && rc.sampler_open)
+		proclog_read(&rc.log, (size_t)rc.root, &rc.sampler.stat_last, rc.sampler.have_stat,
+			     &rc.sampler.io_last, rc.sampler.have_io);
 	long big = proclog_largest(&rc.log);
 	if (big >= 0) {
 		run->peak_process_rss = rc.log.p[big].peak_rss;

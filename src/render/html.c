@@ -139,7 +139,15 @@ static void procs_rows(struct buf *b, const struct proc_summary *p, size_t n)
 			   fmt_bytes(pk, sizeof(pk), p[i].peak_rss));
 		buf_puts(b, peak_is_exact(p[i].peak_source) ? "<span class=\"ex\">*</span>"
 							     : "<span class=\"ex\">&#160;</span>");
-		buf_puts(b, "</td><td>");
+		char cpu[32], c1[32], c2[32], rd[32], wr[32];
+		buf_printf(b, "</td><td class=\"r\">%s</td><td class=\"r\">%s</td>"
+			   "<td class=\"r\">%s</td>",
+			   proc_cpu_words(cpu, sizeof(cpu), &p[i]),
+			   proc_count_words(c1, sizeof(c1), p[i].majflt),
+			   proc_count_words(c2, sizeof(c2), p[i].minflt));
+		buf_printf(b, "<td class=\"r\">%s</td><td class=\"r\">%s</td><td>",
+			   p[i].read_bytes < 0 ? "-" : fmt_bytes(rd, sizeof(rd), (uint64_t)p[i].read_bytes),
+			   p[i].write_bytes < 0 ? "-" : fmt_bytes(wr, sizeof(wr), (uint64_t)p[i].write_bytes));
 		struct buf e = { 0 };
 		proc_ended_words(&e, &p[i]);
 		xml_text(b, buf_str(&e));
@@ -150,15 +158,19 @@ static void procs_rows(struct buf *b, const struct proc_summary *p, size_t n)
 
 static const char procs_head[] =
 	"<div class=\"wide\"><table>\n<thead><tr><th class=\"r\">PID</th><th>Command</th><th class=\"r\">Start</th>"
-	"<th class=\"r\">End</th><th class=\"r\">Peak</th><th>Ended</th></tr></thead>\n<tbody>\n";
+	"<th class=\"r\">End</th><th class=\"r\">Peak</th><th class=\"r\">CPU s</th>"
+	"<th class=\"r\">Major faults</th><th class=\"r\">Minor faults</th><th class=\"r\">Read</th>"
+	"<th class=\"r\">Written</th><th>Ended</th></tr></thead>\n<tbody>\n";
 
 /* The processes of a set: the largest a row each, the rest folded under one line. */
 static void procs_section(struct buf *b, const struct proc_summary *p, size_t n)
 {
 	size_t shown = n < HTML_TOP_PROCS ? n : HTML_TOP_PROCS;
-	int exact = 0;
-	for (size_t i = 0; i < n; i++)
+	int exact = 0, context = 0;
+	for (size_t i = 0; i < n; i++) {
 		exact |= peak_is_exact(p[i].peak_source);
+		context |= p[i].cpu_user_ns >= 0 || p[i].majflt >= 0 || p[i].read_bytes >= 0;
+	}
 	buf_printf(b, "<h2>Processes <span class=\"none\">(%zu, largest peak first)</span></h2>\n", n);
 	buf_puts(b, procs_head);
 	procs_rows(b, p, shown);
@@ -177,6 +189,10 @@ static void procs_section(struct buf *b, const struct proc_summary *p, size_t n)
 	if (exact)
 		buf_puts(b, "<p class=\"legend\"><span class=\"ex\">*</span> exact peak (exit record, "
 			    "wait4 or OOM report); the others are sampled.</p>\n");
+	if (context)
+		buf_puts(b, "<p class=\"legend\">CPU s: user and system time over each process's life; "
+		    "major faults waited for I/O; read and written: bytes to and from storage "
+		    "(-: not known).</p>\n");
 }
 
 static void kills_section(struct buf *b, const struct run *run, const struct oom_kill *k, size_t n)

@@ -54,6 +54,17 @@ static void json_opt_int(struct buf *b, long long v, int present)
 		buf_puts(b, "null");
 }
 
+/* ns as seconds to the millisecond (as export writes CPU times), or null when negative
+ * (not known). */
+static void json_opt_secs(struct buf *b, int64_t ns)
+{
+	if (ns < 0)
+		buf_puts(b, "null");
+	else
+		buf_printf(b, "%lld.%03lld", (long long)(ns / 1000000000),
+			   (long long)(ns % 1000000000 / 1000000));
+}
+
 /* A string, or null when it is NULL or empty (a field that was not known). */
 static void json_opt_str(struct buf *b, const char *s)
 {
@@ -230,6 +241,18 @@ void json_processes(struct buf *b, const struct proc_summary *p, size_t n)
 		json_opt_int(b, p[i].exit_code, p[i].exit_code >= 0);
 		buf_puts(b, ",\"signal\":");
 		json_opt_int(b, p[i].signal, p[i].signal > 0);
+		buf_puts(b, ",\"cpu_user_s\":");
+		json_opt_secs(b, p[i].cpu_user_ns);
+		buf_puts(b, ",\"cpu_sys_s\":");
+		json_opt_secs(b, p[i].cpu_sys_ns);
+		buf_puts(b, ",\"minflt\":");
+		json_opt_int(b, p[i].minflt, p[i].minflt >= 0);
+		buf_puts(b, ",\"majflt\":");
+		json_opt_int(b, p[i].majflt, p[i].majflt >= 0);
+		buf_puts(b, ",\"read_bytes\":");
+		json_opt_int(b, p[i].read_bytes, p[i].read_bytes >= 0);
+		buf_puts(b, ",\"write_bytes\":");
+		json_opt_int(b, p[i].write_bytes, p[i].write_bytes >= 0);
 		buf_putc(b, '}');
 	}
 	buf_putc(b, ']');

@@ -128,19 +128,44 @@ void procs_rest_words(struct buf *b, const struct proc_summary *p, size_t n, con
 	buf_putc(b, ')');
 }
 
+const char *proc_cpu_words(char *v, size_t n, const struct proc_summary *p)
+{
+	if (p->cpu_user_ns < 0 || p->cpu_sys_ns < 0) {
+		snprintf(v, n, "-");
+		return v;
+	}
+	double s = (double)(p->cpu_user_ns + p->cpu_sys_ns) / 1e9;
+	snprintf(v, n, s < 100 ? "%.2f" : s < 10000 ? "%.1f" : "%.0f", s);
+	return v;
+}
+
+const char *proc_count_words(char *v, size_t n, int64_t count)
+{
+	if (count < 0)
+		snprintf(v, n, "-");
+	else if (count < 1000000)
+		snprintf(v, n, "%lld", (long long)count);
+	else if (count < 1000000000)
+		snprintf(v, n, "%.1fM", (double)count / 1e6);
+	else
+		snprintf(v, n, "%.1fG", (double)count / 1e9);
+	return v;
+}
+
 void procs_table(struct buf *b, const struct proc_summary *p, size_t n, size_t top)
 {
-	char st[32], en[32], v[32];
-	int exact = 0;
+	char st[32], en[32], v[32], cpu[32], maj[32];
+	int exact = 0, context = 0;
 	if (!n)
 		return;
 	size_t shown = n < top ? n : top;
 	buf_printf(b, "\nprocesses (%zu, largest peak first)\n", n);
-	buf_printf(b, "  %7s  %-16s  %-10s  %-10s  %10s   %s\n", "PID", "COMMAND", "START", "END", "PEAK",
-		   "ENDED");
+	buf_printf(b, "  %7s  %-16s  %-9s  %-9s  %10s   %6s  %6s  %s\n", "PID", "COMMAND", "START", "END",
+		   "PEAK", "CPU s", "MAJFLT", "ENDED");
 	for (size_t i = 0; i < shown; i++) {
 		int x = peak_is_exact(p[i].peak_source);
 		exact |= x;
+		context |= p[i].cpu_user_ns >= 0 || p[i].majflt >= 0;
 		buf_printf(b, "  %7d  ", (int)p[i].pid);
 		cell(b, p[i].comm, 16);
 		snprintf(st, sizeof(st), "+%s", fmt_duration(v, sizeof(v), p[i].first_ns));
@@ -148,8 +173,10 @@ void procs_table(struct buf *b, const struct proc_summary *p, size_t n, size_t t
 			snprintf(en, sizeof(en), "+%s", fmt_duration(v, sizeof(v), p[i].end_ns));
 		else
 			snprintf(en, sizeof(en), "-");
-		buf_printf(b, "  %-10s  %-10s  %10s%c  ", st, en, fmt_bytes(v, sizeof(v), p[i].peak_rss),
-			   x ? '*' : ' ');
+		buf_printf(b, "  %-9s  %-9s  %10s%c  %6s  %6s  ", st, en,
+			   fmt_bytes(v, sizeof(v), p[i].peak_rss), x ? '*' : ' ',
+			   proc_cpu_words(cpu, sizeof(cpu), &p[i]),
+			   proc_count_words(maj, sizeof(maj), p[i].majflt));
 		proc_ended_words(b, &p[i]);
 		buf_putc(b, '\n');
 	}
@@ -160,6 +187,9 @@ void procs_table(struct buf *b, const struct proc_summary *p, size_t n, size_t t
 	}
 	if (exact)
 		buf_puts(b, "  * exact peak (exit record, wait4 or OOM report); the others are sampled\n");
+	if (context)
+		buf_puts(b, "  CPU s: user and system time over the process's life; MAJFLT: page "
+			    "faults that waited for I/O\n");
 }
 
 /* "python3 (pid 5123) at +1.2s, anon-rss 199.6 MiB" */

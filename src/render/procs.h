@@ -43,9 +43,15 @@ void procs_rest_words(struct buf *b, const struct proc_summary *p, size_t n, con
 
 /* The per-process table of `show`: p[0..n) largest peak first (as store_processes
  * gives them), the first `top` of them a row each (pid, command, start and end on the
- * run's elapsed time, peak with '*' where it is exact, how it ended), the rest in one
- * line, then a legend for '*' when any row has it. Nothing when n is 0. */
+ * run's elapsed time, peak with '*' where it is exact, CPU seconds, major faults, how it
+ * ended), the rest in one line, then a legend for '*' when any row has it and one for
+ * the context columns when any row knows them. Nothing when n is 0. */
 void procs_table(struct buf *b, const struct proc_summary *p, size_t n, size_t top);
+/* A process's CPU time, user and system together, in seconds for a table cell
+ * ("12.34", "1234.5"); "-" when not known. Returns v. */
+const char *proc_cpu_words(char *v, size_t n, const struct proc_summary *p);
+/* A count for a table cell: "123456", "1.2M", "3.4G"; "-" when negative (not known). */
+const char *proc_count_words(char *v, size_t n, int64_t count);
 
 /* The OOM kills of a run in words, after the outcome:
  * "1 process OOM-killed: python3 (pid 5123) at +1.2s, anon-rss 199.6 MiB", or for

@@ -124,6 +124,12 @@ static int fill_stats(const unsigned char *p, size_t plen, struct taskstats_exit
 		out->stime_us = ts.ac_stime;
 		out->minflt = ts.ac_minflt;
 		out->majflt = ts.ac_majflt;
+		/* the delay accounting part: all 0 without CONFIG_TASK_DELAY_ACCT; a task
+		 * that ran was scheduled at least once */
+		if (ts.cpu_count || ts.cpu_run_virtual_total) {
+			out->have |= TASKSTATS_HAVE_RUN;
+			out->run_ns = ts.cpu_run_virtual_total;
+		}
 	}
 	if (FITS(plen, hiwater_vm)) {
 		/* KiB in the struct; a value that overflows in bytes is not a kernel's */
@@ -133,6 +139,11 @@ static int fill_stats(const unsigned char *p, size_t plen, struct taskstats_exit
 		out->hiwater_rss = ts.hiwater_rss * 1024;
 		out->hiwater_vm = ts.hiwater_vm * 1024;
 	}
+	if (FITS(plen, write_bytes)) {
+		out->have |= TASKSTATS_HAVE_IO;
+		out->read_bytes = ts.read_bytes;
+		out->write_bytes = ts.write_bytes;
+	}
 	if (FITS(plen, ac_tgid)) {
 		if (ts.ac_tgid > INT32_MAX)
 			return -EINVAL;
@@ -140,6 +151,33 @@ static int fill_stats(const unsigned char *p, size_t plen, struct taskstats_exit
 		out->tgid = (pid_t)ts.ac_tgid;
 	}
 	return 0;
+}
+
+void taskstats_cpu_ns(const struct taskstats_exit *x, uint64_t *user_ns, uint64_t *sys_ns)
+{
+	uint64_t u = x->utime_us > UINT64_MAX / 1000 ? UINT64_MAX : x->utime_us * 1000;
+	uint64_t s = x->stime_us > UINT64_MAX / 1000 ? UINT64_MAX : x->stime_us * 1000;
+	if (!(x->have & TASKSTATS_HAVE_RUN)) {
+		*user_ns = u;
+		*sys_ns = s;
+		return;
+	}
+	/* the kernel's cputime_adjust(): no kernel sample, all user; no user sample, all
+	 * kernel; else the kernel's share of run_ns in the ratio of the samples */
+	uint64_t rt = x->run_ns;
+	if (s == 0) {
+		*user_ns = rt;
+		*sys_ns = 0;
+		return;
+	}
+	if (u == 0) {
+		*user_ns = 0;
+		*sys_ns = rt;
+		return;
+	}
+	unsigned __int128 k = (unsigned __int128)rt * s / ((unsigned __int128)u + s);
+	*sys_ns = (uint64_t)k;
+	*user_ns = rt - (uint64_t)k;
 }
 
 /* One AGGR_PID or AGGR_TGID nest: exactly one id and one struct, in any order; pad

@@ -27,6 +27,9 @@
  *   all its threads (elapsed and CPU times, context switches, delay accounting), and
  *   nothing else: comm empty, ppid, uid, exit code, flags, hiwater_rss and hiwater_vm
  *   all 0 although the struct is long enough for them. It is no source of a peak.
+ *   Its CPU times are the only sums over every thread the process had (the kernel adds
+ *   each ending thread's into them); faults and I/O bytes are 0 there, and are each
+ *   PID record's own thread's: a process's are the sum over its threads' records.
  *
  * So a process's peak RSS is hiwater_rss of the PID record that has AGROUP (the last
  * word on its address space), and its name the comm of the record with pid == tgid
@@ -54,6 +57,8 @@ enum taskstats_scope {
 #define TASKSTATS_HAVE_BASIC	0x1	/* comm, ppid, uid, etime, utime, stime, faults */
 #define TASKSTATS_HAVE_XACCT	0x2	/* hiwater_rss, hiwater_vm */
 #define TASKSTATS_HAVE_TGID	0x4	/* ac_tgid: tgid of a PID record */
+#define TASKSTATS_HAVE_IO	0x8	/* read_bytes, write_bytes */
+#define TASKSTATS_HAVE_RUN	0x10	/* run_ns (CONFIG_TASK_DELAY_ACCT fills it) */
 
 /* One record. pid is the nest's id: the thread's for a PID record, the group's for a
  * TGID record; ids are in the initial pid namespace. */
@@ -71,8 +76,13 @@ struct taskstats_exit {
 	uint64_t hiwater_rss;	/* bytes: peak resident set of the address space */
 	uint64_t hiwater_vm;	/* bytes: peak virtual size */
 	uint64_t etime_us;	/* how long the thread lived */
-	uint64_t utime_us, stime_us;
+	uint64_t utime_us, stime_us;	/* as the tick sampled them (see taskstats_cpu_ns) */
+	uint64_t run_ns;	/* time on a CPU, measured by the scheduler (cpu_run_virtual_total) */
 	uint64_t minflt, majflt;
+	/* Bytes this thread caused to be read from and written to storage (as in
+	 * /proc/PID/io), rounded down to whole KiB by the kernel; 0 in a TGID record and
+	 * on a kernel without CONFIG_TASK_IO_ACCOUNTING. */
+	uint64_t read_bytes, write_bytes;
 };
 
 /* Parses the netlink messages in buf as they come from the listener socket; family is
@@ -84,6 +94,13 @@ struct taskstats_exit {
  * in out. Every length is checked against len; nothing past buf + len is read. */
 int taskstats_parse(const void *buf, size_t len, uint16_t family,
 		    struct taskstats_exit *out, size_t max);
+
+/* The record's CPU time in user and kernel mode, in ns, as getrusage() and
+ * /proc/PID/stat give it: utime_us and stime_us are samples at the timer tick (a 1 s
+ * busy loop may read 10% off), so where the record has the scheduler's own measure
+ * (run_ns) that total is split between user and kernel mode in the ratio of the
+ * samples, as the kernel does for those interfaces. Pure. */
+void taskstats_cpu_ns(const struct taskstats_exit *x, uint64_t *user_ns, uint64_t *sys_ns);
 
 /* Parses the reply to CTRL_CMD_GETFAMILY for "TASKSTATS". Returns 0 with *id set;
  * -ENOENT when the reply does not name that family (or the kernel answered ENOENT:

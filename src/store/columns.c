@@ -183,6 +183,12 @@ static const struct store_column process_cols[] = {
 	  NULL_IF(COL_NULL_IF_NEG, proc_summary, exit_code, COL_INT), .dflt = -1 },
 	{ "signal", I, FIELD(proc_summary, signal, COL_INT),
 	  NULL_IF(COL_NULL_IF_NOT_POS, proc_summary, signal, COL_INT), .dflt = -1 },
+	/* schema 12 */
+#define CONTEXT(f) { #f, I, FIELD(proc_summary, f, COL_I64), \
+		     NULL_IF(COL_NULL_IF_NEG, proc_summary, f, COL_I64), .dflt = -1 }
+	CONTEXT(cpu_user_ns), CONTEXT(cpu_sys_ns), CONTEXT(minflt), CONTEXT(majflt),
+	CONTEXT(read_bytes), CONTEXT(write_bytes),
+#undef CONTEXT
 };
 
 const struct store_table store_run_table = { "run", { NULL }, run_cols, ARRAY_SIZE(run_cols) };

@@ -235,7 +235,14 @@ struct run {
  * the run's start (end_ns -1: alive at the end). peak_rss is exact when peak_source is
  * PEAK_FROM_EXIT, PEAK_FROM_WAIT or PEAK_FROM_OOM; hwm_before is the VmHWM it had when
  * first seen, for a process that existed before the recording (-1 otherwise), and is
- * not part of peak_rss. exit_code and signal are -1 when they do not apply. */
+ * not part of peak_rss. exit_code and signal are -1 when they do not apply.
+ *
+ * Its context totals, the process's own (not its children's), over its whole life
+ * (before the recording too): CPU time in user and kernel mode (ns), minor and major
+ * page faults, bytes it caused to be read from and written to storage. Each is -1
+ * where not known (stored as NULL): io without permission, a process no read and no
+ * exit record reached, a run recorded before they were kept. For a process that ended
+ * they come from its exit records where those came, else from its last read. */
 struct proc_summary {
 	pid_t pid, ppid;
 	char comm[64];
@@ -245,6 +252,7 @@ struct proc_summary {
 	int64_t hwm_before;
 	char ended[16];
 	int exit_code, signal;
+	int64_t cpu_user_ns, cpu_sys_ns, minflt, majflt, read_bytes, write_bytes;
 };
 
 /* An OOM kill during a run, with the kernel's figures (bytes; 0 when the line lacked

@@ -173,6 +173,16 @@ const char *const store_migrations[] = {
 	 * first run; NULL: not followed) */
 	"ALTER TABLE run ADD COLUMN series INTEGER;"
 	"CREATE INDEX run_series ON run (series, id);",
+	/* 14: each process's own context totals over its life, at the end of the run (its
+	 * exit records, else its last read): CPU time in user and kernel mode (ns), minor
+	 * and major page faults, bytes read from and written to storage. NULL: not known
+	 * (and for every process of a run recorded before this step). */
+	"ALTER TABLE process ADD COLUMN cpu_user_ns INTEGER;"
+	"ALTER TABLE process ADD COLUMN cpu_sys_ns INTEGER;"
+	"ALTER TABLE process ADD COLUMN minflt INTEGER;"
+	"ALTER TABLE process ADD COLUMN majflt INTEGER;"
+	"ALTER TABLE process ADD COLUMN read_bytes INTEGER;"
+	"ALTER TABLE process ADD COLUMN write_bytes INTEGER;",
 };
 #define SCHEMA_VERSION ((int)ARRAY_SIZE(store_migrations))
 const int store_schema_version = SCHEMA_VERSION;

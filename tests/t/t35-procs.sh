@@ -121,7 +121,7 @@ if [ "$(sfield exit_records)" = 1 ]; then
 	exact=$(procq "count(*)" "WHERE json_extract(value, '\$.comm') = 'memhog' AND json_extract(value, '\$.peak_source') = 'exit record' AND json_extract(value, '\$.peak_exact') AND json_extract(value, '\$.peak_rss_bytes') >= $((24 * MiB))")
 	check "its row has the exact peak of its exit record ($exact of $hogs)" test "$hogs" -ge 1 -a "$exact" -ge 1
 	"$RSW" show >"$T/between.txt"
-	check "show: its peak marked exact" grep -Eq '^ +[0-9]+  memhog .* [0-9]+\.[0-9] MiB\*  exited 0$' "$T/between.txt"
+	check "show: its peak marked exact" grep -Eq '^ +[0-9]+  memhog .* [0-9]+\.[0-9] MiB\* +([0-9.]+|-) +([0-9.]+[MG]?|-)  exited 0$' "$T/between.txt"
 	check "show: the legend for the mark" grep -q '^  \* exact peak (exit record, wait4 or OOM report)' "$T/between.txt"
 	check "show: no note on sampled peaks" sh -c '! grep -q "sampled only" "$1"' - "$T/between.txt"
 else

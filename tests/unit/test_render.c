@@ -350,6 +350,8 @@ static struct proc_summary proc(pid_t pid, const char *comm, int64_t first_ms, i
 	strlcpy_rsw(p.ended, ended, sizeof(p.ended));
 	p.exit_code = code;
 	p.signal = sig;
+	p.cpu_user_ns = p.cpu_sys_ns = p.minflt = p.majflt = -1;
+	p.read_bytes = p.write_bytes = -1;
 	return p;
 }
 
@@ -364,23 +366,50 @@ static void test_procs_table(void **state)
 		proc(125, "as", 500, 600, 2 * MIB, PEAK_FROM_SAMPLE, PROC_EXITED, 1, -1),
 		proc(126, "as", 700, 800, 1 * MIB, PEAK_FROM_SAMPLE, PROC_GONE, -1, -1),
 	};
+	/* CPU: user and system together; a count past six digits in millions */
+	p[0].cpu_user_ns = 12340000000LL;
+	p[0].cpu_sys_ns = 1000000000LL;
+	p[0].majflt = 1234567;
+	p[1].cpu_user_ns = 500000000;
+	p[1].cpu_sys_ns = 250000000;
+	p[1].majflt = 0;
+	p[2].cpu_user_ns = 1234560000000LL;	/* 1234.56 s */
+	p[2].cpu_sys_ns = 0;
+	p[2].majflt = 999999;
 	struct buf b = { 0 };
 	procs_table(&b, p, 6, 4);
 	assert_string_equal(buf_str(&b),
 		"\nprocesses (6, largest peak first)\n"
-		"      PID  COMMAND           START       END               PEAK   ENDED\n"
-		"      123  cc1               +100ms      +2.5s        342.5 MiB*  exited 0\n"
-		"      100  make              +0ms        -             20.0 MiB   running\n"
-		"     5123  python3??[2J      +200ms      +1.2s         12.0 MiB*  OOM-killed\n"
-		"      124  a-very-long-p...  +300ms      +400ms         3.0 MiB   killed by SIGTERM\n"
+		"      PID  COMMAND           START      END              PEAK    CPU s  MAJFLT  ENDED\n"
+		"      123  cc1               +100ms     +2.5s       342.5 MiB*   13.34    1.2M  exited 0\n"
+		"      100  make              +0ms       -            20.0 MiB     0.75       0  running\n"
+		"     5123  python3??[2J      +200ms     +1.2s        12.0 MiB*  1234.6  999999  OOM-killed\n"
+		"      124  a-very-long-p...  +300ms     +400ms        3.0 MiB        -       -  killed by SIGTERM\n"
 		"  ... and 2 more processes: each peaked at 2.0 MiB or less, all together at most 3.0 MiB\n"
 		"      (1 exited non-zero, 1 gone)\n"
-		"  * exact peak (exit record, wait4 or OOM report); the others are sampled\n");
-	/* all shown, none exact: no summary line, no legend */
+		"  * exact peak (exit record, wait4 or OOM report); the others are sampled\n"
+		"  CPU s: user and system time over the process's life; MAJFLT: page faults that waited "
+		"for I/O\n");
+	/* the widest row (a start and an end past an hour, the longest signal words) stays
+	 * within 100 columns */
+	buf_reset(&b);
+	struct proc_summary w = p[3];
+	w.first_ns = 3723LL * 1000000000LL;
+	w.end_ns = 86399LL * 1000000000LL;
+	w.peak_rss = 1023 * MIB;
+	w.cpu_user_ns = 999999LL * 1000000000LL;
+	w.cpu_sys_ns = 0;
+	w.majflt = 999999999;
+	procs_table(&b, &w, 1, 20);
+	const char *row = strstr(buf_str(&b), "\n      124");
+	assert_non_null(row);
+	assert_true(strcspn(row + 1, "\n") <= 100);
+	/* all shown, none exact, no context known: no summary line, no legends */
 	buf_reset(&b);
 	procs_table(&b, p + 3, 3, 20);
 	assert_null(strstr(buf_str(&b), "more process"));
 	assert_null(strstr(buf_str(&b), "exact"));
+	assert_null(strstr(buf_str(&b), "CPU s:"));
 	assert_non_null(strstr(buf_str(&b), "  exited 1\n"));
 	buf_reset(&b);
 	procs_table(&b, p, 0, 20);
@@ -456,14 +485,28 @@ static void test_json_kills_processes(void **state)
 		proc(100, "make", 0, -1, 8192, PEAK_FROM_HWM, PROC_RUNNING, -1, -1),
 	};
 	p[1].hwm_before = 65536;
+	p[0].cpu_user_ns = 1234567890;
+	p[0].cpu_sys_ns = 0;
+	p[0].minflt = 5000;
+	p[0].majflt = 7;
+	p[0].read_bytes = 1LL << 33;
+	p[0].write_bytes = 0;
+	p[1].minflt = 10;	/* stat read, io not permitted */
+	p[1].majflt = 0;
+	p[1].cpu_user_ns = 20000000;
+	p[1].cpu_sys_ns = 10000000;
 	json_processes(&b, p, 2);
 	assert_string_equal(buf_str(&b),
 		"[{\"pid\":123,\"ppid\":100,\"comm\":\"cc1\",\"started_s\":0.100,\"ended_s\":2.500,"
 		"\"peak_rss_bytes\":4096,\"peak_exact\":true,\"peak_source\":\"exit record\","
-		"\"hwm_before_bytes\":null,\"ended\":\"exited\",\"exit_code\":0,\"signal\":null},"
+		"\"hwm_before_bytes\":null,\"ended\":\"exited\",\"exit_code\":0,\"signal\":null,"
+		"\"cpu_user_s\":1.234,\"cpu_sys_s\":0.000,\"minflt\":5000,\"majflt\":7,"
+		"\"read_bytes\":8589934592,\"write_bytes\":0},"
 		"{\"pid\":100,\"ppid\":100,\"comm\":\"make\",\"started_s\":0.000,\"ended_s\":null,"
 		"\"peak_rss_bytes\":8192,\"peak_exact\":false,\"peak_source\":\"VmHWM\","
-		"\"hwm_before_bytes\":65536,\"ended\":\"running\",\"exit_code\":null,\"signal\":null}]");
+		"\"hwm_before_bytes\":65536,\"ended\":\"running\",\"exit_code\":null,\"signal\":null,"
+		"\"cpu_user_s\":0.020,\"cpu_sys_s\":0.010,\"minflt\":10,\"majflt\":0,"
+		"\"read_bytes\":null,\"write_bytes\":null}]");
 	buf_release(&b);
 }
 

@@ -273,6 +273,13 @@ static void test_processes_and_kills(void **state)
 	strlcpy_rsw(p[0].ended, PROC_RUNNING, sizeof(p[0].ended));
 	p[0].exit_code = -1;
 	p[0].signal = -1;
+	/* a shell alive at the end: its last read, io not permitted */
+	p[0].cpu_user_ns = 30000000;
+	p[0].cpu_sys_ns = 0;
+	p[0].minflt = 120;
+	p[0].majflt = 0;
+	p[0].read_bytes = -1;
+	p[0].write_bytes = -1;
 	p[1] = p[0];
 	p[1].pid = 101;
 	p[1].ppid = 100;
@@ -281,6 +288,7 @@ static void test_processes_and_kills(void **state)
 	p[1].peak_rss = 50 << 20;
 	p[1].hwm_before = -1;
 	strlcpy_rsw(p[1].peak_source, PEAK_FROM_SAMPLE, sizeof(p[1].peak_source));
+	p[1].cpu_user_ns = p[1].cpu_sys_ns = p[1].minflt = p[1].majflt = -1;
 	p[2] = p[1];
 	p[2].pid = 102;
 	p[2].first_ns = 6000000;
@@ -292,6 +300,12 @@ static void test_processes_and_kills(void **state)
 	strlcpy_rsw(p[1].peak_source, PEAK_FROM_EXIT, sizeof(p[1].peak_source));
 	strlcpy_rsw(p[1].ended, PROC_EXITED, sizeof(p[1].ended));
 	p[1].exit_code = 0;
+	p[1].cpu_user_ns = 7000000000LL;	/* past 32 bits */
+	p[1].cpu_sys_ns = 250000000;
+	p[1].minflt = 51234;
+	p[1].majflt = 17;
+	p[1].read_bytes = 5LL << 32;
+	p[1].write_bytes = 0;
 	p[2].end_ns = 700000000;
 	strlcpy_rsw(p[2].ended, PROC_OOM_KILLED, sizeof(p[2].ended));
 	p[2].signal = 9;
@@ -356,6 +370,22 @@ static void test_processes_and_kills(void **state)
 	assert_string_equal(ps[0].ended, PROC_EXITED);
 	assert_int_equal(ps[0].exit_code, 0);
 	assert_int_equal(ps[0].signal, -1);
+	assert_int_equal(ps[0].cpu_user_ns, 7000000000LL);
+	assert_int_equal(ps[0].cpu_sys_ns, 250000000);
+	assert_int_equal(ps[0].minflt, 51234);
+	assert_int_equal(ps[0].majflt, 17);
+	assert_int_equal(ps[0].read_bytes, 5LL << 32);
+	assert_int_equal(ps[0].write_bytes, 0);	/* known to be none, not unknown */
+	/* unknown: stored as NULL, loaded as -1 */
+	assert_int_equal(ps[1].cpu_user_ns, -1);
+	assert_int_equal(ps[1].majflt, -1);
+	assert_int_equal(ps[1].read_bytes, -1);
+	assert_int_equal(ps[2].cpu_user_ns, 30000000);
+	assert_int_equal(ps[2].cpu_sys_ns, 0);
+	assert_int_equal(ps[2].minflt, 120);
+	assert_int_equal(ps[2].majflt, 0);
+	assert_int_equal(ps[2].read_bytes, -1);
+	assert_int_equal(ps[2].write_bytes, -1);
 	assert_string_equal(ps[1].ended, PROC_OOM_KILLED);
 	assert_int_equal(ps[1].exit_code, -1);
 	assert_int_equal(ps[1].signal, 9);
@@ -803,6 +833,15 @@ static void test_every_old_schema(void **state)
 		assert_int_equal(np, procs ? 1 : 0);
 		if (procs)
 			check_loaded_row(&store_process_table, ps, buf_str(&pr_had), "");
+		if (procs && v < 12) {
+			/* an older rsswatch kept no process's context: unknown, not zero */
+			assert_int_equal(ps[0].cpu_user_ns, -1);
+			assert_int_equal(ps[0].cpu_sys_ns, -1);
+			assert_int_equal(ps[0].minflt, -1);
+			assert_int_equal(ps[0].majflt, -1);
+			assert_int_equal(ps[0].read_bytes, -1);
+			assert_int_equal(ps[0].write_bytes, -1);
+		}
 		free(ps);
 		buf_release(&run_had);
 		buf_release(&sample_had);

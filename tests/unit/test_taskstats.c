@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -89,7 +90,8 @@ static void test_single_capture(void **state)
 	assert_int_equal(r[0].ppid, CAP_PARENT);
 	assert_int_equal(r[0].uid, 0);
 	assert_int_equal(r[0].version, 16);
-	assert_int_equal(r[0].have, TASKSTATS_HAVE_BASIC | TASKSTATS_HAVE_XACCT | TASKSTATS_HAVE_TGID);
+	assert_int_equal(r[0].have, TASKSTATS_HAVE_BASIC | TASKSTATS_HAVE_XACCT | TASKSTATS_HAVE_IO |
+					    TASKSTATS_HAVE_TGID | TASKSTATS_HAVE_RUN);
 	assert_string_equal(r[0].comm, "rsw-ts-one");
 	assert_true(WIFEXITED(r[0].exit_code) && WEXITSTATUS(r[0].exit_code) == 3);
 	assert_int_equal(r[0].flags, AGROUP | AFORK);
@@ -97,6 +99,17 @@ static void test_single_capture(void **state)
 	assert_int_equal(r[0].hiwater_rss, 9000 * 1024);
 	assert_true(r[0].hiwater_vm >= r[0].hiwater_rss);
 	assert_int_equal(r[0].minflt, 2079);
+	assert_int_equal(r[0].majflt, 0);
+	/* it read and wrote nothing on storage */
+	assert_int_equal(r[0].read_bytes, 0);
+	assert_int_equal(r[0].write_bytes, 0);
+	/* no tick came while it ran: the scheduler's time, all counted as user time */
+	uint64_t u, k;
+	assert_int_equal(r[0].utime_us + r[0].stime_us, 0);
+	assert_int_equal(r[0].run_ns, 2979439);
+	taskstats_cpu_ns(&r[0], &u, &k);
+	assert_int_equal(u, 2979439);
+	assert_int_equal(k, 0);
 	/* another family's messages are not records */
 	assert_int_equal(taskstats_parse(buf, len, CAP_FAMILY + 1, r, 4), 0);
 	assert_int_equal(taskstats_parse(buf, len, 0, r, 4), 0);
@@ -143,6 +156,23 @@ static void test_threads_capture(void **state)
 	assert_int_equal(r[3].flags, 0);
 	assert_string_equal(r[3].comm, "");
 	assert_int_equal(r[3].stime_us, r[0].stime_us + r[1].stime_us + r[2].stime_us);
+	assert_int_equal(r[3].utime_us, r[0].utime_us + r[1].utime_us + r[2].utime_us);
+	assert_true(r[3].stime_us > 0);
+	/* faults are each thread's own, and none in the group's record */
+	assert_int_equal(r[0].minflt, 516);
+	assert_int_equal(r[1].minflt, 1068);
+	assert_int_equal(r[3].minflt, 0);
+	assert_int_equal(r[3].read_bytes, 0);
+	/* CPU as the scheduler measured it: the main thread's and the group's all in the
+	 * kernel (the only samples were), the tick-less thread's all in user mode */
+	uint64_t u, k;
+	assert_true(r[3].have & TASKSTATS_HAVE_RUN);
+	assert_int_equal(r[3].run_ns, r[0].run_ns + r[1].run_ns + r[2].run_ns);
+	taskstats_cpu_ns(&r[3], &u, &k);
+	assert_int_equal(u, 0);
+	assert_int_equal(k, 2084642);
+	taskstats_cpu_ns(&r[1], &u, &k);
+	assert_int_equal(u + k, r[1].run_ns);
 	/* less room than records: the count says so, out holds the first */
 	memset(r, 0, sizeof(r));
 	assert_int_equal(taskstats_parse(buf, len, CAP_FAMILY, r, 2), 4);
@@ -286,6 +316,11 @@ static struct taskstats stats_of(uint32_t pid, uint32_t tgid, uint64_t rss_kib)
 	ts.ac_uid = 1000;
 	ts.ac_utime = 11;
 	ts.ac_stime = 22;
+	ts.ac_minflt = 333;
+	ts.ac_majflt = 44;
+	ts.read_bytes = 5 << 10;
+	ts.write_bytes = 3ULL << 32;
+	ts.read_char = 1;	/* not storage: not kept */
 	ts.hiwater_rss = rss_kib;
 	ts.hiwater_vm = rss_kib * 2;
 	ts.ac_tgid = tgid;
@@ -342,8 +377,57 @@ static void test_constructed(void **state)
 	assert_int_equal(r[0].hiwater_rss, 1ULL << 30);
 	assert_int_equal(r[0].hiwater_vm, 2ULL << 30);
 	assert_true(WIFSIGNALED(r[0].exit_code) && WTERMSIG(r[0].exit_code) == SIGKILL);
+	assert_int_equal(r[0].have, TASKSTATS_HAVE_BASIC | TASKSTATS_HAVE_XACCT | TASKSTATS_HAVE_IO |
+				    TASKSTATS_HAVE_TGID);
+	assert_int_equal(r[0].utime_us, 11);
+	assert_int_equal(r[0].stime_us, 22);
+	assert_int_equal(r[0].minflt, 333);
+	assert_int_equal(r[0].majflt, 44);
+	assert_int_equal(r[0].read_bytes, 5 << 10);
+	assert_int_equal(r[0].write_bytes, 3ULL << 32);
+	/* without delay accounting: the samples as they are */
+	uint64_t u, k;
+	assert_false(r[0].have & TASKSTATS_HAVE_RUN);
+	taskstats_cpu_ns(&r[0], &u, &k);
+	assert_int_equal(u, 11000);
+	assert_int_equal(k, 22000);
+	/* with it: 3 us on a CPU, split 1:2 as the samples were */
+	m.len = 0;
+	struct taskstats run = ts;
+	run.cpu_count = 4;
+	run.cpu_run_virtual_total = 3000;
+	mb_exit(&m, FAM, 500, &run, sizeof(run));
+	assert_int_equal(taskstats_parse(m.b, m.len, FAM, r, 4), 1);
+	assert_true(r[0].have & TASKSTATS_HAVE_RUN);
+	taskstats_cpu_ns(&r[0], &u, &k);
+	assert_int_equal(u, 1000);
+	assert_int_equal(k, 2000);
+	/* no kernel sample: all user; no user sample: all kernel */
+	r[0].stime_us = 0;
+	taskstats_cpu_ns(&r[0], &u, &k);
+	assert_true(u == 3000 && k == 0);
+	r[0].stime_us = 5;
+	r[0].utime_us = 0;
+	taskstats_cpu_ns(&r[0], &u, &k);
+	assert_true(u == 0 && k == 3000);
+	/* large figures do not overflow */
+	r[0].utime_us = r[0].stime_us = UINT64_MAX / 1000;
+	r[0].run_ns = UINT64_MAX;
+	taskstats_cpu_ns(&r[0], &u, &k);
+	assert_int_equal(u + k, UINT64_MAX);
 
 	/* an older kernel's shorter struct: what fits is read, the rest is absent */
+	m.len = 0;
+	mb_exit(&m, FAM, 500, &ts, offsetof(struct taskstats, cancelled_write_bytes));
+	assert_int_equal(taskstats_parse(m.b, m.len, FAM, r, 4), 1);
+	assert_int_equal(r[0].have, TASKSTATS_HAVE_BASIC | TASKSTATS_HAVE_XACCT | TASKSTATS_HAVE_IO);
+	assert_int_equal(r[0].write_bytes, 3ULL << 32);
+	m.len = 0;
+	mb_exit(&m, FAM, 500, &ts, offsetof(struct taskstats, write_bytes));
+	assert_int_equal(taskstats_parse(m.b, m.len, FAM, r, 4), 1);
+	assert_int_equal(r[0].have, TASKSTATS_HAVE_BASIC | TASKSTATS_HAVE_XACCT);
+	assert_int_equal(r[0].read_bytes, 0);
+	assert_int_equal(r[0].write_bytes, 0);
 	m.len = 0;
 	mb_exit(&m, FAM, 500, &ts, offsetof(struct taskstats, read_char));
 	assert_int_equal(taskstats_parse(m.b, m.len, FAM, r, 4), 1);
@@ -586,9 +670,24 @@ static void test_live(void **state)
 	}
 	s.pid = pid;
 	int st;
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	struct rusage ru;
+	assert_int_equal(wait4(pid, &st, 0, &ru), pid);
 	drain_until(&l, &s, &s.found, 10000);
 	assert_true(s.found);
+	/* a one-thread process without children: its faults are wait4's, exactly */
+	assert_int_equal(s.rec.minflt, (uint64_t)ru.ru_minflt);
+	assert_int_equal(s.rec.majflt, (uint64_t)ru.ru_majflt);
+	assert_true(s.rec.minflt > 0);
+	/* its CPU time is wait4's but for the end of its exit after the record: freeing
+	 * its 100 MiB (about 8 ms here) */
+	uint64_t u, k;
+	taskstats_cpu_ns(&s.rec, &u, &k);
+	uint64_t ru_ns = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+			 (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
+	assert_true(s.rec.have & TASKSTATS_HAVE_RUN);
+	assert_true(u + k > 0);
+	assert_true(u + k <= ru_ns + 2000);
+	assert_true(u + k >= ru_ns / 2);
 	assert_int_equal(s.rec.tgid, pid);
 	assert_int_equal(s.rec.ppid, getpid());
 	assert_string_equal(s.rec.comm, "rsw-ts-live");

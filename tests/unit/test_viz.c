@@ -609,7 +609,14 @@ static void test_html_procs(void **state)
 		p[i].hwm_before = -1;
 		strlcpy_rsw(p[i].ended, PROC_EXITED, sizeof(p[i].ended));
 		p[i].signal = -1;
+		p[i].cpu_user_ns = p[i].cpu_sys_ns = p[i].minflt = p[i].majflt = -1;
+		p[i].read_bytes = p[i].write_bytes = -1;
 	}
+	p[0].cpu_user_ns = 2500000000LL;
+	p[0].cpu_sys_ns = 500000000LL;
+	p[0].majflt = 12;
+	p[0].minflt = 3456;
+	p[0].read_bytes = 1 * MIB;
 	struct oom_kill k;
 	memset(&k, 0, sizeof(k));
 	k.t = T0 + NS;
@@ -633,7 +640,15 @@ static void test_html_procs(void **state)
 	assert_non_null(strstr(h, "<h2>Processes <span class=\"none\">(22, largest peak first)</span></h2>"));
 	assert_non_null(strstr(h, "<tr><td class=\"r\">101</td><td class=\"l\">&lt;b&gt;cc1&lt;/b&gt;</td>"
 				  "<td class=\"r\">+0ms</td><td class=\"r\">-</td><td class=\"r\">22.0 MiB"
-				  "<span class=\"ex\">*</span></td><td>exited 0</td></tr>"));
+				  "<span class=\"ex\">*</span></td><td class=\"r\">3.00</td><td class=\"r\">12</td>"
+				  "<td class=\"r\">3456</td><td class=\"r\">1.0 MiB</td><td class=\"r\">-</td>"
+				  "<td>exited 0</td></tr>"));
+	/* a process whose context is not known: dashes, not zeros */
+	assert_non_null(strstr(h, "<td class=\"l\">cc1</td><td class=\"r\">+1ms</td><td class=\"r\">-</td>"
+				  "<td class=\"r\">21.0 MiB<span class=\"ex\">&#160;</span></td><td class=\"r\">-</td>"
+				  "<td class=\"r\">-</td><td class=\"r\">-</td><td class=\"r\">-</td><td class=\"r\">-</td>"
+				  "<td>exited 0</td></tr>"));
+	assert_non_null(strstr(h, "<p class=\"legend\">CPU s: user and system time"));
 	assert_non_null(strstr(h, "<details><summary>2 more processes: each peaked at 2.0 MiB or less, "
 				  "all together at most 3.0 MiB (2 exited 0)</summary>"));
 	assert_non_null(strstr(h, "<td class=\"l\">cc21</td>"));

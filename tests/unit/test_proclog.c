@@ -1,0 +1,172 @@
+/* Each process's context totals in record/proclog.c, from its reads and its exit
+ * records: a one-thread process's record is the last word; a process that had threads
+ * takes its CPU from the group's record and its faults and bytes from the sum of its
+ * threads' records; otherwise the largest source wins; what no source said stays
+ * unknown (-1). The records here are built by hand with figures worked out below. */
+#include "testutil.h"
+
+#include <linux/acct.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "record/proclog.h"
+
+/* A PID (thread) record of tgid's thread tid, or its group's TGID record. */
+static struct taskstats_exit rec(enum taskstats_scope scope, pid_t tid, pid_t tgid, uint64_t ut_us,
+				 uint64_t st_us, uint64_t minflt, uint64_t majflt, uint64_t rd,
+				 uint64_t wr, int last)
+{
+	struct taskstats_exit x;
+	memset(&x, 0, sizeof(x));
+	x.scope = scope;
+	x.pid = tid;
+	x.tgid = tgid;
+	x.have = TASKSTATS_HAVE_BASIC | TASKSTATS_HAVE_XACCT | TASKSTATS_HAVE_TGID |
+		 (scope == TASKSTATS_PID ? TASKSTATS_HAVE_IO : 0);
+	x.utime_us = ut_us;
+	x.stime_us = st_us;
+	x.minflt = minflt;
+	x.majflt = majflt;
+	x.read_bytes = rd;
+	x.write_bytes = wr;
+	x.flags = last ? AGROUP : 0;
+	return x;
+}
+
+static struct proc_stat stat_of(uint64_t ut_ticks, uint64_t st_ticks, uint64_t minflt, uint64_t majflt)
+{
+	struct proc_stat st;
+	memset(&st, 0, sizeof(st));
+	st.utime = ut_ticks;
+	st.stime = st_ticks;
+	st.minflt = minflt;
+	st.majflt = majflt;
+	return st;
+}
+
+static void test_unknown_until_told(void **state)
+{
+	(void)state;
+	struct proclog l;
+	proclog_init(&l);
+	size_t i = proclog_add(&l, 10, 1, "a", 0, 0, 0);
+	const struct proc_summary *p = &l.p[i];
+	assert_int_equal(p->cpu_user_ns, -1);
+	assert_int_equal(p->majflt, -1);
+	assert_int_equal(p->read_bytes, -1);
+	/* stat read, io not permitted: the bytes stay unknown */
+	struct proc_stat st = stat_of(5, 2, 300, 4);
+	struct proc_io io = { 0, 0, 0, 0 };
+	proclog_read(&l, i, &st, 1, &io, 0);
+	p = &l.p[i];
+	assert_int_equal(p->cpu_user_ns, (int64_t)proc_ticks_ns(5));
+	assert_int_equal(p->cpu_sys_ns, (int64_t)proc_ticks_ns(2));
+	assert_int_equal(p->minflt, 300);
+	assert_int_equal(p->majflt, 4);
+	assert_int_equal(p->read_bytes, -1);
+	assert_int_equal(p->write_bytes, -1);
+	proclog_release(&l);
+}
+
+static void test_one_thread_last_word(void **state)
+{
+	(void)state;
+	struct proclog l;
+	proclog_init(&l);
+	size_t i = proclog_add(&l, 20, 1, "b", 0, 0, 0);
+	/* a read at a sample, then the exit record: the record wins even where it is
+	 * lower (the read's CPU comes from another measure) */
+	struct proc_stat st = stat_of(100, 0, 5000, 0);
+	struct proc_io io = { 0, 0, 8192, 4096 };
+	proclog_read(&l, i, &st, 1, &io, 1);
+	struct taskstats_exit x = rec(TASKSTATS_PID, 20, 20, 990000, 10000, 5100, 2, 12288, 4096, 1);
+	proclog_exit_record(&l, i, &x);
+	const struct proc_summary *p = &l.p[i];
+	assert_int_equal(p->cpu_user_ns, 990000000);
+	assert_int_equal(p->cpu_sys_ns, 10000000);
+	assert_int_equal(p->minflt, 5100);
+	assert_int_equal(p->majflt, 2);
+	assert_int_equal(p->read_bytes, 12288);
+	assert_int_equal(p->write_bytes, 4096);
+	/* a read after the record (a zombie seen late) does not undo it */
+	st = stat_of(101, 0, 5101, 0);
+	proclog_read(&l, i, &st, 1, &io, 1);
+	p = &l.p[i];
+	assert_int_equal(p->cpu_user_ns, 990000000);
+	assert_int_equal(p->minflt, 5100);
+	proclog_release(&l);
+}
+
+static void test_threads_and_group(void **state)
+{
+	(void)state;
+	struct proclog l;
+	proclog_init(&l);
+	size_t i = proclog_add(&l, 30, 1, "c", 0, 0, 0);
+	/* two threads end: each record has its own figures */
+	struct taskstats_exit a = rec(TASKSTATS_PID, 31, 30, 200000, 0, 100, 1, 4096, 0, 0);
+	struct taskstats_exit b = rec(TASKSTATS_PID, 30, 30, 300000, 50000, 400, 2, 0, 8192, 1);
+	/* the group's record: CPU over every thread it had, one that ended before the
+	 * recording knew the process included; no faults, no bytes */
+	struct taskstats_exit g = rec(TASKSTATS_TGID, 30, 30, 700000, 60000, 0, 0, 0, 0, 0);
+	proclog_exit_record(&l, i, &a);
+	proclog_exit_record(&l, i, &b);
+	const struct proc_summary *p = &l.p[i];
+	/* before the group's record: the sums */
+	assert_int_equal(p->cpu_user_ns, 500000000);
+	assert_int_equal(p->cpu_sys_ns, 50000000);
+	proclog_exit_record(&l, i, &g);
+	p = &l.p[i];
+	assert_int_equal(p->cpu_user_ns, 700000000);
+	assert_int_equal(p->cpu_sys_ns, 60000000);
+	assert_int_equal(p->minflt, 500);
+	assert_int_equal(p->majflt, 3);
+	assert_int_equal(p->read_bytes, 4096);
+	assert_int_equal(p->write_bytes, 8192);
+	/* a read that saw more faults than the records (a thread that ended before the
+	 * recording): the larger figure, as neither adds work that was not done */
+	struct proc_stat st = stat_of(1, 1, 900, 3);
+	struct proc_io io = { 0, 0, 4096, 16384 };
+	proclog_read(&l, i, &st, 1, &io, 1);
+	p = &l.p[i];
+	assert_int_equal(p->minflt, 900);
+	assert_int_equal(p->majflt, 3);
+	assert_int_equal(p->write_bytes, 16384);
+	assert_int_equal(p->read_bytes, 4096);
+	assert_int_equal(p->cpu_user_ns, 700000000);
+	proclog_release(&l);
+}
+
+static void test_record_without_io(void **state)
+{
+	(void)state;
+	struct proclog l;
+	proclog_init(&l);
+	size_t i = proclog_add(&l, 40, 1, "d", 0, 0, 0);
+	/* an older kernel's record, too short for the bytes */
+	struct taskstats_exit x = rec(TASKSTATS_PID, 40, 40, 1000, 0, 7, 0, 0, 0, 1);
+	x.have &= ~(unsigned)TASKSTATS_HAVE_IO;
+	proclog_exit_record(&l, i, &x);
+	const struct proc_summary *p = &l.p[i];
+	assert_int_equal(p->minflt, 7);
+	assert_int_equal(p->read_bytes, -1);
+	assert_int_equal(p->write_bytes, -1);
+	/* a record without even the basic part says nothing */
+	size_t k = proclog_add(&l, 41, 1, "e", 0, 0, 0);
+	x.have = 0;
+	proclog_exit_record(&l, k, &x);
+	assert_int_equal(l.p[k].cpu_user_ns, -1);
+	assert_int_equal(l.p[k].minflt, -1);
+	proclog_release(&l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_unknown_until_told),
+		cmocka_unit_test(test_one_thread_last_word),
+		cmocka_unit_test(test_threads_and_group),
+		cmocka_unit_test(test_record_without_io),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
