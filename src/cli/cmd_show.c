@@ -67,6 +67,11 @@ int cmd_show(int argc, char **argv)
 	    store_oom_kills(st, id, &kills, &sh.nk) < 0 ||
 	    store_processes(st, id, &procs, &sh.np) < 0)
 		goto fail;
+	struct run_thinning thin;
+	int thinned = store_run_thinning(st, id, &thin);
+	if (thinned < 0)
+		goto fail;
+	sh.thinned = thinned ? &thin : NULL;
 	sh.marks = marks;
 	sh.events = events;
 	sh.kills = kills;

@@ -217,6 +217,24 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A series thinned by retention: what the chart and the figures below rest on. */
+static void thinned_line(struct buf *b, const struct run_thinning *t)
+{
+	char at[32], w[32];
+	if (!t)
+		return;
+	fmt_datetime(at, sizeof(at), t->at);
+	if (t->points == 0) {
+		buf_printf(b, "thinned   %s by retention: the %lld samples were removed; the "
+			   "summary, marks and events are kept\n", at, (long long)t->rows_before);
+		return;
+	}
+	buf_printf(b, "thinned   %s by retention: at most %lld of the %lld samples kept, each "
+		   "%s at its maximum (the peak above is the recorded one)\n", at,
+		   (long long)t->points, (long long)t->rows_before,
+		   fmt_duration(w, sizeof(w), t->bucket_ns));
+}
+
 static void pss_line(struct buf *b, struct show_figures *pts)
 {
 	char a[32], c[32], d[32];
@@ -376,7 +394,18 @@ void show_json(struct buf *b, const struct show_run *sh, const struct show_figur
 		json_str(b, ev[i].detail);
 		buf_putc(b, '}');
 	}
-	buf_puts(b, "],\"oom\":");
+	buf_puts(b, "],\"thinned\":");
+	if (sh->thinned) {
+		const struct run_thinning *t = sh->thinned;
+		buf_puts(b, "{\"time\":");
+		json_time(b, t->at);
+		buf_printf(b, ",\"points\":%lld,\"bucket_s\":%.3f,\"samples_recorded\":%lld}",
+			   (long long)t->points, (double)t->bucket_ns / NS_PER_S,
+			   (long long)t->rows_before);
+	} else {
+		buf_puts(b, "null");
+	}
+	buf_puts(b, ",\"oom\":");
 	json_oom_kills(b, r, sh->kills, sh->nk);
 	context_json(b, r, ctx);
 	if (run_is_set(r)) {
@@ -411,6 +440,7 @@ void show_text(struct buf *b, const struct show_run *sh, struct show_figures *pt
 	const struct run *r = sh->run;
 	struct counters *cs = &pts->counters;
 	summary_text(b, r, pts->max_rss, sh->kills, sh->nk);
+	thinned_line(b, sh->thinned);
 	pss_line(b, pts);
 	pressure_line(b, pts->psi);
 	context_line(b, r, &pts->ctx);

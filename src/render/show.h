@@ -25,6 +25,7 @@ struct show_run {
 	size_t nk;
 	const struct proc_summary *procs;
 	size_t np;
+	const struct run_thinning *thinned;	/* NULL: the series as recorded */
 };
 
 /* What `show` gathers from the samples and counters. */

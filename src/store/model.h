@@ -350,6 +350,14 @@ struct store_table {
 	size_t ncols;
 };
 
+/* A series thinned by retention (gc, record --keep/--max-db; the run_gc table): at most
+ * points sample rows kept (0: the series removed, the summary, marks and events kept),
+ * each bucket of bucket_ns at its maximum, of rows_before recorded; at (ns since the
+ * epoch) when it was last done. */
+struct run_thinning {
+	int64_t points, bucket_ns, rows_before, at;
+};
+
 extern const struct store_table store_run_table;	/* struct run (params apart) */
 extern const struct store_table store_sample_table;	/* struct sample */
 extern const struct store_table store_proc_sample_table;	/* struct proc_figures */

@@ -628,3 +628,19 @@ out:
 	free(g.use_min);
 	return e;
 }
+
+int store_run_thinning(struct store *st, int64_t id, struct run_thinning *out)
+{
+	int64_t v[4];
+	int e = query_row(st, "SELECT points, bucket_ns, rows_before, t FROM run_gc WHERE run_id = ?",
+			  id, v, 4, 0);
+	if (e == -ENOENT)
+		return 0;
+	if (e < 0)
+		return e;
+	out->points = v[0];
+	out->bucket_ns = v[1];
+	out->rows_before = v[2];
+	out->at = v[3];
+	return 1;
+}

@@ -212,4 +212,8 @@ int64_t store_gc_bucket_ns(int64_t span_ns, int64_t interval_ns, unsigned points
 int store_gc(struct store *st, const struct store_gc_opts *o, store_gc_cb cb, void *ctx,
 	     struct store_gc_result *res);
 
+/* What retention did to run id's series (struct run_thinning, store/model.h): 1 with
+ * *out filled, 0 when its series is as recorded, or -errno. */
+int store_run_thinning(struct store *st, int64_t id, struct run_thinning *out);
+
 #endif

@@ -85,6 +85,15 @@ check "show of a thinned run: its samples as recorded" test "$(sfield samples)" 
 check "show of a thinned run: its mark and event" \
 	sh -c "[ \$(sqlite3 :memory: \"select json_array_length(readfile('$T/show.json'), '\$.marks')\") -eq 1 ] &&
 	       [ \$(sqlite3 :memory: \"select json_array_length(readfile('$T/show.json'), '\$.events')\") -eq 1 ]"
+check "show --json says the run was thinned: 1000 of its 100000 samples kept" \
+	test "$(sfield thinned.points) $(sfield thinned.samples_recorded)" = "1000 100000"
+"$RSW" show 3 --db "$DB" >"$T/show.txt" 2>/dev/null
+check "show says so in a line of its own" grep -Eq \
+	'^thinned   .* by retention: at most 1000 of the 100000 samples kept, each [0-9.]+m?s at its maximum' "$T/show.txt"
+young=$(sql "$DB" "select min(id) from run where id not in (select run_id from run_gc)")
+"$RSW" show "$young" --json --db "$DB" >"$T/show.json" 2>/dev/null
+check "a run as recorded: thinned is null" \
+	test "$(sqlite3 :memory: "select json_type(readfile('$T/show.json'), '\$.thinned')")" = null
 
 # --- --max-db: the million-sample database brought under the bound
 before=$(size_of "$DB")
