@@ -64,9 +64,17 @@ enum {
  * prints the error. Returns 0, EXIT_FAIL, or -ENOENT (printed nothing) when there is no
  * database yet and flags has CLI_STORE_QUIET_MISSING. */
 int cli_open_store(const char *db_opt, struct store **st, int flags);
-/* Resolves a RUN argument ("last" or an id); prints the error and returns EXIT_USAGE or
- * EXIT_FAIL, else 0. */
+/* Resolves a RUN argument ("last", an id, or "sID": series ID's last run; see
+ * run_ref_parse in store/model.h) to one run; prints the error and returns EXIT_USAGE
+ * or EXIT_FAIL, else 0. */
 int cli_resolve_run(struct store *st, const char *ref, int64_t *id);
+/* For verbs that take several RUNs: a copy of refs[0..n) in which each "sID:N" (the
+ * last N runs of series ID) is replaced by the ids of those runs, oldest first: as
+ * arguments of their own, or, inside a comma-separated group (compare), in that group.
+ * Other arguments are copied as they are (resolved later). Returns 0 with *out (free
+ * with cli_free_refs) and *nout, or EXIT_USAGE / EXIT_FAIL (printed). */
+int cli_expand_runs(struct store *st, char *const *refs, size_t n, char ***out, size_t *nout);
+void cli_free_refs(char **refs, size_t n);
 
 /* The tail of every verb's getopt_long switch (run with opterr = 0 and an optstring
  * that starts with ':'): c is ':' for an option without its value, anything else for

@@ -79,26 +79,36 @@ int cmd_compare(int argc, char **argv)
 		default: return cli_bad_option("compare", c, argv);
 		}
 	}
-	size_t ng = (size_t)(argc - optind);
-	if (ng < 2)
+	if (optind == argc)
 		return cli_usage("compare", "give at least two runs (or two groups of runs)");
 	if (align && !out)
 		return cli_usage("compare", "--align only applies to the drawing: add -o FILE.svg");
-	int grouped = 0;
-	size_t total = 0;
-	for (int i = optind; i < argc; i++) {
-		if (strchr(argv[i], ','))
-			grouped = 1;
-		total++;
-		for (const char *p = argv[i]; *p; p++)
-			if (*p == ',')
-				total++;
-	}
-
 	struct store *st;
 	int ret = cli_open_store(db, &st, 0);
 	if (ret)
 		return ret;
+	/* "sID:N": the last N runs of a series, as N arguments (or in their group) */
+	char **args;
+	size_t ng;
+	if ((ret = cli_expand_runs(st, argv + optind, (size_t)(argc - optind), &args, &ng)) != 0) {
+		store_close(st);
+		return ret;
+	}
+	if (ng < 2) {
+		cli_free_refs(args, ng);
+		store_close(st);
+		return cli_usage("compare", "give at least two runs (or two groups of runs)");
+	}
+	int grouped = 0;
+	size_t total = 0;
+	for (size_t i = 0; i < ng; i++) {
+		if (strchr(args[i], ','))
+			grouped = 1;
+		total++;
+		for (const char *p = args[i]; *p; p++)
+			if (*p == ',')
+				total++;
+	}
 	struct loaded_run *lr = xcalloc(total, sizeof(*lr));
 	struct cmp_run *cr = xcalloc(total, sizeof(*cr));
 	struct cmp_group *g = xcalloc(total, sizeof(*g));	/* --by: up to one per run */
@@ -106,7 +116,7 @@ int cmd_compare(int argc, char **argv)
 	struct buf b = { 0 };
 	size_t loaded = 0;
 	for (size_t i = 0; i < ng; i++) {
-		char *arg = xstrdup(argv[optind + (int)i]);
+		char *arg = xstrdup(args[i]);
 		g[i].runs = &cr[loaded];
 		char *save = NULL;
 		for (char *ref = strtok_r(arg, ",", &save); ref; ref = strtok_r(NULL, ",", &save)) {
@@ -124,7 +134,7 @@ int cmd_compare(int argc, char **argv)
 		}
 		free(arg);
 		if (g[i].n == 0) {
-			ret = cli_usage("compare", "empty group '%s'", argv[optind + (int)i]);
+			ret = cli_usage("compare", "empty group '%s'", args[i]);
 			goto out;
 		}
 	}
@@ -162,6 +172,7 @@ out:
 	free(g);
 	free(chart);
 	buf_release(&b);
+	cli_free_refs(args, ng);
 	store_close(st);
 	return ret;
 }

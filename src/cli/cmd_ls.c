@@ -16,7 +16,7 @@
 #include <string.h>
 
 static const char usage_text[] =
-	"usage: rsswatch ls [--json] [-n N] [--param KEY=VALUE]... [--db PATH]\n"
+	"usage: rsswatch ls [--json] [-n N] [--series] [--param KEY=VALUE]... [--db PATH]\n"
 	"\n"
 	"Lists recorded runs, newest first: id, start, label, parameters (when any run\n"
 	"listed has some), target, duration, peak RSS and outcome.\n"
@@ -24,7 +24,13 @@ static const char usage_text[] =
 	"  -n, --last N   only the N newest runs (of those that match --param)\n"
 	"      --param KEY=VALUE  only runs recorded with this parameter (repeatable: all\n"
 	"                 must match; numbers match by value, so 12 matches 12.0)\n"
-	"      --json     a JSON array of run objects\n"
+	"      --series   one line per series of runs (record --follow: one run per\n"
+	"                 instance of a restarted service), newest first: its id (RUN\n"
+	"                 'sID' is its last run, 'sID:N' its last N), the runs, the\n"
+	"                 first start, the last end, the largest peak, each run's outcome\n"
+	"                 and the restart gaps (from the end of one instance to the first\n"
+	"                 sample of the next); -n N: the N newest series\n"
+	"      --json     a JSON array of run objects (with --series: of series)\n"
 	"      --db PATH  the run database\n";
 
 /* Copies s into out for one table cell: control characters become '?', and a value
@@ -44,7 +50,7 @@ static void cut(char *out, size_t n, const char *s, size_t width)
 }
 
 static int list(const char *db, int json, uint64_t limit, const struct run_param *want,
-		size_t nwant);
+		size_t nwant, int series);
 
 int cmd_ls(int argc, char **argv)
 {
@@ -52,11 +58,12 @@ int cmd_ls(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "last", required_argument, NULL, 'n' },
 		{ "param", required_argument, NULL, 'P' },
+		{ "series", no_argument, NULL, 'S' },
 		{ "db", required_argument, NULL, CLI_OPT_DB },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, json = 0;
+	int c, json = 0, series = 0;
 	uint64_t limit = 0;
 	const char *db = NULL;
 	struct run_param *want = NULL;
@@ -66,6 +73,7 @@ int cmd_ls(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
+		case 'S': series = 1; break;
 		case 'n':
 			if (parse_u64(optarg, &limit) < 0 || limit == 0) {
 				ret = cli_usage("ls", "invalid count '%s'", optarg);
@@ -94,7 +102,7 @@ int cmd_ls(int argc, char **argv)
 		ret = cli_usage("ls", "unexpected argument '%s'", argv[optind]);
 		goto out_args;
 	}
-	ret = list(db, json, limit, want, nwant);
+	ret = list(db, json, limit, want, nwant, series);
 out_args:
 	run_params_free(want, nwant);
 	return ret;
@@ -111,8 +119,120 @@ static int run_matches(const struct run *r, const struct run_param *want, size_t
 	return 1;
 }
 
+/* The restart gap stored with a followed run ("restart" event, gap_us=N), in ns; -1
+ * when it has none (the first run of a series, or a recorder killed early). */
+static int64_t restart_gap(struct store *st, int64_t id)
+{
+	struct event *ev = NULL;
+	size_t n = 0;
+	int64_t gap = -1;
+	if (store_events(st, id, &ev, &n) < 0)
+		return -1;
+	for (size_t i = 0; i < n && gap < 0; i++) {
+		const char *p = strstr(ev[i].detail, "gap_us=");
+		char num[24];
+		uint64_t us;
+		if (strcmp(ev[i].kind, "restart") != 0 || !p)
+			continue;
+		p += strlen("gap_us=");
+		size_t l = strspn(p, "0123456789");
+		if (l == 0 || l >= sizeof(num))
+			continue;
+		memcpy(num, p, l);
+		num[l] = '\0';
+		if (parse_u64(num, &us) == 0 && us < (uint64_t)INT64_MAX / 1000)
+			gap = (int64_t)us * 1000;
+	}
+	store_free_events(ev, n);
+	return gap;
+}
+
+/* ls --series: the runs (newest first) grouped by series, one line (or JSON object)
+ * each, newest series first; runs of no series are left out. */
+static void list_series(struct store *st, struct buf *b, const struct run *runs, size_t n,
+			int json, uint64_t limit)
+{
+	size_t shown = 0;
+	if (json)
+		buf_putc(b, '[');
+	else
+		buf_printf(b, "%7s  %4s  %-16s  %-16s  %10s  %s\n", "SERIES", "RUNS", "FIRST STARTED",
+			   "LAST ENDED", "PEAK", "OUTCOMES (RESTART GAPS)");
+	for (size_t i = 0; i < n && (!limit || shown < limit); i++) {
+		int64_t sid = runs[i].series;
+		int seen = 0;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = runs[j].series == sid;
+		if (sid <= 0 || seen)
+			continue;
+		/* its runs, oldest first: those listed, from the end */
+		const struct run **mine = xmalloc(n * sizeof(*mine));
+		size_t k = 0;
+		for (size_t j = n; j-- > 0;)
+			if (runs[j].series == sid)
+				mine[k++] = &runs[j];
+		const struct run *first = mine[0], *lastr = mine[k - 1];
+		uint64_t peak = 0;
+		for (size_t j = 0; j < k; j++)
+			if (mine[j]->peak_rss > peak)
+				peak = mine[j]->peak_rss;
+		int64_t end = lastr->ended_at;
+		if (json) {
+			buf_printf(b, "%s\n  {\"series\":%lld,\"runs\":[", shown ? "," : "", (long long)sid);
+			for (size_t j = 0; j < k; j++)
+				buf_printf(b, "%s%lld", j ? "," : "", (long long)mine[j]->id);
+			buf_puts(b, "],\"started_at\":");
+			json_time(b, first->started_at);
+			buf_puts(b, ",\"ended_at\":");
+			json_time(b, end);
+			buf_printf(b, ",\"peak_rss_bytes\":%llu,\"outcomes\":[", (unsigned long long)peak);
+			for (size_t j = 0; j < k; j++) {
+				if (j)
+					buf_putc(b, ',');
+				json_str(b, mine[j]->outcome);
+			}
+			buf_puts(b, "],\"restart_gaps_s\":[");
+			for (size_t j = 1; j < k; j++) {
+				int64_t g = restart_gap(st, mine[j]->id);
+				if (j > 1)
+					buf_putc(b, ',');
+				if (g >= 0)
+					buf_printf(b, "%.6f", (double)g / 1e9);
+				else
+					buf_puts(b, "null");
+			}
+			buf_puts(b, "]}");
+		} else {
+			char id[24], from[32], to[32], pk[32], gap[32];
+			snprintf(id, sizeof(id), "s%lld", (long long)sid);	/* as RUN takes it */
+			buf_printf(b, "%7s  %4zu  %-16s  %-16s  %10s  %zu run%s: ", id, k,
+				   fmt_datetime(from, sizeof(from), first->started_at),
+				   end ? fmt_datetime(to, sizeof(to), end) : "-",
+				   peak ? fmt_bytes(pk, sizeof(pk), peak) : "-", k, k == 1 ? "" : "s");
+			for (size_t j = 0; j < k; j++)
+				buf_printf(b, "%s%s", j ? ", " : "", mine[j]->outcome);
+			if (k > 1) {
+				buf_puts(b, " (restarts after ");
+				for (size_t j = 1; j < k; j++) {
+					int64_t g = restart_gap(st, mine[j]->id);
+					buf_printf(b, "%s%s", j > 1 ? ", " : "", g >= 0 ?
+						   fmt_duration(gap, sizeof(gap), g) : "?");
+				}
+				buf_putc(b, ')');
+			}
+			buf_putc(b, '\n');
+		}
+		free(mine);
+		shown++;
+	}
+	if (json)
+		buf_puts(b, shown ? "\n]\n" : "]\n");
+	else if (!shown)
+		buf_puts(b, "no series recorded yet (record --follow makes them)\n");
+}
+
 static int list(const char *db, int json, uint64_t limit, const struct run_param *want,
-		size_t nwant)
+		size_t nwant, int series)
 {
 
 	struct store *st;
@@ -125,7 +245,7 @@ static int list(const char *db, int json, uint64_t limit, const struct run_param
 		return e;
 	struct run *runs;
 	size_t n;
-	if (store_list_runs(st, nwant ? 0 : limit, &runs, &n) < 0) {
+	if (store_list_runs(st, nwant || series ? 0 : limit, &runs, &n) < 0) {
 		cli_error("cannot list runs: %s", store_errmsg(st));
 		store_close(st);
 		return EXIT_FAIL;
@@ -133,7 +253,7 @@ static int list(const char *db, int json, uint64_t limit, const struct run_param
 	if (nwant) {	/* keep the runs that match, then the limit */
 		size_t k = 0;
 		for (size_t i = 0; i < n; i++) {
-			if (run_matches(&runs[i], want, nwant) && (!limit || k < limit)) {
+			if (run_matches(&runs[i], want, nwant) && (series || !limit || k < limit)) {
 				if (k != i)
 					runs[k] = runs[i];
 				k++;
@@ -144,7 +264,9 @@ static int list(const char *db, int json, uint64_t limit, const struct run_param
 		n = k;
 	}
 	struct buf b = { 0 };
-	if (json) {
+	if (series) {
+		list_series(st, &b, runs, n, json, limit);
+	} else if (json) {
 		buf_putc(&b, '[');
 		for (size_t i = 0; i < n; i++) {
 			if (i)

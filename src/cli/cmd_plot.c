@@ -166,15 +166,23 @@ int cmd_plot(int argc, char **argv)
 	if (align && o.time == CHART_WALL)
 		return cli_usage("plot", "--align and --time wall do not go together");
 	static char *last[] = { "last" };
-	char **refs = optind < argc ? argv + optind : last;
-	size_t n = optind < argc ? (size_t)(argc - optind) : 1;
-	if (by_process && n > 1)
-		return cli_usage("plot", "--by-process draws one run");
-
 	struct store *st;
 	ret = cli_open_store(db, &st, 0);
 	if (ret)
 		return ret;
+	/* "sID:N": the last N runs of a series */
+	char **refs;
+	size_t n;
+	if ((ret = cli_expand_runs(st, optind < argc ? argv + optind : last,
+				   optind < argc ? (size_t)(argc - optind) : 1, &refs, &n)) != 0) {
+		store_close(st);
+		return ret;
+	}
+	if (by_process && n > 1) {
+		cli_free_refs(refs, n);
+		store_close(st);
+		return cli_usage("plot", "--by-process draws one run");
+	}
 	struct loaded_run *lr = xcalloc(n, sizeof(*lr));
 	struct chart_run *cr = xcalloc(n, sizeof(*cr));
 	struct buf b = { 0 };
@@ -221,6 +229,7 @@ out:
 	free(picked);
 	proc_stack_release(&stack);
 	buf_release(&b);
+	cli_free_refs(refs, n);
 	store_close(st);
 	return ret;
 }

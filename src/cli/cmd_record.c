@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "record/cgctl.h"
 #include "record/facts.h"
+#include "record/follow.h"
 #include "record/gpus.h"
 #include "record/recorder.h"
 #include "record/target.h"
@@ -18,6 +19,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <regex.h>
 #include <signal.h>
@@ -37,6 +39,17 @@ static const char usage_text[] =
 	"                         the extended regular expression PATTERN\n"
 	"      --newest, --oldest with -n: pick among several matches\n"
 	"      --wait             with -n: wait until a match appears\n"
+	"      --follow           with -n or -g: keep recording across restarts. When the\n"
+	"                         target ends (exit, signal, OOM kill), wait for the next\n"
+	"                         process that matches PATTERN (or for the cgroup to hold a\n"
+	"                         process again) and record it as a new run of the same\n"
+	"                         series, until Ctrl-C, SIGTERM or the end of -d, which is\n"
+	"                         the total time over all instances. -p PID -n PATTERN\n"
+	"                         --follow: PID first, then PATTERN. Each restart is a\n"
+	"                         'restart' event on the new run with the gap (from the end\n"
+	"                         of the last instance to the new run's first sample);\n"
+	"                         'rsswatch ls --series' lists series, RUN 'sID' is the last\n"
+	"                         run of series ID, 'sID:N' its last N runs\n"
 	"  -g, --cgroup CGROUP    record every process of a memory cgroup (a path in the\n"
 	"                         hierarchy, /a/b, or its directory under /sys/fs/cgroup),\n"
 	"                         and the cgroup's own usage/limit/peak; ends when the\n"
@@ -127,6 +140,8 @@ struct record_args {
 	const char *pattern;
 	enum pick pick;
 	int wait;
+	int follow;		/* --follow */
+	int64_t follow_deadline;	/* --follow -d: CLOCK_MONOTONIC end of it all; 0: none */
 	const char *label;
 	const char *db;
 	char **command;
@@ -148,7 +163,7 @@ struct record_args {
 enum { OPT_DB = CLI_OPT_DB, OPT_NEWEST, OPT_OLDEST, OPT_WAIT, OPT_EVERY, OPT_NO_GPU,
        OPT_GPU_INTERVAL, OPT_MEMORY_LIMIT, OPT_WARN, OPT_PSS, OPT_NO_TREE, OPT_NO_CGROUP,
        OPT_RESET_PEAK, OPT_PARAM, OPT_WARN_ETA, OPT_ON_WARN, OPT_ON_OOM, OPT_ON_TIMEOUT,
-       OPT_LISTEN };
+       OPT_LISTEN, OPT_FOLLOW };
 
 #define PSS_DEFAULT_NS (10 * NS_PER_S)
 
@@ -172,6 +187,7 @@ static const struct option longopts[] = {
 	{ "newest", no_argument, NULL, OPT_NEWEST },
 	{ "oldest", no_argument, NULL, OPT_OLDEST },
 	{ "wait", no_argument, NULL, OPT_WAIT },
+	{ "follow", no_argument, NULL, OPT_FOLLOW },
 	{ "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
 	{ "warn", required_argument, NULL, OPT_WARN },
 	{ "warn-eta", required_argument, NULL, OPT_WARN_ETA },
@@ -323,6 +339,10 @@ static int take_option(struct record_args *a, int c, int argc, char **argv)
 static int check_args(struct record_args *a)
 {
 	int targets = !!a->pid_arg + !!a->pattern + !!a->command + !!a->cgroup;
+	if (a->follow && !a->pattern && !a->cgroup)
+		return cli_usage("record", "--follow goes with -n PATTERN (also -p PID -n PATTERN) or -g CGROUP");
+	if (a->follow && a->pid_arg && a->pattern)
+		targets--;	/* PID first, then the pattern's next instances */
 	if (targets == 0)
 		return cli_usage("record", "give a target: -p PID, -n PATTERN, -g CGROUP or a COMMAND");
 	if (targets > 1)
@@ -368,6 +388,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case OPT_NEWEST: a->pick = PICK_NEWEST; break;
 		case OPT_OLDEST: a->pick = PICK_OLDEST; break;
 		case OPT_WAIT: a->wait = 1; break;
+		case OPT_FOLLOW: a->follow = 1; break;
 		case OPT_DB: a->db = optarg; break;
 		case 'h': fputs(usage_text, stdout); exit(EXIT_OK);
 		default:
@@ -406,78 +427,6 @@ static int attach_pid(pid_t pid, struct record_target *t)
 	t->pidfd = fd;
 	t->is_child = 0;
 	return 0;
-}
-
-/* --wait looks for a match this often: a process that starts is found within a
- * quarter of a second, at the cost of one scan of /proc each time. */
-#define MATCH_RETRY_MS 250
-
-static int wait_signal(int sigfd, int ms)
-{
-	struct pollfd p = { sigfd, POLLIN, 0 };
-	return poll(&p, 1, ms) > 0;
-}
-
-static int resolve_pattern(const struct record_args *a, int sigfd, pid_t *pid)
-{
-	regex_t re;
-	int rc = regcomp(&re, a->pattern, REG_EXTENDED | REG_NOSUB);
-	if (rc != 0) {
-		char msg[128];
-		regerror(rc, &re, msg, sizeof(msg));
-		return cli_usage("record", "invalid pattern '%s': %s", a->pattern, msg);
-	}
-	struct proc_match *m = NULL;
-	size_t n = 0;
-	int said = 0, ret = EXIT_OK;
-	for (;;) {
-		free(m);
-		m = NULL;
-		int e = find_matches(&re, &m, &n);
-		if (e < 0) {
-			cli_error("cannot list processes: %s", errstr(e));
-			ret = EXIT_FAIL;
-			goto out;
-		}
-		if (n > 0 || !a->wait)
-			break;
-		if (!said && !a->opts.quiet)
-			fprintf(stderr, "rsswatch: waiting for a process matching '%s'\n", a->pattern);
-		said = 1;
-		if (wait_signal(sigfd, MATCH_RETRY_MS)) {
-			cli_error("stopped waiting for a process matching '%s'", a->pattern);
-			ret = EXIT_FAIL;
-			goto out;
-		}
-	}
-	if (n == 0) {
-		cli_error("no process matches '%s' (use --wait to wait for one)", a->pattern);
-		ret = EXIT_FAIL;
-	} else if (n > 1 && a->pick == PICK_NONE) {
-		cli_error("%zu processes match '%s'; pick one with -p, --newest or --oldest:", n, a->pattern);
-		/* Names and command lines of other users' processes: no control characters
-		 * reach the terminal. */
-		struct buf b = { 0 };
-		for (size_t i = 0; i < n; i++) {
-			buf_reset(&b);
-			buf_printf(&b, "  %7d  ", (int)m[i].pid);
-			size_t name_at = b.len;
-			buf_put_printable(&b, m[i].name);
-			while (b.len < name_at + 16)
-				buf_putc(&b, ' ');
-			buf_putc(&b, ' ');
-			buf_put_printable(&b, m[i].cmdline);
-			fprintf(stderr, "%s\n", buf_str(&b));
-		}
-		buf_release(&b);
-		ret = EXIT_USAGE;
-	} else {
-		*pid = m[a->pick == PICK_NEWEST ? n - 1 : 0].pid;
-	}
-out:
-	free(m);
-	regfree(&re);
-	return ret;
 }
 
 /* argv joined with spaces, quoting arguments that need it. */
@@ -666,6 +615,16 @@ struct session {
 	struct run_cgroup *tc;
 	struct live_out out;
 	struct recorder_sink sink;
+	/* --follow: the wait between instances, the series (the id of its first run; 0
+	 * before it) and where the last instance ended (realtime; 0: no instance yet) */
+	struct follow fw;
+	int fw_open;
+	int fw_said;		/* the line about polling instead of events, once */
+	int64_t series;
+	int64_t prev_end;
+	int64_t prev_run;
+	char cg_dir[PATH_MAX];	/* -g --follow: the cgroup's directory */
+	int gpu_open;
 };
 
 /* The pid, the database and the --listen address: refused before anything starts. */
@@ -697,6 +656,16 @@ static int open_session(struct session *s)
 		return s->fail;
 	}
 	store_set_alive(s->st, recorder_alive);
+	if (a->follow) {
+		char why[128];
+		if (follow_init(&s->fw, a->pattern, NULL, a->pick == PICK_OLDEST, why, sizeof(why)) < 0)
+			return cli_usage("record", "invalid pattern '%s': %s", a->pattern, why);
+		s->fw_open = 1;
+		if (a->opts.no_proccn) {	/* the test knob: the fallback, on purpose */
+			s->fw.polling = 1;
+			s->fw.poll_err = -EPERM;
+		}
+	}
 	/* Signals arrive through a signalfd; a launched command gets the old mask back. */
 	sigset_t set;
 	recorder_signals(&set);
@@ -708,6 +677,121 @@ static int open_session(struct session *s)
 		return s->fail;
 	}
 	return 0;
+}
+
+/* --wait looks for a match this often: a process that starts is found within a
+ * quarter of a second, at the cost of one scan of /proc each time. */
+#define MATCH_RETRY_MS 250
+
+static int wait_signal(int sigfd, int ms)
+{
+	struct pollfd p = { sigfd, POLLIN, 0 };
+	return poll(&p, 1, ms) > 0;
+}
+
+/* follow_next()'s "stop here": a signal, or the end of -d, while waiting. Never an
+ * exit status. */
+#define FOLLOW_STOPPED (-1)
+/* run_recording()'s "that instance was gone before its first sample; no run kept". */
+#define FOLLOW_GONE (-2)
+
+/* Waits for the next instance of a followed target (record/follow.h): 0 (*pid; 0 for
+ * a cgroup), FOLLOW_STOPPED, or EXIT_FAIL (printed). */
+static int follow_next(struct session *s, pid_t *pid)
+{
+	const struct record_args *a = s->a;
+	if (s->fw.polling && !s->fw_said && !a->opts.quiet) {
+		fprintf(stderr, "rsswatch: no process events (%s): looking for the next instance "
+			"every %dms\n", s->fw.poll_err == -EPERM && a->opts.no_proccn ?
+			"RSSWATCH_NO_PROCCN is set" : errstr(s->fw.poll_err), FOLLOW_POLL_MS);
+		s->fw_said = 1;
+	}
+	if (!a->opts.quiet) {
+		if (a->cgroup)
+			fprintf(stderr, "rsswatch: waiting for a process in memory cgroup %s\n", s->cg_dir);
+		else
+			fprintf(stderr, "rsswatch: waiting for a process matching '%s'\n", a->pattern);
+	}
+	int r = follow_wait(&s->fw, s->sigfd, a->follow_deadline, pid);
+	if (r < 0) {
+		cli_error("cannot wait for the next instance: %s", errstr(r));
+		return EXIT_FAIL;
+	}
+	if (r == 0) {
+		if (!a->opts.quiet)
+			fprintf(stderr, "rsswatch: stopped waiting%s\n", s->series ?
+				"; the series is complete" : "");
+		return FOLLOW_STOPPED;
+	}
+	return 0;
+}
+
+static int resolve_pattern(struct session *s, pid_t *pid)
+{
+	const struct record_args *a = s->a;
+	int sigfd = s->sigfd;
+	regex_t re;
+	int rc = regcomp(&re, a->pattern, REG_EXTENDED | REG_NOSUB);
+	if (rc != 0) {
+		char msg[128];
+		regerror(rc, &re, msg, sizeof(msg));
+		return cli_usage("record", "invalid pattern '%s': %s", a->pattern, msg);
+	}
+	struct proc_match *m = NULL;
+	size_t n = 0;
+	int said = 0, ret = EXIT_OK;
+	for (;;) {
+		free(m);
+		m = NULL;
+		int e = find_matches(&re, &m, &n);
+		if (e < 0) {
+			cli_error("cannot list processes: %s", errstr(e));
+			ret = EXIT_FAIL;
+			goto out;
+		}
+		if (n == 0 && a->follow) {	/* the proc connector's events, not a retry */
+			ret = follow_next(s, pid);
+			goto out;
+		}
+		if (n > 0 || !a->wait)
+			break;
+		if (!said && !a->opts.quiet)
+			fprintf(stderr, "rsswatch: waiting for a process matching '%s'\n", a->pattern);
+		said = 1;
+		if (wait_signal(sigfd, MATCH_RETRY_MS)) {
+			cli_error("stopped waiting for a process matching '%s'", a->pattern);
+			ret = EXIT_FAIL;
+			goto out;
+		}
+	}
+	if (n == 0) {
+		cli_error("no process matches '%s' (use --wait to wait for one)", a->pattern);
+		ret = EXIT_FAIL;
+	} else if (n > 1 && a->pick == PICK_NONE) {
+		cli_error("%zu processes match '%s'; pick one with -p, --newest or --oldest:", n, a->pattern);
+		/* Names and command lines of other users' processes: no control characters
+		 * reach the terminal. */
+		struct buf b = { 0 };
+		for (size_t i = 0; i < n; i++) {
+			buf_reset(&b);
+			buf_printf(&b, "  %7d  ", (int)m[i].pid);
+			size_t name_at = b.len;
+			buf_put_printable(&b, m[i].name);
+			while (b.len < name_at + 16)
+				buf_putc(&b, ' ');
+			buf_putc(&b, ' ');
+			buf_put_printable(&b, m[i].cmdline);
+			fprintf(stderr, "%s\n", buf_str(&b));
+		}
+		buf_release(&b);
+		ret = EXIT_USAGE;
+	} else {
+		*pid = m[a->pick == PICK_NEWEST ? n - 1 : 0].pid;
+	}
+out:
+	free(m);
+	regfree(&re);
+	return ret;
 }
 
 /* The target and its cgroup: one made for a command (launched later, in start_run),
@@ -724,9 +808,23 @@ static int find_target(struct session *s)
 	if (a->cgroup) {
 		if ((ret = open_named_cgroup(a->cgroup, tc)) != 0)
 			return ret;
+		if (a->follow && !s->fw.cgroup_dir) {
+			/* --follow: an empty cgroup's first instance is still to come; it
+			 * is opened again then (a service manager may make it anew) */
+			pid_t none;
+			strlcpy_rsw(s->cg_dir, tc->loc.dir, sizeof(s->cg_dir));
+			s->fw.cgroup_dir = s->cg_dir;
+			if ((ret = follow_next(s, &none)) != 0)
+				return ret;
+			release_cgroup(tc);
+			run_cgroup_init(tc, &s->sink);
+			if ((ret = open_named_cgroup(a->cgroup, tc)) != 0)
+				return ret;
+		}
 		t->set_cgroup_dir = tc->loc.dir;
 	} else if (!a->command) {
-		if (a->pattern && (ret = resolve_pattern(a, s->sigfd, &s->pid)) != 0)
+		/* -p PID -n PATTERN --follow: PID first; later instances come matched */
+		if (a->pattern && !s->pid && (ret = resolve_pattern(s, &s->pid)) != 0)
 			return ret;
 		if ((ret = attach_pid(s->pid, t)) != 0)
 			return ret;
@@ -787,10 +885,14 @@ static int start_run(struct session *s)
 		run->cgroup = xstrdup(tc->path);
 		run->cgroup_limit = a->memory_limit;
 	}
+	run->series = s->series;
 	if (store_run_begin(s->st, run) < 0) {
 		cli_error("%s: cannot start a run: %s", s->dbpath, store_errmsg(s->st));
 		return s->fail;
 	}
+	if (a->follow && !s->series)
+		s->series = run->id;	/* the series is named after its first run */
+	run->series = s->series;	/* the first run's is written with its progress */
 	if (store_put_params(s->st, run->id, a->params, a->nparams) < 0) {
 		cli_error("%s: cannot store the run's parameters: %s", s->dbpath, store_errmsg(s->st));
 		discard_run(s->st, run);
@@ -876,14 +978,58 @@ static void say_end(const struct session *s, int store_err)
 			(unsigned long long)lost.rows_dropped);
 }
 
+static int first_sample_cb(void *ctx, const struct sample *smp)
+{
+	*(int64_t *)ctx = smp->elapsed_ns;
+	return 1;
+}
+
+/* A followed instance after the first: the gap from the end of the last instance to
+ * this run's first sample, as a "restart" event of this run (gap_us, after_run) and a
+ * line. */
+static void note_restart(struct session *s)
+{
+	const struct run *r = &s->run;
+	int64_t first = 0;
+	char detail[96];
+	if (store_each_sample(s->st, r->id, first_sample_cb, &first) < 0)
+		first = 0;	/* then the run's start */
+	int64_t at = r->started_at + first, gap = at - s->prev_end;
+	if (gap < 0)
+		gap = 0;
+	snprintf(detail, sizeof(detail), "gap_us=%lld after_run=%lld", (long long)(gap / 1000),
+		 (long long)s->prev_run);
+	if (store_add_event(s->st, r->id, at, "restart", r->pid, detail) < 0)
+		cli_error("cannot store the restart of run %lld: %s", (long long)r->id,
+			  store_errmsg(s->st));
+	if (!s->a->opts.quiet)
+		fprintf(stderr, "rsswatch: restarted after %.1fms (from the end of run %lld to the "
+			"first sample of run %lld)\n", (double)gap / 1e6, (long long)s->prev_run,
+			(long long)r->id);
+}
+
 /* Records, says how it went, and picks the exit status: a launched command's own. */
 static int run_recording(struct session *s)
 {
 	struct record_args *a = s->a;
 	int store_err = 0;
 	say_start(s);
-	open_gpu(a);
+	if (!s->gpu_open)
+		open_gpu(a);
+	s->gpu_open = 1;
 	int e = record(&a->opts, &s->t, s->sigfd, s->st, &s->run, &store_err);
+	if (e == -ESRCH && a->follow && !s->run.samples && !store_err) {
+		/* a followed instance that was gone before its first sample: no run */
+		if (!a->opts.quiet)
+			fprintf(stderr, "rsswatch: pid %d ended before its first sample: no run kept\n",
+				(int)s->t.pid);
+		store_delete_run(s->st, s->run.id);
+		if (s->series == s->run.id)
+			s->series = 0;
+		return FOLLOW_GONE;
+	}
+	if (s->prev_end)
+		note_restart(s);
 	if (e < 0)
 		cli_error("recording of %s ended early: %s", a->cgroup ? "the cgroup" : "the target",
 			  errstr(e));
@@ -898,8 +1044,64 @@ static int run_recording(struct session *s)
 	return EXIT_OK;
 }
 
+/* What one instance held, let go before the next: its run, pidfd and cgroup. */
+static void end_instance(struct session *s, int kept)
+{
+	if (kept) {	/* the gap runs from the end of the last run kept */
+		s->prev_end = s->run.ended_at ? s->run.ended_at : real_ns();
+		s->prev_run = s->run.id;
+	}
+	run_release(&s->run);
+	if (s->t.pidfd >= 0)
+		close(s->t.pidfd);
+	memset(&s->t, 0, sizeof(s->t));
+	s->t.pidfd = -1;
+	release_cgroup(s->tc);
+	run_cgroup_init(s->tc, &s->sink);
+	s->pid = 0;
+}
+
+/* record --follow: one run per instance until a signal or the end of -d (over all
+ * instances). An instance that ends before it can be attached is passed over. */
+static int follow_loop(struct session *s)
+{
+	struct record_args *a = s->a;
+	for (;;) {
+		if (a->follow_deadline) {
+			int64_t left = a->follow_deadline - mono_ns();
+			a->opts.duration_ns = left > 0 ? left : 1;
+		}
+		int ret = run_recording(s);
+		if (ret != FOLLOW_GONE &&
+		    (ret != EXIT_OK || strcmp(s->run.outcome, OUTCOME_STOPPED) == 0))
+			return ret;
+		end_instance(s, ret != FOLLOW_GONE);
+		for (;;) {
+			pid_t pid = 0;
+			if ((ret = follow_next(s, &pid)) != 0)
+				return ret == FOLLOW_STOPPED ? EXIT_OK : ret;
+			s->pid = pid;
+			if ((ret = find_target(s)) == 0)
+				break;
+			/* gone already (or the cgroup removed again): wait on; one still there
+			 * that cannot be recorded would only be found again */
+			if (ret != EXIT_FAIL || (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM)))
+				return ret;
+			if (s->t.pidfd >= 0)
+				close(s->t.pidfd);
+			s->t.pidfd = -1;
+			release_cgroup(s->tc);
+			run_cgroup_init(s->tc, &s->sink);
+		}
+		if ((ret = start_run(s)) != 0)
+			return ret;
+	}
+}
+
 static void close_session(struct session *s)
 {
+	if (s->fw_open)
+		follow_release(&s->fw);
 	release_cgroup(s->tc);
 	free(s->tc);
 	run_release(&s->run);
@@ -938,9 +1140,13 @@ int cmd_record(int argc, char **argv)
 	a.opts.sink = &s.sink;
 	s.tc = xmalloc(sizeof(*s.tc));
 	run_cgroup_init(s.tc, &s.sink);
+	if (a.follow && a.opts.duration_ns)	/* -d: the total over every instance */
+		a.follow_deadline = mono_ns() + a.opts.duration_ns;
 	if ((ret = open_session(&s)) == 0 && (ret = find_target(&s)) == 0 &&
 	    (ret = start_run(&s)) == 0)
-		ret = run_recording(&s);
+		ret = a.follow ? follow_loop(&s) : run_recording(&s);
+	if (ret == FOLLOW_STOPPED)	/* stopped before the first instance: no run */
+		ret = EXIT_OK;
 	close_session(&s);
 	run_params_free(a.params, a.nparams);
 	return ret;

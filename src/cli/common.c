@@ -1,4 +1,5 @@
 /* Helpers shared by the verbs that read the run database. */
+#include "base/buf.h"
 #include "base/util.h"
 #include "cli/cli.h"
 #include "record/recorder.h"
@@ -96,23 +97,92 @@ int cli_chart_time(const char *verb, const char *arg, enum chart_time *out)
 	return 0;
 }
 
+/* One RUN argument's failure to resolve, in words; the exit status. */
+static int ref_failed(struct store *st, const char *ref, int e)
+{
+	struct buf shown = { 0 };	/* an argument: one line, whatever was given */
+	buf_put_printable(&shown, ref);
+	const char *r = buf_str(&shown);
+	int ret = EXIT_FAIL;
+	if (e == -EINVAL) {
+		cli_error("invalid run '%s': give a run id, 'last', 'sID' (the last run of series "
+			  "ID) or 'sID:N' (its last N runs)", r);
+		ret = EXIT_USAGE;
+	} else if (e == -E2BIG) {
+		cli_error("'%s' names several runs: give one here ('sID' is the series' last)", r);
+		ret = EXIT_USAGE;
+	} else if (e == -ENOENT && ref[0] == 'l') {
+		cli_error("no runs recorded yet");
+	} else if (e == -ENOENT && ref[0] == 's') {
+		cli_error("no series %s (rsswatch ls --series lists them)", r + 1);
+	} else if (e == -ENOENT) {
+		cli_error("no run %s", r);
+	} else {
+		cli_error("cannot look up run %s: %s", r, store_errmsg(st));
+	}
+	buf_release(&shown);
+	return ret;
+}
+
 int cli_resolve_run(struct store *st, const char *ref, int64_t *id)
 {
 	int e = store_resolve(st, ref, id);
-	if (e == -EINVAL) {
-		cli_error("invalid run '%s': give a run id or 'last'", ref);
-		return EXIT_USAGE;
+	return e < 0 ? ref_failed(st, ref, e) : 0;
+}
+
+int cli_expand_runs(struct store *st, char *const *refs, size_t n, char ***out, size_t *nout)
+{
+	char **v = xcalloc(n ? n : 1, sizeof(*v));
+	size_t cnt = 0, cap = n;
+	for (size_t i = 0; i < n; i++) {
+		/* each comma-separated part; a part that names N runs becomes N ids */
+		struct buf group = { 0 };
+		char *arg = xstrdup(refs[i]), *save = NULL;
+		int top = !strchr(refs[i], ',');
+		for (char *ref = strtok_r(arg, ",", &save); ref; ref = strtok_r(NULL, ",", &save)) {
+			struct run_ref rr;
+			int64_t *ids;
+			size_t k;
+			if (run_ref_parse(ref, &rr) < 0 || !rr.series || rr.count == 1) {
+				buf_printf(&group, "%s%s", group.len ? "," : "", ref);
+				continue;
+			}
+			int e = store_resolve_runs(st, ref, &ids, &k);
+			if (e < 0) {
+				int ret = ref_failed(st, ref, e);
+				buf_release(&group);
+				free(arg);
+				cli_free_refs(v, cnt);
+				return ret;
+			}
+			for (size_t j = 0; j < k; j++) {
+				if (top) {
+					if (cnt == cap)
+						v = xrealloc(v, (cap = cap * 2 + 1) * sizeof(*v));
+					v[cnt] = xmalloc(24);
+					snprintf(v[cnt++], 24, "%lld", (long long)ids[j]);
+				} else {
+					buf_printf(&group, "%s%lld", group.len ? "," : "", (long long)ids[j]);
+				}
+			}
+			free(ids);
+		}
+		free(arg);
+		if (!top || group.len) {
+			if (cnt == cap)
+				v = xrealloc(v, (cap = cap * 2 + 1) * sizeof(*v));
+			v[cnt++] = xstrdup(buf_str(&group));
+		}
+		buf_release(&group);
 	}
-	if (e == -ENOENT) {
-		if (ref[0] == 'l')
-			cli_error("no runs recorded yet");
-		else
-			cli_error("no run %s", ref);
-		return EXIT_FAIL;
-	}
-	if (e < 0) {
-		cli_error("cannot look up run %s: %s", ref, store_errmsg(st));
-		return EXIT_FAIL;
-	}
+	*out = v;
+	*nout = cnt;
 	return 0;
+}
+
+void cli_free_refs(char **refs, size_t n)
+{
+	for (size_t i = 0; refs && i < n; i++)
+		free(refs[i]);
+	free(refs);
 }

@@ -61,6 +61,23 @@ static int is_in(const struct proc_id *ids, size_t n, pid_t pid, uint64_t startt
 	return 0;
 }
 
+int proc_matches(const regex_t *re, pid_t pid, const struct proc_id *anc, size_t nanc,
+		 struct proc_match *pm)
+{
+	struct proc_stat ps;
+	memset(pm, 0, sizeof(*pm));
+	pm->pid = pid;
+	/* The process may vanish at any step: then it simply does not match. */
+	if (pid == getpid() || proc_read_stat(pid, &ps) < 0 || ps.state == 'Z' ||
+	    is_in(anc, nanc, pid, ps.starttime))
+		return 0;
+	if (proc_read_cmdline(pid, pm->cmdline, sizeof(pm->cmdline)) < 0 || !pm->cmdline[0])
+		return 0;
+	strlcpy_rsw(pm->name, ps.comm, sizeof(pm->name));
+	pm->starttime = ps.starttime;
+	return regexec(re, pm->name, 0, NULL, 0) == 0 || regexec(re, pm->cmdline, 0, NULL, 0) == 0;
+}
+
 int find_matches(const regex_t *re, struct proc_match **out, size_t *n)
 {
 	char path[PATH_MAX];
@@ -84,18 +101,7 @@ int find_matches(const regex_t *re, struct proc_match **out, size_t *n)
 		if (*end || v <= 0 || v > INT32_MAX || (pid_t)v == self)
 			continue;
 		struct proc_match pm;
-		struct proc_stat ps;
-		memset(&pm, 0, sizeof(pm));
-		pm.pid = (pid_t)v;
-		/* The process may vanish at any step: then it simply does not match. */
-		if (proc_read_stat(pm.pid, &ps) < 0 || ps.state == 'Z' ||
-		    is_in(anc, nanc, pm.pid, ps.starttime))
-			continue;
-		if (proc_read_cmdline(pm.pid, pm.cmdline, sizeof(pm.cmdline)) < 0 || !pm.cmdline[0])
-			continue;
-		strlcpy_rsw(pm.name, ps.comm, sizeof(pm.name));
-		pm.starttime = ps.starttime;
-		if (regexec(re, pm.name, 0, NULL, 0) != 0 && regexec(re, pm.cmdline, 0, NULL, 0) != 0)
+		if (!proc_matches(re, (pid_t)v, anc, nanc, &pm))
 			continue;
 		if (cnt == cap) {
 			cap = cap ? cap * 2 : 8;

@@ -41,6 +41,11 @@ void proc_ancestry(pid_t pid, struct proc_id **out, size_t *n);
  * that started it carry the pattern in their own command lines) and processes without
  * a command line (kernel threads, zombies). Sorted by start time, oldest first. */
 int find_matches(const regex_t *re, struct proc_match **out, size_t *n);
+/* The rule of find_matches() for one process: whether pid (not rsswatch, not one of
+ * anc[0..nanc), the caller's ancestry from proc_ancestry(), with a command line, not a
+ * zombie) has a name or command line that matches re; fills *pm either way. */
+int proc_matches(const regex_t *re, pid_t pid, const struct proc_id *anc, size_t nanc,
+		 struct proc_match *pm);
 
 /* Starts argv as a child. The child gets orig_mask as its signal mask (the recorder
  * blocks signals for its signalfd) and default dispositions. pre_exec, when not NULL,

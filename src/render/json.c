@@ -102,6 +102,8 @@ void json_run_fields(struct buf *b, const struct run *r)
 	json_str(b, r->label);
 	buf_puts(b, ",\"params\":");
 	json_params(b, r->params, r->nparams);
+	buf_puts(b, ",\"series\":");
+	json_opt_int(b, r->series, r->series > 0);
 	buf_puts(b, ",\"host\":");
 	json_str(b, r->host);
 	buf_puts(b, ",\"kernel\":");

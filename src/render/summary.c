@@ -17,6 +17,8 @@ static void summary_head(struct buf *b, const struct run *r)
 		buf_put_printable(b, r->label);
 		buf_putc(b, '"');
 	}
+	if (r->series > 0)	/* record --follow: RUN "sID" is the series' last run */
+		buf_printf(b, "  (series s%lld)", (long long)r->series);
 	buf_putc(b, '\n');
 	if (r->nparams) {
 		buf_puts(b, "params   ");

@@ -96,6 +96,9 @@ static const struct store_column run_cols[] = {
 	{ "min_eta_at", I, FIELD(run, min_eta_at, COL_I64),
 	  NULL_IF(COL_NULL_IF_EMPTY, run, min_eta_limit, COL_CHARS), .when = P },
 	{ "min_eta_limit", T, FIELD(run, min_eta_limit, COL_CHARS), .when = P },
+	/* schema 12: a followed run's series is known after its first run's INSERT */
+	{ "series", I, FIELD(run, series, COL_I64),
+	  NULL_IF(COL_NULL_IF_NOT_POS, run, series, COL_I64), .when = B | P },
 };
 
 /* In export's order: the fixed figures, then those a run may lack, GPU last (the

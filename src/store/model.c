@@ -139,3 +139,47 @@ void run_params_free(struct run_param *p, size_t n)
 		free(p[i].value);
 	free(p);
 }
+
+/* A decimal number of up to 18 digits at *p (no sign, no spaces); moves *p past it. */
+static int ref_number(const char **p, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t digits = 0;
+	while (**p >= '0' && **p <= '9') {
+		if (++digits > 18)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(**p - '0');
+		(*p)++;
+	}
+	if (!digits)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int run_ref_parse(const char *s, struct run_ref *out)
+{
+	struct run_ref r = { .count = 1 };
+	uint64_t v;
+	const char *p = s;
+	if (strcmp(s, "last") == 0) {
+		*out = r;
+		return 0;
+	}
+	if (*p == 's') {
+		r.series = 1;
+		p++;
+	}
+	if (ref_number(&p, &v) < 0 || v == 0)
+		return -EINVAL;
+	r.id = (int64_t)v;
+	if (r.series && *p == ':') {
+		p++;
+		if (ref_number(&p, &r.count) < 0 || r.count == 0)
+			return -EINVAL;
+	}
+	if (*p)
+		return -EINVAL;
+	*out = r;
+	return 0;
+}

@@ -97,6 +97,18 @@ struct run_param {
  * bad argument returns -EINVAL and writes a one-line reason (without the argument
  * itself) into err; out is then untouched. */
 int run_param_parse(const char *arg, struct run_param *out, char *err, size_t errlen);
+
+/* A RUN argument, parsed: "last", a run id, or runs of a series (record --follow):
+ * "sID" is series ID's last run, "sID:N" its last N runs (fewer when it has fewer).
+ * No '~' (model tells a formula from a RUN by it) and no ',' (compare's groups). */
+struct run_ref {
+	int series;		/* 1: id is a series id */
+	int64_t id;		/* the run or the series; 0 with !series: "last" */
+	uint64_t count;		/* :N: this many runs (1 unless given) */
+};
+/* Parses a whole RUN argument into out: 0, or -EINVAL (ids and counts are decimal,
+ * at least 1; nothing else may follow). Pure. */
+int run_ref_parse(const char *s, struct run_ref *out);
 /* Whether s (the whole string) is a finite decimal number, as run_param_parse decides
  * is_num: digits with an optional sign, fraction and exponent; no hex, inf or nan. */
 int run_param_number(const char *s, double *out);
@@ -199,6 +211,9 @@ struct run {
 	int64_t min_eta_ns;
 	int64_t min_eta_at;
 	char min_eta_limit[8];
+	/* record --follow: the runs of one followed service, one per instance, share a
+	 * series, whose id is the id of its first run (0: not followed; NULL stored). */
+	int64_t series;
 };
 
 /* Where a peak came from, as stored and as said in every output. */

@@ -161,6 +161,10 @@ const char *const store_migrations[] = {
 	"ALTER TABLE sample ADD COLUMN majflt INTEGER;"
 	"ALTER TABLE sample ADD COLUMN read_bytes INTEGER;"
 	"ALTER TABLE sample ADD COLUMN write_bytes INTEGER;",
+	/* 12: record --follow: the series of a followed service's runs (the id of its
+	 * first run; NULL: not followed) */
+	"ALTER TABLE run ADD COLUMN series INTEGER;"
+	"CREATE INDEX run_series ON run (series, id);",
 };
 #define SCHEMA_VERSION ((int)ARRAY_SIZE(store_migrations))
 const int store_schema_version = SCHEMA_VERSION;
@@ -662,36 +666,88 @@ fail:
 	return -EIO;
 }
 
-int store_resolve(struct store *st, const char *ref, int64_t *id)
+int store_resolve_runs(struct store *st, const char *ref, int64_t **ids, size_t *n)
 {
+	struct run_ref r;
 	sqlite3_stmt *s;
-	int64_t want = 0;
-	int last = strcmp(ref, "last") == 0;
-	if (!last) {
-		uint64_t v = 0;
-		for (const char *p = ref; *p; p++) {
-			if (*p < '0' || *p > '9' || v > INT64_MAX / 10)
-				return -EINVAL;
-			v = v * 10 + (uint64_t)(*p - '0');
-		}
-		if (!*ref || v == 0)
-			return -EINVAL;
-		want = (int64_t)v;
-	}
-	if (prepare(st, last ? "SELECT max(id) FROM run" : "SELECT id FROM run WHERE id = ?", &s) < 0)
+	if (run_ref_parse(ref, &r) < 0)
+		return -EINVAL;
+	const char *sql = r.series ?
+		"SELECT id FROM run WHERE series = ? ORDER BY id DESC LIMIT ?" :
+		r.id ? "SELECT id FROM run WHERE id = ?" : "SELECT max(id) FROM run";
+	if (r.count > INT64_MAX || prepare(st, sql, &s) < 0)
 		return -EIO;
-	if (!last)
-		sqlite3_bind_int64(s, 1, want);
-	int rc = sqlite3_step(s);
-	int e = -ENOENT;
-	if (rc == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL) {
-		*id = sqlite3_column_int64(s, 0);
-		e = 0;
-	} else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		e = -EIO;
+	if (r.id)
+		sqlite3_bind_int64(s, 1, r.id);
+	if (r.series)
+		sqlite3_bind_int64(s, 2, (int64_t)r.count);
+	int64_t *out = NULL;
+	size_t cnt = 0;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (sqlite3_column_type(s, 0) == SQLITE_NULL)
+			continue;	/* max(id) of no runs */
+		out = xrealloc(out, (cnt + 1) * sizeof(*out));
+		out[cnt++] = sqlite3_column_int64(s, 0);
 	}
 	sqlite3_finalize(s);
-	return e;
+	if (rc != SQLITE_DONE || !cnt) {
+		free(out);
+		return rc != SQLITE_DONE ? -EIO : -ENOENT;
+	}
+	for (size_t i = 0; i < cnt / 2; i++) {	/* oldest first */
+		int64_t t = out[i];
+		out[i] = out[cnt - 1 - i];
+		out[cnt - 1 - i] = t;
+	}
+	*ids = out;
+	*n = cnt;
+	return 0;
+}
+
+int store_resolve(struct store *st, const char *ref, int64_t *id)
+{
+	struct run_ref r;
+	int64_t *ids;
+	size_t n;
+	if (run_ref_parse(ref, &r) < 0)
+		return -EINVAL;
+	if (r.count > 1)
+		return -E2BIG;
+	int e = store_resolve_runs(st, ref, &ids, &n);
+	if (e < 0)
+		return e;
+	*id = ids[0];
+	free(ids);
+	return 0;
+}
+
+int store_series_runs(struct store *st, int64_t series, struct run **out, size_t *n)
+{
+	sqlite3_stmt *s;
+	char *sql = run_select("WHERE series = ? ORDER BY id");
+	int pe = prepare(st, sql, &s);
+	free(sql);
+	if (pe < 0)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, series);
+	struct run *runs = NULL;
+	size_t cnt = 0;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		runs = xrealloc(runs, (cnt + 1) * sizeof(*runs));
+		load_run(s, &runs[cnt]);
+		settle_outcome(st, &runs[cnt]);
+		cnt++;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		store_free_runs(runs, cnt);
+		return -EIO;
+	}
+	*out = runs;
+	*n = cnt;
+	return 0;
 }
 
 int store_get_run(struct store *st, int64_t id, struct run *out)

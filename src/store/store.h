@@ -86,9 +86,16 @@ struct store_lost store_lost(const struct store *st);
 
 /* --- reading --- */
 
-/* Resolves "last" or a decimal id to an existing run id: 0, -EINVAL (not a run
- * reference), -ENOENT (no such run). */
+/* Resolves a RUN argument (store/model.h, run_ref_parse: "last", an id, "sID")
+ * to one existing run id: 0, -EINVAL (not a run reference), -E2BIG (it
+ * names several runs: "sID:N" with N > 1), -ENOENT (no such run). */
 int store_resolve(struct store *st, const char *ref, int64_t *id);
+/* The same for a RUN argument that may name several runs ("sID:N"): *ids (to free)
+ * holds *n >= 1 run ids, oldest first. -EINVAL, -ENOENT, -EIO. */
+int store_resolve_runs(struct store *st, const char *ref, int64_t **ids, size_t *n);
+/* The runs of a series (record --follow), oldest first, without their parameters;
+ * *n is 0 when there are none. Free with store_free_runs(). */
+int store_series_runs(struct store *st, int64_t series, struct run **out, size_t *n);
 /* Whether the recorder of a run marked "running" is still at work (the caller's to
  * say: the store reads no /proc; record/recorder.h has recorder_alive). */
 typedef int (*store_alive_fn)(const struct run *r);
