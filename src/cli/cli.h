@@ -35,6 +35,7 @@ int cmd_plot(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_model(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
 
 /* All verbs, in the order `rsswatch --help` lists them; NULL-terminated. */
 extern const struct verb verbs[];
