@@ -170,7 +170,8 @@ demo: deps-build
 # prefix a program needs an rpath or LD_LIBRARY_PATH (README, Install).
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1
+		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/lib/systemd/system
 	install -m 755 $(RSSWATCH) $(DESTDIR)$(PREFIX)/bin/rsswatch
 	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/librsswatch.so.1
 	ln -sf librsswatch.so.1 $(DESTDIR)$(PREFIX)/lib/librsswatch.so
@@ -178,6 +179,8 @@ install: all
 	install -m 644 include/rsswatch.h $(DESTDIR)$(PREFIX)/include/rsswatch.h
 	install -m 644 man/rsswatch.1 $(DESTDIR)$(PREFIX)/share/man/man1/rsswatch.1
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' rsswatch.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/rsswatch.pc
+	sed -e 's|/usr/local/bin/rsswatch|$(PREFIX)/bin/rsswatch|' dist/rsswatch-agent.service \
+		> $(DESTDIR)$(PREFIX)/lib/systemd/system/rsswatch-agent.service
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && \
 	    { [ "$(PREFIX)" = /usr ] || [ "$(PREFIX)" = /usr/local ]; }; then \
 		echo ldconfig; ldconfig; \
@@ -187,7 +190,8 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/rsswatch $(DESTDIR)$(PREFIX)/lib/librsswatch.so.1 \
 		$(DESTDIR)$(PREFIX)/lib/librsswatch.so $(DESTDIR)$(PREFIX)/lib/librsswatch.a \
 		$(DESTDIR)$(PREFIX)/include/rsswatch.h $(DESTDIR)$(PREFIX)/share/man/man1/rsswatch.1 \
-		$(DESTDIR)$(PREFIX)/lib/pkgconfig/rsswatch.pc
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig/rsswatch.pc \
+		$(DESTDIR)$(PREFIX)/lib/systemd/system/rsswatch-agent.service
 
 # The layers' one-way include rule and the banned functions (scripts/lint.sh).
 lint:

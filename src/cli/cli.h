@@ -35,6 +35,7 @@ int cmd_plot(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_model(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 
 /* Retention (cmd_gc.c), shared with record --keep and --max-db. --keep AGE ('none': -1)

@@ -21,6 +21,7 @@ const struct verb verbs[] = {
 	{ "report", cmd_report, "write one run as a self-contained HTML page" },
 	{ "compare", cmd_compare, "compare runs or groups of runs side by side" },
 	{ "model", cmd_model, "fit memory against run parameters or counters; will it fit?" },
+	{ "agent", cmd_agent, "watch several targets at once, across restarts, for Prometheus" },
 	{ NULL, NULL, NULL },
 };
 

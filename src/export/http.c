@@ -19,9 +19,17 @@
 /* Everything below d is shared by the sampling thread and the server's, under lock.
  * scrapes counts the requests of /metrics; last_scrape and gap (monotonic ns) are the
  * time of the last one and its distance from the one before (0: not known yet);
- * end_served counts the answers that held the run's end and were sent in full. */
+ * end_served counts the answers that held the run's end and were sent in full.
+ * The agent's endpoint (exporter_start_set) has ntargets targets instead of latest;
+ * each target's recorder holds a handle of its own (slots[i]: owner and slot set, no
+ * server), whose calls go to the owner's targets[slot] under the owner's lock. */
 struct exporter {
 	struct MHD_Daemon *d;
+	struct exporter *owner;	/* a target's handle: the endpoint; NULL for the endpoint */
+	size_t slot;
+	struct exporter *slots;
+	struct prom_target *targets;
+	size_t ntargets;
 	pthread_mutex_t lock;
 	pthread_cond_t scraped;
 	struct prom_snapshot latest;
@@ -89,6 +97,36 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 	return ret;
 }
 
+/* The agent's /metrics: every target's latest, copied under the lock. */
+static enum MHD_Result serve_set(struct exporter *x, struct MHD_Connection *c)
+{
+	struct prom_target *t = malloc(x->ntargets * sizeof(*t));
+	if (!t)
+		return MHD_NO;
+	int64_t now = mono_ns();
+	pthread_mutex_lock(&x->lock);
+	memcpy(t, x->targets, x->ntargets * sizeof(*t));
+	if (x->scrapes++)
+		x->gap = now - x->last_scrape;
+	x->last_scrape = now;
+	pthread_mutex_unlock(&x->lock);
+	struct prom_agent a = { 0, 0 };
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		a.user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+		a.sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	}
+	int om = prom_wants_openmetrics(mhd.lookup_value(c, MHD_HEADER_KIND,
+								      MHD_HTTP_HEADER_ACCEPT));
+	struct buf b = { 0 };
+	prom_write_agent(&b, t, x->ntargets, &a, om);
+	free(t);
+	enum MHD_Result ret = reply(c, MHD_HTTP_OK, om ? OPENMETRICS_CONTENT_TYPE : PROM_CONTENT_TYPE,
+				    buf_str(&b), b.len);
+	buf_release(&b);
+	return ret;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_size, void **con_cls)
@@ -108,6 +146,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		static const char m[] = "not found: try /metrics\n";
 		return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", m, sizeof(m) - 1);
 	}
+	if (x->ntargets)
+		return serve_set(x, c);
 	struct prom_snapshot *snap = malloc(sizeof(*snap));
 	if (!snap)
 		return MHD_NO;
@@ -151,7 +191,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	pthread_mutex_unlock(&x->lock);
 }
 
-int exporter_start(struct exporter **out, const char *addr)
+static int start(struct exporter **out, const char *addr, const char *const *names, size_t n)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -172,6 +212,16 @@ int exporter_start(struct exporter **out, const char *addr)
 		return e;
 	}
 	struct exporter *x = xcalloc(1, sizeof(*x));
+	if (n) {
+		x->ntargets = n;
+		x->targets = xcalloc(n, sizeof(*x->targets));
+		x->slots = xcalloc(n, sizeof(*x->slots));
+		for (size_t i = 0; i < n; i++) {
+			strlcpy_rsw(x->targets[i].name, names[i], sizeof(x->targets[i].name));
+			x->slots[i].owner = x;
+			x->slots[i].slot = i;
+		}
+	}
 	pthread_mutex_init(&x->lock, NULL);
 	pthread_cond_init(&x->scraped, NULL);
 	/* The server's thread takes no signals: SIGINT and SIGTERM are for the sampling
@@ -192,6 +242,8 @@ int exporter_start(struct exporter **out, const char *addr)
 		close(fd);
 		pthread_cond_destroy(&x->scraped);
 		pthread_mutex_destroy(&x->lock);
+		free(x->targets);
+		free(x->slots);
 		free(x);
 		return -EIO;
 	}
@@ -199,21 +251,74 @@ int exporter_start(struct exporter **out, const char *addr)
 	return 0;
 }
 
+int exporter_start(struct exporter **out, const char *addr)
+{
+	return start(out, addr, NULL, 0);
+}
+
+int exporter_start_set(struct exporter **out, const char *addr, const char *const *names,
+		       size_t n)
+{
+	if (n == 0)
+		return -EINVAL;
+	return start(out, addr, names, n);
+}
+
+struct exporter *exporter_slot(struct exporter *x, size_t i)
+{
+	return x && i < x->ntargets ? &x->slots[i] : NULL;
+}
+
+void exporter_target(struct exporter *x, int up, int64_t run, pid_t pid, uint64_t instances,
+		     uint64_t restarts)
+{
+	if (!x || !x->owner)
+		return;
+	pthread_mutex_lock(&x->owner->lock);
+	struct prom_target *t = &x->owner->targets[x->slot];
+	if (up && !t->up) {	/* a new instance: nothing of the last one's is left */
+		memset(&t->snap, 0, sizeof(t->snap));
+		t->snap.run = run;
+		t->snap.pid = pid;
+	}
+	if (!up)
+		t->snap.have_sample = 0;	/* no figures of a process that has gone */
+	t->up = up;
+	t->instances = instances;
+	t->restarts = restarts;
+	pthread_mutex_unlock(&x->owner->lock);
+}
+
+/* The snapshot x writes to, with its endpoint locked. */
+static struct prom_snapshot *lock_snap(struct exporter *x)
+{
+	if (!x->owner) {
+		pthread_mutex_lock(&x->lock);
+		return &x->latest;
+	}
+	pthread_mutex_lock(&x->owner->lock);
+	return &x->owner->targets[x->slot].snap;
+}
+
+static void unlock_snap(struct exporter *x)
+{
+	pthread_mutex_unlock(x->owner ? &x->owner->lock : &x->lock);
+}
+
 void exporter_update(struct exporter *x, const struct prom_snapshot *snap)
 {
 	if (!x)
 		return;
-	pthread_mutex_lock(&x->lock);
-	memcpy(&x->latest, snap, sizeof(*snap));
-	pthread_mutex_unlock(&x->lock);
+	struct prom_snapshot *p = lock_snap(x);
+	memcpy(p, snap, sizeof(*snap));
+	unlock_snap(x);
 }
 
 void exporter_end(struct exporter *x, const struct run *r)
 {
 	if (!x)
 		return;
-	pthread_mutex_lock(&x->lock);
-	struct prom_snapshot *p = &x->latest;
+	struct prom_snapshot *p = lock_snap(x);
 	p->run = r->id;
 	p->samples = r->samples;
 	p->oom_kills = r->oom_kills;
@@ -223,8 +328,9 @@ void exporter_end(struct exporter *x, const struct run *r)
 	p->ended_at = r->ended_at;
 	p->exit_code = r->exit_code;
 	p->signal = r->signal;
-	x->ended = 1;
-	pthread_mutex_unlock(&x->lock);
+	if (!x->owner)
+		x->ended = 1;	/* the agent's endpoint outlives its runs: no linger */
+	unlock_snap(x);
 }
 
 /* Is SIGINT or SIGTERM waiting (the recorder blocks them and reads a signalfd)? */
@@ -260,11 +366,13 @@ static void linger(struct exporter *x)
 
 void exporter_free(struct exporter *x)
 {
-	if (!x)
+	if (!x || x->owner)
 		return;
 	linger(x);
 	mhd.stop_daemon(x->d);	/* also closes the listening socket */
 	pthread_cond_destroy(&x->scraped);
 	pthread_mutex_destroy(&x->lock);
+	free(x->targets);
+	free(x->slots);
 	free(x);
 }

@@ -9,6 +9,8 @@
 #define RSW_EXPORT_HTTP_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "export/prom.h"
 #include "store/model.h"
@@ -25,6 +27,22 @@ struct exporter;
  * loaded (it is opened at run time), or -errno from socket/bind/listen, with *x
  * unchanged. */
 int exporter_start(struct exporter **x, const char *addr);
+
+/* The agent's endpoint: one /metrics for n targets named names[0..n) (each name a
+ * label value, copied), served by prom_write_agent. Each target's recorder is given its
+ * own handle, exporter_slot(x, i), for exporter_update and exporter_end (which then
+ * never linger); exporter_free(x) frees the handles with the endpoint (freeing a handle
+ * does nothing). Returns as exporter_start, and -EINVAL for n == 0. */
+int exporter_start_set(struct exporter **x, const char *addr, const char *const *names,
+		       size_t n);
+struct exporter *exporter_slot(struct exporter *x, size_t i);
+
+/* A target's state for the agent's metrics (NULL x or the endpoint itself: nothing):
+ * up 1 when an instance (run, pid) starts to be recorded, which clears the last one's
+ * snapshot; up 0 while waiting, which drops the sample's gauges and keeps how the last
+ * run ended. */
+void exporter_target(struct exporter *x, int up, int64_t run, pid_t pid, uint64_t instances,
+		     uint64_t restarts);
 
 /* Hands over the latest snapshot (NULL x: nothing). */
 void exporter_update(struct exporter *x, const struct prom_snapshot *snap);

@@ -40,12 +40,40 @@ int prom_wants_openmetrics(const char *accept)
 	return accept && strstr(accept, "application/openmetrics-text") != NULL;
 }
 
-/* The labels every series has: run, pid, comm. */
-static void labels(struct buf *b, const struct prom_snapshot *p)
+/* One exposition being written: either one recording's snapshot (record --listen:
+ * its series labelled run, pid, comm) or the agent's targets (each series labelled
+ * target="NAME" only, so that the number of series is bounded by the number of
+ * targets, never by the pids or names of the processes that come and go). A family's
+ * # HELP and # TYPE lines are written once, before its first series: a family with no
+ * series at all (say, GPU memory where no target has any) is left out. */
+struct pw {
+	struct buf *b;
+	int om;
+	const struct prom_snapshot *one;	/* record --listen, or NULL */
+	const struct prom_target *t;	/* the agent's, when one is NULL */
+	size_t n;			/* 1 for one */
+	const char *name, *type, *help;	/* the family being written */
+	int started;			/* its header is out */
+};
+
+static const struct prom_snapshot *snap_at(const struct pw *w, size_t i)
 {
-	buf_printf(b, "run=\"%lld\",pid=\"%d\",comm=\"", (long long)p->run, (int)p->pid);
-	prom_comm_label(b, p->comm);
-	buf_putc(b, '"');
+	return w->one ? w->one : &w->t[i].snap;
+}
+
+/* The labels every series has: run, pid, comm; or the agent's target. */
+static void labels(struct pw *w, size_t i)
+{
+	if (!w->one) {
+		buf_puts(w->b, "target=\"");
+		prom_escape_label(w->b, w->t[i].name);
+		buf_putc(w->b, '"');
+		return;
+	}
+	const struct prom_snapshot *p = w->one;
+	buf_printf(w->b, "run=\"%lld\",pid=\"%d\",comm=\"", (long long)p->run, (int)p->pid);
+	prom_comm_label(w->b, p->comm);
+	buf_putc(w->b, '"');
 }
 
 /* The # HELP and # TYPE lines of a family. A counter's family is named without _total
@@ -68,147 +96,248 @@ static void family(struct buf *b, int om, const char *name, const char *type, co
 	}
 }
 
-static void series_u(struct buf *b, const struct prom_snapshot *p, const char *name,
-		     const char *sfx, const char *extra, uint64_t v)
+/* The next family; its header waits for its first series. */
+static void fam(struct pw *w, const char *name, const char *type, const char *help)
 {
-	buf_printf(b, "%s%s{", name, sfx);
-	labels(b, p);
-	buf_printf(b, "%s} %llu\n", extra ? extra : "", (unsigned long long)v);
+	w->name = name;
+	w->type = type;
+	w->help = help;
+	w->started = 0;
 }
 
-static void series_d(struct buf *b, const struct prom_snapshot *p, const char *name,
-		     const char *sfx, const char *extra, double v)
+/* Opens a series of the current family: "NAME_SFX{labels EXTRA", after the family's
+ * header when this is its first. */
+static void series_open(struct pw *w, size_t i, const char *extra)
 {
-	buf_printf(b, "%s%s{", name, sfx);
-	labels(b, p);
-	buf_printf(b, "%s} %.15g\n", extra ? extra : "", v);
+	if (!w->started++)
+		family(w->b, w->om, w->name, w->type, w->help);
+	buf_printf(w->b, "%s%s{", w->name, strcmp(w->type, "counter") == 0 ? "_total" : "");
+	labels(w, i);
+	if (extra)
+		buf_puts(w->b, extra);
 }
 
-/* A PSI stall-time counter family: kind="some", and kind="full" when read. */
-static void pressure(struct buf *b, int om, const struct prom_snapshot *p, const char *name,
-		     const char *help, uint64_t some_us, uint64_t full_us, int have_full)
+static void series_u(struct pw *w, size_t i, const char *extra, uint64_t v)
 {
-	family(b, om, name, "counter", help);
-	series_d(b, p, name, "_total", ",kind=\"some\"", (double)some_us / 1e6);
-	if (have_full)
-		series_d(b, p, name, "_total", ",kind=\"full\"", (double)full_us / 1e6);
+	series_open(w, i, extra);
+	buf_printf(w->b, "} %llu\n", (unsigned long long)v);
 }
 
-static void gauge(struct buf *b, int om, const struct prom_snapshot *p, const char *name,
-		  const char *help, uint64_t v)
+static void series_d(struct pw *w, size_t i, const char *extra, double v)
 {
-	family(b, om, name, "gauge", help);
-	series_u(b, p, name, "", NULL, v);
+	series_open(w, i, extra);
+	buf_printf(w->b, "} %.15g\n", v);
 }
 
-static void gauge_d(struct buf *b, int om, const struct prom_snapshot *p, const char *name,
-		    const char *help, double v)
-{
-	family(b, om, name, "gauge", help);
-	series_d(b, p, name, "", NULL, v);
-}
+/* A gauge of the sample: get says whether a snapshot has it, and its value. */
+typedef int (*sample_get)(const struct prom_snapshot *p, uint64_t *v);
 
-static void counter_u(struct buf *b, int om, const struct prom_snapshot *p, const char *name,
-		      const char *help, uint64_t v)
+static void sample_gauge(struct pw *w, const char *name, const char *help, sample_get get)
 {
-	family(b, om, name, "counter", help);
-	series_u(b, p, name, "_total", NULL, v);
-}
-
-static void app(struct buf *b, int om, const struct prom_snapshot *p, int gauges)
-{
-	const char *name = gauges ? "rsswatch_app_value" : "rsswatch_app_counter";
-	int any = 0;
-	for (size_t i = 0; i < p->ncounters; i++) {
-		const struct prom_counter *c = &p->counters[i];
-		if (!c->is_gauge != !gauges)
-			continue;
-		if (!any++)
-			family(b, om, name, "gauge", gauges
-			       ? "An application gauge (rsw_gauge_set), by name."
-			       : "An application counter (the sum of rsw_counter_add; it may go down), by name.");
-		buf_printf(b, "%s{", name);
-		labels(b, p);
-		buf_puts(b, ",name=\"");
-		prom_escape_label(b, c->name);
-		buf_printf(b, "\"} %lld\n", c->value);
+	fam(w, name, "gauge", help);
+	for (size_t i = 0; i < w->n; i++) {
+		uint64_t v;
+		const struct prom_snapshot *p = snap_at(w, i);
+		if (p->have_sample && get(p, &v))
+			series_u(w, i, NULL, v);
 	}
+}
+
+#define GETTER(fn, cond, value) \
+	static int fn(const struct prom_snapshot *p, uint64_t *v) \
+	{ \
+		const struct sample *s = &p->s; \
+		(void)s; \
+		*v = (value); \
+		return (cond); \
+	}
+GETTER(get_rss, 1, s->rss)
+GETTER(get_anon, 1, s->anon)
+GETTER(get_file, 1, s->file)
+GETTER(get_shmem, 1, s->shmem)
+GETTER(get_swap, 1, s->swap)
+GETTER(get_hwm, 1, p->high_water)
+GETTER(get_gpu, (s->have & SAMPLE_GPU) != 0, s->gpu)
+GETTER(get_cg, (s->have & SAMPLE_CGROUP) != 0, s->cgroup)
+GETTER(get_cg_limit, (s->have & SAMPLE_CGROUP) && s->cgroup_limit && s->cgroup_limit != CG_UNLIMITED,
+       s->cgroup_limit)
+GETTER(get_cg_peak, (s->have & SAMPLE_CGROUP) && (s->have & SAMPLE_CGROUP_PEAK), s->cgroup_peak)
+#undef GETTER
+
+/* A PSI stall-time counter family: kind="some", and kind="full" when read. cg: the
+ * target's cgroup's, else the host's. */
+static void pressure(struct pw *w, int cg, const char *name, const char *help)
+{
+	fam(w, name, "counter", help);
+	for (size_t i = 0; i < w->n; i++) {
+		const struct prom_snapshot *p = snap_at(w, i);
+		const struct sample *s = &p->s;
+		if (!p->have_sample || !(s->have & (cg ? SAMPLE_CG_PSI : SAMPLE_PSI)))
+			continue;
+		series_d(w, i, ",kind=\"some\"",
+			 (double)(cg ? s->cg_psi_some_total_us : s->psi_some_total_us) / 1e6);
+		if (s->have & (cg ? SAMPLE_CG_PSI_FULL : SAMPLE_PSI_FULL))
+			series_d(w, i, ",kind=\"full\"",
+				 (double)(cg ? s->cg_psi_full_total_us : s->psi_full_total_us) / 1e6);
+	}
+}
+
+static void app(struct pw *w, int gauges)
+{
+	fam(w, gauges ? "rsswatch_app_value" : "rsswatch_app_counter", "gauge", gauges
+	    ? "An application gauge (rsw_gauge_set), by name."
+	    : "An application counter (the sum of rsw_counter_add; it may go down), by name.");
+	for (size_t i = 0; i < w->n; i++) {
+		const struct prom_snapshot *p = snap_at(w, i);
+		if (!p->have_sample)
+			continue;
+		for (size_t k = 0; k < p->ncounters; k++) {
+			const struct prom_counter *c = &p->counters[k];
+			if (!c->is_gauge != !gauges)
+				continue;
+			series_open(w, i, ",name=\"");
+			prom_escape_label(w->b, c->name);
+			buf_printf(w->b, "\"} %lld\n", c->value);
+		}
+	}
+}
+
+/* The run's own families: every snapshot of record --listen; an agent's target once it
+ * has had an instance. */
+static int has_run(const struct pw *w, const struct prom_snapshot *p)
+{
+	return w->one || p->run > 0;
+}
+
+static void run_families(struct pw *w)
+{
+	fam(w, "rsswatch_samples", "counter", "Samples taken in the run.");
+	for (size_t i = 0; i < w->n; i++)
+		if (has_run(w, snap_at(w, i)))
+			series_u(w, i, NULL, (uint64_t)snap_at(w, i)->samples);
+	fam(w, "rsswatch_samples_dropped", "counter",
+	    "Samples the store merged into their neighbours (the higher kept) while the database was unavailable or behind.");
+	for (size_t i = 0; i < w->n; i++)
+		if (has_run(w, snap_at(w, i)))
+			series_u(w, i, NULL, (uint64_t)snap_at(w, i)->samples_dropped);
+	fam(w, "rsswatch_run_outcome", "gauge",
+	    "1, labelled with how the run ended (running while it records; exited, signaled, oom_killed, stopped).");
+	for (size_t i = 0; i < w->n; i++) {
+		const struct prom_snapshot *p = snap_at(w, i);
+		if (!has_run(w, p))
+			continue;
+		series_open(w, i, ",outcome=\"");
+		prom_escape_label(w->b, p->outcome[0] ? p->outcome : OUTCOME_RUNNING);
+		buf_puts(w->b, "\"} 1\n");
+	}
+	fam(w, "rsswatch_run_end_timestamp_seconds", "gauge", "When the run ended, in seconds since the epoch.");
+	for (size_t i = 0; i < w->n; i++) {
+		const struct prom_snapshot *p = snap_at(w, i);
+		if (has_run(w, p) && p->outcome[0])
+			series_d(w, i, NULL, (double)p->ended_at / NS_PER_S);
+	}
+	fam(w, "rsswatch_run_exit_code", "gauge", "The target's exit status.");
+	for (size_t i = 0; i < w->n; i++) {
+		const struct prom_snapshot *p = snap_at(w, i);
+		if (has_run(w, p) && p->outcome[0] && p->exit_code >= 0 &&
+		    strcmp(p->outcome, OUTCOME_EXITED) == 0)
+			series_d(w, i, NULL, (double)p->exit_code);
+	}
+	fam(w, "rsswatch_run_signal", "gauge", "The signal that ended the target.");
+	for (size_t i = 0; i < w->n; i++) {
+		const struct prom_snapshot *p = snap_at(w, i);
+		if (has_run(w, p) && p->outcome[0] && p->signal > 0)
+			series_d(w, i, NULL, (double)p->signal);
+	}
+}
+
+/* Every family of the snapshots, in one order: a single snapshot's text is what it
+ * always was (tests/t/t39-metrics.sh and t73 hold it). */
+static void write_families(struct pw *w)
+{
+	sample_gauge(w, "rsswatch_resident_bytes", "Resident memory (RSS) of the target, or the total over its set.", get_rss);
+	sample_gauge(w, "rsswatch_anon_bytes", "Resident anonymous memory.", get_anon);
+	sample_gauge(w, "rsswatch_file_bytes", "Resident file-backed memory.", get_file);
+	sample_gauge(w, "rsswatch_shmem_bytes", "Resident shared memory (shmem, tmpfs).", get_shmem);
+	sample_gauge(w, "rsswatch_swap_bytes", "Memory swapped out.", get_swap);
+	sample_gauge(w, "rsswatch_high_water_bytes", "The run's peak resident memory so far.", get_hwm);
+	sample_gauge(w, "rsswatch_gpu_bytes", "GPU memory used by the target.", get_gpu);
+	sample_gauge(w, "rsswatch_cgroup_usage_bytes", "Memory charged to the target's cgroup.", get_cg);
+	sample_gauge(w, "rsswatch_cgroup_limit_bytes", "The cgroup's memory limit.", get_cg_limit);
+	sample_gauge(w, "rsswatch_cgroup_peak_bytes", "The cgroup's peak charged memory.", get_cg_peak);
+	pressure(w, 0, "rsswatch_host_memory_pressure_seconds",
+		 "Time some (or all, kind=full) tasks of the host stalled on memory (PSI).");
+	pressure(w, 1, "rsswatch_cgroup_memory_pressure_seconds",
+		 "Time some (or all, kind=full) tasks of the target's cgroup stalled on memory (PSI).");
+	fam(w, "rsswatch_cpu_seconds", "counter", "CPU time of the target, by mode.");
+	for (size_t i = 0; i < w->n; i++) {
+		const struct prom_snapshot *p = snap_at(w, i);
+		if (!p->have_sample || !(p->s.have & SAMPLE_CPU))
+			continue;
+		series_d(w, i, ",mode=\"user\"", (double)p->s.cpu_user_ns / NS_PER_S);
+		series_d(w, i, ",mode=\"system\"", (double)p->s.cpu_sys_ns / NS_PER_S);
+	}
+	fam(w, "rsswatch_oom_kills", "counter", "OOM kills of the target or a member during the run.");
+	for (size_t i = 0; i < w->n; i++)
+		if (snap_at(w, i)->have_sample)
+			series_u(w, i, NULL, (uint64_t)snap_at(w, i)->oom_kills);
+	fam(w, "rsswatch_exhaustion_eta_seconds", "gauge",
+	    "Projected time until memory reaches the nearest limit at its recent rate, by limit (cgroup, host); absent while memory is not rising toward one.");
+	for (size_t i = 0; i < w->n; i++) {
+		const struct prom_snapshot *p = snap_at(w, i);
+		if (!p->have_sample || !p->eta_limit[0])
+			continue;
+		series_open(w, i, ",limit=\"");
+		prom_escape_label(w->b, p->eta_limit);
+		buf_printf(w->b, "\"} %.15g\n", p->eta_s);
+	}
+	app(w, 0);
+	app(w, 1);
+	fam(w, "rsswatch_sample_duration_seconds", "gauge",
+	    "Wall time the recorder spent on the last sample, from its first read to its hand-over.");
+	for (size_t i = 0; i < w->n; i++)
+		if (snap_at(w, i)->have_sample)
+			series_d(w, i, NULL, snap_at(w, i)->sample_cost_s);
+	run_families(w);
 }
 
 void prom_write(struct buf *b, const struct prom_snapshot *p, int om)
 {
-	const struct sample *s = &p->s;
-	if (p->have_sample) {
-		gauge(b, om, p, "rsswatch_resident_bytes", "Resident memory (RSS) of the target, or the total over its set.", s->rss);
-		gauge(b, om, p, "rsswatch_anon_bytes", "Resident anonymous memory.", s->anon);
-		gauge(b, om, p, "rsswatch_file_bytes", "Resident file-backed memory.", s->file);
-		gauge(b, om, p, "rsswatch_shmem_bytes", "Resident shared memory (shmem, tmpfs).", s->shmem);
-		gauge(b, om, p, "rsswatch_swap_bytes", "Memory swapped out.", s->swap);
-		gauge(b, om, p, "rsswatch_high_water_bytes", "The run's peak resident memory so far.", p->high_water);
-		if (s->have & SAMPLE_GPU)
-			gauge(b, om, p, "rsswatch_gpu_bytes", "GPU memory used by the target.", s->gpu);
-		if (s->have & SAMPLE_CGROUP) {
-			gauge(b, om, p, "rsswatch_cgroup_usage_bytes", "Memory charged to the target's cgroup.", s->cgroup);
-			if (s->cgroup_limit && s->cgroup_limit != CG_UNLIMITED)
-				gauge(b, om, p, "rsswatch_cgroup_limit_bytes", "The cgroup's memory limit.", s->cgroup_limit);
-			if (s->have & SAMPLE_CGROUP_PEAK)
-				gauge(b, om, p, "rsswatch_cgroup_peak_bytes", "The cgroup's peak charged memory.", s->cgroup_peak);
-		}
-		if (s->have & SAMPLE_PSI)
-			pressure(b, om, p, "rsswatch_host_memory_pressure_seconds",
-				 "Time some (or all, kind=full) tasks of the host stalled on memory (PSI).",
-				 s->psi_some_total_us, s->psi_full_total_us, s->have & SAMPLE_PSI_FULL);
-		if (s->have & SAMPLE_CG_PSI)
-			pressure(b, om, p, "rsswatch_cgroup_memory_pressure_seconds",
-				 "Time some (or all, kind=full) tasks of the target's cgroup stalled on memory (PSI).",
-				 s->cg_psi_some_total_us, s->cg_psi_full_total_us,
-				 s->have & SAMPLE_CG_PSI_FULL);
-		if (s->have & SAMPLE_CPU) {
-			family(b, om, "rsswatch_cpu_seconds", "counter", "CPU time of the target, by mode.");
-			series_d(b, p, "rsswatch_cpu_seconds", "_total", ",mode=\"user\"", (double)s->cpu_user_ns / NS_PER_S);
-			series_d(b, p, "rsswatch_cpu_seconds", "_total", ",mode=\"system\"", (double)s->cpu_sys_ns / NS_PER_S);
-		}
-		counter_u(b, om, p, "rsswatch_oom_kills", "OOM kills of the target or a member during the run.",
-			  (uint64_t)p->oom_kills);
-		if (p->eta_limit[0]) {
-			family(b, om, "rsswatch_exhaustion_eta_seconds", "gauge",
-			       "Projected time until memory reaches the nearest limit at its recent rate, by limit (cgroup, host); absent while memory is not rising toward one.");
-			buf_puts(b, "rsswatch_exhaustion_eta_seconds{");
-			labels(b, p);
-			buf_puts(b, ",limit=\"");
-			prom_escape_label(b, p->eta_limit);
-			buf_printf(b, "\"} %.15g\n", p->eta_s);
-		}
-		app(b, om, p, 0);
-		app(b, om, p, 1);
-		gauge_d(b, om, p, "rsswatch_sample_duration_seconds",
-			"Wall time the recorder spent on the last sample, from its first read to its hand-over.",
-			p->sample_cost_s);
-	}
-	counter_u(b, om, p, "rsswatch_samples", "Samples taken in the run.", (uint64_t)p->samples);
-	counter_u(b, om, p, "rsswatch_samples_dropped",
-		  "Samples the store merged into their neighbours (the higher kept) while the database was unavailable or behind.",
-		  (uint64_t)p->samples_dropped);
-	family(b, om, "rsswatch_run_outcome", "gauge",
-	       "1, labelled with how the run ended (running while it records; exited, signaled, oom_killed, stopped).");
-	buf_puts(b, "rsswatch_run_outcome{");
-	labels(b, p);
-	buf_puts(b, ",outcome=\"");
-	prom_escape_label(b, p->outcome[0] ? p->outcome : OUTCOME_RUNNING);
-	buf_puts(b, "\"} 1\n");
-	if (p->outcome[0]) {
-		gauge_d(b, om, p, "rsswatch_run_end_timestamp_seconds",
-			"When the run ended, in seconds since the epoch.", (double)p->ended_at / NS_PER_S);
-		if (p->exit_code >= 0 && strcmp(p->outcome, OUTCOME_EXITED) == 0)
-			gauge_d(b, om, p, "rsswatch_run_exit_code", "The target's exit status.",
-				(double)p->exit_code);
-		if (p->signal > 0)
-			gauge_d(b, om, p, "rsswatch_run_signal", "The signal that ended the target.",
-				(double)p->signal);
-	}
-	family(b, om, "rsswatch_recorder_cpu_seconds", "counter", "CPU time of rsswatch itself, by mode.");
-	series_d(b, p, "rsswatch_recorder_cpu_seconds", "_total", ",mode=\"user\"", p->recorder_user_s);
-	series_d(b, p, "rsswatch_recorder_cpu_seconds", "_total", ",mode=\"system\"", p->recorder_sys_s);
+	struct pw w = { .b = b, .om = om, .one = p, .n = 1 };
+	write_families(&w);
+	fam(&w, "rsswatch_recorder_cpu_seconds", "counter", "CPU time of rsswatch itself, by mode.");
+	series_d(&w, 0, ",mode=\"user\"", p->recorder_user_s);
+	series_d(&w, 0, ",mode=\"system\"", p->recorder_sys_s);
+	if (om)
+		buf_puts(b, "# EOF\n");
+}
+
+void prom_write_agent(struct buf *b, const struct prom_target *t, size_t n,
+		      const struct prom_agent *a, int om)
+{
+	struct pw w = { .b = b, .om = om, .t = t, .n = n };
+	write_families(&w);
+	fam(&w, "rsswatch_agent_target_up", "gauge",
+	    "1 while an instance of the target is recorded, 0 while the agent waits for one.");
+	for (size_t i = 0; i < n; i++)
+		series_u(&w, i, NULL, (uint64_t)!!t[i].up);
+	fam(&w, "rsswatch_agent_target_run", "gauge",
+	    "The run id of the target's current (or last) instance in the database; 0 before the first.");
+	for (size_t i = 0; i < n; i++)
+		series_u(&w, i, NULL, (uint64_t)(t[i].snap.run > 0 ? t[i].snap.run : 0));
+	fam(&w, "rsswatch_agent_instances", "counter",
+	    "Instances of the target the agent has recorded (each one a run).");
+	for (size_t i = 0; i < n; i++)
+		series_u(&w, i, NULL, t[i].instances);
+	fam(&w, "rsswatch_agent_restarts", "counter",
+	    "Instances of the target after its first: restarts seen by the agent.");
+	for (size_t i = 0; i < n; i++)
+		series_u(&w, i, NULL, t[i].restarts);
+	family(b, om, "rsswatch_agent_targets", "gauge", "Targets the agent watches.");
+	buf_printf(b, "rsswatch_agent_targets %zu\n", n);
+	family(b, om, "rsswatch_agent_cpu_seconds", "counter", "CPU time of the agent itself (all its threads), by mode.");
+	buf_printf(b, "rsswatch_agent_cpu_seconds_total{mode=\"user\"} %.15g\n", a->user_s);
+	buf_printf(b, "rsswatch_agent_cpu_seconds_total{mode=\"system\"} %.15g\n", a->sys_s);
 	if (om)
 		buf_puts(b, "# EOF\n");
 }

@@ -70,6 +70,30 @@ int prom_wants_openmetrics(const char *accept);
  * named without _total, a final "# EOF"). */
 void prom_write(struct buf *b, const struct prom_snapshot *snap, int openmetrics);
 
+/* One target of `rsswatch agent`: its name (the label value; record/agentconf.h says
+ * which bytes it may hold), whether an instance is being recorded, how many there have
+ * been, and the snapshot of the current or last one (have_sample 0 while waiting). */
+#define PROM_TARGET_NAME_SIZE 64
+
+struct prom_target {
+	char name[PROM_TARGET_NAME_SIZE];
+	int up;
+	uint64_t instances, restarts;
+	struct prom_snapshot snap;
+};
+
+/* The agent's own figures, filled at scrape time. */
+struct prom_agent {
+	double user_s, sys_s;
+};
+
+/* Appends the agent's exposition: every family of prom_write, its series labelled
+ * target="NAME" only (no run, pid or comm: one series per target and family), a
+ * target's run families once it has had an instance, then the agent's own families
+ * (targets, per target up/run/instances/restarts, its CPU time). */
+void prom_write_agent(struct buf *b, const struct prom_target *t, size_t n,
+		      const struct prom_agent *a, int om);
+
 /* Parses --listen HOST:PORT strictly: HOST a numeric IPv4 address, [IPv6] in brackets,
  * or "localhost" (127.0.0.1); PORT 1..65535. Returns 0 or -EINVAL; out is written only
  * on success. */
