@@ -54,6 +54,8 @@ metric() { sed -n "s/^$1{target=\"$2\"} //p" "$T/m"; }
 up_is() { fetch && [ "$(metric rsswatch_agent_target_up "$1")" = "$2" ]; }
 instances_are() { fetch && [ "$(metric rsswatch_agent_instances_total "$1")" = "$2" ]; }
 has_rss() { fetch && [ -n "$(metric rsswatch_resident_bytes "$1")" ]; }
+# rss_at_least TARGET BYTES: its last sample holds at least that much
+rss_at_least() { fetch && [ "$(metric rsswatch_resident_bytes "$1" | cut -d. -f1)" -ge "$2" ] 2>/dev/null; }
 
 spawn agent "$RSW" agent --db "$DB" --config "$T/agent.conf" -n "^$B" -i 100ms \
 	--listen "127.0.0.1:$PORT"
@@ -84,8 +86,8 @@ else
 	not_ok "both instances are recorded: up 1, resident bytes for each"
 	diag "$(cat "$T/agent.err")"
 fi
-# a scrape after both have touched their memory
-wait_until 10 sh -c "curl -s http://127.0.0.1:$PORT/metrics | grep -q '^rsswatch_resident_bytes{target=\"$B\"} [0-9]\{8\}'"
+# a scrape after both have touched their memory (and a sample since)
+wait_until 10 rss_at_least alpha $((8 << 20)) && wait_until 10 rss_at_least "$B" $((24 << 20))
 fetch
 cp "$T/m" "$T/m1"
 ra=$(metric rsswatch_resident_bytes alpha)
