@@ -19,6 +19,7 @@
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -63,6 +64,9 @@
 /* The application's page may appear at any time: a look every PAGE_RETRY_NS costs one
  * stat of its directory and finds it within a tenth of a second. */
 #define PAGE_RETRY_NS (100 * NS_PER_MS)
+/* A large set's members have their status read afresh at least every this much per
+ * member, and at least every second (set_status_bound). */
+#define SET_STATUS_NS_PER_MEMBER (2 * NS_PER_MS)
 
 enum stop_reason { RUNNING, TARGET_ENDED, SIGNALED, DURATION };
 
@@ -113,9 +117,11 @@ struct recorder {
 	int64_t last_elapsed, prev_elapsed;	/* the last two samples taken */
 	/* The kernel's exit records (taskstats), drained at each sample: a record whose
 	 * process is not known yet (its fork is read at the next sample, or its parent's
-	 * record comes later) waits one drain in pending. */
+	 * record comes later) waits one drain in pending. Only a set has such records:
+	 * the two arrays (PENDING_EXITS each, 64 KiB together) are allocated when a set
+	 * is opened, so that recording one process never touches their pages. */
 	struct taskstats_listener ts;
-	struct taskstats_exit pending[PENDING_EXITS], retry[PENDING_EXITS];
+	struct taskstats_exit *pending, *retry;
 	size_t npending;
 	size_t untracked_n;	/* one process attached: the most descendants it had */
 	uint64_t untracked_rss;	/* and the most RSS they held, not recorded */
@@ -516,7 +522,7 @@ static void on_exit_record(void *ctx, const struct taskstats_exit *x)
 	/* Only a set gains members from records; on a busy host, past PENDING_EXITS the
 	 * unknown ones wait no longer (every exit on the host comes here). A group's CPU
 	 * sums do not wait: its threads' records add up to them. */
-	if (apply_exit(rc, x) == 0 || x->scope != TASKSTATS_PID || !rc->set_open ||
+	if (apply_exit(rc, x) == 0 || x->scope != TASKSTATS_PID || !rc->pending ||
 	    rc->npending == PENDING_EXITS)
 		return;
 	rc->pending[rc->npending++] = *x;
@@ -529,7 +535,9 @@ static void drain_exits(struct recorder *rc)
 	if (taskstats_fd(&rc->ts) < 0)
 		return;
 	size_t nretry = rc->npending;
-	memcpy(rc->retry, rc->pending, nretry * sizeof(*rc->retry));
+	struct taskstats_exit *again = rc->pending;	/* those of the last drain */
+	rc->pending = rc->retry;
+	rc->retry = again;
 	rc->npending = 0;
 	if (taskstats_drain(&rc->ts, on_exit_record, rc) < 0) {
 		taskstats_close(&rc->ts);
@@ -610,6 +618,34 @@ static void note_untracked(struct recorder *rc, int at_end)
 }
 
 /* Takes one sample. Returns 0, or -ESRCH when the target is gone. */
+/* How many samples in a row may reuse a cached status so that it is read afresh at
+ * least every bound_ns. */
+static unsigned status_reuse_for(int64_t interval_ns, int64_t bound_ns)
+{
+	if (interval_ns >= bound_ns)
+		return 0;
+	int64_t n = bound_ns / interval_ns - 1;
+	return n > (int64_t)UINT_MAX ? UINT_MAX : (unsigned)n;
+}
+
+/* A member's status is read afresh at least every max(1 s, SET_STATUS_NS_PER_MEMBER x
+ * members): 1,000 members at 100 ms cost 50 status reads a sample, not 100. Nothing
+ * is lost by it, only the moment of a member's spike: a member's VmHWM only grows and
+ * is read at the latest one bound later, a member whose figures change is read at
+ * once (statm is the cache's key), and one that exits has its exact peak from its
+ * exit record (docs/PEAKS.md). Called at each sample; costs nothing unless the bound
+ * changed with the set's size. */
+static void set_status_bound(struct recorder *rc)
+{
+	int64_t bound = (int64_t)rc->set.n * SET_STATUS_NS_PER_MEMBER;
+	unsigned reuse = status_reuse_for(rc->opts->interval_ns, bound > NS_PER_S ? bound : NS_PER_S);
+	if (reuse == rc->set.status_reuse)
+		return;
+	rc->set.status_reuse = reuse;	/* members found later */
+	for (size_t i = 0; i < rc->set.n; i++)
+		proc_reader_max_reuse(&rc->set.m[i].proc, reuse);
+}
+
 static int take_sample(struct recorder *rc)
 {
 	struct sample s;
@@ -670,6 +706,7 @@ static int take_sample(struct recorder *rc)
 	if (rc->set_open) {
 		store_members(rc, s.elapsed_ns, t);
 		proclog_read_set(&rc->log, &rc->set, 0);	/* the last counters of those that left */
+		set_status_bound(rc);
 	}
 	check_warn(rc, &s, t);
 	int eta_warned = rc->eta.warned;
@@ -1002,9 +1039,8 @@ static int setup(struct recorder *rc)
 	if (e < 0)
 		return e;
 	/* A cached status can hide a VmHWM that rose and fell back (source/proc.h): it is
-	 * read afresh at least once a second. */
-	unsigned reuse = rc->opts->interval_ns >= NS_PER_S ? 0
-			 : (unsigned)(NS_PER_S / rc->opts->interval_ns) - 1;
+	 * read afresh at least once a second (a large set: set_status_bound). */
+	unsigned reuse = status_reuse_for(rc->opts->interval_ns, NS_PER_S);
 	proc_reader_max_reuse(&rc->sampler.proc, reuse);
 	if (rc->opts->reset_peak && rc->target->pid > 0 && !rc->target->is_child)
 		reset_hwm(rc);
@@ -1020,6 +1056,8 @@ static int setup(struct recorder *rc)
 			return e;
 		rc->set.status_reuse = reuse;
 		rc->set_open = 1;
+		rc->pending = xmalloc(PENDING_EXITS * sizeof(*rc->pending));
+		rc->retry = xmalloc(PENDING_EXITS * sizeof(*rc->retry));
 		sampler_use_set(&rc->sampler, &rc->set);
 	} else if (rc->run->exit_records && rc->target->pid > 0) {
 		/* One process: the host's other exits are of no use; without the filter
@@ -1259,6 +1297,8 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	taskstats_close(&rc.ts);
 	if (rc.set_open)
 		procset_close(&rc.set, 0);
+	free(rc.pending);
+	free(rc.retry);
 	client_page_close(rc.page);
 	proclog_release(&rc.log);
 	if (rc.stop == TARGET_ENDED && target->pid > 0)
