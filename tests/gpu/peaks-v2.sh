@@ -10,8 +10,9 @@ R=${B:-build}/rsswatch
 RU=${B:-build/bench}/rusage
 H=${B:-build/tests/bin}/memhog
 SPIKE=${SPIKE:-tests/gpu/spike.py}
-export RSSWATCH_DB=/tmp/peaks-v2.db
-rm -f "$RSSWATCH_DB"*
+# a directory of our own: a database beside files other users may plant is refused
+DBDIR=$(mktemp -d /tmp/peaks-v2.XXXXXX)
+export RSSWATCH_DB=$DBDIR/runs.db
 fields() {	# the last run's figures that issue 9 is about
 	"$R" show --json | python3 -c 'import json, sys
 r = json.load(sys.stdin)
