@@ -1300,6 +1300,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	free(rc.pending);
 	free(rc.retry);
 	client_page_close(rc.page);
+	client_dir_watch_close(&rc.page_dir);
 	proclog_release(&rc.log);
 	if (rc.stop == TARGET_ENDED && target->pid > 0)
 		client_page_remove_stale(target->pid);

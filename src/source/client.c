@@ -55,7 +55,13 @@ int client_page_dir_changed(struct client_dir_watch *w)
 	struct timespec now;
 	if (!dir || !*dir)
 		dir = RSW_PAGE_DIR_DEFAULT;
-	if (stat(dir, &st) < 0 || clock_gettime(CLOCK_REALTIME, &now) < 0)
+	if (!w->dirfd_plus1) {
+		int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return 1;
+		w->dirfd_plus1 = fd + 1;
+	}
+	if (fstat(w->dirfd_plus1 - 1, &st) < 0 || clock_gettime(CLOCK_REALTIME, &now) < 0)
 		return 1;
 	if (w->have && st.st_mtim.tv_sec == w->mtime.tv_sec &&
 	    st.st_mtim.tv_nsec == w->mtime.tv_nsec && now.tv_sec - st.st_mtim.tv_sec >= 2)
@@ -63,6 +69,13 @@ int client_page_dir_changed(struct client_dir_watch *w)
 	w->mtime = st.st_mtim;
 	w->have = 1;
 	return 1;
+}
+
+void client_dir_watch_close(struct client_dir_watch *w)
+{
+	if (w->dirfd_plus1)
+		close(w->dirfd_plus1 - 1);
+	w->dirfd_plus1 = 0;
 }
 
 static int page_path(pid_t pid, char *buf, size_t n)

@@ -102,12 +102,16 @@ int client_page_open(pid_t pid, uid_t uid, struct client_page **out);
 /* A cheap test to make before client_page_open() while no page is found: 0 when the
  * page directory is as it was at the last call and has not changed for a second (so
  * that a file made within the same clock tick as that look cannot hide), 1 when it may
- * hold a new page (or cannot be looked at). One stat instead of an open and a check. */
+ * hold a new page (or cannot be looked at). One fstat of the directory, kept open
+ * (O_PATH) from the first call, instead of an open and a check. A zeroed watch is
+ * ready; client_dir_watch_close() closes its directory. */
 struct client_dir_watch {
 	struct timespec mtime;
 	int have;
+	int dirfd_plus1;	/* the directory's O_PATH descriptor + 1; 0: not open */
 };
 int client_page_dir_changed(struct client_dir_watch *w);
+void client_dir_watch_close(struct client_dir_watch *w);
 /* The same checks on a file already open for reading (taken over on success: closed
  * by client_page_close), for the process who (NULL: read it for pid). For tests and
  * the fuzzer. */

@@ -1189,7 +1189,7 @@ static void test_parsers(void **state)
 static void test_dir_changed(void **state)
 {
 	(void)state;
-	struct client_dir_watch w = { { 0, 0 }, 0 };
+	struct client_dir_watch w = { { 0, 0 }, 0, 0 };
 	struct timespec old[2] = { { time(NULL) - 10, 0 }, { time(NULL) - 10, 0 } };
 	assert_int_equal(utimensat(AT_FDCWD, shm_dir, old, 0), 0);
 	assert_int_equal(client_page_dir_changed(&w), 1);	/* the first look */
@@ -1205,6 +1205,13 @@ static void test_dir_changed(void **state)
 	assert_int_equal(utimensat(AT_FDCWD, shm_dir, old, 0), 0);
 	assert_int_equal(client_page_dir_changed(&w), 1);
 	assert_int_equal(client_page_dir_changed(&w), 0);
+	/* one descriptor of the directory, kept from the first look, closed at the end */
+	int dfd = w.dirfd_plus1 - 1;
+	assert_true(dfd >= 0);
+	assert_true(fcntl(dfd, F_GETFD) >= 0);
+	client_dir_watch_close(&w);
+	assert_int_equal(w.dirfd_plus1, 0);
+	assert_true(fcntl(dfd, F_GETFD) < 0);
 }
 
 int main(void)
