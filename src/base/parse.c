@@ -112,7 +112,8 @@ int parse_duration_ns(const char *s, int64_t *out)
 int parse_age_ns(const char *s, int64_t *out)
 {
 	static const struct { char unit; double ns; } units[] = {
-		{ 's', 1e9 }, { 'm', 60e9 }, { 'h', 3600e9 }, { 'd', 86400e9 }, { 'w', 604800e9 },
+		{ 's', NS_PER_S }, { 'm', 60.0 * NS_PER_S }, { 'h', 3600.0 * NS_PER_S },
+		{ 'd', 86400.0 * NS_PER_S }, { 'w', 604800.0 * NS_PER_S },
 	};
 	double v;
 	const char *unit;
@@ -123,7 +124,7 @@ int parse_age_ns(const char *s, int64_t *out)
 		if (unit[0] != units[i].unit || unit[1])
 			continue;
 		double ns = v * units[i].ns;
-		if (ns > 100.0 * 365 * 24 * 3600 * 1e9)
+		if (ns > 100.0 * 365 * 24 * 3600 * NS_PER_S)
 			return -ERANGE;
 		*out = (int64_t)llround(ns);
 		return 0;

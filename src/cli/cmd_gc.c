@@ -122,7 +122,7 @@ static int gc_run(const char *db, const struct store_gc_opts *o, int json, int q
 	if (e == 0 && json) {
 		printf("{\"dry_run\":%s,\"keep_s\":", o->dry_run ? "true" : "false");
 		if (o->keep_ns >= 0)
-			printf("%.9g", (double)o->keep_ns / 1e9);
+			printf("%.9g", (double)o->keep_ns / NS_PER_S);
 		else
 			fputs("null", stdout);
 		fputs(",\"max_db_bytes\":", stdout);

@@ -197,7 +197,7 @@ static void list_series(struct store *st, struct buf *b, const struct run *runs,
 				if (j > 1)
 					buf_putc(b, ',');
 				if (g >= 0)
-					buf_printf(b, "%.6f", (double)g / 1e9);
+					buf_printf(b, "%.6f", (double)g / NS_PER_S);
 				else
 					buf_puts(b, "null");
 			}

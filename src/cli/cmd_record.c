@@ -252,7 +252,7 @@ static int take_warn(struct record_opts *o, const char *arg)
 		int64_t ns;
 		/* a percentage: a plain decimal, read as seconds and scaled back */
 		if (parse_duration_ns(pct, &ns) < 0 || pct[strspn(pct, "0123456789.")] != '\0' ||
-		    (v = (double)ns / 1e9) <= 0 || v > 100)
+		    (v = (double)ns / NS_PER_S) <= 0 || v > 100)
 			return cli_usage("record", "invalid --warn '%s': give a size (48G) or a percentage (80%%)", arg);
 		o->warn_pct = v;
 	} else if (parse_size(arg, &o->warn_bytes) < 0 || !o->warn_bytes) {

@@ -125,6 +125,71 @@ static void store_restart(struct slot *s, const struct run *r)
 		     store_errmsg(s->st));
 }
 
+/* The target of one instance: the cgroup (reset its peak, sample it), or pid through a
+ * pidfd, with the cgroup it is in. Returns 0, -ESRCH (gone, or the cgroup removed
+ * again: wait on) or another -errno. */
+static int attach_instance(struct slot *s, pid_t pid, struct run_cgroup *tc,
+			   struct record_target *t)
+{
+	if (s->t->kind == AGENT_CGROUP) {
+		if (run_cgroup_open_named(tc, s->cg_dir) < 0)
+			return -ESRCH;
+		t->set_cgroup_dir = tc->loc.dir;
+		t->cg_sample = 1;
+		t->cg_reset_peak = 1;
+	} else {
+		int fd = pidfd_open_rsw(pid);
+		if (fd < 0)
+			return fd;
+		int e = facts_memory_readable(pid);
+		if (e < 0) {
+			close(fd);
+			return e;
+		}
+		t->pid = pid;
+		t->pidfd = fd;
+		run_cgroup_watch(tc, pid);
+	}
+	if (tc->open) {
+		t->cg = &tc->reader;
+		t->cg_path = tc->path;
+		if (tc->loc.version == 2)
+			t->psi_cgroup_dir = tc->loc.dir;
+	}
+	return 0;
+}
+
+/* The run begun in the store, in the target's series. Returns 0 or -EIO (noted). */
+static int begin_instance(struct slot *s, struct run *run, pid_t pid, struct run_cgroup *tc)
+{
+	fill_run(s, run, pid, tc);
+	if (store_run_begin(s->st, run) < 0) {
+		note(s, "rsswatch: cannot start a run: %s", store_errmsg(s->st));
+		return -EIO;
+	}
+	if (!s->series)
+		s->series = run->id;	/* the series is named after its first run */
+	run->series = s->series;
+	s->instances++;
+	exporter_target(s->x, 1, run->id, pid, s->instances, s->instances - 1);
+	if (pid)
+		note(s, "rsswatch: recording pid %d as run %lld", (int)pid, (long long)run->id);
+	else
+		note(s, "rsswatch: recording memory cgroup %s as run %lld", tc->path,
+		     (long long)run->id);
+	return 0;
+}
+
+/* An instance gone before its first sample leaves no run, as with record --follow. */
+static void forget_instance(struct slot *s, const struct run *run)
+{
+	store_delete_run(s->st, run->id);
+	if (s->series == run->id)
+		s->series = 0;
+	s->instances--;
+	exporter_target(s->x, 0, 0, 0, s->instances, s->instances ? s->instances - 1 : 0);
+}
+
 /* Attaches to pid (0 for a cgroup target) and records it to its end or a stop. Returns
  * 0 (a run kept), -ESRCH (gone before its first sample, or before it could be
  * attached: no run), or another -errno (noted). */
@@ -133,65 +198,17 @@ static int record_instance(struct slot *s, pid_t pid)
 	struct record_target t;
 	struct run run;
 	struct run_cgroup *tc = xmalloc(sizeof(*tc));
-	int ret = 0, store_err = 0;
+	int ret, store_err = 0;
 	memset(&t, 0, sizeof(t));
 	memset(&run, 0, sizeof(run));
 	t.pidfd = -1;
 	run_cgroup_init(tc, &s->sink);
-	if (s->t->kind == AGENT_CGROUP) {
-		if (run_cgroup_open_named(tc, s->cg_dir) < 0) {
-			ret = -ESRCH;	/* removed again before we looked: wait on */
-			goto out;
-		}
-		t.set_cgroup_dir = tc->loc.dir;
-		t.cg_sample = 1;
-		t.cg_reset_peak = 1;
-	} else {
-		int fd = pidfd_open_rsw(pid);
-		if (fd < 0) {
-			ret = fd;
-			goto out;
-		}
-		int e = facts_memory_readable(pid);
-		if (e < 0) {
-			close(fd);
-			ret = e;
-			goto out;
-		}
-		t.pid = pid;
-		t.pidfd = fd;
-		run_cgroup_watch(tc, pid);
-	}
-	if (tc->open) {
-		t.cg = &tc->reader;
-		t.cg_path = tc->path;
-		if (tc->loc.version == 2)
-			t.psi_cgroup_dir = tc->loc.dir;
-	}
-	fill_run(s, &run, pid, tc);
-	if (store_run_begin(s->st, &run) < 0) {
-		note(s, "rsswatch: cannot start a run: %s", store_errmsg(s->st));
-		ret = -EIO;
+	if ((ret = attach_instance(s, pid, tc, &t)) < 0 ||
+	    (ret = begin_instance(s, &run, pid, tc)) < 0)
 		goto out;
-	}
-	if (!s->series)
-		s->series = run.id;	/* the series is named after its first run */
-	run.series = s->series;
-	s->instances++;
-	exporter_target(s->x, 1, run.id, pid, s->instances, s->instances - 1);
-	if (pid)
-		note(s, "rsswatch: recording pid %d as run %lld", (int)pid, (long long)run.id);
-	else
-		note(s, "rsswatch: recording memory cgroup %s as run %lld", tc->path,
-		     (long long)run.id);
 	int e = record(&s->ro, &t, s->sigfd, s->st, &run, &store_err);
 	if (e == -ESRCH && !run.samples && !store_err) {
-		/* gone before its first sample: no run, as record --follow */
-		store_delete_run(s->st, run.id);
-		if (s->series == run.id)
-			s->series = 0;
-		s->instances--;
-		exporter_target(s->x, 0, 0, 0, s->instances, s->instances ? s->instances - 1 : 0);
+		forget_instance(s, &run);
 		ret = -ESRCH;
 		goto out;
 	}

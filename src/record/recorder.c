@@ -330,7 +330,7 @@ static void publish(struct recorder *rc, const struct sample *s)
 	p.samples = rc->run->samples;
 	p.oom_kills = rc->run->oom_kills;
 	p.samples_dropped = (int64_t)store_lost(rc->st).samples_merged;
-	p.sample_cost_s = (double)(mono_ns() - rc->start_mono - s->elapsed_ns) / 1e9;
+	p.sample_cost_s = (double)(mono_ns() - rc->start_mono - s->elapsed_ns) / NS_PER_S;
 	if (rc->eta.now.have) {
 		strlcpy_rsw(p.eta_limit, eta_limit_key(rc->eta.now.limit), sizeof(p.eta_limit));
 		p.eta_s = rc->eta.now.eta_s;
@@ -646,6 +646,87 @@ static void set_status_bound(struct recorder *rc)
 		proc_reader_max_reuse(&rc->set.m[i].proc, reuse);
 }
 
+/* A single process's own entry in the log: found at its first sample, its name as
+ * it is now (it changes at exec), and its peak from the sample and from VmHWM. */
+static void track_target(struct recorder *rc, const struct sample *s, int64_t t)
+{
+	struct run *r = rc->run;
+	if (rc->root < 0) {
+		struct proc_status st;
+		memset(&st, 0, sizeof(st));
+		st.ppid = rc->sampler.proc.last.ppid;
+		strlcpy_rsw(st.name, rc->sampler.proc.last.name, sizeof(st.name));
+		st.hwm = s->hwm;
+		rc->root = (long)proc_seen(rc, rc->target->pid, &st, s->elapsed_ns);
+		if (rc->log.p[rc->root].hwm_before >= 0)
+			r->hwm_before = rc->log.p[rc->root].hwm_before;
+	}
+	strlcpy_rsw(rc->log.p[rc->root].comm, rc->sampler.proc.last.name,
+		    sizeof(rc->log.p[rc->root].comm));
+	proc_peak(rc, (size_t)rc->root, s->rss, t, PEAK_FROM_SAMPLE);
+	proc_peak(rc, (size_t)rc->root, s->hwm, t, PEAK_FROM_HWM);
+}
+
+/* The run's GPU and cgroup peaks, and the cgroup's limit, from one sample. */
+static void track_peaks(struct run *r, const struct sample *s, int64_t t)
+{
+	if ((s->have & SAMPLE_GPU) && (int64_t)s->gpu > r->peak_gpu) {
+		r->peak_gpu = (int64_t)s->gpu;
+		r->peak_gpu_at = t;
+	}
+	if (s->have & SAMPLE_CGROUP) {
+		uint64_t cg = (s->have & SAMPLE_CGROUP_PEAK) ? s->cgroup_peak : s->cgroup;
+		if (cg > r->peak_cgroup) {
+			r->peak_cgroup = cg;
+			r->peak_cgroup_at = t;
+		}
+		if (s->cgroup_limit != CG_UNLIMITED)
+			r->cgroup_limit = s->cgroup_limit;
+	}
+}
+
+/* The thresholds (--warn, --warn-eta) and the hooks waiting to be reaped. */
+static void check_alerts(struct recorder *rc, const struct sample *s, int64_t t)
+{
+	struct run *r = rc->run;
+	check_warn(rc, s, t);
+	int eta_warned = rc->eta.warned;
+	eta_watch_sample(&rc->eta, s, t, rc->st, r, rc->target->pid);
+	if (rc->eta.warned && !eta_warned) {
+		char words[256];
+		if (!rc->opts->quiet && rc->opts->sink) {
+			eta_watch_words(&rc->eta, t, words, sizeof(words));
+			say(rc, RECORDER_ALERT, "%s", words);
+		}
+		fire_hook(rc, "warn_eta", rc->target->pid, NULL, s->rss);
+	}
+	hooks_poll(rc->opts->hooks, rc->st, r->id);
+}
+
+/* The sample counted in the run and handed to the store, the exporter and the live
+ * line. */
+static void hand_over(struct recorder *rc, struct sample *s, int64_t t)
+{
+	struct run *r = rc->run;
+	r->samples++;
+	rc->prev_elapsed = rc->last_elapsed;
+	rc->last_elapsed = s->elapsed_ns;
+	r->sum_rss += (double)s->rss;
+	r->last_rss = s->rss;
+	r->last_at = t;
+	store_add_sample(rc->st, r->id, s);
+	if (rc->opts->exporter)
+		publish(rc, s);
+	const struct recorder_sink *k = rc->opts->sink;
+	if (k && k->live && !rc->opts->quiet && ++rc->since_live >= rc->every) {
+		struct recorder_live l = { t, s, rc->eta.now.have ? rc->eta.now.eta_s : -1,
+					   eta_limit_name(rc->eta.now.limit), rc->counters,
+					   rc->ncounters };
+		rc->since_live = 0;
+		k->live(k->ctx, &l);
+	}
+}
+
 static int take_sample(struct recorder *rc)
 {
 	struct sample s;
@@ -669,35 +750,9 @@ static int take_sample(struct recorder *rc)
 	 * different times): the sampled totals count, and each member's own peak
 	 * (store_members). */
 	run_peak(rc, s.rss, t, PEAK_FROM_SAMPLE);
-	if (!rc->set_open) {
-		if (rc->root < 0) {
-			struct proc_status st;
-			memset(&st, 0, sizeof(st));
-			st.ppid = rc->sampler.proc.last.ppid;
-			strlcpy_rsw(st.name, rc->sampler.proc.last.name, sizeof(st.name));
-			st.hwm = s.hwm;
-			rc->root = (long)proc_seen(rc, rc->target->pid, &st, s.elapsed_ns);
-			if (rc->log.p[rc->root].hwm_before >= 0)
-				r->hwm_before = rc->log.p[rc->root].hwm_before;
-		}
-		strlcpy_rsw(rc->log.p[rc->root].comm, rc->sampler.proc.last.name,
-			    sizeof(rc->log.p[rc->root].comm));	/* the name changes at exec */
-		proc_peak(rc, (size_t)rc->root, s.rss, t, PEAK_FROM_SAMPLE);
-		proc_peak(rc, (size_t)rc->root, s.hwm, t, PEAK_FROM_HWM);
-	}
-	if ((s.have & SAMPLE_GPU) && (int64_t)s.gpu > r->peak_gpu) {
-		r->peak_gpu = (int64_t)s.gpu;
-		r->peak_gpu_at = t;
-	}
-	if (s.have & SAMPLE_CGROUP) {
-		uint64_t cg = (s.have & SAMPLE_CGROUP_PEAK) ? s.cgroup_peak : s.cgroup;
-		if (cg > r->peak_cgroup) {
-			r->peak_cgroup = cg;
-			r->peak_cgroup_at = t;
-		}
-		if (s.cgroup_limit != CG_UNLIMITED)
-			r->cgroup_limit = s.cgroup_limit;
-	}
+	if (!rc->set_open)
+		track_target(rc, &s, t);
+	track_peaks(r, &s, t);
 	if (rc->sampler.gpu_fresh)
 		for (size_t i = 0; i < rc->sampler.ngpus; i++)
 			store_add_gpu(rc->st, r->id, s.elapsed_ns, &rc->sampler.gpus[i]);
@@ -708,36 +763,8 @@ static int take_sample(struct recorder *rc)
 		proclog_read_set(&rc->log, &rc->set, 0);	/* the last counters of those that left */
 		set_status_bound(rc);
 	}
-	check_warn(rc, &s, t);
-	int eta_warned = rc->eta.warned;
-	eta_watch_sample(&rc->eta, &s, t, rc->st, r, rc->target->pid);
-	if (rc->eta.warned && !eta_warned) {
-		char words[256];
-		if (!rc->opts->quiet && rc->opts->sink) {
-			eta_watch_words(&rc->eta, t, words, sizeof(words));
-			say(rc, RECORDER_ALERT, "%s", words);
-		}
-		fire_hook(rc, "warn_eta", rc->target->pid, NULL, s.rss);
-	}
-	hooks_poll(rc->opts->hooks, rc->st, r->id);
-	r->samples++;
-	rc->prev_elapsed = rc->last_elapsed;
-	rc->last_elapsed = s.elapsed_ns;
-	r->sum_rss += (double)s.rss;
-	r->last_rss = s.rss;
-	r->last_at = t;
-	store_add_sample(rc->st, r->id, &s);
-	if (rc->opts->exporter)
-		publish(rc, &s);
-
-	const struct recorder_sink *k = rc->opts->sink;
-	if (k && k->live && !rc->opts->quiet && ++rc->since_live >= rc->every) {
-		struct recorder_live l = { t, &s, rc->eta.now.have ? rc->eta.now.eta_s : -1,
-					   eta_limit_name(rc->eta.now.limit), rc->counters,
-					   rc->ncounters };
-		rc->since_live = 0;
-		k->live(k->ctx, &l);
-	}
+	check_alerts(rc, &s, t);
+	hand_over(rc, &s, t);
 	if (now - rc->last_flush >= FLUSH_EVERY_NS || store_pending(rc->st) >= FLUSH_EVERY_SAMPLES ||
 	    store_filling(rc->st) || near_limit(rc, &s))
 		flush(rc);

@@ -61,8 +61,8 @@ static void json_opt_secs(struct buf *b, int64_t ns)
 	if (ns < 0)
 		buf_puts(b, "null");
 	else
-		buf_printf(b, "%lld.%03lld", (long long)(ns / 1000000000),
-			   (long long)(ns % 1000000000 / 1000000));
+		buf_printf(b, "%lld.%03lld", (long long)(ns / NS_PER_S),
+			   (long long)(ns % NS_PER_S / 1000000));
 }
 
 /* A string, or null when it is NULL or empty (a field that was not known). */

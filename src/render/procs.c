@@ -1,5 +1,6 @@
 #include "render/procs.h"
 #include "base/fmt.h"
+#include "base/parse.h"
 #include "render/live.h"
 
 #include <stdio.h>
@@ -134,7 +135,7 @@ const char *proc_cpu_words(char *v, size_t n, const struct proc_summary *p)
 		snprintf(v, n, "-");
 		return v;
 	}
-	double s = (double)(p->cpu_user_ns + p->cpu_sys_ns) / 1e9;
+	double s = (double)(p->cpu_user_ns + p->cpu_sys_ns) / NS_PER_S;
 	snprintf(v, n, s < 100 ? "%.2f" : s < 10000 ? "%.1f" : "%.0f", s);
 	return v;
 }
