@@ -2,7 +2,7 @@
 # Each process of a set keeps its own CPU time, faults and storage bytes, checked
 # against what other tools and the processes themselves say:
 # - a CPU-bound awk run under /usr/bin/time inside the recorded tree: its CPU seconds
-#   are time's %U + %S, within 20 ms + 5% (time prints hundredths; the exit record is
+#   are time's %U + %S, within 2% + 10 ms (time prints hundredths; the exit record is
 #   taken just before the process lets go of its memory, which time still counts);
 # - an idle sleep: near 0;
 # - ctxhog (tests/bin), which writes, syncs, maps and reads a file and touches memory,
@@ -39,7 +39,7 @@ tcpu=$(awk '{ print $1 + $2 }' "$T/busy.time" 2>/dev/null)
 acpu=$(pcol awk "(cpu_user_ns + cpu_sys_ns) / 1e9")
 if [ "$exact" != 1 ]; then
 	skip "awk's CPU against /usr/bin/time (no exit records: not root?)"
-elif [ -n "$tcpu" ] && [ -n "$acpu" ] && within "$acpu" "$tcpu" 0.02 0.05; then
+elif [ -n "$tcpu" ] && [ -n "$acpu" ] && within "$acpu" "$tcpu" 0.01 0.02; then
 	ok "a CPU-bound child's CPU is /usr/bin/time's ($acpu s, time says $tcpu s)"
 else
 	not_ok "a CPU-bound child's CPU is /usr/bin/time's (${acpu:-none} s, time says ${tcpu:-none} s)"
