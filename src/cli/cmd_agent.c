@@ -49,6 +49,7 @@ static const char usage_text[] =
 	"                         only that address is bound); docs/METRICS.md\n"
 	"  -i, --interval DUR     time between samples, 1ms..1h (default 1s)\n"
 	"  -q, --quiet            no lines about instances starting and ending\n"
+	"      --no-gpu           do not record GPU memory even where NVML is present\n"
 	"      --db PATH          the run database (default: $RSSWATCH_DB, else\n"
 	"                         $XDG_STATE_HOME/rsswatch/rsswatch.db, else\n"
 	"                         ~/.local/state/rsswatch/rsswatch.db)\n"
@@ -59,7 +60,7 @@ static const char usage_text[] =
 	"usage, a bad config line (its line number given) or an address that cannot be\n"
 	"bound.\n";
 
-enum { OPT_DB = CLI_OPT_DB, OPT_CONFIG, OPT_LISTEN, OPT_OLDEST };
+enum { OPT_DB = CLI_OPT_DB, OPT_CONFIG, OPT_LISTEN, OPT_OLDEST, OPT_NO_GPU };
 
 static const struct option longopts[] = {
 	{ "name", required_argument, NULL, 'n' },
@@ -70,6 +71,7 @@ static const struct option longopts[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "interval", required_argument, NULL, 'i' },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
 	{ "db", required_argument, NULL, OPT_DB },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -183,6 +185,10 @@ static int parse_args(int argc, char **argv, struct agent_args *a)
 			break;
 		case OPT_OLDEST:
 			a->o.oldest = 1;
+			ret = 0;
+			break;
+		case OPT_NO_GPU:
+			a->o.no_gpu = 1;
 			ret = 0;
 			break;
 		case OPT_LISTEN:

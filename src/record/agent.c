@@ -1,4 +1,5 @@
 #include "record/agent.h"
+#include "record/gpus.h"
 #include "base/clock.h"
 #include "base/parse.h"
 #include "base/util.h"
@@ -335,6 +336,12 @@ int agent_start(struct agent **out, const struct agentconf *c, const struct agen
 		s->ro.sink = &s->sink;
 		s->ro.exporter = s->x;
 		s->ro.no_proccn = o->no_proccn;
+		/* GPU figures where a driver is present: a handle of each target's own (its
+		 * thread's buffers and device state); without a driver, none, quietly, as
+		 * record says only with -v */
+		char gwhy[256];
+		if (!o->no_gpu && gpus_open(&s->ro, 0, gwhy, sizeof(gwhy)) < 0)
+			s->ro.nvml = NULL;
 		if (s->t->kind == AGENT_CGROUP) {
 			struct run_cgroup *tc = xmalloc(sizeof(*tc));
 			run_cgroup_init(tc, NULL);
@@ -405,6 +412,8 @@ int agent_stop(struct agent *a)
 			follow_release(&s->fw);
 		if (s->sigfd >= 0)
 			close(s->sigfd);
+		if (s->ro.nvml)
+			gpus_close(&s->ro);
 		store_close(s->st);
 	}
 	free(a->s);

@@ -177,4 +177,41 @@ check "with only a -p target, the agent ends by itself with exit 0 once it has e
 check "  its run ended 'exited' with status 5, labelled pid-$p1" \
 	test "$(sql "$DB" "select outcome || ' ' || exit_code || ' ' || label from run where pid=$p1")" = "exited 5 pid-$p1"
 
+# --- GPU memory, per target, through NVML (a scripted fake of the library) ----------
+fake=$BUILD/fake/libnvidia-ml.so.1
+if [ -e "$fake" ]; then
+	start_as "agG-$tag" +4M touch "$T/g1" await "$T/g1.go" exit 0
+	g1=$!
+	_bg="$_bg $g1"
+	wait_until 10 test -e "$T/g1"
+	printf 'device 0 total 141G used 10G\nproc %d device 0 bytes 300M\n' "$g1" >"$T/gpu.script"
+	GPORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	spawn agentg env RSSWATCH_NVML_LIB="$fake" FAKE_NVML_SCRIPT="$T/gpu.script" \
+		"$RSW" agent --db "$DB" -p "$g1" -i 100ms --listen "127.0.0.1:$GPORT"
+	agentg=$!
+	gpu_served() { curl -s "http://127.0.0.1:$GPORT/metrics" >"$T/mg" &&
+		grep -qx "rsswatch_gpu_bytes{target=\"pid-$g1\"} 314572800" "$T/mg"; }
+	check "the agent serves a target's GPU memory (300 MiB, as NVML reports it)" wait_until 10 gpu_served
+	touch "$T/g1.go"
+	finish "$agentg"
+	check "  and stores it as the run's GPU peak" \
+		test "$(sql "$DB" "select peak_gpu from run where pid=$g1")" = 314572800
+	start_as "agN-$tag" +4M touch "$T/n1" await "$T/n1.go" exit 0
+	n1=$!
+	_bg="$_bg $n1"
+	wait_until 10 test -e "$T/n1"
+	printf 'device 0 total 141G used 10G\nproc %d device 0 bytes 300M\n' "$n1" >"$T/gpu.script"
+	spawn agentn env RSSWATCH_NVML_LIB="$fake" FAKE_NVML_SCRIPT="$T/gpu.script" \
+		"$RSW" agent --db "$DB" -p "$n1" -i 100ms --no-gpu
+	agentn=$!
+	wait_until 10 grep -q "pid-$n1: recording pid $n1" "$T/agentn.err"
+	sleep 0.3
+	touch "$T/n1.go"
+	finish "$agentn"
+	check "--no-gpu: no GPU figure stored" \
+		test "$(sql "$DB" "select ifnull(peak_gpu, 'null') from run where pid=$n1")" = null
+else
+	skip "the fake NVML library is not built"
+fi
+
 done_testing
