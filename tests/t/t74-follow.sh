@@ -145,6 +145,34 @@ check "  says once that it polls every 100ms" \
 "$RSW" ls --series --json >"$T/series.json"
 check "  two runs in a new series" test "$(jget "$T/series.json" '$[0].outcomes')" = '["exited","exited"]'
 
+# --- --listen across instances: /metrics follows the series -----------------------
+PORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+spawn lis "$RSW" record -n "^fsvc-lis-$tag" --follow -i 50ms --listen "127.0.0.1:$PORT"
+l=$!
+wait_until 10 waiting "$T/lis.err"
+scrape() { curl -s "http://127.0.0.1:$PORT/metrics" >"$T/lis.m"; }
+served() { scrape && grep -q "^rsswatch_run_outcome{run=\"$1\",.*outcome=\"$2\"} 1" "$T/lis.m"; }
+bash -c "exec -a fsvc-lis-$tag '$HOG' +4M touch '$T/lis1' await '$T/lis1.go'" &
+i1=$!
+wait_until 10 test -e "$T/lis1"
+r1=$(sql "$RSSWATCH_DB" "select max(id) from run")
+check "--follow --listen: the first instance is served as running" wait_until 10 served "$r1" running
+touch "$T/lis1.go"
+wait "$i1"
+check "  its end is served while the next is awaited" wait_until 10 served "$r1" exited
+bash -c "exec -a fsvc-lis-$tag '$HOG' +4M touch '$T/lis2' await '$T/lis2.go'" &
+i2=$!
+wait_until 10 test -e "$T/lis2"
+wait_until 10 sh -c "[ \$(sql '$RSSWATCH_DB' 'select max(id) from run') -gt $r1 ]"
+r2=$(sql "$RSSWATCH_DB" "select max(id) from run")
+check "  the next instance is served as a new run ($r2), running" wait_until 10 served "$r2" running
+check "  with its resident bytes" grep -q "^rsswatch_resident_bytes{run=\"$r2\"," "$T/lis.m"
+touch "$T/lis2.go"
+wait "$i2"
+kill -INT "$l"
+finish "$l"
+check "  status 0 at the end" test "$RC" -eq 0
+
 # --- -p PID -n PATTERN: PID first, then the pattern --------------------------------
 "$HOG" sleep 400ms &
 first=$!
