@@ -47,7 +47,8 @@ expect_exit 2 "--follow with a command is a usage error" "$RSW" record --follow 
 expect_exit 2 "--follow with a bad pattern is a usage error" "$RSW" record --follow -n 'a('
 
 # --- one series of four instances ------------------------------------------------
-spawn rec "$RSW" record -n "^fsvc-$tag" --follow -i 50ms
+spawn rec env OOM_OUT="$T/oom.out" "$RSW" record -n "^fsvc-$tag" --follow -i 50ms \
+	--on-oom 'echo "$RSSWATCH_RUN $RSSWATCH_EVENT" >>"$OOM_OUT"'
 rec=$!
 if wait_until 10 waiting "$T/rec.err"; then ok "with no match yet, record --follow waits"; else not_ok "with no match yet, record --follow waits"; diag "$(cat "$T/rec.err")"; fi
 SVC_NAME="fsvc-$tag" SVC_CG="$cg" SVC_LAST="$T/last" HOG="$HOG" bash "$T/sup.sh" \
@@ -78,6 +79,12 @@ else
 fi
 got=$(jget "$T/series.json" '$[0].outcomes')
 if [ "$got" = "$want" ]; then ok "outcomes: $want"; else not_ok "outcomes: $want"; diag "got $got"; diag "$(cat "$T/rec.err")"; fi
+if [ -n "$cg" ]; then
+	check "--on-oom ran once in the series, for the OOM-killed instance's run (3)" \
+		test "$(cat "$T/oom.out" 2>/dev/null)" = "3 oom_kill"
+else
+	check "--on-oom ran for none of the instances (none was OOM-killed)" test ! -e "$T/oom.out"
+fi
 gaps_ok=1
 for i in 0 1 2; do
 	g=$(jget "$T/series.json" "\$[0].restart_gaps_s[$i]")
