@@ -2,6 +2,7 @@
 #include "record/gpus.h"
 #include "base/clock.h"
 #include "base/parse.h"
+#include "base/sysroot.h"
 #include "base/util.h"
 #include "record/cgctl.h"
 #include "record/facts.h"
@@ -315,6 +316,43 @@ out:
 	return NULL;
 }
 
+/* A cgroup target's directory: where it is, or, for one that does not exist yet (a
+ * service's cgroup, made when the service starts), where it will be: under the v1
+ * memory hierarchy where there is one, else under v2; the wait for its first process
+ * takes a missing cgroup as an empty one. Returns 0, or -ENOENT (err says why) when
+ * there is no memory cgroup hierarchy at all. */
+static int find_cgroup(struct slot *s, char *err, size_t errlen)
+{
+	struct run_cgroup *tc = xmalloc(sizeof(*tc));
+	int ret = 0;
+	run_cgroup_init(tc, NULL);
+	const char *arg = s->t->value;
+	const struct cg_mount *m = &tc->mount;
+	if (run_cgroup_open_named(tc, arg) == 0) {
+		strlcpy_rsw(s->cg_dir, tc->loc.dir, sizeof(s->cg_dir));
+	} else if (!tc->have_mount || (!m->has_v1 && !m->has_v2)) {
+		snprintf(err, errlen, "target %s: no memory cgroup '%s' (no memory cgroup "
+			 "hierarchy is mounted)", s->t->name, arg);
+		ret = -ENOENT;
+	} else {
+		const char *mnt = m->has_v1 ? m->v1_mnt : m->v2_mnt;
+		int full = (m->has_v1 && strncmp(arg, m->v1_mnt, strlen(m->v1_mnt)) == 0) ||
+			   (m->has_v2 && strncmp(arg, m->v2_mnt, strlen(m->v2_mnt)) == 0);
+		if (snprintf(s->cg_dir, sizeof(s->cg_dir), "%s%s%s%s", sysroot(), full ? "" : mnt,
+			     arg[0] == '/' ? "" : "/", arg) >= (int)sizeof(s->cg_dir)) {
+			snprintf(err, errlen, "target %s: memory cgroup '%s': path too long",
+				 s->t->name, arg);
+			ret = -ENAMETOOLONG;
+		} else {
+			note(s, "rsswatch: memory cgroup %s does not exist yet: waiting for it",
+			     s->cg_dir);
+		}
+	}
+	run_cgroup_release(tc);
+	free(tc);
+	return ret;
+}
+
 int agent_start(struct agent **out, const struct agentconf *c, const struct agent_opts *o,
 		char *err, size_t errlen)
 {
@@ -342,21 +380,8 @@ int agent_start(struct agent **out, const struct agentconf *c, const struct agen
 		char gwhy[256];
 		if (!o->no_gpu && gpus_open(&s->ro, 0, gwhy, sizeof(gwhy)) < 0)
 			s->ro.nvml = NULL;
-		if (s->t->kind == AGENT_CGROUP) {
-			struct run_cgroup *tc = xmalloc(sizeof(*tc));
-			run_cgroup_init(tc, NULL);
-			int e = run_cgroup_open_named(tc, s->t->value);
-			if (e == 0)
-				strlcpy_rsw(s->cg_dir, tc->loc.dir, sizeof(s->cg_dir));
-			run_cgroup_release(tc);
-			free(tc);
-			if (e < 0) {
-				snprintf(err, errlen, "target %s: no memory cgroup '%s'", s->t->name,
-					 s->t->value);
-				ret = -ENOENT;
-				goto fail;
-			}
-		}
+		if (s->t->kind == AGENT_CGROUP && (ret = find_cgroup(s, err, errlen)) < 0)
+			goto fail;
 		/* one after the other: the first creates and migrates the database */
 		char why[256];
 		int e = store_open(o->db_path, STORE_CREATE, &s->st, why, sizeof(why));

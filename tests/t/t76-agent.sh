@@ -214,4 +214,34 @@ else
 	skip "the fake NVML library is not built"
 fi
 
+# --- a -g target whose cgroup does not exist yet (a service's, made when it starts) --
+. "$(dirname "$0")/memcg.sh"
+base=$(memcg_dir)
+if [ "$(id -u)" -eq 0 ] && [ -n "$base" ]; then
+	cgd="$base/rsw-agent-late-$tag"
+	at_exit "rmdir '$cgd' 2>/dev/null"
+	spawn agentc "$RSW" agent --db "$DB" -g "$cgd" -i 100ms
+	agentc=$!
+	check "-g on a cgroup not made yet: the agent starts and waits for it" \
+		wait_until 10 grep -q "does not exist yet: waiting for it" "$T/agentc.err"
+	check "  still running" alive "$agentc"
+	mkdir "$cgd"
+	bash -c "echo \$\$ >'$cgd/cgroup.procs' && exec '$HOG' +4M touch '$T/c1' await '$T/c1.go'" &
+	c1=$!
+	_bg="$_bg $c1"
+	wait_until 10 test -e "$T/c1"
+	check "  once made and holding a process, it is recorded" \
+		wait_until 10 grep -q "recording memory cgroup .*rsw-agent-late-$tag" "$T/agentc.err"
+	sleep 0.3
+	touch "$T/c1.go"
+	wait "$c1"
+	kill -TERM "$agentc"
+	finish "$agentc"
+	check "  SIGTERM: exit 0" test "$RC" -eq 0
+	check "  its run is a cgroup run with samples" \
+		test "$(sql "$DB" "select mode || ' ' || (samples > 0) from run where cgroup like '%rsw-agent-late-$tag' order by id desc limit 1")" = "cgroup 1"
+else
+	skip "a cgroup made after the agent started needs root and a memory cgroup controller"
+fi
+
 done_testing
