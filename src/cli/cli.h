@@ -85,6 +85,10 @@ int cli_resolve_run(struct store *st, const char *ref, int64_t *id);
  * with cli_free_refs) and *nout, or EXIT_USAGE / EXIT_FAIL (printed). */
 int cli_expand_runs(struct store *st, char *const *refs, size_t n, char ***out, size_t *nout);
 void cli_free_refs(char **refs, size_t n);
+/* The store of db opened for reading, and refs[0..n) expanded (cli_expand_runs) into
+ * *out and *nout. Returns 0, or the exit status (printed) with nothing left open. */
+int cli_open_runs(const char *db, char *const *refs, size_t n, struct store **st, char ***out,
+		  size_t *nout);
 
 /* The tail of every verb's getopt_long switch (run with opterr = 0 and an optstring
  * that starts with ':'): c is ':' for an option without its value, anything else for

@@ -181,14 +181,10 @@ int cmd_compare(int argc, char **argv)
 	int ret = read_args(argc, argv, &a);
 	if (ret)
 		return ret == CLI_DONE ? EXIT_OK : ret;
-	struct store *st;
-	if ((ret = cli_open_store(a.db, &st, 0)) != 0)
-		return ret;
 	/* "sID:N": the last N runs of a series, as N arguments (or in their group) */
-	if ((ret = cli_expand_runs(st, a.groups, a.ng, &a.groups, &a.ng)) != 0) {
-		store_close(st);
+	struct store *st;
+	if ((ret = cli_open_runs(a.db, a.groups, a.ng, &st, &a.groups, &a.ng)) != 0)
 		return ret;
-	}
 	if ((ret = count_runs(&a)) != 0) {
 		cli_free_refs(a.groups, a.ng);
 		store_close(st);

@@ -221,15 +221,10 @@ int cmd_plot(int argc, char **argv)
 	int ret = read_args(argc, argv, &a);
 	if (ret)
 		return ret == CLI_DONE ? EXIT_OK : ret;
-	struct store *st;
-	if ((ret = cli_open_store(a.db, &st, 0)) != 0)
-		return ret;
 	/* "sID:N": the last N runs of a series */
-	char **given = a.refs;
-	if ((ret = cli_expand_runs(st, given, a.n, &a.refs, &a.n)) != 0) {
-		store_close(st);
+	struct store *st;
+	if ((ret = cli_open_runs(a.db, a.refs, a.n, &st, &a.refs, &a.n)) != 0)
 		return ret;
-	}
 	if (a.by_process && a.n > 1) {
 		cli_free_refs(a.refs, a.n);
 		store_close(st);

@@ -492,12 +492,7 @@ static void fill_run(struct run *r, const struct record_args *a, const struct re
 	r->pss_interval_ns = a->opts.pss_interval_ns;
 	r->started_at = real_ns();
 	r->interval_ns = a->opts.interval_ns;
-	strlcpy_rsw(r->outcome, OUTCOME_RUNNING, sizeof(r->outcome));
-	r->exit_code = -1;
-	r->signal = -1;
-	r->peak_gpu = -1;
-	r->hwm_before = -1;
-	r->min_eta_ns = -1;
+	run_set_unknown(r);
 }
 
 /* GPU figures where an NVIDIA driver is present (record/gpus.h); without one nothing

@@ -180,6 +180,19 @@ int cli_expand_runs(struct store *st, char *const *refs, size_t n, char ***out, 
 	return 0;
 }
 
+int cli_open_runs(const char *db, char *const *refs, size_t n, struct store **st, char ***out,
+		  size_t *nout)
+{
+	int ret = cli_open_store(db, st, 0);
+	if (ret)
+		return ret;
+	if ((ret = cli_expand_runs(*st, refs, n, out, nout)) != 0) {
+		store_close(*st);
+		*st = NULL;
+	}
+	return ret;
+}
+
 void cli_free_refs(char **refs, size_t n)
 {
 	for (size_t i = 0; refs && i < n; i++)

@@ -94,12 +94,7 @@ static void fill_run(struct slot *s, struct run *r, pid_t pid, const struct run_
 	r->pid = pid;
 	r->started_at = real_ns();
 	r->interval_ns = s->ro.interval_ns;
-	strlcpy_rsw(r->outcome, OUTCOME_RUNNING, sizeof(r->outcome));
-	r->exit_code = -1;
-	r->signal = -1;
-	r->peak_gpu = -1;
-	r->hwm_before = -1;
-	r->min_eta_ns = -1;
+	run_set_unknown(r);
 	r->series = s->series;
 }
 

@@ -23,6 +23,16 @@ uint64_t samples_rss_at(const struct sample *s, size_t n, int64_t elapsed_ns)
 	return s[lo].rss;
 }
 
+void run_set_unknown(struct run *r)
+{
+	strlcpy_rsw(r->outcome, OUTCOME_RUNNING, sizeof(r->outcome));
+	r->exit_code = -1;
+	r->signal = -1;
+	r->peak_gpu = -1;
+	r->hwm_before = -1;
+	r->min_eta_ns = -1;
+}
+
 void run_release(struct run *r)
 {
 	if (!r)

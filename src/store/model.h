@@ -266,6 +266,9 @@ struct oom_kill {
 };
 
 void run_release(struct run *r);
+/* A run about to begin: outcome "running", every figure not known yet (exit code,
+ * signal, GPU peak, VmHWM before, time to exhaustion: -1); the rest untouched. */
+void run_set_unknown(struct run *r);
 double run_mean_rss(const struct run *r);
 
 /* An event of a run (exit, OOM kill, warning, ...) and a stage mark, t in realtime ns. */

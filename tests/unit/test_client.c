@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -951,11 +953,8 @@ static void test_hostile_page(void **state)
 
 static int remove_dir(void **state)
 {
-	char cmd[PATH_MAX + 16];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", shm_dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return remove_tree(shm_dir);
 }
 
 /* A page left by a process that died, found under the same pid by a later process:

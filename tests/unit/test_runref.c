@@ -138,9 +138,7 @@ static void test_resolve(void **state)
 	assert_int_equal(runs[2].id, 5);
 	store_free_runs(runs, n);
 	store_close(st);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(remove_tree(dir), 0);
 }
 
 int main(void)

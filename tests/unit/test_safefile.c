@@ -28,10 +28,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[128];
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return remove_tree(dir);
 }
 
 static void in_dir(char *out, size_t n, const char *name)

@@ -55,10 +55,8 @@ static int setup_tree(void **state)
 static int teardown_tree(void **state)
 {
 	(void)state;
-	char cmd[PATH_MAX + 16];
 	sysroot_set(NULL);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	return system(cmd) == 0 ? 0 : -1;
+	return remove_tree(root);
 }
 
 static void test_ancestry_chain(void **state)

@@ -1,5 +1,6 @@
-/* Shared by the unit tests: cmocka headers in the order they need, and fixture loading.
- * Fixtures are read relative to the repository root (tests run from there). */
+/* Shared by the unit tests: cmocka headers in the order they need, fixture loading,
+ * golden files and removing temporary trees. Fixtures are read relative to the
+ * repository root (tests run from there). */
 #ifndef RSW_TESTUTIL_H
 #define RSW_TESTUTIL_H
 
@@ -13,6 +14,15 @@
 #include <stdlib.h>
 
 /* Reads a whole fixture file; fails the test when it is missing. */
+/* Removes a test's temporary directory and all under it. Returns 0 or -1. */
+static inline int remove_tree(const char *dir)
+{
+	char cmd[4200];
+	if (snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir) >= (int)sizeof(cmd))
+		return -1;
+	return system(cmd) == 0 ? 0 : -1;
+}
+
 static inline char *fixture(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
