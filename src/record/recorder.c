@@ -528,13 +528,32 @@ static void on_exit_record(void *ctx, const struct taskstats_exit *x)
 	rc->pending[rc->npending++] = *x;
 }
 
-/* Reads the exit records waiting; those left from the last drain are tried once more,
- * after the new ones (a parent's record may come after its child's), then dropped. */
+/* Applies the records xs[0..*n) that it can, again while any applies: a chain of
+ * processes that lived between two samples sends the deepest's record first, before
+ * its parent is known. Keeps those left, in xs. */
+static void apply_waiting(struct recorder *rc, struct taskstats_exit *xs, size_t *n)
+{
+	for (int more = 1; more;) {
+		more = 0;
+		for (size_t k = 0; k < *n;) {
+			if (apply_exit(rc, &xs[k]) == 0) {
+				xs[k] = xs[--*n];
+				more = 1;
+			} else {
+				k++;
+			}
+		}
+	}
+}
+
+/* Reads the exit records waiting. One whose parent joined the run in the same drain is
+ * placed now; those left from the last drain are tried once more (a parent's record
+ * may come a drain after its child's), then dropped. */
 static void drain_exits(struct recorder *rc)
 {
 	if (taskstats_fd(&rc->ts) < 0)
 		return;
-	size_t nretry = rc->npending;
+	size_t nretry = rc->npending, known = rc->log.n;
 	struct taskstats_exit *again = rc->pending;	/* those of the last drain */
 	rc->pending = rc->retry;
 	rc->retry = again;
@@ -543,8 +562,12 @@ static void drain_exits(struct recorder *rc)
 		taskstats_close(&rc->ts);
 		rc->run->exit_records = 0;
 	}
-	for (size_t k = 0; k < nretry; k++)
-		apply_exit(rc, &rc->retry[k]);
+	if (rc->log.n != known)
+		apply_waiting(rc, rc->pending, &rc->npending);
+	known = rc->log.n;
+	apply_waiting(rc, rc->retry, &nretry);
+	if (rc->log.n != known)
+		apply_waiting(rc, rc->pending, &rc->npending);
 }
 
 /* The per-process rows of a tree or cgroup: a member's row is stored when its figures

@@ -63,6 +63,19 @@ check "-p -t: from the exit record" \
 	test "$(q "SELECT peak_source FROM run WHERE id = $last")" = "exit record"
 finish "$pid"
 
+# A chain of three that lives between two samples of an attached tree: the deepest's
+# record comes first, before its parent and grandparent are known. It still joins the
+# run, with its exact peak (it was dropped when records were retried only once).
+spawn chain sh -c "sleep 0.6; sh -c \"sh -c '$HOG +100M sleep 5ms exit 0; :'; :\"; sleep 1.2; : $T"
+pid=$!
+expect_exit 0 "-p -t, a chain of three between two samples: exit 0" \
+	"$RSW" record -q -i 1s -t -d 1500ms -p "$pid"
+check "-p -t chain: memhog's exact peak is the run's (>= 100 MiB)" \
+	test "$(q "SELECT peak_rss >= 100 * $MiB AND peak_source = 'exit record' FROM run WHERE id = $last")" = 1
+check "-p -t chain: memhog is in the process table, from its exit record" \
+	test "$(q "SELECT count(*) FROM process WHERE run_id = $last AND comm = 'memhog' AND peak_rss >= 100 * $MiB")" = 1
+finish "$pid"
+
 # An attached process that peaked at 200 MiB before the attach, idles, then exits: its
 # exit record says 200 MiB, which is history, not the run's.
 spawn old "$HOG" +200M - sleep 800ms exit 0 "$T"
