@@ -1119,9 +1119,12 @@ static int setup(struct recorder *rc)
 	if (rc->opts->nvml)
 		sampler_use_gpu(&rc->sampler, rc->opts->nvml, rc->opts->gpu_interval_ns,
 				rc->start_mono);
-	if (rc->target->cg && rc->target->cg_sample)
+	if (rc->target->cg && rc->target->cg_sample) {
 		rc->run->peak_cgroup_exact = sampler_use_cgroup(&rc->sampler, rc->target->cg,
 								rc->target->cg_reset_peak);
+		if (rc->sampler.cg_peak_before != UINT64_MAX)
+			rc->run->cgroup_peak_before = rc->sampler.cg_peak_before;
+	}
 	if (rc->target->psi_cgroup_dir)
 		sampler_use_cgroup_psi(&rc->sampler, rc->target->psi_cgroup_dir);	/* none: fine */
 	oom_watch_open(&rc->oom, rc->target->cg);

@@ -142,6 +142,8 @@ void json_run_fields(struct buf *b, const struct run *r)
 	json_opt_str(b, r->peak_source);
 	buf_puts(b, ",\"hwm_before_bytes\":");
 	json_opt_int(b, r->hwm_before, r->hwm_before >= 0);
+	buf_puts(b, ",\"cgroup_peak_before_bytes\":");
+	json_opt_int(b, (long long)r->cgroup_peak_before, r->cgroup_peak_before > 0);
 	int largest = r->peak_process_pid > 0;
 	buf_puts(b, ",\"peak_process_rss_bytes\":");
 	json_opt_int(b, (long long)r->peak_process_rss, largest);

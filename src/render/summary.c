@@ -102,6 +102,11 @@ static void summary_figures(struct buf *b, const struct run *r)
 		buf_printf(b, "), %s\n", r->peak_cgroup_exact ? "the cgroup's own peak"
 							  : "the highest usage sampled");
 	}
+	/* The kernel's peak file of a cgroup recorded with -g may hold its whole history. */
+	if (r->cgroup_peak_before)
+		buf_printf(b, "earlier   cgroup peak %s before recording (the kernel's all-time "
+			      "figure, covering more than this run)\n",
+			   fmt_bytes(a, sizeof(a), r->cgroup_peak_before));
 	if (r->min_eta_limit[0])
 		buf_printf(b, "eta       smallest projection: full in ~%s (%s) at %s (+%s)\n",
 			   fmt_duration(a, sizeof(a), r->min_eta_ns),

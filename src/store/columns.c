@@ -99,6 +99,9 @@ static const struct store_column run_cols[] = {
 	/* schema 12: a followed run's series is known after its first run's INSERT */
 	{ "series", I, FIELD(run, series, COL_I64),
 	  NULL_IF(COL_NULL_IF_NOT_POS, run, series, COL_I64), .when = B | P },
+	/* schema 15 */
+	{ "cgroup_peak_before", I, FIELD(run, cgroup_peak_before, COL_U64),
+	  NULL_IF(COL_NULL_IF_ZERO, run, cgroup_peak_before, COL_U64), .when = P },
 };
 
 /* In export's order: the fixed figures, then those a run may lack, GPU last (the

@@ -200,6 +200,10 @@ struct run {
 	/* peak_cgroup is the cgroup's own charged peak over the run (memory.peak or
 	 * max_usage_in_bytes, reset at the start); 0: the highest usage sampled. */
 	int peak_cgroup_exact;
+	/* The cgroup's own peak when the recording began, where that file holds its whole
+	 * history (schema 15): it covers more than the run. 0: none, or the peak file
+	 * covers the run only (a cgroup made for it, or a private reset). */
+	uint64_t cgroup_peak_before;
 	/* Its parameters (schema 9), sorted by key; owned (run_release frees them).
 	 * The store never writes these from a run's progress: store_put_params does. */
 	struct run_param *params;

@@ -184,6 +184,10 @@ const char *const store_migrations[] = {
 	"ALTER TABLE process ADD COLUMN majflt INTEGER;"
 	"ALTER TABLE process ADD COLUMN read_bytes INTEGER;"
 	"ALTER TABLE process ADD COLUMN write_bytes INTEGER;",
+	/* 15: a recorded cgroup's own peak when the recording began (-g on cgroup v1, or
+	 * v2 without a private reset): the kernel's all-time figure, history rather than
+	 * the run's. NULL: none, or the peak covers the run only. */
+	"ALTER TABLE run ADD COLUMN cgroup_peak_before INTEGER;",
 };
 #define SCHEMA_VERSION ((int)ARRAY_SIZE(store_migrations))
 const int store_schema_version = SCHEMA_VERSION;

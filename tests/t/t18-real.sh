@@ -232,6 +232,46 @@ else
 	else
 		skip "-g: cannot make a cgroup in $cgdir"
 	fi
+
+	# -g on a cgroup that peaked at 200 MiB before the recording and idles now: that
+	# peak is history. Where the kernel's peak file cannot be reset privately (v1; v2
+	# before 6.12) it is kept apart and said to cover more than the run.
+	cg="$cgdir/rsw-t18-old-$$"
+	if mkdir "$cg" 2>/dev/null; then
+		at_exit "rmdir '$cg' 2>/dev/null"
+		spawn oldcg sh -c 'echo $$ >"$1/cgroup.procs" || exit 1
+			python3 -c "x = bytearray(200 << 20); x[::4096] = b\"x\" * len(x[::4096])"
+			exec sleep 20' - "$cg"
+		sh=$!
+		if wait_until 20 grep -qx sleep "/proc/$sh/comm"; then
+			expect_exit 0 "-g, old peak: recorded" "$RSW" record -q -g "$cg" -d 2s
+			before=$(runcol cgroup_peak_before)
+			diag "-g old peak: cgroup_peak_before ${before:-NULL} B, peak_cgroup" \
+				"$(runcol peak_cgroup) B (exact $(runcol peak_cgroup_exact)), peak_rss $(runcol peak_rss) B"
+			check "-g old peak: the run's peak is its own ($(runcol peak_rss) B)" \
+				test "$(runcol peak_rss)" -lt $((50 * MiB))
+			if [ "$(runcol peak_cgroup_exact)" = 1 ]; then
+				check "-g old peak: reset privately, so no history kept (${before:-NULL})" \
+					test -z "$before"
+				check "-g old peak: the reset peak is the run's ($(runcol peak_cgroup) B)" \
+					test "$(runcol peak_cgroup)" -lt $((50 * MiB))
+			else
+				check "-g old peak: the cgroup's old peak kept apart (${before:-NULL} B)" \
+					test "${before:-0}" -ge $((200 * MiB))
+				check "-g old peak: the summary says it covers more than the run" \
+					grep -q '^earlier   cgroup peak .* before recording .*covering more than this run' "$ERR"
+				"$RSW" show --json >"$T/oldcg.json"
+				check "-g old peak: show --json has cgroup_peak_before_bytes" \
+					grep -q "\"cgroup_peak_before_bytes\":$before" "$T/oldcg.json"
+			fi
+		else
+			not_ok "-g old peak: the cgroup's process allocated and went idle"
+		fi
+		kill "$sh" 2>/dev/null
+		finish "$sh" 10
+	else
+		skip "-g old peak: cannot make a cgroup in $cgdir"
+	fi
 fi
 
 done_testing

@@ -264,7 +264,14 @@ static void test_summary_peak_source(void **state)
 	assert_non_null(strstr(t, "\nnote      peaks of processes that ended between samples are "
 				 "sampled only (not exact)\n"));
 	assert_non_null(strstr(t, "\ncgroup    peak 600.0 MiB at 02:24:19 (/x), the highest usage sampled\n"));
+	assert_null(strstr(t, "earlier   cgroup"));
 	assert_non_null(strstr(t, "\noutcome   exited with 0\n"));
+	r.cgroup_peak_before = 2900 * MIB;	/* -g on a cgroup with history */
+	buf_reset(&b);
+	summary_text(&b, &r, r.peak_rss, NULL, 0);
+	assert_non_null(strstr(buf_str(&b), "\nearlier   cgroup peak 2.8 GiB before recording (the "
+				 "kernel's all-time figure, covering more than this run)\n"));
+	r.cgroup_peak_before = 0;
 
 	/* one process alone: no largest process, no note on sets */
 	buf_reset(&b);
@@ -430,7 +437,7 @@ static void test_json_kills_processes(void **state)
 	const char *j = buf_str(&b);
 	assert_non_null(strstr(j, "\"signal\":null,\"oom_kills\":1,"));
 	assert_non_null(strstr(j, ",\"peak_source\":\"exit record\",\"hwm_before_bytes\":null,"
-				  "\"peak_process_rss_bytes\":359137280,\"peak_process_pid\":123,"
+				  "\"cgroup_peak_before_bytes\":null,\"peak_process_rss_bytes\":359137280,\"peak_process_pid\":123,"
 				  "\"peak_process_comm\":\"cc1\",\"exit_records\":true,"));
 	assert_non_null(strstr(j, ",\"peak_cgroup_bytes\":null,\"peak_cgroup_exact\":false,"
 				  "\"min_eta_s\":null,\"min_eta_at\":null,\"min_eta_limit\":null}"));
@@ -457,7 +464,8 @@ static void test_json_kills_processes(void **state)
 	r.peak_source = "";
 	json_run(&b, &r);
 	assert_non_null(strstr(buf_str(&b), ",\"peak_source\":null,\"hwm_before_bytes\":4096,"
-				  "\"peak_process_rss_bytes\":null,\"peak_process_pid\":null,"
+				  "\"cgroup_peak_before_bytes\":null,\"peak_process_rss_bytes\":null,"
+				  "\"peak_process_pid\":null,"
 				  "\"peak_process_comm\":null,"));
 
 	buf_reset(&b);
