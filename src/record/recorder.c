@@ -1246,6 +1246,28 @@ static int arm_exits(struct recorder *rc, int ep)
 	return -1;
 }
 
+/* At the run's end, a member still listed as running may be gone: it ended after the
+ * last sample, with no exit record to say so (they need root; one may be lost). Read
+ * through its own open files (so never another process given its pid), one reaped or a
+ * zombie ended, how unknown ("gone"), by the run's end: never "running" after it. */
+static void end_vanished(struct recorder *rc)
+{
+	if (!rc->set_open)
+		return;
+	const struct run *r = rc->run;
+	int64_t end = r->ended_at ? r->ended_at - r->started_at : mono_ns() - rc->start_mono;
+	for (size_t k = 0; k < rc->set.n; k++) {
+		struct procset_member *m = &rc->set.m[k];
+		long i = proclog_find(&rc->log, m->pid);
+		struct proc_stat ps;
+		if (i < 0 || strcmp(rc->log.p[i].ended, PROC_RUNNING) != 0)
+			continue;
+		int e = proc_reader_read_stat(&m->proc, &ps);
+		if (e == -ESRCH || (e == 0 && ps.state == 'Z'))
+			proclog_end(&rc->log, (size_t)i, end, PROC_GONE, -1, -1);
+	}
+}
+
 /* The loop's wait: until the duration's end or the exit records may be armed again. */
 static int wait_ms(struct recorder *rc, int ep)
 {
@@ -1378,6 +1400,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		strlcpy_rsw(run->outcome, OUTCOME_STOPPED, sizeof(run->outcome));
 		run->ended_at = real_ns();
 	}
+	end_vanished(&rc);
 	if (rc.sampler.cg_peak_rose)
 		run->peak_cgroup_exact = 1;	/* the run reached it: an exact peak of the run */
 	/* the last counters of processes still alive */
