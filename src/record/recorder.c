@@ -715,15 +715,14 @@ static void track_target(struct recorder *rc, const struct sample *s, int64_t t)
 	if (rc->root < 0) {
 		struct proc_status st;
 		memset(&st, 0, sizeof(st));
-		st.ppid = rc->sampler.proc.last.ppid;
-		strlcpy_rsw(st.name, rc->sampler.proc.last.name, sizeof(st.name));
+		st.ppid = rc->sampler.ppid;
+		strlcpy_rsw(st.name, rc->sampler.name, sizeof(st.name));
 		st.hwm = s->hwm;
 		rc->root = (long)proc_seen(rc, rc->target->pid, &st, s->elapsed_ns);
 		if (rc->log.p[rc->root].hwm_before >= 0)
 			r->hwm_before = rc->log.p[rc->root].hwm_before;
 	}
-	strlcpy_rsw(rc->log.p[rc->root].comm, rc->sampler.proc.last.name,
-		    sizeof(rc->log.p[rc->root].comm));
+	strlcpy_rsw(rc->log.p[rc->root].comm, rc->sampler.name, sizeof(rc->log.p[rc->root].comm));
 	proc_peak(rc, (size_t)rc->root, s->rss, t, PEAK_FROM_SAMPLE);
 	proc_peak(rc, (size_t)rc->root, s->hwm, t, PEAK_FROM_HWM);
 }
