@@ -38,6 +38,11 @@
 #define FLUSH_EVERY_SAMPLES 256
 #define CLIENT_COUNTERS_MAX 64
 #define PENDING_EXITS 256
+/* A set's exit records read between samples (struct recorder's early[]): at most
+ * EARLY_EXITS kept, and a read at most every EARLY_EVERY_NS, so that a busy host's
+ * exits cost at most 100 wake-ups a second. */
+#define EARLY_EXITS 512
+#define EARLY_EVERY_NS (10 * NS_PER_MS)
 
 /* How long the recorder waits for what comes a moment later, and why. */
 
@@ -123,6 +128,15 @@ struct recorder {
 	struct taskstats_listener ts;
 	struct taskstats_exit *pending, *retry;
 	size_t npending;
+	/* A set's records read as they come between samples, only to learn when each
+	 * process ended (the time of the read: taskstats.h); they are applied at the next
+	 * sample's drain, first and in order, as if read then. The socket is in the
+	 * loop's epoll set one-shot, armed again EARLY_EVERY_NS after a read while early[]
+	 * has room for another datagram; when it has none, the rest wait for the sample. */
+	struct taskstats_exit *early;
+	size_t nearly;
+	int early_armed;
+	int64_t early_rearm;	/* CLOCK_MONOTONIC: when it may be armed again */
 	size_t untracked_n;	/* one process attached: the most descendants it had */
 	uint64_t untracked_rss;	/* and the most RSS they held, not recorded */
 	struct eta_watch eta;	/* time to exhaustion (record/eta_watch.h) */
@@ -473,13 +487,16 @@ static long current_entry(const struct recorder *rc, pid_t pid)
  * ended. Returns 0, or -ENOENT when the process is not (yet) known to be the run's. */
 static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 {
-	/* Records are read at samples: a process that ended since the last one is placed
-	 * at this one (the record does not say when it was sent), and never after the
-	 * run's end (the target's own record is read once its end is known). */
+	/* The record does not say when it was sent: the process ended when it was read
+	 * (read_ns; a set's are read as they come), or, without that, now. Its peak is
+	 * placed at the sample that applies it, never after the run's end (the target's
+	 * own record is read once its end is known). */
 	int64_t at = real_ns();
 	if (rc->run->ended_at && at > rc->run->ended_at)
 		at = rc->run->ended_at;
 	int64_t now = mono_ns() - rc->start_mono;
+	int64_t end = x->read_ns ? x->read_ns - rc->start_mono : now;
+	end = end > now ? now : end < 0 ? 0 : end;
 	pid_t tgid = x->tgid ? x->tgid : x->pid;
 	long i = current_entry(rc, tgid);
 	if (x->scope == TASKSTATS_TGID) {	/* the CPU sums of its threads */
@@ -493,7 +510,7 @@ static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 		if (!rc->set_open || x->pid != tgid || x->ppid <= 0 ||
 		    current_entry(rc, x->ppid) < 0)
 			return -ENOENT;
-		int64_t born = now - (int64_t)x->etime_us * 1000;
+		int64_t born = end - (int64_t)x->etime_us * 1000;
 		struct proc_status st;
 		memset(&st, 0, sizeof(st));
 		st.ppid = x->ppid;
@@ -509,9 +526,9 @@ static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 	if ((x->flags & AGROUP) || (!(x->have & TASKSTATS_HAVE_TGID) && x->pid == tgid)) {
 		int ws = (int)x->exit_code;
 		if (WIFSIGNALED(ws))
-			proclog_end(&rc->log, (size_t)i, now, PROC_SIGNALED, -1, WTERMSIG(ws));
+			proclog_end(&rc->log, (size_t)i, end, PROC_SIGNALED, -1, WTERMSIG(ws));
 		else
-			proclog_end(&rc->log, (size_t)i, now, PROC_EXITED, WEXITSTATUS(ws), -1);
+			proclog_end(&rc->log, (size_t)i, end, PROC_EXITED, WEXITSTATUS(ws), -1);
 	}
 	return 0;
 }
@@ -551,14 +568,17 @@ static void apply_waiting(struct recorder *rc, struct taskstats_exit *xs, size_t
  * may come a drain after its child's), then dropped. */
 static void drain_exits(struct recorder *rc)
 {
-	if (taskstats_fd(&rc->ts) < 0)
+	if (taskstats_fd(&rc->ts) < 0 && !rc->nearly)
 		return;
 	size_t nretry = rc->npending, known = rc->log.n;
 	struct taskstats_exit *again = rc->pending;	/* those of the last drain */
 	rc->pending = rc->retry;
 	rc->retry = again;
 	rc->npending = 0;
-	if (taskstats_drain(&rc->ts, on_exit_record, rc) < 0) {
+	for (size_t k = 0; k < rc->nearly; k++)
+		on_exit_record(rc, &rc->early[k]);
+	rc->nearly = 0;
+	if (taskstats_fd(&rc->ts) >= 0 && taskstats_drain(&rc->ts, on_exit_record, rc) < 0) {
 		taskstats_close(&rc->ts);
 		rc->run->exit_records = 0;
 	}
@@ -568,6 +588,24 @@ static void drain_exits(struct recorder *rc)
 	apply_waiting(rc, rc->retry, &nretry);
 	if (rc->log.n != known)
 		apply_waiting(rc, rc->pending, &rc->npending);
+}
+
+static void on_early_record(void *ctx, const struct taskstats_exit *x)
+{
+	struct recorder *rc = ctx;
+	rc->early[rc->nearly++] = *x;	/* collect_exits asked for no more than fit */
+}
+
+/* A set's exit records came between samples: read into early[] (struct recorder). */
+static void collect_exits(struct recorder *rc)
+{
+	size_t room = (EARLY_EXITS - rc->nearly) / TASKSTATS_DGRAM_RECS;
+	rc->early_armed = 0;
+	rc->early_rearm = mono_ns() + EARLY_EVERY_NS;
+	if (room && taskstats_drain_some(&rc->ts, room, on_early_record, rc) < 0) {
+		taskstats_close(&rc->ts);
+		rc->run->exit_records = 0;
+	}
 }
 
 /* The per-process rows of a tree or cgroup: a member's row is stored when its figures
@@ -677,15 +715,14 @@ static void track_target(struct recorder *rc, const struct sample *s, int64_t t)
 	if (rc->root < 0) {
 		struct proc_status st;
 		memset(&st, 0, sizeof(st));
-		st.ppid = rc->sampler.proc.last.ppid;
-		strlcpy_rsw(st.name, rc->sampler.proc.last.name, sizeof(st.name));
+		st.ppid = rc->sampler.ppid;
+		strlcpy_rsw(st.name, rc->sampler.name, sizeof(st.name));
 		st.hwm = s->hwm;
 		rc->root = (long)proc_seen(rc, rc->target->pid, &st, s->elapsed_ns);
 		if (rc->log.p[rc->root].hwm_before >= 0)
 			r->hwm_before = rc->log.p[rc->root].hwm_before;
 	}
-	strlcpy_rsw(rc->log.p[rc->root].comm, rc->sampler.proc.last.name,
-		    sizeof(rc->log.p[rc->root].comm));
+	strlcpy_rsw(rc->log.p[rc->root].comm, rc->sampler.name, sizeof(rc->log.p[rc->root].comm));
 	proc_peak(rc, (size_t)rc->root, s->rss, t, PEAK_FROM_SAMPLE);
 	proc_peak(rc, (size_t)rc->root, s->hwm, t, PEAK_FROM_HWM);
 }
@@ -1108,6 +1145,8 @@ static int setup(struct recorder *rc)
 		rc->set_open = 1;
 		rc->pending = xmalloc(PENDING_EXITS * sizeof(*rc->pending));
 		rc->retry = xmalloc(PENDING_EXITS * sizeof(*rc->retry));
+		if (rc->run->exit_records)
+			rc->early = xmalloc(EARLY_EXITS * sizeof(*rc->early));
 		sampler_use_set(&rc->sampler, &rc->set);
 	} else if (rc->run->exit_records && rc->target->pid > 0) {
 		/* One process: the host's other exits are of no use; without the filter
@@ -1167,25 +1206,75 @@ static int poll_timeout_ms(const struct recorder *rc)
  * would ask each one, at 1 kHz a sixth of the recorder's time): their index is the
  * event's data. The exit records' socket is there only when it is filtered to the one
  * target (taskstats_only): then it is drained when it has something, not at every
- * sample; for a set every exit on the host comes, and it is drained at samples. */
+ * sample. For a set every exit on the host comes: it is there one-shot, read into
+ * early[] at most every EARLY_EVERY_NS, and drained at samples. */
 enum { LOOP_TIMER, LOOP_TARGET, LOOP_SIGNAL, LOOP_OOM, LOOP_GPU, LOOP_EXITS, LOOP_NFDS };
 
 static int loop_open(struct recorder *rc)
 {
 	int fds[LOOP_NFDS] = { rc->timerfd, rc->target->pidfd, rc->sigfd, oom_watch_fd(&rc->oom),
-			       rc->gpufd, rc->exits_filtered ? taskstats_fd(&rc->ts) : -1 };
+			       rc->gpufd, rc->exits_filtered || rc->early ? taskstats_fd(&rc->ts) : -1 };
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	if (ep < 0)
 		return -errno;
 	for (unsigned k = 0; k < LOOP_NFDS; k++) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = k };
+		if (k == LOOP_EXITS && !rc->exits_filtered)
+			ev.events |= EPOLLONESHOT;
 		if (fds[k] >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, fds[k], &ev) < 0) {
 			int e = -errno;
 			close(ep);
 			return e;
 		}
 	}
+	rc->early_armed = fds[LOOP_EXITS] >= 0;
 	return ep;
+}
+
+/* Arms the set's exit records in the loop's epoll set ep again, once EARLY_EVERY_NS
+ * passed since the last read and early[] has room. Returns how long until it may be
+ * armed (ms), or -1 when there is nothing to wait for. */
+static int arm_exits(struct recorder *rc, int ep)
+{
+	if (!rc->early || rc->early_armed || taskstats_fd(&rc->ts) < 0 ||
+	    EARLY_EXITS - rc->nearly < TASKSTATS_DGRAM_RECS)
+		return -1;
+	int64_t left = rc->early_rearm - mono_ns();
+	if (left > 0)
+		return (int)(left / NS_PER_MS + 1);
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT, .data.u32 = LOOP_EXITS };
+	if (epoll_ctl(ep, EPOLL_CTL_MOD, taskstats_fd(&rc->ts), &ev) == 0)
+		rc->early_armed = 1;
+	return -1;
+}
+
+/* At the run's end, a member still listed as running may be gone: it ended after the
+ * last sample, with no exit record to say so (they need root; one may be lost). Read
+ * through its own open files (so never another process given its pid), one reaped or a
+ * zombie ended, how unknown ("gone"), by the run's end: never "running" after it. */
+static void end_vanished(struct recorder *rc)
+{
+	if (!rc->set_open)
+		return;
+	const struct run *r = rc->run;
+	int64_t end = r->ended_at ? r->ended_at - r->started_at : mono_ns() - rc->start_mono;
+	for (size_t k = 0; k < rc->set.n; k++) {
+		struct procset_member *m = &rc->set.m[k];
+		long i = proclog_find(&rc->log, m->pid);
+		struct proc_stat ps;
+		if (i < 0 || strcmp(rc->log.p[i].ended, PROC_RUNNING) != 0)
+			continue;
+		int e = proc_reader_read_stat(&m->proc, &ps);
+		if (e == -ESRCH || (e == 0 && ps.state == 'Z'))
+			proclog_end(&rc->log, (size_t)i, end, PROC_GONE, -1, -1);
+	}
+}
+
+/* The loop's wait: until the duration's end or the exit records may be armed again. */
+static int wait_ms(struct recorder *rc, int ep)
+{
+	int a = poll_timeout_ms(rc), b = arm_exits(rc, ep);
+	return a < 0 ? b : b < 0 || a < b ? a : b;
 }
 
 int record(const struct record_opts *opts, const struct record_target *target, int sigfd,
@@ -1228,7 +1317,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	while (e == 0 && rc.stop == RUNNING) {
 		struct epoll_event evs[LOOP_NFDS];
 		unsigned ready = 0;
-		int n = epoll_wait(ep, evs, LOOP_NFDS, poll_timeout_ms(&rc));
+		int n = epoll_wait(ep, evs, LOOP_NFDS, wait_ms(&rc, ep));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -1238,8 +1327,10 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		for (int k = 0; k < n; k++)
 			if (evs[k].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
 				ready |= 1u << evs[k].data.u32;
-		if (ready & (1u << LOOP_EXITS))
+		if ((ready & (1u << LOOP_EXITS)) && rc.exits_filtered)
 			drain_exits(&rc);	/* the target's own: at once (level-triggered) */
+		else if (ready & (1u << LOOP_EXITS))
+			collect_exits(&rc);
 		if (ready & (1u << LOOP_GPU))
 			gpu_tick(&rc);
 		if (ready & (1u << LOOP_OOM))
@@ -1311,6 +1402,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		strlcpy_rsw(run->outcome, OUTCOME_STOPPED, sizeof(run->outcome));
 		run->ended_at = real_ns();
 	}
+	end_vanished(&rc);
 	if (rc.sampler.cg_peak_rose)
 		run->peak_cgroup_exact = 1;	/* the run reached it: an exact peak of the run */
 	/* the last counters of processes still alive */
@@ -1352,6 +1444,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		procset_close(&rc.set, 0);
 	free(rc.pending);
 	free(rc.retry);
+	free(rc.early);
 	client_page_close(rc.page);
 	client_dir_watch_close(&rc.page_dir);
 	proclog_release(&rc.log);

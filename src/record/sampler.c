@@ -1,6 +1,7 @@
 #include "record/sampler.h"
 #include "base/clock.h"
 #include "base/parse.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -435,6 +436,10 @@ int sampler_read(struct sampler *s, int64_t now, struct sample *out)
 		       : proc_reader_read(&s->proc, &ps);
 	if (e < 0)
 		return e;
+	if (!s->set) {
+		strlcpy_rsw(s->name, ps.name, sizeof(s->name));
+		s->ppid = ps.ppid;
+	}
 	/* The host's available memory moves slowly next to 1 kHz sampling, and costs as
 	 * much to read as a process's status: at most every MEMINFO_EVERY_NS. */
 	if (now >= s->mem_next_ns && rfile_read(&s->meminfo) == 0) {

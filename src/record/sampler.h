@@ -44,6 +44,10 @@ struct gpu_reading {
 struct sampler {
 	pid_t pid;
 	struct proc_reader proc;	/* /proc/PID/status */
+	/* One process: its name and parent at the last read (proc's cached status is
+	 * there only while it is cached) */
+	char name[PROC_NAME_MAX];
+	pid_t ppid;
 	struct rfile meminfo;		/* /proc/meminfo, read at most every MEMINFO_EVERY_NS */
 	struct meminfo mem_last;
 	int64_t mem_next_ns;

@@ -1,4 +1,5 @@
 #include "source/taskstats.h"
+#include "base/clock.h"
 #include "base/rfile.h"
 #include "base/util.h"
 
@@ -535,7 +536,13 @@ int taskstats_fd(const struct taskstats_listener *l)
 int taskstats_drain(struct taskstats_listener *l,
 		    void (*cb)(void *ctx, const struct taskstats_exit *rec), void *ctx)
 {
-	struct taskstats_exit rec[8];
+	return taskstats_drain_some(l, 0, cb, ctx);
+}
+
+int taskstats_drain_some(struct taskstats_listener *l, size_t max,
+			 void (*cb)(void *ctx, const struct taskstats_exit *rec), void *ctx)
+{
+	struct taskstats_exit rec[TASKSTATS_DGRAM_RECS];
 	uint64_t lost = 0;
 	int overflow = 0;
 	if (!l || l->fd < 0)
@@ -544,7 +551,9 @@ int taskstats_drain(struct taskstats_listener *l,
 	 * system call each would cost several times the copy). */
 	struct mmsghdr mm[TS_SLOTS];
 	struct iovec iov[TS_SLOTS];
-	for (;;) {
+	size_t left = max ? max : SIZE_MAX;
+	while (left > 0) {
+		size_t want = left < TS_SLOTS ? left : TS_SLOTS;
 		memset(mm, 0, sizeof(mm));
 		for (size_t k = 0; k < TS_SLOTS; k++) {
 			iov[k].iov_base = l->buf + k * TS_SLOT;
@@ -552,7 +561,7 @@ int taskstats_drain(struct taskstats_listener *l,
 			mm[k].msg_hdr.msg_iov = &iov[k];
 			mm[k].msg_hdr.msg_iovlen = 1;
 		}
-		int got = recvmmsg(l->fd, mm, TS_SLOTS, MSG_DONTWAIT, NULL);
+		int got = recvmmsg(l->fd, mm, (unsigned)want, MSG_DONTWAIT, NULL);
 		if (got < 0) {
 			if (errno == EINTR)
 				continue;
@@ -564,6 +573,8 @@ int taskstats_drain(struct taskstats_listener *l,
 			}
 			return -errno;
 		}
+		int64_t at = mono_ns();
+		left -= (size_t)got;
 		for (int k = 0; k < got; k++) {
 			if (mm[k].msg_hdr.msg_flags & MSG_TRUNC) {	/* larger than a slot */
 				lost++;
@@ -577,10 +588,12 @@ int taskstats_drain(struct taskstats_listener *l,
 				lost++;
 				n = n < 0 ? 0 : (int)ARRAY_SIZE(rec);
 			}
-			for (int i = 0; i < n; i++)
+			for (int i = 0; i < n; i++) {
+				rec[i].read_ns = at;
 				cb(ctx, &rec[i]);
+			}
 		}
-		if (got < (int)TS_SLOTS)
+		if (got < (int)want)
 			break;	/* the queue is empty now */
 	}
 	/* The drop counter counts every exit the kernel could not queue; ENOBUFS only

@@ -83,6 +83,11 @@ struct taskstats_exit {
 	 * /proc/PID/io), rounded down to whole KiB by the kernel; 0 in a TGID record and
 	 * on a kernel without CONFIG_TASK_IO_ACCOUNTING. */
 	uint64_t read_bytes, write_bytes;
+	/* When taskstats_drain read the record's datagram (CLOCK_MONOTONIC ns); 0 from
+	 * taskstats_parse. The record holds no time of the exit, and a netlink socket
+	 * gives no arrival time (SO_TIMESTAMPNS adds nothing to its messages, 6.18): a
+	 * caller that reads soon after the exit learns when it was, within its delay. */
+	int64_t read_ns;
 };
 
 /* Parses the netlink messages in buf as they come from the listener socket; family is
@@ -145,6 +150,12 @@ int taskstats_fd(const struct taskstats_listener *l);
  * sampled figures for processes whose record never came. */
 int taskstats_drain(struct taskstats_listener *l,
 		    void (*cb)(void *ctx, const struct taskstats_exit *rec), void *ctx);
+/* The same, reading at most max datagrams (0: every one waiting), so that a caller
+ * that keeps the records knows how many may come: at most TASKSTATS_DGRAM_RECS per
+ * datagram (more count as lost). */
+#define TASKSTATS_DGRAM_RECS 8
+int taskstats_drain_some(struct taskstats_listener *l, size_t max,
+			 void (*cb)(void *ctx, const struct taskstats_exit *rec), void *ctx);
 
 /* Deregisters and closes. Accepts NULL and a closed listener. */
 void taskstats_close(struct taskstats_listener *l);

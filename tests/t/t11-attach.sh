@@ -68,6 +68,12 @@ show_json
 check "-d 1s: outcome stopped, target alive" sh -c "[ '$(sfield outcome)' = stopped ] && [ -d /proc/$hog ]"
 check "-d 1s at 100ms: 10 or 11 samples (got $(sfield samples))" \
 	sh -c "[ $(sfield samples) -ge 10 ] && [ $(sfield samples) -le 11 ]"
+# the largest process of a one-process run is the target, named (at 1 s its status is
+# read afresh at every sample, never cached)
+expect_exit 0 "-d 1s at 1s in attach mode exits 0" "$RSW" record -q -i 1s -d 1s -p "$hog"
+show_json
+check "one process: the largest process is the target, pid and name (got $(sfield peak_process_pid) $(sfield peak_process_comm))" \
+	test "$(sfield peak_process_pid) $(sfield peak_process_comm)" = "$hog memhog"
 touch "$T/go3"
 finish "$hog" 10
 
