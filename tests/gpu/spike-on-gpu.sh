@@ -10,7 +10,9 @@ R=${B:-build}/rsswatch
 RU=${B:-build/bench}/rusage
 BN=${B:-build/bench}/bench_nvml
 SPIKE=${SPIKE:-tests/gpu/spike.py}
-db=/tmp/x.db
+# rsswatch refuses a database in a directory every user can write (/tmp)
+D=$(mktemp -d /tmp/spike.XXXXXX)
+db=$D/x.db
 peak() {	# peak: peak_gpu_bytes and samples of the last run in $db
 	"$R" show --db "$db" --json | python3 -c 'import json, sys; r = json.load(sys.stdin)
 print(r["peak_gpu_bytes"], r["samples"])'
@@ -28,15 +30,15 @@ print(r["peak_gpu_bytes"], r["samples"])'
 		slow*) args="--gpu-interval 1s"; what="--gpu-interval 1s" ;;
 		esac
 		echo "### $run: rsswatch record -v -i 1s $args --db $db -- python3 spike.py ($what)"
-		"$R" record -v -i 1s $args --db "$db" -l "$run" -- python3 "$SPIKE" >/tmp/rec.out 2>&1
+		"$R" record -v -i 1s $args --db "$db" -l "$run" -- python3 "$SPIKE" >"$D/rec.out" 2>&1
 		echo "exit $?"
-		cat /tmp/rec.out
+		cat "$D/rec.out"
 		"$R" export --db "$db" --format csv | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++)
 			if ($i == "elapsed_s" || $i ~ /^gpu/) c[++n] = i }
 			{ for (k = 1; k <= n; k++) printf "%s%s", $c[k], k < n ? "," : "\n" }'
 		echo "peak_gpu_bytes samples: $(peak)"
 		# rsswatch's peak against NVML's figure for the process during the spike
-		echo "$(peak) $(grep -o 'nvml_proc_bytes [0-9]*' /tmp/rec.out | cut -d' ' -f2)" |
+		echo "$(peak) $(grep -o 'nvml_proc_bytes [0-9]*' "$D/rec.out" | cut -d' ' -f2)" |
 			awk -v run="$run" '{ r = $1 / $3; printf "CHECK %s: peak_gpu_bytes %.0f, NVML during the spike %.0f, ratio %.4f: %s\n",
 				run, $1, $3, r, (r > 0.95 && r < 1.05) ? "within 5%" : "NOT within 5%" }'
 		python3 -c 'import sqlite3, sys
@@ -48,11 +50,16 @@ for row in sqlite3.connect(sys.argv[1]).execute("select elapsed_ns / 1e9, device
 	"$R" ls --db "$db"
 	echo "### NVML query cost (bench_nvml, idle device)"
 	"$BN" -n 5000 $$
-	echo "### CPU of rsswatch record -i 1s -d 10s -p (idle sleep), from wait4"
-	sleep 60 & sp=$!
+	echo "### CPU of rsswatch record -i 1s -p (idle sleep), from wait4: a 25 s run minus"
+	echo "### a 5 s one, over 20 s, leaves NVML's start-up out"
+	sleep 200 & sp=$!
 	for args in "" "--gpu-interval 1s" "--no-gpu"; do
-		echo "# rsswatch record -q -i 1s -d 10s -p SLEEP $args"
-		"$RU" "$R" record --db /tmp/cpu.db -q -p $sp -i 1s -d 10s $args
+		for d in 5 25; do
+			"$RU" "$R" record --db "$D/cpu.db" -q -p $sp -i 1s -d ${d}s $args 2>"$D/ru.$d" >/dev/null
+			sed -n 's/.*cpu_s=\([0-9.]*\).*/\1/p' "$D/ru.$d" >"$D/cpu.$d"
+		done
+		awk -v a="$(cat "$D/cpu.5")" -v b="$(cat "$D/cpu.25")" -v args="${args:-(default)}" \
+			'BEGIN { printf "# -i 1s %s: %.3f s in 5 s, %.3f s in 25 s: %.0f us of CPU per second\n", args, a, b, (b - a) / 20 * 1e6 }'
 	done
 	kill $sp
 } 2>&1 | tee "$OUT/gpu-h200-spike.log"
