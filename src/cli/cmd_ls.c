@@ -152,10 +152,12 @@ static int64_t restart_gap(struct store *st, int64_t id)
 static void list_series(struct store *st, struct buf *b, const struct run *runs, size_t n,
 			int json, uint64_t limit)
 {
-	size_t shown = 0;
+	size_t shown = 0, any = 0;
+	for (size_t i = 0; i < n && !any; i++)
+		any = runs[i].series > 0;
 	if (json)
 		buf_putc(b, '[');
-	else
+	else if (any)	/* no header over "no series recorded yet" */
 		buf_printf(b, "%7s  %4s  %-16s  %-16s  %10s  %s\n", "SERIES", "RUNS", "FIRST STARTED",
 			   "LAST ENDED", "PEAK", "OUTCOMES (RESTART GAPS)");
 	for (size_t i = 0; i < n && (!limit || shown < limit); i++) {

@@ -41,6 +41,10 @@ waiting() { grep -q "waiting for a process" "$1"; }
 runs_now() { "$RSW" ls --json | sqlite3 :memory: "select json_array_length(readfile('/dev/stdin'))" 2>/dev/null; }
 
 # --- usage -----------------------------------------------------------------------
+"$RSW" record --db "$T/none.db" -q -- true
+"$RSW" ls --db "$T/none.db" --series >"$OUT" 2>&1
+check "ls --series before any series: one line that says so, no header" \
+	test "$(cat "$OUT")" = "no series recorded yet (record --follow makes them)"
 expect_exit 2 "--follow without -n or -g is a usage error" "$RSW" record --follow -p $$
 check "  it says what --follow goes with" grep -q -- "--follow goes with -n PATTERN" "$ERR"
 expect_exit 2 "--follow with a command is a usage error" "$RSW" record --follow -- true
