@@ -41,6 +41,17 @@ VERSION   := 0.1.0
 CPPFLAGS  += -Isrc -Iinclude -I. -D_GNU_SOURCE -DRSSWATCH_VERSION=\"$(VERSION)\"
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN) $(PKG_CFLAGS)
 LDLIBS    = $(PKG_LIBS) -ldl -lm -lpthread
+# The rsswatch binary links SQLite's static archive (libsqlite3-dev has it) where there
+# is one: a recorder then maps only the SQLite code it runs, without the shared
+# library's relocated pages, about 370 KiB less resident (docs/BENCHMARKS.md).
+# SQLITE_SHARED=1 links the shared library (the unit tests always do).
+SQLITE_A  := $(shell pkg-config --variable=libdir sqlite3 2>/dev/null)/libsqlite3.a
+RSSWATCH_LIBS = $(LDLIBS)
+ifneq ($(SQLITE_SHARED),1)
+ifneq ($(wildcard $(SQLITE_A)),)
+RSSWATCH_LIBS = $(SQLITE_A) -ldl -lm -lpthread
+endif
+endif
 
 CORE_SRC := $(sort $(wildcard src/base/*.c src/source/*.c src/record/*.c src/store/*.c src/export/*.c \
 	src/render/*.c src/model/*.c))
@@ -72,7 +83,7 @@ all: $(RSSWATCH) $(LIBSO) $(LIBA)
 # Every object depends on the flags it was compiled with: changing CFLAGS, WERROR or
 # SANITIZE rebuilds what they change. The stamp is rewritten only when they differ.
 FLAGS_STAMP := $(BUILD)/.flags
-FLAGS_NOW := $(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) $(LDLIBS)
+FLAGS_NOW := $(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) $(LDLIBS) $(RSSWATCH_LIBS)
 $(FLAGS_STAMP): FORCE
 	@mkdir -p $(@D)
 	@echo '$(subst ','\'',$(FLAGS_NOW))' | cmp -s - $@ || echo '$(subst ','\'',$(FLAGS_NOW))' >$@
@@ -100,7 +111,7 @@ $(CORE_A): $(CORE_OBJ)
 	$(AR) rcs $@ $^
 
 $(RSSWATCH): $(CLI_OBJ) $(CORE_A)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(CORE_A) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(CORE_A) $(RSSWATCH_LIBS)
 
 $(LIBSO): $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -shared -Wl,-soname,librsswatch.so.1 -o $@ $^ -lpthread
