@@ -170,7 +170,9 @@ _bg="$_bg $p1"
 wait_until 10 test -e "$T/p1"
 spawn agentp "$RSW" agent --db "$DB" -p "$p1" -i 100ms
 agentp=$!
-wait_until 10 grep -q "pid-$p1: recording pid $p1" "$T/agentp.err"
+# (a sanitizer build on a busy machine starts slowly: the target must not end before)
+wait_until 60 grep -q "pid-$p1: recording pid $p1" "$T/agentp.err" ||
+	diag "the agent did not say it records pid $p1: $(cat "$T/agentp.err")"
 touch "$T/p1.go"
 finish "$agentp"
 check "with only a -p target, the agent ends by itself with exit 0 once it has ended" test "$RC" -eq 0
