@@ -41,7 +41,9 @@ fi
 # librsvg is loaded for a PNG only: a recorder never maps it (nor its sixty libraries)
 spawn rec "$RSW" record -q -i 20ms -d 5s -- sleep 5
 rec=$!
-wait_until 5 sh -c "'$RSW' ls 2>/dev/null | grep -q running"
+# (up: its libraries mapped and a moment to run; reading the database meanwhile could
+# race its creation)
+wait_until 5 sh -c "grep -q libc /proc/$rec/maps 2>/dev/null" && sleep 0.5
 check "a recorder maps neither librsvg nor cairo" \
 	sh -c "grep -q libc /proc/$rec/maps && ! grep -Eq 'librsvg|libcairo' /proc/$rec/maps"
 kill -INT "$rec" 2>/dev/null
