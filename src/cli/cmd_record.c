@@ -991,28 +991,13 @@ static void say_end(const struct session *s, int store_err)
 			(unsigned long long)lost.rows_dropped);
 }
 
-static int first_sample_cb(void *ctx, const struct sample *smp)
-{
-	*(int64_t *)ctx = smp->elapsed_ns;
-	return 1;
-}
-
 /* A followed instance after the first: the gap from the end of the last instance to
- * this run's first sample, as a "restart" event of this run (gap_us, after_run) and a
- * line. */
+ * this run's first sample, as a "restart" event of this run and a line. */
 static void note_restart(struct session *s)
 {
 	const struct run *r = &s->run;
-	int64_t first = 0;
-	char detail[96];
-	if (store_each_sample(s->st, r->id, first_sample_cb, &first) < 0)
-		first = 0;	/* then the run's start */
-	int64_t at = r->started_at + first, gap = at - s->prev_end;
-	if (gap < 0)
-		gap = 0;
-	snprintf(detail, sizeof(detail), "gap_us=%lld after_run=%lld", (long long)(gap / 1000),
-		 (long long)s->prev_run);
-	if (store_add_event(s->st, r->id, at, "restart", r->pid, detail) < 0)
+	int64_t gap;
+	if (follow_store_restart(s->st, r, s->prev_end, s->prev_run, &gap) < 0)
 		cli_error("cannot store the restart of run %lld: %s", (long long)r->id,
 			  store_errmsg(s->st));
 	if (!s->a->opts.quiet)

@@ -98,26 +98,12 @@ static void fill_run(struct slot *s, struct run *r, pid_t pid, const struct run_
 	r->series = s->series;
 }
 
-static int first_sample_cb(void *ctx, const struct sample *smp)
-{
-	*(int64_t *)ctx = smp->elapsed_ns;
-	return 1;
-}
-
 /* An instance after the first: a "restart" event of its run, as record --follow
- * stores it (gap from the end of the last instance to this run's first sample). */
+ * stores it. */
 static void store_restart(struct slot *s, const struct run *r)
 {
-	int64_t first = 0;
-	char detail[96];
-	if (store_each_sample(s->st, r->id, first_sample_cb, &first) < 0)
-		first = 0;
-	int64_t at = r->started_at + first, gap = at - s->prev_end;
-	if (gap < 0)
-		gap = 0;
-	snprintf(detail, sizeof(detail), "gap_us=%lld after_run=%lld", (long long)(gap / 1000),
-		 (long long)s->prev_run);
-	if (store_add_event(s->st, r->id, at, "restart", r->pid, detail) < 0)
+	int64_t gap;
+	if (follow_store_restart(s->st, r, s->prev_end, s->prev_run, &gap) < 0)
 		note(s, "rsswatch: cannot store the restart of run %lld: %s", (long long)r->id,
 		     store_errmsg(s->st));
 }

@@ -4,6 +4,7 @@
 #include "base/util.h"
 #include "record/target.h"
 #include "source/cgroup.h"
+#include "store/store.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -174,4 +175,24 @@ out:
 	free(anc);
 	proccn_close(&f->cn);
 	return r;
+}
+
+static int first_sample_cb(void *ctx, const struct sample *smp)
+{
+	*(int64_t *)ctx = smp->elapsed_ns;
+	return 1;
+}
+
+int follow_store_restart(struct store *st, const struct run *r, int64_t prev_end,
+			 int64_t prev_run, int64_t *gap_ns)
+{
+	int64_t first = 0;
+	char detail[96];
+	if (store_each_sample(st, r->id, first_sample_cb, &first) < 0)
+		first = 0;	/* then the run's start */
+	int64_t at = r->started_at + first, gap = at - prev_end;
+	*gap_ns = gap < 0 ? 0 : gap;
+	snprintf(detail, sizeof(detail), "gap_us=%lld after_run=%lld",
+		 (long long)(*gap_ns / 1000), (long long)prev_run);
+	return store_add_event(st, r->id, at, "restart", r->pid, detail);
 }

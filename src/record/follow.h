@@ -21,6 +21,9 @@
 
 #include "source/proccn.h"
 
+struct run;
+struct store;
+
 #define FOLLOW_POLL_MS 100
 
 struct follow {
@@ -49,5 +52,12 @@ int follow_init(struct follow *f, const char *pattern, const char *cgroup_dir, i
 int follow_wait(struct follow *f, int sigfd, int64_t deadline, pid_t *pid);
 
 void follow_release(struct follow *f);
+
+/* An instance after the first, recorded as run r: stores its "restart" event (detail
+ * gap_us, after_run) at its first sample, the gap measured from prev_end (the end of
+ * run prev_run, CLOCK_REALTIME ns). *gap_ns gets the gap. Returns 0, or what the store
+ * said (store_errmsg). */
+int follow_store_restart(struct store *st, const struct run *r, int64_t prev_end,
+			 int64_t prev_run, int64_t *gap_ns);
 
 #endif
