@@ -36,7 +36,7 @@ else
 	# what the peaks were made of, and by which process
 	diag "$(sqlite3 "$T/zero.db" 'SELECT peak_rss, peak_source, peak_process_rss,
 		peak_process_pid, peak_process_comm, samples, cgroup FROM run')"
-	diag "$("$RSW" show --db "$T/zero.db" 2>&1 | head -40)"
+	diag "$("$RSW" show --db "$T/zero.db" 2>&1 | head -12)"
 	diag "$("$RSW" ls 2>&1 | head -8)"
 fi
 # 300 MiB: 64 + 14 x 16 = 288 MiB (plus the process itself) fits, 15 x 16 = 304 does not
