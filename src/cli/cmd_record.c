@@ -664,7 +664,7 @@ static int open_session(struct session *s)
 			return EXIT_USAGE;
 		}
 	}
-	if (store_open(s->dbpath, STORE_CREATE, &s->st, err, sizeof(err)) < 0) {
+	if (store_open(s->dbpath, STORE_CREATE | STORE_SMALL, &s->st, err, sizeof(err)) < 0) {
 		cli_error("%s: %s", s->dbpath, err);
 		return s->fail;
 	}

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Migrations: schema step i brings user_version from i to i + 1. Append, never edit. */
@@ -523,6 +524,40 @@ static int writer_pragmas(sqlite3 *db, const char *path, char *err, size_t errle
 	return 0;
 }
 
+/* Whether the database on fd may need its schema made or upgraded: it is empty, or the
+ * user_version in its header (4 bytes, big-endian, at offset 60) is older than ours.
+ * A header whose last commit is still in the WAL may read older: a needless check,
+ * never a missed one. */
+static int may_need_migration(int fd)
+{
+	unsigned char v[4];
+	if (pread(fd, v, sizeof(v), 60) != (ssize_t)sizeof(v))
+		return 1;
+	uint32_t version = (uint32_t)v[0] << 24 | (uint32_t)v[1] << 16 | (uint32_t)v[2] << 8 | v[3];
+	return version < (uint32_t)SCHEMA_VERSION;
+}
+
+/* STORE_SMALL: makes or upgrades the schema in a child process (see store.h). Any
+ * failure is left to the caller's own open, which migrates and explains. The caller
+ * has no thread that could hold one of SQLite's locks across the fork. */
+static void migrate_apart(const char *path, unsigned flags, int fd)
+{
+	if (!may_need_migration(fd))
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		char err[256];
+		sqlite3 *db = NULL;
+		int ok = open_sqlite(path, &flags, fd, &db, err, sizeof(err)) == 0 &&
+			 check_schema(db, flags, err, sizeof(err)) == 0;
+		sqlite3_close(db);
+		_exit(ok ? 0 : 1);
+	}
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+}
+
 int store_open(const char *path, unsigned flags, struct store **out, char *err, size_t errlen)
 {
 	sqlite3 *db = NULL;
@@ -532,6 +567,8 @@ int store_open(const char *path, unsigned flags, struct store **out, char *err, 
 	int fd = open_file(path, flags, err, errlen);
 	if (fd < 0)
 		return fd;
+	if ((flags & STORE_SMALL) && !(flags & STORE_READONLY))
+		migrate_apart(path, flags, fd);
 	if ((r = open_sqlite(path, &flags, fd, &db, err, errlen)) < 0)
 		return r;
 	r = check_schema(db, flags, err, errlen);

@@ -22,6 +22,11 @@ struct store;
 enum {
 	STORE_CREATE = 1 << 0,	/* create the file (and its directory) when missing */
 	STORE_READONLY = 1 << 1,
+	/* A long-lived writer (a recorder) that is meant to stay small: a database to
+	 * create or upgrade is migrated in a short-lived child process first, so that the
+	 * memory of the migration leaves with it (about 170 KiB of heap that the writer
+	 * would otherwise keep touched for its whole run). */
+	STORE_SMALL = 1 << 2,
 };
 
 /* Opens the database at path. On failure returns -errno (-ENOENT: no database yet,
