@@ -30,12 +30,13 @@
 #include <unistd.h>
 
 /* A batch goes to the store every FLUSH_EVERY_NS, or once FLUSH_EVERY_SAMPLES wait (at
- * 1 kHz, four short transactions a second), or once other rows fill a quarter of the
+ * 1 kHz, eight short transactions a second), or once other rows fill a quarter of the
  * batch's bounds (a flood of marks), or at every sample while memory is near a limit
  * (the machine may be about to die): what a killed recorder can lose. Each commit
- * costs about as much as a hundred samples of one process. */
+ * costs about as much as a few samples of one process; a batch of 128 samples is
+ * 32 KiB, held twice (one filling, one being written). */
 #define FLUSH_EVERY_NS (5 * NS_PER_S)
-#define FLUSH_EVERY_SAMPLES 256
+#define FLUSH_EVERY_SAMPLES 128
 #define CLIENT_COUNTERS_MAX 64
 #define PENDING_EXITS 256
 /* A set's exit records read between samples (struct recorder's early[]): at most
