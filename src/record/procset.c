@@ -110,11 +110,11 @@ static size_t slot_of(const struct procset *ps, pid_t pid, int *found)
 	size_t lo = 0, hi = ps->n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (ps->m[mid].pid == pid) {
+		if (ps->pids[mid] == pid) {
 			*found = 1;
 			return mid;
 		}
-		if (ps->m[mid].pid < pid)
+		if (ps->pids[mid] < pid)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -227,9 +227,12 @@ static struct procset_member *member(struct procset *ps, pid_t pid, int *is_new)
 	if (ps->n == ps->cap) {
 		ps->cap = ps->cap ? ps->cap * 2 : 16;
 		ps->m = xrealloc(ps->m, ps->cap * sizeof(*ps->m));
+		ps->pids = xrealloc(ps->pids, ps->cap * sizeof(*ps->pids));
 	}
 	memmove(&ps->m[lo + 1], &ps->m[lo], (ps->n - lo) * sizeof(*ps->m));
+	memmove(&ps->pids[lo + 1], &ps->pids[lo], (ps->n - lo) * sizeof(*ps->pids));
 	ps->m[lo] = nm;
+	ps->pids[lo] = pid;
 	ps->n++;
 	*is_new = 1;
 	return &ps->m[lo];
@@ -467,7 +470,11 @@ static void sweep_members(struct procset *ps)
 			if (ps->cb)
 				ps->cb(ps->ctx, m->pid, 0, &m->st);
 		}
-		ps->m[k++] = *m;
+		if (k != i) {
+			ps->m[k] = *m;
+			ps->pids[k] = ps->pids[i];
+		}
+		k++;
 	}
 	ps->n = k;
 }
@@ -588,6 +595,7 @@ void procset_close(struct procset *ps, int report)
 		member_close(&ps->m[i]);
 	}
 	free(ps->m);
+	free(ps->pids);
 	free(ps->list);
 	free(ps->forks);
 	free(ps->recent);
