@@ -51,6 +51,7 @@ struct agent {
 	const struct agent_opts *o;
 	struct slot *s;
 	size_t n;
+	struct store_hub *hub;	/* one writer for every target's batches; NULL: each its own */
 	atomic_int stop;
 };
 
@@ -373,6 +374,13 @@ int agent_start(struct agent **out, const struct agentconf *c, const struct agen
 		}
 		store_set_alive(s->st, recorder_alive);
 	}
+	/* The targets' commits, coalesced: one transaction about once a second for all of
+	 * them, not one per target every few seconds. Without it (it could not be made),
+	 * each target's recorder writes on its own. */
+	char hwhy[256];
+	if (store_hub_open(o->db_path, &a->hub, hwhy, sizeof(hwhy)) == 0)
+		for (size_t i = 0; i < a->n; i++)
+			store_use_hub(a->s[i].st, a->hub);
 	for (size_t i = 0; i < a->n; i++) {
 		struct slot *s = &a->s[i];
 		int e = pthread_create(&s->th, NULL, target_main, s);
@@ -422,6 +430,7 @@ int agent_stop(struct agent *a)
 			gpus_close(&s->ro);
 		store_close(s->st);
 	}
+	store_hub_close(a->hub);	/* every target's recorder has finished */
 	free(a->s);
 	free(a);
 	return failed;

@@ -827,9 +827,13 @@ static int take_sample(struct recorder *rc)
 	}
 	check_alerts(rc, &s, t);
 	hand_over(rc, &s, t);
-	if (now - rc->last_flush >= FLUSH_EVERY_NS || store_pending(rc->st) >= FLUSH_EVERY_SAMPLES ||
-	    store_filling(rc->st) || near_limit(rc, &s))
+	if (near_limit(rc, &s)) {
+		store_hurry(rc->st);	/* a shared writer too writes it at once */
 		flush(rc);
+	} else if (now - rc->last_flush >= FLUSH_EVERY_NS ||
+		   store_pending(rc->st) >= FLUSH_EVERY_SAMPLES || store_filling(rc->st)) {
+		flush(rc);
+	}
 	return 0;
 }
 

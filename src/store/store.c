@@ -437,11 +437,25 @@ static int open_file(const char *path, unsigned flags, char *err, size_t errlen)
 		snprintf(err, errlen, "refusing the database: %s", why);
 		return r;
 	}
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	/* O_PATH: closing it keeps the POSIX locks that this process's SQLite connections
+	 * hold on the file (closing any other descriptor of it drops them all, and a
+	 * reader could then take the last connection's part and delete the WAL that they
+	 * still write: the agent opens one store per target). A file made here had no
+	 * connection yet. */
+	int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT && (flags & STORE_CREATE)) {
-		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0 && errno == EEXIST)	/* made by another recorder meanwhile */
-			fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		int made = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (made >= 0 || errno == EEXIST) {	/* EEXIST: made by another meanwhile */
+			if (made >= 0)
+				close(made);
+			fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		}
+	}
+	struct stat ls;
+	if (fd >= 0 && fstat(fd, &ls) == 0 && S_ISLNK(ls.st_mode)) {
+		close(fd);
+		fd = -1;
+		errno = ELOOP;
 	}
 	if (fd < 0) {
 		r = -errno;
@@ -524,14 +538,18 @@ static int writer_pragmas(sqlite3 *db, const char *path, char *err, size_t errle
 	return 0;
 }
 
-/* Whether the database on fd may need its schema made or upgraded: it is empty, or the
+/* Whether the database at path may need its schema made or upgraded: it is empty, or the
  * user_version in its header (4 bytes, big-endian, at offset 60) is older than ours.
  * A header whose last commit is still in the WAL may read older: a needless check,
  * never a missed one. */
-static int may_need_migration(int fd)
+static int may_need_migration(const char *path)
 {
 	unsigned char v[4];
-	if (pread(fd, v, sizeof(v), 60) != (ssize_t)sizeof(v))
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? pread(fd, v, sizeof(v), 60) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n != (ssize_t)sizeof(v))
 		return 1;
 	uint32_t version = (uint32_t)v[0] << 24 | (uint32_t)v[1] << 16 | (uint32_t)v[2] << 8 | v[3];
 	return version < (uint32_t)SCHEMA_VERSION;
@@ -539,10 +557,11 @@ static int may_need_migration(int fd)
 
 /* STORE_SMALL: makes or upgrades the schema in a child process (see store.h). Any
  * failure is left to the caller's own open, which migrates and explains. The caller
- * has no thread that could hold one of SQLite's locks across the fork. */
+ * has no thread that could hold one of SQLite's locks across the fork, and no
+ * connection to the file (the header is read through a descriptor of its own). */
 static void migrate_apart(const char *path, unsigned flags, int fd)
 {
-	if (!may_need_migration(fd))
+	if (!may_need_migration(path))
 		return;
 	pid_t pid = fork();
 	if (pid == 0) {

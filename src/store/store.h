@@ -45,6 +45,20 @@ int store_run_begin(struct store *st, struct run *r);
  * Until store_run_finish(), the caller makes no other call that writes or reads.
  * Returns 0 or -errno. */
 int store_writer_start(struct store *st);
+/* A writer thread shared by the stores of several recorders of one database (the
+ * agent's targets): what they hand over is written together, in one transaction at
+ * most about once a second (at once when one of them is near a memory limit), where
+ * each would otherwise commit on its own. A store joins with store_use_hub() before
+ * its store_writer_start(), which then starts no thread of its own; its
+ * store_run_finish() leaves the hub. store_hub_close() only after every store that
+ * joined has finished. */
+struct store_hub;
+int store_hub_open(const char *path, struct store_hub **out, char *err, size_t errlen);
+void store_hub_close(struct store_hub *h);
+void store_use_hub(struct store *st, struct store_hub *h);
+/* The next store_flush() is written at once by a hub (memory is near a limit: the
+ * machine may be about to die). No effect without one. */
+void store_hurry(struct store *st);
 /* Stores the run's parameters p[0..n) (record --param), in one transaction of its
  * own: call it after store_run_begin() and before store_writer_start(). */
 int store_put_params(struct store *st, int64_t run_id, const struct run_param *p, size_t n);

@@ -86,6 +86,10 @@ struct store {
 	int stop;		/* the thread is to write back once more and end */
 	int werr;		/* the last write's result: 0 or -errno */
 	char werrmsg[160];	/* its words */
+	/* A shared writer (store_use_hub): hub writes back while in_hub; hurry asks the
+	 * next flush to be written at once. */
+	struct store_hub *hub;
+	int in_hub, hurry;
 };
 
 static inline int exec_sql(sqlite3 *db, const char *sql)

@@ -483,6 +483,184 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
+/* --- a writer shared by several stores (store.h, store_hub) --- */
+
+/* How long a round waits for more stores' batches after the first one: the commits of
+ * many recorders at 1 s (each flushing every FLUSH_EVERY_NS, store.h) become about one
+ * a second. A killed recorder may lose up to this much more than without a hub. */
+#define HUB_GATHER_NS (1000 * 1000 * 1000LL)
+
+struct store_hub {
+	struct store *w;		/* the hub's own connection and statements */
+	pthread_t th;
+	pthread_mutex_t mu;		/* guards what follows; taken before a store's mu */
+	pthread_cond_t cv;
+	struct store **m;		/* the stores that joined */
+	size_t n, cap;
+	int64_t due;			/* CLOCK_MONOTONIC ns the next round starts; 0: idle */
+	int stop;
+};
+
+static void hub_join(struct store_hub *h, struct store *st)
+{
+	pthread_mutex_lock(&h->mu);
+	if (h->n == h->cap) {
+		h->cap = h->cap ? h->cap * 2 : 16;
+		h->m = xrealloc(h->m, h->cap * sizeof(*h->m));
+	}
+	h->m[h->n++] = st;
+	pthread_mutex_unlock(&h->mu);
+}
+
+static void hub_leave(struct store_hub *h, struct store *st)
+{
+	pthread_mutex_lock(&h->mu);
+	for (size_t i = 0; i < h->n; i++)
+		if (h->m[i] == st) {
+			h->m[i] = h->m[--h->n];
+			break;
+		}
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* A store handed a batch over: a round starts HUB_GATHER_NS after the first one that
+ * waits, or now when hurried. */
+static void hub_wake(struct store_hub *h, int hurry)
+{
+	int64_t now = mono_ns();
+	pthread_mutex_lock(&h->mu);
+	if (hurry || !h->due || h->due > now + HUB_GATHER_NS)
+		h->due = hurry ? now : now + HUB_GATHER_NS;
+	pthread_cond_signal(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* One round: every joined store's waiting batch, in one transaction on the hub's
+ * connection. Returns 0 or -errno (each store's werr says it too, and its batch stays
+ * for the next round). */
+static int hub_round(struct store_hub *h)
+{
+	char msg[sizeof(h->w->werrmsg)];
+	struct store **take;
+	size_t n = 0;
+	pthread_mutex_lock(&h->mu);
+	take = xmalloc((h->n ? h->n : 1) * sizeof(*take));
+	for (size_t i = 0; i < h->n; i++) {
+		struct store *st = h->m[i];
+		pthread_mutex_lock(&st->mu);
+		if (st->back_full && !st->stop) {
+			st->in_hub = 1;
+			take[n++] = st;
+		}
+		pthread_mutex_unlock(&st->mu);
+	}
+	pthread_mutex_unlock(&h->mu);
+	int e = 0;
+	if (n) {
+		struct store *w = h->w;
+		if (sqlite3_exec(w->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+			e = -1;
+		for (size_t i = 0; i < n && e == 0; i++) {
+			const struct batch *b = &take[i]->back;
+			if (insert_rows(w, b) < 0 ||
+			    (b->have_progress && write_progress(w, &b->progress) < 0))
+				e = -1;
+		}
+		if (e == 0 && sqlite3_exec(w->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+			e = -1;
+		if (e < 0)
+			e = sql_failure(w, msg, sizeof(msg));
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct store *st = take[i];
+		pthread_mutex_lock(&st->mu);
+		st->werr = e;
+		if (e == 0) {
+			batch_clear(&st->back);
+			st->back_full = 0;
+		} else {
+			strlcpy_rsw(st->werrmsg, msg, sizeof(st->werrmsg));
+		}
+		st->in_hub = 0;
+		pthread_cond_broadcast(&st->cv);	/* writer_stop may wait for it */
+		pthread_mutex_unlock(&st->mu);
+	}
+	free(take);
+	return e;
+}
+
+static void *hub_main(void *arg)
+{
+	struct store_hub *h = arg;
+	pthread_mutex_lock(&h->mu);
+	while (!h->stop) {
+		int64_t now = mono_ns();
+		if (!h->due || h->due > now) {
+			struct timespec ts;
+			int64_t until = h->due ? h->due : now + 60 * NS_PER_S;
+			ts.tv_sec = (time_t)(until / NS_PER_S);
+			ts.tv_nsec = (long)(until % NS_PER_S);
+			pthread_cond_timedwait(&h->cv, &h->mu, &ts);
+			continue;
+		}
+		h->due = 0;
+		pthread_mutex_unlock(&h->mu);
+		int e = hub_round(h);
+		pthread_mutex_lock(&h->mu);
+		if (e < 0 && !h->due)	/* try again in a second (a lock released, space freed) */
+			h->due = mono_ns() + NS_PER_S;
+	}
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
+int store_hub_open(const char *path, struct store_hub **out, char *err, size_t errlen)
+{
+	struct store_hub *h = xcalloc(1, sizeof(*h));
+	pthread_condattr_t ca;
+	int e = store_open(path, STORE_CREATE, &h->w, err, errlen);
+	if (e < 0) {
+		free(h);
+		return e;
+	}
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_cond_init(&h->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	if ((e = pthread_create(&h->th, NULL, hub_main, h)) != 0) {
+		snprintf(err, errlen, "cannot start the database writer: %s", errstr(-e));
+		pthread_cond_destroy(&h->cv);
+		pthread_mutex_destroy(&h->mu);
+		store_close(h->w);
+		free(h);
+		return -e;
+	}
+	*out = h;
+	return 0;
+}
+
+void store_hub_close(struct store_hub *h)
+{
+	if (!h)
+		return;
+	pthread_mutex_lock(&h->mu);
+	h->stop = 1;
+	pthread_cond_signal(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	pthread_join(h->th, NULL);
+	pthread_cond_destroy(&h->cv);
+	pthread_mutex_destroy(&h->mu);
+	store_close(h->w);
+	free(h->m);
+	free(h);
+}
+
+void store_use_hub(struct store *st, struct store_hub *h)
+{
+	st->hub = h;
+}
+
 int store_writer_start(struct store *st)
 {
 	pthread_condattr_t ca;
@@ -494,6 +672,11 @@ int store_writer_start(struct store *st)
 	pthread_cond_init(&st->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	st->stop = st->back_full = 0;
+	if (st->hub) {
+		hub_join(st->hub, st);
+		st->writer_on = 1;
+		return 0;
+	}
 	int e = pthread_create(&st->writer, NULL, writer_main, st);
 	if (e != 0) {
 		pthread_cond_destroy(&st->cv);
@@ -512,8 +695,14 @@ static void writer_stop(struct store *st)
 	pthread_mutex_lock(&st->mu);
 	st->stop = 1;
 	pthread_cond_signal(&st->cv);
+	if (st->hub)	/* no new round takes it (stop); wait out the one writing it */
+		while (st->in_hub)
+			pthread_cond_wait(&st->cv, &st->mu);
 	pthread_mutex_unlock(&st->mu);
-	pthread_join(st->writer, NULL);
+	if (st->hub)
+		hub_leave(st->hub, st);
+	else
+		pthread_join(st->writer, NULL);
 	pthread_cond_destroy(&st->cv);
 	pthread_mutex_destroy(&st->mu);
 	st->writer_on = 0;
@@ -557,7 +746,15 @@ int store_flush(struct store *st, const struct run *r)
 		pthread_cond_signal(&st->cv);
 	}
 	pthread_mutex_unlock(&st->mu);
+	if (st->hub)
+		hub_wake(st->hub, st->hurry);
+	st->hurry = 0;
 	return e;
+}
+
+void store_hurry(struct store *st)
+{
+	st->hurry = 1;
 }
 
 int store_run_finish(struct store *st, const struct run *r)

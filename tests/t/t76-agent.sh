@@ -163,6 +163,35 @@ check "  each of alpha's two runs has samples" \
 	test "$(sql "$DB" "select count(distinct run_id) from sample where run_id in ($runa, ${runa2:-0})")" -eq 2
 check "  the instances are still alive (recording stopped, not them)" alive "$b1"
 
+# --- six targets, one writer -----------------------------------------------------
+# The targets' batches are written by one thread for all of them (store.h, store_hub),
+# in shared transactions, not by a writer thread per target: the agent runs its main
+# thread, one per target and that one (a thread per target more without it).
+: >"$T/six.conf"
+for i in 1 2 3 4 5 6; do
+	start_as "ag6-$tag-$i" +2M touch "$T/six$i" await "$T/six.go"
+	_bg="$_bg $!"
+	echo "name=s$i match=\"^ag6-$tag-$i( |\$)\"" >>"$T/six.conf"
+done
+spawn agent6 "$RSW" agent --db "$T/six.db" --config "$T/six.conf" -i 100ms
+agent6=$!
+six_running() { [ "$(grep -c ': recording pid ' "$T/agent6.err")" -eq 6 ]; }
+wait_until 30 six_running || diag "the six were not all recorded: $(cat "$T/agent6.err")"
+threads=$(ls "/proc/$agent6/task" 2>/dev/null | wc -l)
+check "six targets: the agent runs 8 threads (main, one per target, one writer), not 13 ($threads)" \
+	test "$threads" -eq 8
+six_stored() {	# every target's samples reach the database while the agent runs
+	[ "$(sql "$T/six.db" "select count(distinct run_id) from sample" 2>/dev/null)" = 6 ]
+}
+check "  every target's samples are written while it runs (within 5 s and the writer's 1 s)" \
+	wait_until 15 six_stored
+check "  still running" alive "$agent6"
+kill -TERM "$agent6"
+finish "$agent6"
+check "  SIGTERM: exit 0, six runs stored, none left 'running'" \
+	test "$RC/$(sql "$T/six.db" "select count(*) from run where outcome = 'stopped'")" = 0/6
+touch "$T/six.go"
+
 # --- a -p target ends the agent when its process ends ----------------------------
 start_as "agP-$tag" +4M touch "$T/p1" await "$T/p1.go" exit 5
 p1=$!
