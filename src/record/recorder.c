@@ -827,13 +827,12 @@ static int take_sample(struct recorder *rc)
 	}
 	check_alerts(rc, &s, t);
 	hand_over(rc, &s, t);
-	if (near_limit(rc, &s)) {
+	int urgent = near_limit(rc, &s);
+	if (urgent)
 		store_hurry(rc->st);	/* a shared writer too writes it at once */
+	if (urgent || now - rc->last_flush >= FLUSH_EVERY_NS ||
+	    store_pending(rc->st) >= FLUSH_EVERY_SAMPLES || store_filling(rc->st))
 		flush(rc);
-	} else if (now - rc->last_flush >= FLUSH_EVERY_NS ||
-		   store_pending(rc->st) >= FLUSH_EVERY_SAMPLES || store_filling(rc->st)) {
-		flush(rc);
-	}
 	return 0;
 }
 

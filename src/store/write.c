@@ -199,17 +199,32 @@ static int write_progress(struct store *st, const struct run *r)
 	return step_kept(s);
 }
 
-/* Writes batch b in one transaction. Returns 0, or -errno with words in msg. */
-static int commit_batch(struct store *st, const struct batch *b, char *msg, size_t n)
+/* Writes the batches b[0..nb) in one transaction on st's connection (a store's own
+ * batch, or a hub's round of several stores' batches). Returns 0, or -errno with words
+ * in msg. */
+static int commit_batches(struct store *st, const struct batch *const *b, size_t nb,
+			  char *msg, size_t n)
 {
-	if (!b->nsamples && !b->ncounters && !b->ngpus && !b->nprocs && !b->nevents &&
-	    !b->nmarks && !b->nkills && !b->have_progress)
+	size_t rows = 0;
+	for (size_t i = 0; i < nb; i++)
+		rows += b[i]->nsamples + b[i]->ncounters + b[i]->ngpus + b[i]->nprocs +
+			b[i]->nevents + b[i]->nmarks + b[i]->nkills + (size_t)b[i]->have_progress;
+	if (!rows)
 		return 0;
-	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
-	    insert_rows(st, b) < 0 || (b->have_progress && write_progress(st, &b->progress) < 0) ||
-	    sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return sql_failure(st, msg, n);
+	for (size_t i = 0; i < nb; i++)
+		if (insert_rows(st, b[i]) < 0 ||
+		    (b[i]->have_progress && write_progress(st, &b[i]->progress) < 0))
+			return sql_failure(st, msg, n);
+	if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		return sql_failure(st, msg, n);
 	return 0;
+}
+
+static int commit_batch(struct store *st, const struct batch *b, char *msg, size_t n)
+{
+	return commit_batches(st, &b, 1, msg, n);
 }
 
 /* The strings of a run that write_progress binds, owned by the batch. */
@@ -483,6 +498,17 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
+/* A writer's mutex and condition, whose timed waits run on CLOCK_MONOTONIC. */
+static void lock_init(pthread_mutex_t *mu, pthread_cond_t *cv)
+{
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_mutex_init(mu, NULL);
+	pthread_cond_init(cv, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
 /* --- a writer shared by several stores (store.h, store_hub) --- */
 
 /* How long a round waits for more stores' batches after the first one: the commits of
@@ -542,35 +568,23 @@ static int hub_round(struct store_hub *h)
 {
 	char msg[sizeof(h->w->werrmsg)];
 	struct store **take;
+	const struct batch **backs;
 	size_t n = 0;
 	pthread_mutex_lock(&h->mu);
 	take = xmalloc((h->n ? h->n : 1) * sizeof(*take));
+	backs = xmalloc((h->n ? h->n : 1) * sizeof(*backs));
 	for (size_t i = 0; i < h->n; i++) {
 		struct store *st = h->m[i];
 		pthread_mutex_lock(&st->mu);
 		if (st->back_full && !st->stop) {
 			st->in_hub = 1;
+			backs[n] = &st->back;
 			take[n++] = st;
 		}
 		pthread_mutex_unlock(&st->mu);
 	}
 	pthread_mutex_unlock(&h->mu);
-	int e = 0;
-	if (n) {
-		struct store *w = h->w;
-		if (sqlite3_exec(w->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-			e = -1;
-		for (size_t i = 0; i < n && e == 0; i++) {
-			const struct batch *b = &take[i]->back;
-			if (insert_rows(w, b) < 0 ||
-			    (b->have_progress && write_progress(w, &b->progress) < 0))
-				e = -1;
-		}
-		if (e == 0 && sqlite3_exec(w->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-			e = -1;
-		if (e < 0)
-			e = sql_failure(w, msg, sizeof(msg));
-	}
+	int e = commit_batches(h->w, backs, n, msg, sizeof(msg));
 	for (size_t i = 0; i < n; i++) {
 		struct store *st = take[i];
 		pthread_mutex_lock(&st->mu);
@@ -586,6 +600,7 @@ static int hub_round(struct store_hub *h)
 		pthread_mutex_unlock(&st->mu);
 	}
 	free(take);
+	free(backs);
 	return e;
 }
 
@@ -617,17 +632,12 @@ static void *hub_main(void *arg)
 int store_hub_open(const char *path, struct store_hub **out, char *err, size_t errlen)
 {
 	struct store_hub *h = xcalloc(1, sizeof(*h));
-	pthread_condattr_t ca;
 	int e = store_open(path, STORE_CREATE, &h->w, err, errlen);
 	if (e < 0) {
 		free(h);
 		return e;
 	}
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_mutex_init(&h->mu, NULL);
-	pthread_cond_init(&h->cv, &ca);
-	pthread_condattr_destroy(&ca);
+	lock_init(&h->mu, &h->cv);
 	if ((e = pthread_create(&h->th, NULL, hub_main, h)) != 0) {
 		snprintf(err, errlen, "cannot start the database writer: %s", errstr(-e));
 		pthread_cond_destroy(&h->cv);
@@ -663,14 +673,9 @@ void store_use_hub(struct store *st, struct store_hub *h)
 
 int store_writer_start(struct store *st)
 {
-	pthread_condattr_t ca;
 	if (st->writer_on)
 		return 0;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_mutex_init(&st->mu, NULL);
-	pthread_cond_init(&st->cv, &ca);
-	pthread_condattr_destroy(&ca);
+	lock_init(&st->mu, &st->cv);
 	st->stop = st->back_full = 0;
 	if (st->hub) {
 		hub_join(st->hub, st);
