@@ -431,14 +431,19 @@ static void read_pss(struct recorder *rc, int64_t now, struct sample *s)
 	}
 }
 
-/* Offers a figure for the run's peak (at CLOCK_REALTIME t). */
+/* Offers a figure for the run's peak (at CLOCK_REALTIME t). An exact figure equal to
+ * the peak found so far confirms it: its source changes, not its time. */
 static void run_peak(struct recorder *rc, uint64_t bytes, int64_t t, const char *source)
 {
 	struct run *r = rc->run;
-	if (bytes <= r->peak_rss)
+	int confirms = bytes == r->peak_rss && peak_is_exact(source) &&
+		       !peak_is_exact(r->peak_source);
+	if (bytes <= r->peak_rss && !confirms)
 		return;
-	r->peak_rss = bytes;
-	r->peak_rss_at = t;
+	if (!confirms) {
+		r->peak_rss = bytes;
+		r->peak_rss_at = t;
+	}
 	free(r->peak_source);
 	r->peak_source = xstrdup(source);
 }

@@ -11,12 +11,6 @@ int run_is_set(const struct run *r)
 	return r->tree || (r->mode && strcmp(r->mode, "cgroup") == 0);
 }
 
-int peak_is_exact(const char *src)
-{
-	return src && (strcmp(src, PEAK_FROM_EXIT) == 0 || strcmp(src, PEAK_FROM_WAIT) == 0 ||
-		       strcmp(src, PEAK_FROM_OOM) == 0);
-}
-
 const char *peak_source_words(const char *src)
 {
 	static const struct {

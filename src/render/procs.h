@@ -12,10 +12,6 @@
 /* The run's figures are totals over a set of processes (--tree, or a cgroup's members). */
 int run_is_set(const struct run *r);
 
-/* A peak from PEAK_FROM_EXIT, PEAK_FROM_WAIT or PEAK_FROM_OOM: the kernel's own figure
- * for the whole life of the process, not a sampled one. */
-int peak_is_exact(const char *peak_source);
-
 /* "from the exit record", "from VmHWM", "from a sample", ...: the PEAK_FROM_* word in a
  * phrase; NULL for an empty or unknown source (runs recorded before schema 8). */
 const char *peak_source_words(const char *peak_source);

@@ -23,6 +23,12 @@ uint64_t samples_rss_at(const struct sample *s, size_t n, int64_t elapsed_ns)
 	return s[lo].rss;
 }
 
+int peak_is_exact(const char *src)
+{
+	return src && (strcmp(src, PEAK_FROM_EXIT) == 0 || strcmp(src, PEAK_FROM_WAIT) == 0 ||
+		       strcmp(src, PEAK_FROM_OOM) == 0);
+}
+
 void run_set_unknown(struct run *r)
 {
 	strlcpy_rsw(r->outcome, OUTCOME_RUNNING, sizeof(r->outcome));

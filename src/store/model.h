@@ -228,6 +228,10 @@ struct run {
 					   descendants */
 #define PEAK_FROM_OOM "OOM report"	/* the kernel's figures at an OOM kill */
 
+/* A peak from PEAK_FROM_EXIT, PEAK_FROM_WAIT or PEAK_FROM_OOM: the kernel's own figure
+ * for the whole life of the process, not a sampled one. */
+int peak_is_exact(const char *peak_source);
+
 /* How a process of a run ended (process.ended). */
 #define PROC_RUNNING "running"		/* still alive when the recording ended */
 #define PROC_EXITED "exited"

@@ -160,6 +160,40 @@ static void test_record_without_io(void **state)
 	proclog_release(&l);
 }
 
+/* Peak offers: a higher figure raises the peak; the kernel's own figure equal to a
+ * sampled peak confirms it (the source becomes exact, the figure stays); a lower or
+ * equal sampled figure changes nothing; an old process's high-water figures count
+ * only above its VmHWM at the attach. */
+static void test_peak_offers(void **state)
+{
+	(void)state;
+	struct proclog l;
+	proclog_init(&l);
+	size_t i = proclog_add(&l, 50, 1, "f", 0, 0, 0);
+	assert_int_equal(proclog_offer(&l, i, 4096 * 100, PEAK_FROM_SAMPLE), 4096 * 100);
+	assert_int_equal(proclog_offer(&l, i, 4096 * 100, PEAK_FROM_SAMPLE), 0);
+	assert_int_equal(proclog_offer(&l, i, 4096 * 99, PEAK_FROM_EXIT), 0);
+	assert_string_equal(l.p[i].peak_source, PEAK_FROM_SAMPLE);
+	assert_int_equal(proclog_offer(&l, i, 4096 * 100, PEAK_FROM_EXIT), 4096 * 100);
+	assert_string_equal(l.p[i].peak_source, PEAK_FROM_EXIT);
+	/* confirmed once; a second exact figure or a sample equal to it changes nothing */
+	assert_int_equal(proclog_offer(&l, i, 4096 * 100, PEAK_FROM_WAIT), 0);
+	assert_int_equal(proclog_offer(&l, i, 4096 * 100, PEAK_FROM_SAMPLE), 0);
+	assert_string_equal(l.p[i].peak_source, PEAK_FROM_EXIT);
+	assert_int_equal(proclog_offer(&l, i, 4096 * 101, PEAK_FROM_SAMPLE), 4096 * 101);
+	assert_string_equal(l.p[i].peak_source, PEAK_FROM_SAMPLE);
+
+	/* attached after a peak of 1000 pages: its exit record of 1000 pages is history,
+	 * even where a sample saw as much */
+	size_t k = proclog_add(&l, 51, 1, "g", 0, 1, 4096 * 1000);
+	assert_int_equal(proclog_offer(&l, k, 4096 * 1000, PEAK_FROM_SAMPLE), 4096 * 1000);
+	assert_int_equal(proclog_offer(&l, k, 4096 * 1000, PEAK_FROM_EXIT), 0);
+	assert_string_equal(l.p[k].peak_source, PEAK_FROM_SAMPLE);
+	assert_int_equal(proclog_offer(&l, k, 4096 * 1001, PEAK_FROM_EXIT), 4096 * 1001);
+	assert_string_equal(l.p[k].peak_source, PEAK_FROM_EXIT);
+	proclog_release(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -167,6 +201,7 @@ int main(void)
 		cmocka_unit_test(test_one_thread_last_word),
 		cmocka_unit_test(test_threads_and_group),
 		cmocka_unit_test(test_record_without_io),
+		cmocka_unit_test(test_peak_offers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
