@@ -71,7 +71,7 @@ size_t proclog_add(struct proclog *l, pid_t pid, pid_t ppid, const char *comm, i
 /* Offers a figure for entry i's peak. A current figure (sample, OOM report, wait4)
  * counts as it is; a high-water figure (VmHWM, exit record) only above hwm_before for
  * an old process. Returns the entry's peak when this raised it, or when an exact
- * figure (peak_is_exact) equal to a sampled peak confirmed it, else 0. */
+ * figure (peak_is_exact) equal to a peak from a sample confirmed it, else 0. */
 uint64_t proclog_offer(struct proclog *l, size_t i, uint64_t bytes, const char *source);
 
 /* Entry i ended at elapsed end_ns: how (PROC_*), with its exit code or signal (-1 when

@@ -432,12 +432,12 @@ static void read_pss(struct recorder *rc, int64_t now, struct sample *s)
 }
 
 /* Offers a figure for the run's peak (at CLOCK_REALTIME t). An exact figure equal to
- * the peak found so far confirms it: its source changes, not its time. */
+ * a sampled peak confirms it: its source changes, not its time. */
 static void run_peak(struct recorder *rc, uint64_t bytes, int64_t t, const char *source)
 {
 	struct run *r = rc->run;
-	int confirms = bytes == r->peak_rss && peak_is_exact(source) &&
-		       !peak_is_exact(r->peak_source);
+	int confirms = bytes == r->peak_rss && peak_is_exact(source) && r->peak_source &&
+		       strcmp(r->peak_source, PEAK_FROM_SAMPLE) == 0;
 	if (bytes <= r->peak_rss && !confirms)
 		return;
 	if (!confirms) {

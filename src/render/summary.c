@@ -76,8 +76,15 @@ static void summary_peaks(struct buf *b, const struct run *r, uint64_t max_sampl
 		buf_puts(b, "largest   ");
 		buf_put_printable(b, r->peak_process_comm && r->peak_process_comm[0] ?
 					     r->peak_process_comm : "?");
-		buf_printf(b, " (pid %d), peak %s\n", (int)r->peak_process_pid,
+		buf_printf(b, " (pid %d), peak %s", (int)r->peak_process_pid,
 			   fmt_bytes(a, sizeof(a), r->peak_process_rss));
+		/* wait4 gives the tree's largest process's peak, but not whose it was */
+		if (r->peak_source && strcmp(r->peak_source, PEAK_FROM_WAIT) == 0 &&
+		    r->peak_rss > r->peak_process_rss)
+			buf_printf(b, " as sampled; the %s from wait4 is a process of the tree "
+				      "not sampled at its height (exit records, as root, say which)",
+				   fmt_bytes(c, sizeof(c), r->peak_rss));
+		buf_putc(b, '\n');
 	}
 	if (set && !r->exit_records && r->samples)
 		buf_puts(b, "note      peaks of processes that ended between samples are sampled only "

@@ -161,9 +161,9 @@ static void test_record_without_io(void **state)
 }
 
 /* Peak offers: a higher figure raises the peak; the kernel's own figure equal to a
- * sampled peak confirms it (the source becomes exact, the figure stays); a lower or
- * equal sampled figure changes nothing; an old process's high-water figures count
- * only above its VmHWM at the attach. */
+ * peak from a sample confirms it (the source becomes exact, the figure stays; a peak
+ * from VmHWM keeps its word); a lower or equal sampled figure changes nothing; an old
+ * process's high-water figures count only above its VmHWM at the attach. */
 static void test_peak_offers(void **state)
 {
 	(void)state;
@@ -182,6 +182,10 @@ static void test_peak_offers(void **state)
 	assert_string_equal(l.p[i].peak_source, PEAK_FROM_EXIT);
 	assert_int_equal(proclog_offer(&l, i, 4096 * 101, PEAK_FROM_SAMPLE), 4096 * 101);
 	assert_string_equal(l.p[i].peak_source, PEAK_FROM_SAMPLE);
+	/* a peak from VmHWM keeps its word */
+	assert_int_equal(proclog_offer(&l, i, 4096 * 102, PEAK_FROM_HWM), 4096 * 102);
+	assert_int_equal(proclog_offer(&l, i, 4096 * 102, PEAK_FROM_EXIT), 0);
+	assert_string_equal(l.p[i].peak_source, PEAK_FROM_HWM);
 
 	/* attached after a peak of 1000 pages: its exit record of 1000 pages is history,
 	 * even where a sample saw as much */
