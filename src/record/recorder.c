@@ -490,8 +490,23 @@ static long current_entry(const struct recorder *rc, pid_t pid)
 	return entry_at(rc, pid, mono_ns() - rc->start_mono);
 }
 
+/* A member of a set starting or ending, as an event at CLOCK_REALTIME t; more: the
+ * exit's figure. comm is the target's own text, stored as it is. */
+static void proc_event(struct recorder *rc, int64_t t, int start, pid_t pid, pid_t ppid,
+		       const char *comm, const char *more)
+{
+	char detail[160];
+	if (start)
+		snprintf(detail, sizeof(detail), "ppid=%d comm=%s", (int)ppid, comm);
+	else
+		snprintf(detail, sizeof(detail), "comm=%s %s", comm, more);
+	store_add_event(rc->st, rc->run->id, t, start ? "proc_start" : "proc_exit", pid, detail);
+}
+
 /* One exit record: the exact peak of a process of the run, its last name and how it
- * ended. Returns 0, or -ENOENT when the process is not (yet) known to be the run's. */
+ * ended. Returns 0, or -ENOENT when the process is not (yet) known to be the run's.
+ * A process known only from its record (it lived between two samples) gets its start
+ * and exit events here, at the times the record gives. */
 static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 {
 	/* The record does not say when it was sent: the process ended when it was read
@@ -506,6 +521,7 @@ static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 	end = end > now ? now : end < 0 ? 0 : end;
 	pid_t tgid = x->tgid ? x->tgid : x->pid;
 	long i = current_entry(rc, tgid);
+	int unseen = 0;
 	if (x->scope == TASKSTATS_TGID) {	/* the CPU sums of its threads */
 		if (i < 0)
 			return -ENOENT;
@@ -522,7 +538,10 @@ static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 		memset(&st, 0, sizeof(st));
 		st.ppid = x->ppid;
 		strlcpy_rsw(st.name, x->comm, sizeof(st.name));
-		i = (long)proclog_add(&rc->log, tgid, x->ppid, x->comm, born > 0 ? born : 0, 0, 0);
+		born = born > 0 ? born : 0;
+		i = (long)proclog_add(&rc->log, tgid, x->ppid, x->comm, born, 0, 0);
+		proc_event(rc, rc->run->started_at + born, 1, tgid, x->ppid, x->comm, NULL);
+		unseen = 1;
 	}
 	if (x->pid == tgid && x->comm[0])
 		strlcpy_rsw(rc->log.p[i].comm, x->comm, sizeof(rc->log.p[i].comm));
@@ -536,6 +555,13 @@ static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 			proclog_end(&rc->log, (size_t)i, end, PROC_SIGNALED, -1, WTERMSIG(ws));
 		else
 			proclog_end(&rc->log, (size_t)i, end, PROC_EXITED, WEXITSTATUS(ws), -1);
+		if (unseen) {
+			char more[48];
+			snprintf(more, sizeof(more), "peak_rss=%llukB",
+				 (unsigned long long)(rc->log.p[i].peak_rss / 1024));
+			proc_event(rc, rc->run->started_at + end, 0, tgid, 0, rc->log.p[i].comm,
+				   more);
+		}
 	}
 	return 0;
 }
@@ -1014,7 +1040,6 @@ static void target_ended(struct recorder *rc)
 static void on_proc(void *ctx, pid_t pid, int start, const struct proc_status *st)
 {
 	struct recorder *rc = ctx;
-	char detail[160];
 	int64_t elapsed = mono_ns() - rc->start_mono;
 	long k = proclog_find(&rc->log, pid);
 	const char *comm = st->name;
@@ -1031,13 +1056,9 @@ static void on_proc(void *ctx, pid_t pid, int start, const struct proc_status *s
 	}
 	if (pid == rc->target->pid || rc->run->samples == 0)
 		return;
-	if (start)
-		snprintf(detail, sizeof(detail), "ppid=%d comm=%s", (int)st->ppid, comm);
-	else
-		snprintf(detail, sizeof(detail), "comm=%s last_rss=%llukB", comm,
-			 (unsigned long long)(st->rss / 1024));
-	store_add_event(rc->st, rc->run->id, real_ns(), start ? "proc_start" : "proc_exit", pid,
-			detail);
+	char more[48];
+	snprintf(more, sizeof(more), "last_rss=%llukB", (unsigned long long)(st->rss / 1024));
+	proc_event(rc, real_ns(), start, pid, st->ppid, comm, more);
 }
 
 /* The OOM kill among the processes that ended since the sample before the last (the

@@ -447,17 +447,15 @@ static void by_process_section(struct buf *b, const struct chart_run *r, const s
 	buf_puts(b, "</figure>\n");
 }
 
-static void events_section(struct buf *b, const struct chart_run *r)
+/* The rows of the events of r that are (procs) or are not a set's process events. */
+static void event_rows(struct buf *b, const struct chart_run *r, int procs)
 {
 	char v[64];
-	buf_puts(b, "<h2>Events</h2>\n");
-	if (!r->nevents) {
-		buf_puts(b, "<p class=\"none\">No events.</p>\n");
-		return;
-	}
 	buf_puts(b, "<table>\n<thead><tr><th>Time</th><th>Event</th><th>PID</th><th>Detail</th></tr></thead>\n<tbody>\n");
 	for (size_t i = 0; i < r->nevents; i++) {
 		const struct event *e = &r->events[i];
+		if (event_is_process(e) != procs)
+			continue;
 		buf_printf(b, "<tr><td>+%s</td><td>", fmt_duration(v, sizeof(v), e->t - r->run->started_at));
 		xml_text(b, e->kind);
 		buf_puts(b, "</td><td>");
@@ -468,6 +466,26 @@ static void events_section(struct buf *b, const struct chart_run *r)
 		buf_puts(b, "</td></tr>\n");
 	}
 	buf_puts(b, "</tbody>\n</table>\n");
+}
+
+/* The run's events; a set's process starts and exits (hundreds in a build) folded
+ * apart, under a line that counts them. */
+static void events_section(struct buf *b, const struct chart_run *r)
+{
+	size_t nproc = 0;
+	for (size_t i = 0; i < r->nevents; i++)
+		nproc += event_is_process(&r->events[i]);
+	buf_puts(b, "<h2>Events</h2>\n");
+	if (r->nevents == nproc)
+		buf_printf(b, "<p class=\"none\">No %sevents.</p>\n", nproc ? "other " : "");
+	else
+		event_rows(b, r, 0);
+	if (nproc) {
+		buf_printf(b, "<details><summary>%zu process start/exit event%s</summary>\n", nproc,
+			   nproc == 1 ? "" : "s");
+		event_rows(b, r, 1);
+		buf_puts(b, "</details>\n");
+	}
 }
 
 /* The run's facts as a list; the outcome with the OOM kills of others (kills). */

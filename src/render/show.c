@@ -335,25 +335,19 @@ int show_add_sample(void *ctx, const struct sample *s)
 /* How many processes of a set `show` gives a row each; the rest share one line. */
 #define SHOW_TOP_PROCS 20
 
-/* A set's process start and exit events: many, so listed only with --events. */
-static int process_event(const struct event *e)
-{
-	return strcmp(e->kind, "proc_start") == 0 || strcmp(e->kind, "proc_exit") == 0;
-}
-
 static void events_text(struct buf *b, const struct show_run *sh, int all)
 {
 	const struct run *r = sh->run;
 	char t[32];
 	size_t hidden = 0;
 	for (size_t i = 0; i < sh->ne; i++)
-		hidden += !all && process_event(&sh->events[i]);
+		hidden += !all && event_is_process(&sh->events[i]);
 	if (!sh->ne)
 		return;
 	buf_puts(b, "\nevents\n");
 	for (size_t i = 0; i < sh->ne; i++) {
 		const struct event *e = &sh->events[i];
-		if (!all && process_event(e))
+		if (!all && event_is_process(e))
 			continue;
 		buf_printf(b, "  +%-9s %-10s ", fmt_duration(t, sizeof(t), e->t - r->started_at), e->kind);
 		buf_put_printable(b, e->detail);

@@ -397,11 +397,6 @@ static void legend_add_text(struct legend *lg, const char *color, enum legend_ki
  * the plot instead of a symbol each on the line (a make -j run has hundreds). */
 #define PROC_EVENT_SYMBOLS 12
 
-static int proc_event(const struct event *e)
-{
-	return strcmp(e->kind, "proc_start") == 0 || strcmp(e->kind, "proc_exit") == 0;
-}
-
 static enum legend_kind event_sym(const char *kind)
 {
 	if (strcmp(kind, "exit") == 0)
@@ -839,7 +834,7 @@ static size_t count_proc_events(const struct ctx *c)
 	size_t n = 0;
 	for (size_t i = 0; i < c->nruns; i++)
 		for (size_t j = 0; j < c->runs[i].nevents; j++)
-			n += proc_event(&c->runs[i].events[j]);
+			n += event_is_process(&c->runs[i].events[j]);
 	return n;
 }
 
@@ -854,7 +849,7 @@ static void legend_events(struct legend *lg, const struct ctx *c, size_t nproc_e
 	unsigned syms = 0;
 	for (size_t i = 0; i < c->nruns; i++)
 		for (size_t j = 0; j < c->runs[i].nevents; j++)
-			if (!c->rug || !proc_event(&c->runs[i].events[j]))
+			if (!c->rug || !event_is_process(&c->runs[i].events[j]))
 				syms |= 1u << event_sym(c->runs[i].events[j].kind);
 	for (enum legend_kind k = LEGEND_EXIT; k <= LEGEND_EVENT; k++)
 		if (syms & (1u << k))
@@ -1274,7 +1269,7 @@ static void draw_events(struct ctx *c)
 		for (size_t j = 0; j < r->nevents; j++) {
 			const struct event *e = &r->events[j];
 			int64_t el = e->t - r->run->started_at;
-			if (c->rug && proc_event(e)) {
+			if (c->rug && event_is_process(e)) {
 				buf_printf(b, "<path class=\"proc-event\" d=\"M%.1f %.1fv-6\" stroke=\"#777\"/>\n",
 					   px(c, axis_t(c, r, el)), c->y1);
 				continue;

@@ -23,6 +23,11 @@ uint64_t samples_rss_at(const struct sample *s, size_t n, int64_t elapsed_ns)
 	return s[lo].rss;
 }
 
+int event_is_process(const struct event *e)
+{
+	return strcmp(e->kind, "proc_start") == 0 || strcmp(e->kind, "proc_exit") == 0;
+}
+
 int peak_is_exact(const char *src)
 {
 	return src && (strcmp(src, PEAK_FROM_EXIT) == 0 || strcmp(src, PEAK_FROM_WAIT) == 0 ||

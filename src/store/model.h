@@ -286,6 +286,10 @@ struct event {
 	pid_t pid;		/* 0 when none */
 	char *detail;
 };
+/* A set's process start or exit (proc_start, proc_exit): many in a run of a build,
+ * so every view lists them apart from the other events. */
+int event_is_process(const struct event *e);
+
 struct mark {
 	int64_t t;
 	char *label;

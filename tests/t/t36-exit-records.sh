@@ -32,6 +32,20 @@ check "the run's peak is at least the child's" \
 	test "$(q "SELECT peak_rss FROM run WHERE id = $last")" -ge "${row%%|*}"
 check "the largest process is the child" \
 	test "$(q "SELECT peak_process_comm FROM run WHERE id = $last")" = memhog
+# known only from its record, it still has its start and exit events, in that order,
+# between 0.2 s and the run's end, the exit naming its exact peak
+hogpid=$(q "SELECT pid FROM process WHERE $hog")
+evs=$(q "SELECT kind || ' ' || detail FROM event WHERE run_id = $last AND pid = ${hogpid:-0}
+	AND t >= (SELECT started_at FROM run WHERE id = $last) + 200000000
+	AND t <= (SELECT ended_at FROM run WHERE id = $last) ORDER BY t, rowid" | tr '\n' ';')
+diag "memhog's events: $evs"
+case "$evs" in
+"proc_start ppid="*" comm=memhog;proc_exit comm=memhog peak_rss="*"kB;") ok "its start and exit are events" ;;
+*) not_ok "its start and exit are events" ;;
+esac
+check "the exit event's peak is the exact one" \
+	test "$(q "SELECT detail FROM event WHERE run_id = $last AND pid = ${hogpid:-0} AND kind = 'proc_exit'")" = \
+	"comm=memhog peak_rss=$(( ${row%%|*} / 1024 ))kB"
 
 # When a process known only from its exit record lived. The record says how long it
 # lived, not when it ended: it is read as it comes, and the process ended then (it was

@@ -34,6 +34,21 @@ if grep -q '<h2>Memory by process</h2>' "$T/bp.html" && [ "$(grep -c '<g class="
 else
 	not_ok "the report of a set has the chart by process"
 fi
+# its twelve process starts and exits are folded under their count, apart from the
+# other events' table
+nproc=$(sql "$DB" "SELECT count(*) FROM event WHERE run_id = $set_id AND kind IN ('proc_start', 'proc_exit')")
+check "the report folds the $nproc process events under their count" \
+	grep -q "^<details><summary>$nproc process start/exit events</summary>" "$T/bp.html"
+check "... at least the twelve memhogs' exits ($nproc)" test "${nproc:-0}" -ge 12
+nother=$(sql "$DB" "SELECT count(*) FROM event WHERE run_id = $set_id AND kind NOT IN ('proc_start', 'proc_exit')")
+before=$(sed -n '/<h2>Events<\/h2>/,/<details>/p' "$T/bp.html")
+if [ "${nother:-0}" -eq 0 ]; then
+	check "... with none above them but a line that says so" \
+		test "$(printf '%s\n' "$before" | grep -c 'proc_\|^<p class="none">No other events.</p>$')" -eq 1
+else
+	check "... with the $nother others above them" \
+		test "$(printf '%s\n' "$before" | grep -c '^<tr><td>+')" -eq "$nother"
+fi
 
 run "$RSW" record -q -i 50ms --no-tree -- "$HOG" +4M sleep 100ms
 one=$(sql "$DB" 'SELECT max(id) FROM run')
