@@ -38,9 +38,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: nvml_wake MODE N INTERVAL_US\n");
 		return 2;
 	}
-	int mode = atoi(argv[1]);
-	long n = atol(argv[2]), us = atol(argv[3]);
-	if (mode < 0 || mode > 7 || n < 1 || us < 1) {
+	char *e1, *e2, *e3;
+	long mode = strtol(argv[1], &e1, 10), n = strtol(argv[2], &e2, 10),
+	     us = strtol(argv[3], &e3, 10);
+	if (*e1 || *e2 || *e3 || mode < 0 || mode > 7 || n < 1 || us < 1) {
 		fprintf(stderr, "nvml_wake: MODE 0..7, N and INTERVAL_US at least 1\n");
 		return 2;
 	}
@@ -95,7 +96,7 @@ int main(int argc, char **argv)
 		in_queries += cpu_us(CLOCK_THREAD_CPUTIME_ID) - a;
 	}
 	double total = cpu_us(CLOCK_PROCESS_CPUTIME_ID) - start;
-	printf("mode %d every %ld us: %.1f us of CPU per wake-up, %.1f us in the queries\n", mode,
+	printf("mode %ld every %ld us: %.1f us of CPU per wake-up, %.1f us in the queries\n", mode,
 	       us, total / (double)n, in_queries / (double)n);
 	return 0;
 }

@@ -73,6 +73,22 @@ void buf_put_printable(struct buf *b, const char *s)
 	}
 }
 
+void buf_put_shell_word(struct buf *b, const char *w)
+{
+	if (*w && !strpbrk(w, " \t\n'\"\\$`*?;&|<>()")) {
+		buf_puts(b, w);
+		return;
+	}
+	buf_putc(b, '\'');
+	for (const char *c = w; *c; c++) {
+		if (*c == '\'')
+			buf_puts(b, "'\\''");
+		else
+			buf_putc(b, *c);
+	}
+	buf_putc(b, '\'');
+}
+
 void buf_reset(struct buf *b)
 {
 	b->len = 0;

@@ -23,6 +23,10 @@ void buf_vprintf(struct buf *b, const char *fmt, va_list ap);
  * sequence, C1 controls) and bytes that are not UTF-8 become '?', so one value stays on
  * one line and cannot drive the terminal. */
 void buf_put_printable(struct buf *b, const char *s);
+/* Appends the word w as a POSIX shell would read it back: as it is when it holds none
+ * of the shell's special characters, else in single quotes (a quote inside as '\'').
+ * An empty word is ''. */
+void buf_put_shell_word(struct buf *b, const char *w);
 void buf_reset(struct buf *b);
 void buf_release(struct buf *b);
 /* The contents as a string ("" when empty). */

@@ -454,25 +454,13 @@ static char *join_command(char **argv)
 	for (char **p = argv; *p; p++) {
 		if (p != argv)
 			buf_putc(&b, ' ');
-		if (**p && !strpbrk(*p, " \t\n'\"\\$`*?;&|<>()")) {
-			buf_puts(&b, *p);
-			continue;
-		}
-		buf_putc(&b, '\'');
-		for (const char *c = *p; *c; c++) {
-			if (*c == '\'')
-				buf_puts(&b, "'\\''");
-			else
-				buf_putc(&b, *c);
-		}
-		buf_putc(&b, '\'');
+		buf_put_shell_word(&b, *p);
 	}
 	return b.p ? b.p : xstrdup("");
 }
 
 static void fill_run(struct run *r, const struct record_args *a, const struct record_target *t)
 {
-	char cmd[4096];
 	memset(r, 0, sizeof(*r));
 	facts_host(r);
 	r->label = xstrdup(a->label ? a->label : "");
@@ -483,8 +471,7 @@ static void fill_run(struct run *r, const struct record_args *a, const struct re
 		r->target = xstrdup("");	/* set by the caller: the cgroup's path */
 		r->mode = xstrdup("cgroup");
 	} else {
-		facts_cmdline(t->pid, cmd, sizeof(cmd));
-		r->target = xstrdup(cmd);
+		r->target = facts_cmdline(t->pid);
 		r->mode = xstrdup(a->pattern ? "name" : "pid");
 	}
 	r->pid = t->pid;

@@ -79,7 +79,6 @@ static void sink_note(void *ctx, enum recorder_note kind, const char *text)
 
 static void fill_run(struct slot *s, struct run *r, pid_t pid, const struct run_cgroup *tc)
 {
-	char cmd[4096];
 	memset(r, 0, sizeof(*r));
 	facts_host(r);
 	r->label = xstrdup(s->t->name);
@@ -88,8 +87,7 @@ static void fill_run(struct slot *s, struct run *r, pid_t pid, const struct run_
 		r->cgroup = xstrdup(tc->path);
 		r->mode = xstrdup("cgroup");
 	} else {
-		facts_cmdline(pid, cmd, sizeof(cmd));
-		r->target = xstrdup(cmd);
+		r->target = facts_cmdline(pid);
 		r->mode = xstrdup(s->t->kind == AGENT_MATCH ? "name" : "pid");
 	}
 	r->pid = pid;

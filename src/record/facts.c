@@ -30,10 +30,14 @@ void facts_host(struct run *r)
 	r->boot_id = xstrdup(boot);
 }
 
-void facts_cmdline(pid_t pid, char *out, size_t n)
+char *facts_cmdline(pid_t pid)
 {
-	if (proc_read_cmdline(pid, out, n) < 0 && n)
-		out[0] = '\0';
+	struct buf b = { 0 };
+	if (proc_read_cmdline_quoted(pid, &b, FACTS_CMDLINE_MAX) < 0 || !b.p) {
+		buf_release(&b);
+		return xstrdup("");
+	}
+	return b.p;
 }
 
 void facts_comm(pid_t pid, char *out, size_t n)

@@ -13,8 +13,10 @@
  * three let a later reader tell whether the recorder lives (recorder_alive). */
 void facts_host(struct run *r);
 
-/* pid's command line, arguments joined with spaces; "" when it cannot be read. */
-void facts_cmdline(pid_t pid, char *out, size_t n);
+/* pid's command line as a shell would take it back (proc_cmdline_quote), at most
+ * FACTS_CMDLINE_MAX bytes; "" when it cannot be read. Malloc'ed. */
+#define FACTS_CMDLINE_MAX 4096
+char *facts_cmdline(pid_t pid);
 
 /* pid's command name as the kernel gives it (the process chose it: escape it before
  * it reaches a terminal), or "?" when it cannot be read. */

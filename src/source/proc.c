@@ -224,6 +224,38 @@ int proc_cmdline_join(const char *buf, size_t len, char *out, size_t n)
 	return args;
 }
 
+int proc_cmdline_quote(const char *buf, size_t len, struct buf *out, size_t max)
+{
+	struct buf word = { 0 };
+	int args = 0;
+	while (len > 0 && buf[len - 1] == '\0')
+		len--;
+	for (size_t i = 0; i < len;) {
+		size_t end = i;
+		while (end < len && buf[end] != '\0')
+			end++;
+		buf_reset(&word);
+		for (size_t k = i; k < end; k++) {
+			unsigned char c = (unsigned char)buf[k];
+			buf_putc(&word, c < 0x20 || c == 0x7f ? '?' : (char)c);
+		}
+		size_t before = out->len;
+		if (args)
+			buf_putc(out, ' ');
+		buf_put_shell_word(out, buf_str(&word));
+		if (out->len > max) {
+			out->len = before;
+			out->p[before] = '\0';
+			buf_puts(out, " ...");
+			break;
+		}
+		args++;
+		i = end + 1;
+	}
+	buf_release(&word);
+	return args;
+}
+
 int meminfo_parse(const char *buf, size_t len, struct meminfo *out)
 {
 	struct meminfo m;
@@ -422,6 +454,19 @@ int proc_read_cmdline(pid_t pid, char *out, size_t n)
 	if (e < 0)
 		return e;
 	proc_cmdline_join(buf, len, out, n);
+	free(buf);
+	return 0;
+}
+
+int proc_read_cmdline_quoted(pid_t pid, struct buf *out, size_t max)
+{
+	char path[64], *buf;
+	size_t len;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	int e = read_file(path, &buf, &len);
+	if (e < 0)
+		return e;
+	proc_cmdline_quote(buf, len, out, max);
 	free(buf);
 	return 0;
 }

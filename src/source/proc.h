@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/buf.h"
 #include "base/rfile.h"
 
 #define PROC_NAME_MAX 64
@@ -56,6 +57,12 @@ int proc_io_parse(const char *buf, size_t len, struct proc_io *out);
  * characters replaced by '?'. A trailing NUL is optional. Writes a terminated string
  * into out (truncated to n-1 bytes); returns the number of arguments. */
 int proc_cmdline_join(const char *buf, size_t len, char *out, size_t n);
+
+/* /proc/PID/cmdline (NUL-separated) as a shell command line: each argument as
+ * buf_put_shell_word writes it, control characters replaced by '?'. Stops before the
+ * argument that would take the text past max bytes, and then ends with " ...".
+ * Returns the number of arguments written. */
+int proc_cmdline_quote(const char *buf, size_t len, struct buf *out, size_t max);
 
 /* From /proc/meminfo. */
 struct meminfo {
@@ -133,6 +140,8 @@ int proc_read_stat(pid_t pid, struct proc_stat *out);
 /* Reads /proc/PID/cmdline once into out, joined (see proc_cmdline_join). A process
  * without a command line (kernel thread, zombie) gives an empty string. */
 int proc_read_cmdline(pid_t pid, char *out, size_t n);
+/* The same, quoted (see proc_cmdline_quote) into out. */
+int proc_read_cmdline_quoted(pid_t pid, struct buf *out, size_t max);
 /* /proc/sys/kernel/random/boot_id, to tell one boot from the next. */
 int proc_read_boot_id(char *out, size_t n);
 

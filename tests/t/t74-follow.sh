@@ -245,9 +245,9 @@ check "  ls: one line per run (no newline of a name leaks)" test "$(lines "$OUT"
 show_json
 target=$(sfield target)
 case "$target" in
-"fsvc-evil-$tag \$(touch $T/pwned)\`touch $T/pwned2\`"?"second line +4M sleep 300ms")
-	ok "  the target is stored as text (its newline made printable)" ;;
-*)	not_ok "  the target is stored as text (its newline made printable)"; diag "$target" ;;
+"'fsvc-evil-$tag \$(touch $T/pwned)\`touch $T/pwned2\`"?"second line' +4M sleep 300ms")
+	ok "  the target is stored as text, quoted as a shell reads it back (its newline made printable)" ;;
+*)	not_ok "  the target is stored as text, quoted as a shell reads it back (its newline made printable)"; diag "$target" ;;
 esac
 check "  stderr shows the name without control characters" \
 	sh -c "! grep -q '^second line' '$T/evil.err'"

@@ -185,6 +185,31 @@ static void test_cmdline(void **state)
 	free(buf);
 }
 
+/* The command line as a shell would read it back: a word with spaces or the shell's
+ * special characters in single quotes, a quote inside as '\'', an empty argument as '',
+ * control characters as '?', and a line past its bound cut before an argument. */
+static void test_cmdline_quoted(void **state)
+{
+	(void)state;
+	size_t len;
+	struct buf out = { 0 };
+	char *buf = fixture("tests/fixtures/proc/cmdline-weird-name.bin", &len);
+	assert_int_equal(proc_cmdline_quote(buf, len, &out, 4096), 4);
+	assert_string_equal(buf_str(&out), "'/tmp/my (weird) hog) x' +20M sleep 3s");
+	buf_reset(&out);
+	static const char odd[] = "sh\0-c\0echo 'hi'; exit\0\0a\nb\0$HOME";
+	assert_int_equal(proc_cmdline_quote(odd, sizeof(odd), &out, 4096), 6);
+	assert_string_equal(buf_str(&out), "sh -c 'echo '\\''hi'\\''; exit' '' 'a?b' '$HOME'");
+	buf_reset(&out);
+	assert_int_equal(proc_cmdline_quote("", 0, &out, 4096), 0);
+	assert_string_equal(buf_str(&out), "");
+	/* bounded: what fits, then " ..." */
+	assert_int_equal(proc_cmdline_quote(buf, len, &out, 26), 1);
+	assert_string_equal(buf_str(&out), "'/tmp/my (weird) hog) x' ...");
+	buf_release(&out);
+	free(buf);
+}
+
 static void test_meminfo(void **state)
 {
 	(void)state;
@@ -301,6 +326,7 @@ int main(void)
 		cmocka_unit_test(test_ticks_ns),
 		cmocka_unit_test(test_io),
 		cmocka_unit_test(test_cmdline),
+		cmocka_unit_test(test_cmdline_quoted),
 		cmocka_unit_test(test_meminfo),
 		cmocka_unit_test(test_reader_cache),
 	};
