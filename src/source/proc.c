@@ -445,12 +445,19 @@ int proc_read_stat(pid_t pid, struct proc_stat *out)
 	return e;
 }
 
+/* pid's raw command line (NUL-separated), malloc'ed into *buf. */
+static int read_cmdline(pid_t pid, char **buf, size_t *len)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	return read_file(path, buf, len);
+}
+
 int proc_read_cmdline(pid_t pid, char *out, size_t n)
 {
-	char path[64], *buf;
+	char *buf;
 	size_t len;
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	int e = read_file(path, &buf, &len);
+	int e = read_cmdline(pid, &buf, &len);
 	if (e < 0)
 		return e;
 	proc_cmdline_join(buf, len, out, n);
@@ -460,10 +467,9 @@ int proc_read_cmdline(pid_t pid, char *out, size_t n)
 
 int proc_read_cmdline_quoted(pid_t pid, struct buf *out, size_t max)
 {
-	char path[64], *buf;
+	char *buf;
 	size_t len;
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	int e = read_file(path, &buf, &len);
+	int e = read_cmdline(pid, &buf, &len);
 	if (e < 0)
 		return e;
 	proc_cmdline_quote(buf, len, out, max);
