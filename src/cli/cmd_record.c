@@ -642,18 +642,20 @@ static int open_session(struct session *s)
 	a->hooks.db_path = s->dbpath;
 	if (a->hooks.on_warn || a->hooks.on_oom)
 		a->opts.hooks = &a->hooks;
-	/* The address is bound before anything starts: one that cannot be is refused
-	 * like a bad argument. */
+	/* The store first: a new database's schema is made in a child process, forked
+	 * while this one has no other thread (the exporter's would be one). */
+	if (store_open(s->dbpath, STORE_CREATE | STORE_SMALL, &s->st, err, sizeof(err)) < 0) {
+		cli_error("%s: %s", s->dbpath, err);
+		return s->fail;
+	}
+	/* The address is bound before the target is looked for or started: one that
+	 * cannot be is refused like a bad argument. */
 	if (a->listen) {
 		int e = exporter_start(&a->opts.exporter, a->listen);
 		if (e < 0) {
 			cli_error("cannot listen on %s: %s", a->listen, errstr(e));
 			return EXIT_USAGE;
 		}
-	}
-	if (store_open(s->dbpath, STORE_CREATE | STORE_SMALL, &s->st, err, sizeof(err)) < 0) {
-		cli_error("%s: %s", s->dbpath, err);
-		return s->fail;
 	}
 	store_set_alive(s->st, recorder_alive);
 	if (a->follow) {

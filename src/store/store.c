@@ -4,6 +4,7 @@
 #include "base/safefile.h"
 #include "base/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -555,13 +556,29 @@ static int may_need_migration(const char *path)
 	return version < (uint32_t)SCHEMA_VERSION;
 }
 
+/* Whether this process runs one thread only: /proc/self/task holds "." and ".." and
+ * one entry per thread. Unknown counts as more. */
+static int single_threaded(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+	if (!d)
+		return 0;
+	while (readdir(d) && n < 4)
+		n++;
+	closedir(d);
+	return n == 3;
+}
+
 /* STORE_SMALL: makes or upgrades the schema in a child process (see store.h). Any
- * failure is left to the caller's own open, which migrates and explains. The caller
- * has no thread that could hold one of SQLite's locks across the fork, and no
- * connection to the file (the header is read through a descriptor of its own). */
+ * failure is left to the caller's own open, which migrates and explains. Only while
+ * the caller runs one thread: a fork copies the locks other threads hold (the
+ * allocator's, SQLite's) as they are, and the child could wait on them for ever; with
+ * another thread the schema is made here. The caller has no connection to the file
+ * (the header is read through a descriptor of its own). */
 static void migrate_apart(const char *path, unsigned flags, int fd)
 {
-	if (!may_need_migration(path))
+	if (!may_need_migration(path) || !single_threaded())
 		return;
 	pid_t pid = fork();
 	if (pid == 0) {

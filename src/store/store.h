@@ -25,7 +25,8 @@ enum {
 	/* A long-lived writer (a recorder) that is meant to stay small: a database to
 	 * create or upgrade is migrated in a short-lived child process first, so that the
 	 * memory of the migration leaves with it (about 170 KiB of heap that the writer
-	 * would otherwise keep touched for its whole run). */
+	 * would otherwise keep touched for its whole run). Only while the caller runs one
+	 * thread; with more, the migration is done in the caller. */
 	STORE_SMALL = 1 << 2,
 };
 

@@ -213,4 +213,20 @@ expect_exit 2 "--listen with port 0: exit 2" "$RSW" record --listen 127.0.0.1:0 
 expect_exit 2 "--listen on an address not on this host: exit 2" \
 	"$RSW" record --listen 192.0.2.1:$port -- true
 check "it says it cannot listen there" grep -q "cannot listen on 192.0.2.1:$port" "$ERR"
+
+# A new database with --listen, scraped as the recorder starts: its schema was made in
+# a forked child while the exporter's thread ran, and under the sanitizer build that
+# child could wait for ever on a lock the other thread held (7 hangs in 100 starts).
+# Twelve starts, each must end.
+hung=0
+for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+	p=$(free_port)
+	timeout 20 "$RSW" record -q --db "$T/new$i.db" --listen "127.0.0.1:$p" -i 100ms -- sleep 0.2 \
+		>/dev/null 2>&1 &
+	r=$!
+	for k in 1 2 3 4 5 6; do curl -s -m 1 "http://127.0.0.1:$p/metrics" >/dev/null 2>&1; done
+	wait "$r" || hung=$((hung + 1))
+done
+check "a new database with --listen, scraped at the start: 12 starts end ($hung did not)" \
+	test "$hung" -eq 0
 done_testing
