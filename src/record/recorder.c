@@ -1058,7 +1058,10 @@ static void on_proc(void *ctx, pid_t pid, int start, const struct proc_status *s
 		return;
 	char more[48];
 	snprintf(more, sizeof(more), "last_rss=%llukB", (unsigned long long)(st->rss / 1024));
-	proc_event(rc, real_ns(), start, pid, st->ppid, comm, more);
+	/* a member that left: when its exit record says it ended, else now */
+	int64_t at = !start && k >= 0 && rc->log.p[k].end_ns >= 0 ?
+			     rc->run->started_at + rc->log.p[k].end_ns : real_ns();
+	proc_event(rc, at, start, pid, st->ppid, comm, more);
 }
 
 /* The OOM kill among the processes that ended since the sample before the last (the

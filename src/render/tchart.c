@@ -159,8 +159,11 @@ static void tchart_time_axis(struct buf *b, char *axis, int cols, int64_t t_end,
 		memcpy(axis + cols - endlen, end, (size_t)endlen);
 	else if (peak_col == cols - 1 && endlen < cols - 4)	/* a peak at the very end: "117ms^" */
 		memcpy(axis + cols - 1 - endlen, end, (size_t)endlen);
-	if (peak_col < 2)
+	if (peak_col < 2 && cols >= 4) {	/* a peak at the start: "^0s", " ^0s" */
+		memset(axis, ' ', 2);
 		axis[peak_col] = '^';
+		memcpy(axis + peak_col + 1, "0s", 2);
+	}
 	buf_printf(b, "%*s  %s\n", LABEL, "", axis);
 }
 

@@ -114,6 +114,20 @@ check "-p -t chain: memhog is in the process table, from its exit record" \
 	test "$(q "SELECT count(*) FROM process WHERE run_id = $last AND comm = 'memhog' AND peak_rss >= 100 * $MiB")" -ge 1
 finish "$pid"
 
+# A member seen at the first sample that ends before the second: its exit event is at
+# the end its exit record gives (about 0.4 s), not at the sample that found it gone (1 s).
+spawn ender sh -c "sleep 0.5; sleep 1.5; : $T"
+pid=$!
+wait_until 5 sh -c "[ -n \"\$(cat /proc/$pid/task/$pid/children)\" ]"
+expect_exit 0 "-p -t, a member ends between samples: exit 0" \
+	"$RSW" record -q -i 1s -t -p "$pid" -d 1500ms
+kid_ms=$(q "SELECT (t - (SELECT started_at FROM run WHERE id = $last)) / 1000000 FROM event
+	WHERE run_id = $last AND kind = 'proc_exit' AND detail LIKE 'comm=sleep %' ORDER BY t LIMIT 1")
+diag "the first sleep's exit event at ${kid_ms:-none} ms"
+check "its exit event is before the next sample (${kid_ms:-none} ms < 900)" \
+	test "${kid_ms:-9999}" -lt 900
+finish "$pid"
+
 # An attached process that peaked at 200 MiB before the attach, idles, then exits: its
 # exit record says 200 MiB, which is history, not the run's.
 spawn old "$HOG" +200M - sleep 800ms exit 0 "$T"

@@ -668,6 +668,16 @@ static void test_tchart_peak(void **state)
 	const char *axe = strchr(axl, '\n');
 	assert_int_equal(axe[-1], '^');
 	buf_release(&b);
+
+	/* a peak at the start keeps the axis's "0s" beside its '^' */
+	struct tchart_point first[2] = { { 0, 64 * MIB }, { 100, 4 * MIB } };
+	struct tchart_point at0 = { 0, 64 * MIB };
+	tchart_render_peak(&b, first, 2, 100, 32, 2, NULL, 0, &at0);
+	ax = strstr(buf_str(&b), "\xe2\x94\x94");
+	assert_non_null(ax);
+	axl = strchr(ax, '\n') + 1;
+	assert_non_null(strstr(axl, "  ^0s "));
+	buf_release(&b);
 }
 
 int main(void)
