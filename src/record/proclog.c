@@ -107,10 +107,7 @@ uint64_t proclog_offer(struct proclog *l, size_t i, uint64_t bytes, const char *
 	struct proc_summary *p = &l->p[i];
 	if (l->x[i].old && is_high_water(source) && bytes <= l->x[i].hwm0)
 		return 0;
-	/* The kernel's own figure equal to a sampled one makes that peak exact (a peak
-	 * from VmHWM keeps its word: it says when the run first saw it). */
-	int confirms = bytes == p->peak_rss && peak_is_exact(source) &&
-		       strcmp(p->peak_source, PEAK_FROM_SAMPLE) == 0;
+	int confirms = peak_confirms(p->peak_rss, p->peak_source, bytes, source);
 	if (bytes <= p->peak_rss && !confirms)
 		return 0;
 	p->peak_rss = bytes;

@@ -436,8 +436,7 @@ static void read_pss(struct recorder *rc, int64_t now, struct sample *s)
 static void run_peak(struct recorder *rc, uint64_t bytes, int64_t t, const char *source)
 {
 	struct run *r = rc->run;
-	int confirms = bytes == r->peak_rss && peak_is_exact(source) && r->peak_source &&
-		       strcmp(r->peak_source, PEAK_FROM_SAMPLE) == 0;
+	int confirms = peak_confirms(r->peak_rss, r->peak_source, bytes, source);
 	if (bytes <= r->peak_rss && !confirms)
 		return;
 	if (!confirms) {

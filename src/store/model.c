@@ -34,6 +34,12 @@ int peak_is_exact(const char *src)
 		       strcmp(src, PEAK_FROM_OOM) == 0);
 }
 
+int peak_confirms(uint64_t peak, const char *peak_source, uint64_t bytes, const char *source)
+{
+	return bytes == peak && peak_is_exact(source) && peak_source &&
+	       strcmp(peak_source, PEAK_FROM_SAMPLE) == 0;
+}
+
 void run_set_unknown(struct run *r)
 {
 	strlcpy_rsw(r->outcome, OUTCOME_RUNNING, sizeof(r->outcome));

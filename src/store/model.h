@@ -231,6 +231,10 @@ struct run {
 /* A peak from PEAK_FROM_EXIT, PEAK_FROM_WAIT or PEAK_FROM_OOM: the kernel's own figure
  * for the whole life of the process, not a sampled one. */
 int peak_is_exact(const char *peak_source);
+/* Whether an exact figure (bytes, from source) equal to a peak from a sample confirms
+ * that peak: its source becomes the exact one, its figure and time stay. A peak from
+ * VmHWM keeps its word (it says when the run first saw it). */
+int peak_confirms(uint64_t peak, const char *peak_source, uint64_t bytes, const char *source);
 
 /* How a process of a run ended (process.ended). */
 #define PROC_RUNNING "running"		/* still alive when the recording ended */
