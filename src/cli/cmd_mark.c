@@ -5,20 +5,23 @@
 #include "base/parse.h"
 #include "base/util.h"
 #include "cli/cli.h"
+#include "record/target.h"
 #include "store/store.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char usage_text[] =
 	"usage: rsswatch mark [-p PID | --run RUN] LABEL [--db PATH]\n"
 	"\n"
 	"Adds a mark with the current time to the running recording of process PID (every\n"
-	"running recording of it), or to run RUN; without either, to the one recording\n"
-	"that is running (an error when none or several are). 'rsswatch show' lists the\n"
-	"marks with the memory at each.\n"
+	"running recording of it: its own, a tree's of one of its ancestors, and the one\n"
+	"that launched it, so that 'rsswatch mark -p $$' works from a launched script),\n"
+	"or to run RUN; without either, to the one recording that is running (an error\n"
+	"when none or several are). 'rsswatch show' lists the marks with the memory at each.\n"
 	"\n"
 	"  -p, --pid PID   the recorded process\n"
 	"      --run RUN   a run id or 'last'\n"
@@ -108,8 +111,12 @@ static int mark_the_running(struct store *st, int64_t now, const char *label)
 	struct buf which = { 0 };
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(runs[i].outcome, OUTCOME_RUNNING) == 0) {
-			buf_printf(&which, "%s%lld (pid %d)", running ? ", " : "", (long long)runs[i].id,
-				   (int)runs[i].pid);
+			if (runs[i].pid > 0)
+				buf_printf(&which, "%s%lld (pid %d)", running ? ", " : "",
+					   (long long)runs[i].id, (int)runs[i].pid);
+			else	/* a command being launched: its pid is not stored yet */
+				buf_printf(&which, "%s%lld (starting)", running ? ", " : "",
+					   (long long)runs[i].id);
 			id = runs[i].id;
 			running++;
 		}
@@ -129,20 +136,45 @@ static int mark_the_running(struct store *st, int64_t now, const char *label)
 	return ret;
 }
 
-/* -p PID: the mark goes to every running recording of that process. Returns 0 or
- * EXIT_FAIL (printed: there is none). */
+/* Whether run r, which is being recorded, records process anc[0] (anc: its ancestry
+ * from proc_ancestry(), nearest first): it is the run's own target, a descendant of a
+ * tree's target, or the command a recorder launched (or a descendant of it, with a
+ * tree). The last holds before the recorder has stored the command's pid: a launched
+ * command can mark its own run from its first instruction. */
+static int run_records(const struct run *r, const struct proc_id *anc, size_t n)
+{
+	if (r->pid > 0 && r->pid == anc[0].pid)
+		return 1;
+	for (size_t i = 1; i < n; i++) {
+		if (r->tree && r->pid > 0 && anc[i].pid == r->pid)
+			return 1;
+		/* the recorder itself: its child anc[i - 1] is the command it launched */
+		if (r->mode && strcmp(r->mode, "command") == 0 && anc[i].pid == r->recorder_pid &&
+		    anc[i].starttime == r->recorder_start && (r->tree || i == 1))
+			return 1;
+	}
+	return 0;
+}
+
+/* -p PID: the mark goes to every running recording of that process (run_records()).
+ * Returns 0 or EXIT_FAIL (printed: there is none). */
 static int mark_pid(struct store *st, pid_t pid, int64_t now, const char *label)
 {
 	struct run *runs;
-	size_t n, marked = 0;
+	struct proc_id *anc;
+	size_t n, nanc, marked = 0;
 	if (store_list_runs(st, 0, &runs, &n) < 0) {
 		cli_error("cannot list runs: %s", store_errmsg(st));
 		return EXIT_FAIL;
 	}
+	proc_ancestry(pid, &anc, &nanc);
+	struct proc_id self = { pid, 0 };
 	for (size_t i = 0; i < n; i++)
-		if (runs[i].pid == pid && strcmp(runs[i].outcome, OUTCOME_RUNNING) == 0 &&
+		if (strcmp(runs[i].outcome, OUTCOME_RUNNING) == 0 &&
+		    run_records(&runs[i], nanc ? anc : &self, nanc ? nanc : 1) &&
 		    store_add_mark(st, runs[i].id, now, label) == 0)
 			marked++;
+	free(anc);
 	store_free_runs(runs, n);
 	if (!marked) {
 		cli_error("no running recording of pid %d", (int)pid);

@@ -1154,7 +1154,11 @@ static int setup(struct recorder *rc)
 	if (store_writer_start(rc->st) < 0)
 		flush(rc);	/* no thread: writes wait on the database (never fails here) */
 	note_untracked(rc, 0);
-	rc->start_mono = rc->last_flush = mono_ns();
+	rc->start_mono = mono_ns();
+	/* The first sample goes to the store at once: the run's row then holds the
+	 * target's pid (a launched command's is not known before) and a first figure for
+	 * ls, mark -p and a reader, from the start rather than after the first batch. */
+	rc->last_flush = rc->start_mono - FLUSH_EVERY_NS;
 	int e = sampler_open(&rc->sampler, rc->target->pid);
 	if (e < 0)
 		return e;
