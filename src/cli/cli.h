@@ -63,6 +63,8 @@ char *cli_db_path(const char *opt);
 /* Whether path (a database that --db names) does not exist and neither does its
  * directory; then says so (printed). */
 int cli_db_dir_missing(const char *path);
+/* Whether --db was given an empty path (said: an error, status 2). opt may be NULL. */
+int cli_db_empty(const char *opt);
 
 struct store;
 

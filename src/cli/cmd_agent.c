@@ -272,7 +272,11 @@ int cmd_agent(int argc, char **argv)
 	out.quiet = a.quiet;
 	a.o.note = print_note;
 	a.o.note_ctx = &out;
-	if (a.db && a.db[0] && cli_db_dir_missing(a.db)) {
+	if (cli_db_empty(a.db)) {
+		ret = EXIT_USAGE;
+		goto done;
+	}
+	if (a.db && cli_db_dir_missing(a.db)) {
 		ret = EXIT_FAIL;
 		goto done;
 	}

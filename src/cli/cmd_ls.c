@@ -238,7 +238,9 @@ static int list(const char *db, int json, uint64_t limit, const struct run_param
 {
 
 	struct store *st;
-	int e = cli_open_store(db, &st, 1);
+	/* Nothing recorded yet in the default place ($RSSWATCH_DB's too) is an empty list;
+	 * a database named with --db that is not there is a mistyped path. */
+	int e = cli_open_store(db, &st, db ? 0 : CLI_STORE_QUIET_MISSING);
 	if (e == -ENOENT) {	/* nothing recorded yet: an empty list */
 		puts(json ? "[]" : "no runs recorded yet");
 		return EXIT_OK;

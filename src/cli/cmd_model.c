@@ -70,6 +70,21 @@ static void add_run(struct runs_model *m, const struct run *r)
 	}
 }
 
+/* The first term of f that none of runs[0..n) has as a parameter (a mistyped name,
+ * say), or NULL. */
+static const char *term_nobody_has(const struct model_formula *f, const struct run *runs,
+				   size_t n)
+{
+	for (size_t j = 0; j < f->k; j++) {
+		size_t i = 0;
+		while (i < n && !run_param_find(runs[i].params, runs[i].nparams, f->terms[j]))
+			i++;
+		if (i == n)
+			return f->terms[j];
+	}
+	return NULL;
+}
+
 /* The runs named in refs, or every run when there are none, into *runs (n of them, to
  * free with store_free_runs). Returns 0, EXIT_USAGE or EXIT_FAIL (printed). */
 static int read_runs(struct store *st, char **refs, size_t nrefs, struct run **runs, size_t *n)
@@ -129,6 +144,16 @@ static int across_runs(struct store *st, const struct model_formula *f, char **r
 	int ret = read_runs(st, refs, nrefs, &runs, &n);
 	if (ret)
 		return ret;
+	const char *missing = term_nobody_has(f, runs, n);
+	if (missing) {
+		struct buf shown = { 0 };
+		buf_put_printable(&shown, missing);
+		cli_error("no run has a parameter '%s' (record --param %s=VALUE gives one; "
+			  "rsswatch ls shows them)", buf_str(&shown), buf_str(&shown));
+		buf_release(&shown);
+		store_free_runs(runs, n);
+		return EXIT_FAIL;
+	}
 	int all_cgroup = 1;
 	uint64_t cg_limit = 0;
 	const struct run *newest = NULL;
@@ -172,6 +197,9 @@ static int across_runs(struct store *st, const struct model_formula *f, char **r
 	if (!svg_out || strcmp(svg_out, "-") != 0)
 		fputs(buf_str(&b), stdout);
 	buf_release(&b);
+	/* no fit, nothing predicted: said on stdout, and a status a script can test */
+	if (ret == 0 && m.status == MODEL_TOO_FEW)
+		ret = EXIT_FAIL;
 	runs_model_release(&m);
 	store_free_runs(runs, n);
 	return ret;
@@ -308,6 +336,9 @@ static int read_args(int argc, char **argv, struct model_args *a)
 		default: return cli_bad_option("model", c, argv);
 		}
 	}
+	static const char *const kinds[] = { ".svg", NULL };
+	if (a->svg_out)
+		return cli_output_kind("model", a->svg_out, kinds);
 	return 0;
 }
 

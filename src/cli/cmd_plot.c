@@ -163,8 +163,11 @@ static int read_args(int argc, char **argv, struct plot_args *a)
 		default: return cli_bad_option("plot", c, argv);
 		}
 	}
+	static const char *const kinds[] = { ".svg", ".png", NULL };
 	if (!a->out)
 		return cli_usage("plot", "give the output file with -o FILE.svg");
+	if ((ret = cli_output_kind("plot", a->out, kinds)) != 0)
+		return ret;
 	if (path_is_png(a->out) && !png_available()) {
 		cli_error("%s", png_unavailable());
 		return EXIT_FAIL;
@@ -203,15 +206,25 @@ static int plot_stack(struct store *st, struct chart_run *cr, struct proc_stack 
 static int plot_write(const struct plot_args *a, struct chart_run *cr, size_t n)
 {
 	struct chart_opts o = a->o;
-	struct buf b = { 0 };
+	struct buf b = { 0 }, title = { 0 };
 	char xt[256];
 	if (a->align) {
 		snprintf(xt, sizeof(xt), "time since mark \"%s\"", a->align);
 		o.x_title = xt;
 	}
+	int png = path_is_png(a->out);
+	if (png && !o.title) {	/* a picture travels alone: it says what it shows */
+		const struct run **runs = xcalloc(n, sizeof(*runs));
+		for (size_t i = 0; i < n; i++)
+			runs[i] = cr[i].run;
+		runs_title(&title, runs, n);
+		free(runs);
+		o.title = buf_str(&title);
+	}
 	svg_chart(&b, cr, n, &o, NULL);
-	int ret = path_is_png(a->out) ? write_png(a->out, &b) : write_output(a->out, &b);
+	int ret = png ? write_png(a->out, &b) : write_output(a->out, &b);
 	buf_release(&b);
+	buf_release(&title);
 	return ret;
 }
 

@@ -282,6 +282,10 @@ static int take_target(struct record_args *a, int c, const char *arg)
 	if (*slot)
 		return cli_usage("record", c == 'p' ? "give -%c once (got %s and %s)" :
 				 "give -%c once (got '%s' and '%s')", c, *slot, arg);
+	/* an empty pattern matches every process; an empty path names no cgroup */
+	if (!*arg)
+		return cli_usage("record", "-%c needs a non-empty %s", c,
+				 c == 'p' ? "pid" : c == 'n' ? "pattern" : "cgroup");
 	*slot = arg;
 	return 0;
 }
@@ -636,10 +640,15 @@ static int open_session(struct session *s)
 		return cli_usage("record", "invalid pid '%s': give a process id >= 1", a->pid_arg);
 	/* An explicit --db names a file in a directory that exists: a typo must not
 	 * create directories (the default place and $RSSWATCH_DB's are made as needed). */
-	if (a->db && a->db[0] && cli_db_dir_missing(a->db))
+	if (cli_db_empty(a->db))
+		return EXIT_USAGE;
+	if (a->db && cli_db_dir_missing(a->db))
 		return s->fail;
 	s->dbpath = cli_db_path(a->db);
 	a->hooks.db_path = s->dbpath;
+	/* a launched command's own "rsswatch mark" finds this recording's database */
+	if (a->command && setenv("RSSWATCH_DB", s->dbpath, 1) < 0)
+		return s->fail;
 	if (a->hooks.on_warn || a->hooks.on_oom)
 		a->opts.hooks = &a->hooks;
 	/* The store first: a new database's schema is made in a child process, forked

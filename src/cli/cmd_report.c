@@ -91,8 +91,11 @@ static int read_args(int argc, char **argv, struct report_args *a)
 		default: return cli_bad_option("report", c, argv);
 		}
 	}
+	static const char *const kinds[] = { ".html", ".htm", NULL };
 	if (!a->out && !a->png)
 		return cli_usage("report", "give the output file with -o FILE.html");
+	if (a->out && (ret = cli_output_kind("report", a->out, kinds)) != 0)
+		return ret;
 	if (a->png && !png_available()) {
 		cli_error("%s", png_unavailable());
 		return EXIT_FAIL;
@@ -107,9 +110,8 @@ static int report_png(const struct report_args *a, const struct loaded_run *lr,
 {
 	struct buf title = { 0 }, b = { 0 };
 	struct chart_opts po = a->o;
-	buf_printf(&title, "run %lld", (long long)lr->run.id);
-	if (lr->run.label[0])
-		buf_printf(&title, ": %s", lr->run.label);
+	const struct run *one = &lr->run;
+	runs_title(&title, &one, 1);
 	po.title = buf_str(&title);
 	svg_chart(&b, cr, 1, &po, NULL);
 	int ret = write_png(a->png, &b);

@@ -37,6 +37,14 @@ char *cli_db_path(const char *opt)
 	return p;
 }
 
+int cli_db_empty(const char *opt)
+{
+	if (!opt || *opt)
+		return 0;
+	cli_error("--db needs a path: an empty one names no database");
+	return 1;
+}
+
 int cli_db_dir_missing(const char *path)
 {
 	struct stat sb;
@@ -55,6 +63,8 @@ int cli_db_dir_missing(const char *path)
 int cli_open_store(const char *db_opt, struct store **st, int flags)
 {
 	char err[512];
+	if (cli_db_empty(db_opt))
+		return EXIT_USAGE;
 	char *path = cli_db_path(db_opt);
 	int e = store_open(path, flags & CLI_STORE_WRITE ? 0 : STORE_READONLY, st, err,
 			   sizeof(err));

@@ -70,8 +70,44 @@ static int finish_stdout(int rc)
 	return EXIT_FAIL;
 }
 
+/* "rsswatch --db PATH VERB ..." (or --db=PATH) is "rsswatch VERB --db PATH ...": every
+ * verb takes --db, and a database named once before the verb is the habit of git -C
+ * and sqlite3. The option moves after the verb, before the verb's own arguments (so
+ * ahead of record's "--"). Returns the new argc, or -1 (printed) when --db has no
+ * value. */
+static int db_after_verb(int argc, char **argv, char **out)
+{
+	int used = strncmp(argv[1], "--db=", 5) == 0 ? 1 : 2;
+	const char *path = used == 1 ? argv[1] + 5 : argv[2];
+	if (used == 2 && argc < 3) {
+		cli_error("option '--db' needs a value (see 'rsswatch --help')");
+		return -1;
+	}
+	if (argc <= used + 1) {
+		usage(stderr);
+		return -1;
+	}
+	int n = 0;
+	out[n++] = argv[0];
+	out[n++] = argv[used + 1];	/* the verb */
+	out[n++] = (char *)"--db";
+	out[n++] = (char *)path;
+	for (int i = used + 2; i < argc; i++)
+		out[n++] = argv[i];
+	out[n] = NULL;
+	return n;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && (strcmp(argv[1], "--db") == 0 || strncmp(argv[1], "--db=", 5) == 0)) {
+		char **moved = xmalloc(sizeof(*moved) * ((size_t)argc + 2));
+		int n = db_after_verb(argc, argv, moved);
+		if (n < 0)
+			return EXIT_USAGE;
+		argc = n;
+		argv = moved;	/* lives as long as the process */
+	}
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -94,10 +94,47 @@ int write_output(const char *path, const struct buf *b)
 	return 0;
 }
 
+static int path_has_ext(const char *path, const char *ext)
+{
+	size_t n = strlen(path), k = strlen(ext);
+	return n > k && strcasecmp(path + n - k, ext) == 0;
+}
+
 int path_is_png(const char *path)
 {
-	size_t n = strlen(path);
-	return n > 4 && strcasecmp(path + n - 4, ".png") == 0;
+	return path_has_ext(path, ".png");
+}
+
+void runs_title(struct buf *t, const struct run *const *runs, size_t n)
+{
+	if (n == 1) {
+		buf_printf(t, "run %lld", (long long)runs[0]->id);
+		if (runs[0]->label && runs[0]->label[0])
+			buf_printf(t, ": %s", runs[0]->label);
+		return;
+	}
+	buf_puts(t, "runs ");
+	for (size_t i = 0; i < n; i++)
+		buf_printf(t, "%s%lld", i == 0 ? "" : i + 1 == n ? " and " : ", ",
+			   (long long)runs[i]->id);
+}
+
+int cli_output_kind(const char *verb, const char *path, const char *const *exts)
+{
+	if (strcmp(path, "-") == 0)
+		return 0;
+	for (size_t i = 0; exts[i]; i++)
+		if (path_has_ext(path, exts[i]))
+			return 0;
+	struct buf want = { 0 }, shown = { 0 };
+	for (size_t i = 0; exts[i]; i++)
+		buf_printf(&want, "%s%s", i ? (exts[i + 1] ? ", " : " or ") : "", exts[i]);
+	buf_put_printable(&shown, path);
+	int ret = cli_usage(verb, "-o %s: the file's name says what it holds: end it in %s, "
+			    "or give - for standard output", buf_str(&shown), buf_str(&want));
+	buf_release(&want);
+	buf_release(&shown);
+	return ret;
 }
 
 int write_png(const char *path, const struct buf *svg)

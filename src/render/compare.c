@@ -193,14 +193,29 @@ static void fmt_value(char *out, size_t n, size_t m, double v)
 	}
 }
 
+/* Whether every run of the groups ended with its target still alive ("stopped"): its
+ * last sample is then the state it was left in, not a moment of its ending. */
+static int all_left_alive(const struct cmp_group *g, size_t ng)
+{
+	for (size_t i = 0; i < ng; i++)
+		for (size_t k = 0; k < g[i].n; k++)
+			if (strcmp(g[i].runs[k].run->outcome, OUTCOME_STOPPED) != 0)
+				return 0;
+	return 1;
+}
+
 /* Whether a difference in figure m against base may be given as a percentage: never
  * against a zero base (that is "new", or nothing at all), and a time to peak shorter
  * than the first run's sampling interval is within one step of the sampling: a
  * percentage of it would be noise (a peak at +1ms against one at +5m is not
- * "+29999900%"). */
-static int pct_fair(const struct cmp_group *g, size_t m, double base)
+ * "+29999900%"). The last sample of a target that ended is wherever the last tick
+ * fell in its ending (two identical sorts: 2 MiB against 97 MiB): compared only when
+ * every target was left running. */
+static int pct_fair(const struct cmp_group *g, size_t ng, size_t m, double base)
 {
 	if (base == 0 || m_kind(m) == K_RATE)
+		return 0;
+	if (m == M_LAST && !all_left_alive(g, ng))
 		return 0;
 	if (m_kind(m) == K_SECONDS) {
 		const struct run *r0 = g[0].runs[0].run;
@@ -609,7 +624,7 @@ static void text_rows(struct grid *gr, const struct table *t, const struct cmp_g
 			}
 			if (i > 0) {
 				const struct stat *s0 = &t->gstat[m];
-				fmt_diff(d, sizeof(d), m, s->mean - s0->mean, s0->mean, pct_fair(g, m, s0->mean));
+				fmt_diff(d, sizeof(d), m, s->mean - s0->mean, s0->mean, pct_fair(g, ng, m, s0->mean));
 				grid_set(gr, row, col + 1, d);
 			}
 		}
@@ -782,7 +797,7 @@ static void json_differences(struct buf *b, const struct table *t, const struct 
 			buf_puts(b, ":{\"diff\":");
 			json_num(b, d);
 			buf_puts(b, ",\"pct\":");
-			if (pct_fair(g, m, base))
+			if (pct_fair(g, ng, m, base))
 				json_num(b, d / fabs(base) * 100);
 			else
 				buf_puts(b, "null");

@@ -96,7 +96,10 @@ static void summary_peaks(struct buf *b, const struct run *r, uint64_t max_sampl
 static void summary_figures(struct buf *b, const struct run *r)
 {
 	char a[48], c[48], d[48];
-	if (r->peak_gpu >= 0)
+	/* GPUs watched (NVML), none of their memory used: no peak to time */
+	if (r->peak_gpu == 0)
+		buf_puts(b, "gpu       no GPU memory used\n");
+	else if (r->peak_gpu > 0)
 		buf_printf(b, "gpu peak  %s at %s (+%s)\n", fmt_bytes(a, sizeof(a), (uint64_t)r->peak_gpu),
 			   fmt_hms(c, sizeof(c), r->peak_gpu_at),
 			   fmt_duration(d, sizeof(d), r->peak_gpu_at - r->started_at));
