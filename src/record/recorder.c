@@ -87,6 +87,7 @@ struct recorder {
 	struct sampler sampler;
 	int64_t start_mono;
 	int64_t last_flush;
+	int64_t last_sample;	/* mono ns of the last sample taken (0: none) */
 	unsigned every, since_live;
 	enum stop_reason stop;
 	int sampler_open;	/* sampler needs closing */
@@ -833,6 +834,7 @@ static int take_sample(struct recorder *rc)
 		return e;
 	}
 	s.elapsed_ns = now - rc->start_mono;
+	rc->last_sample = now;
 	if (sampler_pss_due(&rc->sampler, now))
 		read_pss(rc, now, &s);
 
@@ -1400,6 +1402,12 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 			rc.stop = DURATION;
 	}
 
+	/* Stopped with the target alive (a signal, -d): one more sample, unless one was
+	 * just taken, so that what rose since the last (VmHWM keeps a spike) is not lost
+	 * to the interval: Ctrl-C on a recording at 1 m kept nothing of its last minute. */
+	if (e == 0 && (rc.stop == SIGNALED || rc.stop == DURATION) &&
+	    mono_ns() - rc.last_sample >= NS_PER_MS)
+		take_sample(&rc);	/* -ESRCH: it ended meanwhile; the last sample stands */
 	/* The cgroup's peak since the last sample (its last moments are often the
 	 * highest, and an OOM-killed command dies between two samples). */
 	uint64_t cg_peak;
