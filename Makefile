@@ -90,6 +90,12 @@ $(FLAGS_STAMP): FORCE
 .PHONY: FORCE
 FORCE:
 
+# Before the first compiler error, the missing packages by name (scripts/deps.sh).
+.PHONY: deps-verify
+deps-verify:
+	@scripts/deps.sh verify
+$(CORE_OBJ) $(CLI_OBJ): | deps-verify
+
 $(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
@@ -179,7 +185,8 @@ demo: deps-build
 # The loader finds librsswatch.so.1 under /usr/lib or /usr/local/lib once its cache is
 # rebuilt: install runs ldconfig there when it can (root, no DESTDIR). Under any other
 # prefix a program needs an rpath or LD_LIBRARY_PATH (README, Install).
-install: all
+install: deps-build
+	@$(MAKE) --no-print-directory all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/lib/systemd/system

@@ -1,10 +1,11 @@
 #!/bin/sh
 # Installs the Debian packages the build (and, with "test", the test suite; with
 # "bench", the suite and the benchmarks) needs, only when one is missing. Safe to run
-# again; does nothing when all are present.
+# again; does nothing when all are present. "verify" installs nothing: it names the
+# build's missing packages and fails (a plain make, before a compiler error would).
 set -eu
 want=test
-case "${1:-}" in build | bench) want=$1 ;; esac
+case "${1:-}" in build | bench | verify) want=$1 ;; esac
 
 missing=""
 need_pkg() {	# need_pkg DEBIAN-PACKAGE CHECK-COMMAND...
@@ -16,7 +17,7 @@ need_pkg make command -v make
 need_pkg pkg-config command -v pkg-config
 need_pkg libsqlite3-dev pkg-config --exists sqlite3
 need_pkg libmicrohttpd-dev pkg-config --exists libmicrohttpd
-if [ "$want" != build ]; then
+if [ "$want" != build ] && [ "$want" != verify ]; then
 	need_pkg libcmocka-dev pkg-config --exists cmocka
 	need_pkg sqlite3 command -v sqlite3
 	need_pkg chromium command -v chromium
@@ -39,6 +40,11 @@ if [ "$want" = bench ]; then
 	need_pkg procps command -v ps
 fi
 [ -z "$missing" ] && exit 0
+if [ "$want" = verify ]; then
+	echo "rsswatch: cannot build: missing Debian packages:$missing (make deps-build installs" \
+		"them as root; or apt-get install$missing)" >&2
+	exit 1
+fi
 
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
 	echo "rsswatch: missing build dependencies:$missing (install them with apt-get as root)" >&2

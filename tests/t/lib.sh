@@ -5,7 +5,7 @@
 #   ok DESC / not_ok DESC / skip DESC      one TAP line each
 #   check DESC CMD...                      ok when CMD succeeds
 #   run CMD...                             CMD with stdout in $OUT, stderr in $ERR, its
-#                                          status in $RC; killed after $LIMIT s (20)
+#                                          status in $RC; killed after $LIMIT s (60)
 #   expect_exit CODE DESC CMD...           run CMD; ok when its status is CODE
 #   wait_until SECS CMD...                 poll CMD until it succeeds or SECS pass
 #   spawn NAME CMD...                      CMD in the background ($!), output in
@@ -25,7 +25,7 @@ TOP=$(pwd)
 case "$BUILD" in /*) ;; *) BUILD="$TOP/$BUILD" ;; esac
 RSW="$BUILD/rsswatch"
 HOG="$BUILD/tests/bin/memhog"
-LIMIT=${LIMIT:-20}
+LIMIT=${LIMIT:-60}
 T=$(mktemp -d "${TMPDIR:-/tmp}/rsw-t.XXXXXX") || exit 1
 chmod 755 "$T"
 RSSWATCH_DB="$T/db/rsswatch.db"

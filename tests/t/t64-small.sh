@@ -159,6 +159,15 @@ sql "$DB" "UPDATE run SET peak_gpu = 0, peak_gpu_at = started_at WHERE id = $b"
 check "a run that used no GPU memory says so" grep -q '^gpu       no GPU memory used$' "$T/nogpu.txt"
 check "... with no 'gpu peak 0 B'" sh -c "! grep -q '^gpu peak' '$T/nogpu.txt'"
 
+# --- a build without its packages names them, before any compiler error
+mkdir "$T/fakepc"
+printf '#!/bin/sh\nfor a; do [ "$a" = libmicrohttpd ] && exit 1; done\nexec pkg-config "$@"\n' >"$T/fakepc/pkg-config.sh"
+printf '#!/bin/sh\nPATH=%s exec sh %s "$@"\n' "$PATH" "$T/fakepc/pkg-config.sh" >"$T/fakepc/pkg-config"
+chmod +x "$T/fakepc/pkg-config"
+run env PATH="$T/fakepc:$PATH" make -s --no-print-directory BUILD="$T/fakebuild" "$T/fakebuild/src/cli/main.o"
+check "make without libmicrohttpd-dev fails naming the package (exit $RC)" \
+	sh -c "[ $RC -ne 0 ] && grep -q 'missing Debian packages: libmicrohttpd-dev' '$ERR' && ! grep -q 'error:' '$ERR'"
+
 # make demo's output, written to a file, has no escape codes
 run env DEMO_DB="$T/demo.db" BUILD="$BUILD" sh examples/demo.sh
 esc=$(printf '\033')
