@@ -58,7 +58,7 @@ END
 record spike "$T/spike" -i 1s -d 2500ms
 check "spike: exit 0" test "$rc" -eq 0
 json_of spike
-check "spike: three samples, one a second" jis "$T/spike.json" '$.samples' 3
+check "spike: four samples, one a second and one at the stop (2.5 s)" jis "$T/spike.json" '$.samples' 4
 check "spike: the driver was asked during the spike" \
 	test "$(queries "$T/spike.log" 1300 1450)" -ge 1
 check "spike: the driver was asked about every 20ms (at least 60 times in 2.5s)" \
@@ -66,11 +66,11 @@ check "spike: the driver was asked about every 20ms (at least 60 times in 2.5s)"
 check "spike: peak_gpu_bytes is the 6 GiB spike" \
 	jis "$T/spike.json" '$.peak_gpu_bytes' "$(mib 6144)"
 check "spike: the sample after the spike stores it (gpu_bytes)" \
-	test "$(column spike gpu_bytes)" = "$(mib 500) $(mib 500) $(mib 6144)"
+	test "$(column spike gpu_bytes)" = "$(mib 500) $(mib 500) $(mib 6144) $(mib 500)"
 check "spike: and as device 0's figure (gpu0_bytes)" \
-	test "$(column spike gpu0_bytes)" = "$(mib 500) $(mib 500) $(mib 6144)"
+	test "$(column spike gpu0_bytes)" = "$(mib 500) $(mib 500) $(mib 6144) $(mib 500)"
 check "spike: the device's used memory keeps its high too" \
-	test "$(used_of)" = "$(mib 10240) $(mib 10240) $(mib 16384)"
+	test "$(used_of)" = "$(mib 10240) $(mib 10240) $(mib 16384) $(mib 10240)"
 check "spike: the live line shows it" grep -q ' gpu 6\.0 GiB' "$T/spike.err"
 
 # The old pace: one read per sample misses it.
@@ -91,7 +91,7 @@ END
 record late "$T/late" -i 1s -d 700ms
 check "late spike: exit 0" test "$rc" -eq 0
 json_of late
-check "late spike: one sample" jis "$T/late.json" '$.samples' 1
+check "late spike: two samples (at the start and at the stop)" jis "$T/late.json" '$.samples' 2
 check "late spike: peak_gpu_bytes has the spike no sample took" \
 	jis "$T/late.json" '$.peak_gpu_bytes' "$(mib 6144)"
 
