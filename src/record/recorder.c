@@ -142,6 +142,12 @@ struct recorder {
 	size_t untracked_n;	/* one process attached: the most descendants it had */
 	uint64_t untracked_rss;	/* and the most RSS they held, not recorded */
 	struct eta_watch eta;	/* time to exhaustion (record/eta_watch.h) */
+	struct sample last;	/* the last sample handed over (run->samples of them) */
+	/* A launched command's rusage from wait4 (have_ru): its tree's CPU and faults,
+	 * exact, for the closing sample (closing_sample). */
+	struct rusage ru;
+	int have_ru;
+	int64_t end_mono;	/* CLOCK_MONOTONIC: when the target ended (0: it did not) */
 };
 
 int recorder_alive(const struct run *r)
@@ -502,6 +508,16 @@ static void proc_event(struct recorder *rc, int64_t t, int start, pid_t pid, pid
 	store_add_event(rc->st, rc->run->id, t, start ? "proc_start" : "proc_exit", pid, detail);
 }
 
+/* A set's context counts a live member's reads; once a process is not a live member
+ * (it left, or lived between two samples), the ended sum (record/proclog.h) holds what
+ * its sources say it did. A record of a member still alive at the last read waits: the
+ * read that finds it gone moves it there (proclog_read_set), so nothing counts twice. */
+static void ended_sum(struct recorder *rc, size_t i, pid_t pid)
+{
+	if (rc->set_open && !procset_live(&rc->set, pid))
+		proclog_sum(&rc->log, i);
+}
+
 /* One exit record: the exact peak of a process of the run, its last name and how it
  * ended. Returns 0, or -ENOENT when the process is not (yet) known to be the run's.
  * A process known only from its record (it lived between two samples) gets its start
@@ -525,6 +541,7 @@ static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 		if (i < 0)
 			return -ENOENT;
 		proclog_exit_record(&rc->log, (size_t)i, x);
+		ended_sum(rc, (size_t)i, tgid);
 		return 0;
 	}
 	if (i < 0) {
@@ -545,6 +562,7 @@ static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 	if (x->pid == tgid && x->comm[0])
 		strlcpy_rsw(rc->log.p[i].comm, x->comm, sizeof(rc->log.p[i].comm));
 	proclog_exit_record(&rc->log, (size_t)i, x);
+	ended_sum(rc, (size_t)i, tgid);
 	if (x->have & TASKSTATS_HAVE_XACCT)
 		proc_peak(rc, (size_t)i, x->hiwater_rss, at, PEAK_FROM_EXIT);
 	/* The process ended with this thread (AGROUP; before version 12, the leader). */
@@ -806,6 +824,7 @@ static void hand_over(struct recorder *rc, struct sample *s, int64_t t)
 	r->sum_rss += (double)s->rss;
 	r->last_rss = s->rss;
 	r->last_at = t;
+	rc->last = *s;
 	store_add_sample(rc->st, r->id, s);
 	if (rc->opts->exporter)
 		publish(rc, s);
@@ -833,6 +852,11 @@ static int take_sample(struct recorder *rc)
 		return e;
 	}
 	s.elapsed_ns = now - rc->start_mono;
+	if (rc->set_open) {
+		/* the last counters of those that left, then all that ended so far */
+		proclog_read_set(&rc->log, &rc->set, 0);
+		proclog_add_ended(&rc->log, &s);
+	}
 	if (sampler_pss_due(&rc->sampler, now))
 		read_pss(rc, now, &s);
 
@@ -852,7 +876,6 @@ static int take_sample(struct recorder *rc)
 		poll_client(rc, s.elapsed_ns);
 	if (rc->set_open) {
 		store_members(rc, s.elapsed_ns, t);
-		proclog_read_set(&rc->log, &rc->set, 0);	/* the last counters of those that left */
 		set_status_bound(rc);
 	}
 	check_alerts(rc, &s, t);
@@ -994,15 +1017,22 @@ static void target_ended(struct recorder *rc)
 	struct run *r = rc->run;
 	int ws = 0, e;
 	uint64_t maxrss = 0;
+	struct rusage ru;
 	/* It ended now (its pidfd said so); the wait for its status below is not part of
 	 * the run. A non-child's status is known once its parent reaps it; give that parent
 	 * a moment, then say we do not know rather than guess. */
 	r->ended_at = real_ns();
+	rc->end_mono = mono_ns();
 	for (int tries = 0; ; tries++) {
-		e = pidfd_exit_status(rc->target->pidfd, rc->target->is_child, &ws, &maxrss);
+		e = pidfd_exit_status(rc->target->pidfd, rc->target->is_child, &ws, &ru);
 		if (e != -EAGAIN || tries >= EXIT_STATUS_TRIES)
 			break;
 		poll(NULL, 0, EXIT_STATUS_POLL_MS);
+	}
+	if (e == 0 && rc->target->is_child) {
+		maxrss = ru.ru_maxrss > 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0;
+		rc->ru = ru;
+		rc->have_ru = 1;
 	}
 	int64_t end = r->ended_at - r->started_at;
 	drain_exits(rc);	/* the target's record comes before its pidfd is readable */
@@ -1081,6 +1111,7 @@ static void cgroup_ended(struct recorder *rc)
 {
 	struct run *r = rc->run;
 	r->ended_at = real_ns();
+	rc->end_mono = mono_ns();
 	/* the kill line comes before the exit; give one that is late a moment */
 	int64_t deadline = mono_ns() + CGROUP_KILL_LINE_WAIT_NS;
 	oom_watch_drain(&rc->oom, on_oom_kill, rc);
@@ -1303,6 +1334,68 @@ static void end_vanished(struct recorder *rc)
 	}
 }
 
+static uint64_t tv_ns(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * NS_PER_S + (uint64_t)tv->tv_usec * 1000;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+static int same_context(const struct sample *a, const struct sample *b)
+{
+	unsigned k = SAMPLE_CPU | SAMPLE_IO;
+	return (a->have & k) == (b->have & k) && a->cpu_user_ns == b->cpu_user_ns &&
+	       a->cpu_sys_ns == b->cpu_sys_ns && a->minflt == b->minflt &&
+	       a->majflt == b->majflt && a->read_bytes == b->read_bytes &&
+	       a->write_bytes == b->write_bytes;
+}
+
+/* The closing sample of a run whose target ended. Samples come on the timer, so the
+ * last one may be up to an interval before the end, and a command shorter than the
+ * recording's start has none: what was done since (a perl of 0.9 s sampled every
+ * second, the members of a make that ended between samples) would be in no sample,
+ * and show, export and the charts take the context from the samples. So the run gets
+ * one more sample at its end, when its context moved since the last one or it has
+ * none: its context is the run's total (every process's most complete figures,
+ * summed: proclog_total), and for a launched tree never below wait4's rusage, exact
+ * for the command and every descendant reaped in its tree. Nothing is read at the end:
+ * its memory figures repeat the last sample's (none: 0), so that no peak, mean or last
+ * figure moves. Called once every process's last read is in the log. */
+static void closing_sample(struct recorder *rc)
+{
+	struct run *r = rc->run;
+	struct sample s;
+	if (rc->stop != TARGET_ENDED || !rc->sampler_open || !rc->end_mono)
+		return;
+	if (r->samples) {
+		s = rc->last;
+		s.have &= SAMPLE_CGROUP | SAMPLE_PSI | SAMPLE_PSI_FULL | SAMPLE_CG_PSI |
+			  SAMPLE_CG_PSI_FULL | SAMPLE_CPU | SAMPLE_IO;
+	} else {
+		memset(&s, 0, sizeof(s));
+		s.mem_available = rc->sampler.mem_last.available;
+	}
+	proclog_total(&rc->log, &s);
+	if (rc->have_ru && rc->set_open) {
+		int had = (s.have & SAMPLE_CPU) != 0;
+		s.have |= SAMPLE_CPU;
+		s.cpu_user_ns = max_u64(had ? s.cpu_user_ns : 0, tv_ns(&rc->ru.ru_utime));
+		s.cpu_sys_ns = max_u64(had ? s.cpu_sys_ns : 0, tv_ns(&rc->ru.ru_stime));
+		s.minflt = max_u64(had ? s.minflt : 0, (uint64_t)rc->ru.ru_minflt);
+		s.majflt = max_u64(had ? s.majflt : 0, (uint64_t)rc->ru.ru_majflt);
+	}
+	if (r->samples && same_context(&s, &rc->last))
+		return;
+	int64_t end = rc->end_mono - rc->start_mono;
+	s.elapsed_ns = !r->samples || end > rc->last.elapsed_ns ? end : rc->last.elapsed_ns + 1;
+	if (s.elapsed_ns < 0)
+		s.elapsed_ns = 0;
+	hand_over(rc, &s, r->started_at + s.elapsed_ns);
+}
+
 /* The loop's wait: until the duration's end or the exit records may be armed again. */
 static int wait_ms(struct recorder *rc, int ep)
 {
@@ -1444,6 +1537,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	else if (rc.root >= 0 && rc.sampler_open)
 		proclog_read(&rc.log, (size_t)rc.root, &rc.sampler.stat_last, rc.sampler.have_stat,
 			     &rc.sampler.io_last, rc.sampler.have_io);
+	closing_sample(&rc);
 	long big = proclog_largest(&rc.log);
 	if (big >= 0) {
 		run->peak_process_rss = rc.log.p[big].peak_rss;
