@@ -544,6 +544,14 @@ static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 		ended_sum(rc, (size_t)i, tgid);
 		return 0;
 	}
+	if (i < 0 && rc->root < 0 && x->pid == tgid && tgid == rc->target->pid &&
+	    rc->target->is_child) {
+		/* The launched command ended before any sample saw it (the shortest ones
+		 * end while the recording starts): its record makes its entry. */
+		int64_t born = end - (int64_t)x->etime_us * 1000;
+		born = born > 0 ? born : 0;
+		i = rc->root = (long)proclog_add(&rc->log, tgid, x->ppid, x->comm, born, 0, 0);
+	}
 	if (i < 0) {
 		/* One that lived between two samples, in a set: its parent is the run's. */
 		if (!rc->set_open || x->pid != tgid || x->ppid <= 0 ||
@@ -1011,6 +1019,24 @@ static void attribute_kill(struct recorder *rc, int sig)
 
 #define PRE_EXEC_SLACK (1024 * 1024)
 
+/* The program's name in a command line as the run stores it ("/bin/true -x": "true"),
+ * for a process no read named. */
+static void command_name(const char *cmdline, char *out, size_t n)
+{
+	const char *p = cmdline ? cmdline : "", *base = p;
+	size_t len = 0;
+	while (*p == '\'' || *p == '"')
+		base = ++p;
+	for (; *p && *p != ' ' && *p != '\'' && *p != '"'; p++)
+		if (*p == '/')
+			base = p + 1;
+	len = (size_t)(p - base);
+	if (len >= n)
+		len = n - 1;
+	memcpy(out, base, len);
+	out[len] = '\0';
+}
+
 /* The target has exited (or is a zombie): find out how. */
 static void target_ended(struct recorder *rc)
 {
@@ -1044,6 +1070,16 @@ static void target_ended(struct recorder *rc)
 	if (rc->set_open && rc->target->pre_exec_rss < UINT64_MAX - PRE_EXEC_SLACK &&
 	    maxrss > rc->target->pre_exec_rss + PRE_EXEC_SLACK)
 		run_peak(rc, maxrss, r->ended_at, PEAK_FROM_WAIT);
+	if (rc->root < 0 && rc->target->is_child && maxrss) {
+		/* No sample and no exit record saw the command: it ended while the
+		 * recording started, with exit records off (not root). wait4's figure is
+		 * all there is; it holds the copy before the exec too, so it is the
+		 * command's peak or, for one smaller than that copy, above it. */
+		char comm[PROC_NAME_MAX];
+		command_name(r->target, comm, sizeof(comm));
+		rc->root = (long)proclog_add(&rc->log, rc->target->pid, getpid(), comm, 0, 0, 0);
+		proc_peak(rc, (size_t)rc->root, maxrss, r->ended_at, PEAK_FROM_WAIT);
+	}
 	if (e < 0) {
 		strlcpy_rsw(r->outcome, OUTCOME_EXITED, sizeof(r->outcome));
 		r->exit_code = -1;
@@ -1180,8 +1216,15 @@ static int setup(struct recorder *rc)
 	/* The slow parts first (netlink round trips, a thread, a walk of /proc), so that
 	 * the run's clock starts with its files open and its first sample. Exit records
 	 * need root (CAP_NET_ADMIN) and the real machine, not a fixture. */
+	struct taskstats_listener *given = rc->opts->exit_listener;
+	if (given && taskstats_fd(given) >= 0) {
+		rc->ts = *given;	/* taken over: the caller's copy is left closed */
+		*given = (struct taskstats_listener)TASKSTATS_LISTENER_INIT;
+	}
+	if (taskstats_fd(&rc->ts) >= 0 && (*sysroot() || rc->opts->no_exit_records))
+		taskstats_close(&rc->ts);
 	rc->run->exit_records = !*sysroot() && !rc->opts->no_exit_records &&
-				taskstats_open(&rc->ts) == 0;
+				(taskstats_fd(&rc->ts) >= 0 || taskstats_open(&rc->ts) == 0);
 	if (store_writer_start(rc->st) < 0)
 		flush(rc);	/* no thread: writes wait on the database (never fails here) */
 	note_untracked(rc, 0);
