@@ -38,7 +38,13 @@
 #define FLUSH_EVERY_NS (5 * NS_PER_S)
 #define FLUSH_EVERY_SAMPLES 128
 #define CLIENT_COUNTERS_MAX 64
+/* A set's exit records of processes not known yet wait one drain (struct recorder's
+ * pending[]): PENDING_EXITS at first, doubled as a busy host needs, up to
+ * PENDING_EXITS_MAX (640 KiB the two arrays); past that they are dropped and
+ * counted (exits_dropped). Every exit on the host comes here: on this 2-core machine
+ * with other builds running, about 200 a second of other processes' exits. */
 #define PENDING_EXITS 256
+#define PENDING_EXITS_MAX 2048
 /* A set's exit records read between samples (struct recorder's early[]): at most
  * EARLY_EXITS kept, and a read at most every EARLY_EVERY_NS, so that a busy host's
  * exits cost at most 10 wake-ups a second (every 10 ms: 100, and 8 ms of CPU a
@@ -125,11 +131,12 @@ struct recorder {
 	/* The kernel's exit records (taskstats), drained at each sample: a record whose
 	 * process is not known yet (its fork is read at the next sample, or its parent's
 	 * record comes later) waits one drain in pending. Only a set has such records:
-	 * the two arrays (PENDING_EXITS each, 64 KiB together) are allocated when a set
+	 * the two arrays (PENDING_EXITS each at first, 80 KiB together) are allocated when a set
 	 * is opened, so that recording one process never touches their pages. */
 	struct taskstats_listener ts;
 	struct taskstats_exit *pending, *retry;
-	size_t npending;
+	size_t npending, cappending;
+	uint64_t exits_dropped;	/* records not kept for want of room in pending[] */
 	/* A set's records read as they come between samples, only to learn when each
 	 * process ended (the time of the read: taskstats.h); they are applied at the next
 	 * sample's drain, first and in order, as if read then. The socket is in the
@@ -594,12 +601,21 @@ static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 static void on_exit_record(void *ctx, const struct taskstats_exit *x)
 {
 	struct recorder *rc = ctx;
-	/* Only a set gains members from records; on a busy host, past PENDING_EXITS the
-	 * unknown ones wait no longer (every exit on the host comes here). A group's CPU
-	 * sums do not wait: its threads' records add up to them. */
-	if (apply_exit(rc, x) == 0 || x->scope != TASKSTATS_PID || !rc->pending ||
-	    rc->npending == PENDING_EXITS)
+	/* Only a set gains members from records; on a busy host, past PENDING_EXITS_MAX
+	 * the unknown ones wait no longer (every exit on the host comes here). A group's
+	 * CPU sums do not wait: its threads' records add up to them. */
+	if (apply_exit(rc, x) == 0 || x->scope != TASKSTATS_PID || !rc->pending)
 		return;
+	if (rc->npending == rc->cappending) {
+		if (rc->cappending >= PENDING_EXITS_MAX) {
+			rc->exits_dropped++;
+			return;
+		}
+		/* both arrays: they trade places at every drain */
+		rc->cappending *= 2;
+		rc->pending = xrealloc(rc->pending, rc->cappending * sizeof(*rc->pending));
+		rc->retry = xrealloc(rc->retry, rc->cappending * sizeof(*rc->retry));
+	}
 	rc->pending[rc->npending++] = *x;
 }
 
@@ -1252,6 +1268,7 @@ static int setup(struct recorder *rc)
 		rc->set_open = 1;
 		rc->pending = xmalloc(PENDING_EXITS * sizeof(*rc->pending));
 		rc->retry = xmalloc(PENDING_EXITS * sizeof(*rc->retry));
+		rc->cappending = PENDING_EXITS;
 		if (rc->run->exit_records)
 			rc->early = xmalloc(EARLY_EXITS * sizeof(*rc->early));
 		sampler_use_set(&rc->sampler, &rc->set);
@@ -1439,6 +1456,25 @@ static void closing_sample(struct recorder *rc)
 	hand_over(rc, &s, r->started_at + s.elapsed_ns);
 }
 
+/* Exit records that never reached the run: lost by the socket (its buffer overflowed)
+ * or dropped for want of room while their process was not known yet. Most of them are
+ * other processes' (every exit on the host comes), but the run cannot tell: said, and
+ * stored as an event, so that a process missing from the table is explained. */
+static void note_lost_exits(struct recorder *rc)
+{
+	uint64_t lost = rc->ts.lost, dropped = rc->exits_dropped;
+	char detail[128];
+	if (!lost && !dropped)
+		return;
+	snprintf(detail, sizeof(detail), "lost=%llu dropped=%llu",
+		 (unsigned long long)lost, (unsigned long long)dropped);
+	store_add_event(rc->st, rc->run->id, rc->run->ended_at ? rc->run->ended_at : real_ns(),
+			"exit_records_lost", rc->target->pid, detail);
+	say(rc, RECORDER_NOTE, "rsswatch: %llu exit records were lost and %llu dropped on a busy "
+	    "host (some may be this run's: their processes keep their sampled figures)",
+	    (unsigned long long)lost, (unsigned long long)dropped);
+}
+
 /* The loop's wait: until the duration's end or the exit records may be armed again. */
 static int wait_ms(struct recorder *rc, int ep)
 {
@@ -1581,6 +1617,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		proclog_read(&rc.log, (size_t)rc.root, &rc.sampler.stat_last, rc.sampler.have_stat,
 			     &rc.sampler.io_last, rc.sampler.have_io);
 	closing_sample(&rc);
+	note_lost_exits(&rc);
 	long big = proclog_largest(&rc.log);
 	if (big >= 0) {
 		run->peak_process_rss = rc.log.p[big].peak_rss;
