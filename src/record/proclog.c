@@ -172,14 +172,24 @@ static void settle_context(struct proclog *l, size_t i)
 
 /* Entry i's figures for a sum: the most its sources said (its settled figures, or a
  * last read above them: a one-thread record that is the last word may stand a tick
- * below a read), -1 where none said anything. */
+ * below a read), -1 where none said anything. CPU time is taken as a pair, user and
+ * kernel from the source with the larger total: the two split it in different
+ * ratios, and the larger of each would count up to a tick twice. */
 static void entry_figures(const struct proclog *l, size_t i, int64_t v[CX_N])
 {
 	const struct proc_summary *p = &l->p[i];
+	const int64_t *r = l->x[i].read;
 	const int64_t set[CX_N] = { p->cpu_user_ns, p->cpu_sys_ns, p->minflt, p->majflt,
 				    p->read_bytes, p->write_bytes };
 	for (size_t k = 0; k < CX_N; k++)
-		v[k] = set[k] > l->x[i].read[k] ? set[k] : l->x[i].read[k];
+		v[k] = set[k] > r[k] ? set[k] : r[k];
+	int64_t ts = (set[CX_UTIME] > 0 ? set[CX_UTIME] : 0) + (set[CX_STIME] > 0 ? set[CX_STIME] : 0);
+	int64_t tr = (r[CX_UTIME] > 0 ? r[CX_UTIME] : 0) + (r[CX_STIME] > 0 ? r[CX_STIME] : 0);
+	const int64_t *w = ts >= tr ? set : r;
+	if (w[CX_UTIME] >= 0 && w[CX_STIME] >= 0) {
+		v[CX_UTIME] = w[CX_UTIME];
+		v[CX_STIME] = w[CX_STIME];
+	}
 }
 
 void proclog_sum(struct proclog *l, size_t i)
