@@ -4,6 +4,7 @@
 #include "base/clock.h"
 #include "base/fmt.h"
 #include "base/parse.h"
+#include "base/sysroot.h"
 #include "base/util.h"
 #include "cli/cli.h"
 #include "record/cgctl.h"
@@ -629,6 +630,7 @@ struct session {
 	int64_t prev_run;
 	char cg_dir[PATH_MAX];	/* -g --follow: the cgroup's directory */
 	int gpu_open;
+	struct taskstats_listener ts;	/* exit records, from before a launch (record_opts) */
 };
 
 /* The pid, the database and the --listen address: refused before anything starts. */
@@ -912,6 +914,12 @@ static int start_run(struct session *s)
 	if (!a->command)
 		return 0;
 	int setup_failed;
+	/* Listening before the launch: the shortest commands end before the recorder
+	 * would have registered (a failure here is the recorder's to meet again). */
+	if (!a->opts.no_exit_records && !*sysroot() && taskstats_fd(&s->ts) < 0 &&
+	    taskstats_open(&s->ts) < 0)
+		taskstats_close(&s->ts);
+	a->opts.exit_listener = &s->ts;
 	pid_t child = launch_command(a->command, &s->old, tc->made ? run_cgroup_join : NULL,
 				     &tc->loc, &setup_failed, &s->t.pre_exec_rss);
 	if (child < 0) {
@@ -1096,6 +1104,7 @@ static int follow_loop(struct session *s)
 
 static void close_session(struct session *s)
 {
+	taskstats_close(&s->ts);
 	if (s->fw_open)
 		follow_release(&s->fw);
 	release_cgroup(s->tc);
@@ -1131,6 +1140,7 @@ int cmd_record(int argc, char **argv)
 	s.fail = a.command ? EXIT_CANCELED : EXIT_FAIL;
 	s.sigfd = -1;
 	s.t.pidfd = -1;
+	s.ts = (struct taskstats_listener)TASKSTATS_LISTENER_INIT;
 	s.out.f = stderr;
 	s.sink = (struct recorder_sink){ show_live, show_note, &s.out };
 	a.opts.sink = &s.sink;

@@ -166,6 +166,113 @@ static void settle_context(struct proclog *l, size_t i)
 	p->majflt = v[CX_MAJFLT];
 	p->read_bytes = v[CX_READ];
 	p->write_bytes = v[CX_WRITE];
+	if (x->in_sum)
+		proclog_sum(l, i);
+}
+
+/* Entry i's figures for a sum: the most its sources said (its settled figures, or a
+ * last read above them: a one-thread record that is the last word may stand a tick
+ * below a read), -1 where none said anything. CPU time is taken as a pair, user and
+ * kernel from the source with the larger total: the two split it in different
+ * ratios, and the larger of each would count up to a tick twice. */
+static void entry_figures(const struct proclog *l, size_t i, int64_t v[CX_N])
+{
+	const struct proc_summary *p = &l->p[i];
+	const int64_t *r = l->x[i].read;
+	const int64_t set[CX_N] = { p->cpu_user_ns, p->cpu_sys_ns, p->minflt, p->majflt,
+				    p->read_bytes, p->write_bytes };
+	for (size_t k = 0; k < CX_N; k++)
+		v[k] = set[k] > r[k] ? set[k] : r[k];
+	int64_t ts = (set[CX_UTIME] > 0 ? set[CX_UTIME] : 0) + (set[CX_STIME] > 0 ? set[CX_STIME] : 0);
+	int64_t tr = (r[CX_UTIME] > 0 ? r[CX_UTIME] : 0) + (r[CX_STIME] > 0 ? r[CX_STIME] : 0);
+	const int64_t *w = ts >= tr ? set : r;
+	if (w[CX_UTIME] >= 0 && w[CX_STIME] >= 0) {
+		v[CX_UTIME] = w[CX_UTIME];
+		v[CX_STIME] = w[CX_STIME];
+	}
+}
+
+void proclog_sum(struct proclog *l, size_t i)
+{
+	struct proclog_extra *x = &l->x[i];
+	int64_t v[CX_N];
+	x->in_sum = 1;
+	entry_figures(l, i, v);
+	for (size_t k = 0; k < CX_N; k++) {
+		if (v[k] < 0)
+			continue;
+		if (k < CX_READ)
+			l->ended_cpu = 1;
+		else
+			l->ended_io = 1;
+		if ((uint64_t)v[k] > x->counted[k]) {
+			l->ended[k] += (uint64_t)v[k] - x->counted[k];
+			x->counted[k] = (uint64_t)v[k];
+		}
+	}
+}
+
+/* Adds the figures f (-1: none) to a sample's context; have: which groups had any. */
+static void add_to_sample(struct sample *s, const uint64_t f[CX_N], int cpu, int io)
+{
+	if (cpu) {
+		if (!(s->have & SAMPLE_CPU))
+			s->cpu_user_ns = s->cpu_sys_ns = s->minflt = s->majflt = 0;
+		s->have |= SAMPLE_CPU;
+		s->cpu_user_ns += f[CX_UTIME];
+		s->cpu_sys_ns += f[CX_STIME];
+		s->minflt += f[CX_MINFLT];
+		s->majflt += f[CX_MAJFLT];
+	}
+	if (io) {
+		if (!(s->have & SAMPLE_IO))
+			s->read_bytes = s->write_bytes = 0;
+		s->have |= SAMPLE_IO;
+		s->read_bytes += f[CX_READ];
+		s->write_bytes += f[CX_WRITE];
+	}
+}
+
+void proclog_add_ended(const struct proclog *l, struct sample *s)
+{
+	add_to_sample(s, l->ended, l->ended_cpu, l->ended_io);
+}
+
+void proclog_total(const struct proclog *l, struct sample *s)
+{
+	uint64_t sum[CX_N] = { 0 };
+	int cpu = 0, io = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		int64_t v[CX_N];
+		entry_figures(l, i, v);
+		for (size_t k = 0; k < CX_N; k++) {
+			if (v[k] < 0)
+				continue;
+			sum[k] += (uint64_t)v[k];
+			if (k < CX_READ)
+				cpu = 1;
+			else
+				io = 1;
+		}
+	}
+	struct sample t = *s;
+	t.have &= ~(unsigned)(SAMPLE_CPU | SAMPLE_IO);
+	add_to_sample(&t, sum, cpu, io);
+	/* never below what the sample said */
+	if (t.have & SAMPLE_CPU) {
+		int had = (s->have & SAMPLE_CPU) != 0;
+		s->have |= SAMPLE_CPU;
+		s->cpu_user_ns = had && s->cpu_user_ns > t.cpu_user_ns ? s->cpu_user_ns : t.cpu_user_ns;
+		s->cpu_sys_ns = had && s->cpu_sys_ns > t.cpu_sys_ns ? s->cpu_sys_ns : t.cpu_sys_ns;
+		s->minflt = had && s->minflt > t.minflt ? s->minflt : t.minflt;
+		s->majflt = had && s->majflt > t.majflt ? s->majflt : t.majflt;
+	}
+	if (t.have & SAMPLE_IO) {
+		int had = (s->have & SAMPLE_IO) != 0;
+		s->have |= SAMPLE_IO;
+		s->read_bytes = had && s->read_bytes > t.read_bytes ? s->read_bytes : t.read_bytes;
+		s->write_bytes = had && s->write_bytes > t.write_bytes ? s->write_bytes : t.write_bytes;
+	}
 }
 
 void proclog_read(struct proclog *l, size_t i, const struct proc_stat *st, int have_stat,
@@ -218,8 +325,11 @@ void proclog_read_set(struct proclog *l, const struct procset *ps, int all)
 		if (!all && !m->dead)
 			continue;
 		long i = proclog_find(l, m->pid);
-		if (i >= 0)
-			proclog_read(l, (size_t)i, &m->stat, m->have_stat, &m->io, m->have_io);
+		if (i < 0)
+			continue;
+		proclog_read(l, (size_t)i, &m->stat, m->have_stat, &m->io, m->have_io);
+		if (m->dead)
+			proclog_sum(l, (size_t)i);	/* it left: no longer in the live sum */
 	}
 }
 

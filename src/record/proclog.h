@@ -24,8 +24,17 @@
  * Every source is a lower bound of a counter that only grows: the figure kept is the
  * largest, except that a one-thread process's own exit record is the last word.
  *
+ * The set's ended part. A set's context at a sample is what its live members read
+ * (procset) plus what every process that left it did (ended[]: proclog_sum). An entry
+ * joins that sum once it is no longer a live member: it left at a sample, or it is
+ * known only from its exit record (it lived between two samples), or its record came
+ * after it left. From then on the sum holds the most any source said of it (counted[]),
+ * raised as later sources say more: a member sampled and then ended adds, at its
+ * record, only what it did beyond its last read, and no figure of the sum ever falls.
+ *
  * Invariant: entries are in the order processes were first seen; index[] maps a pid to
- * its latest entry (a pid reused during the run gets a new entry). */
+ * its latest entry (a pid reused during the run gets a new entry); ended[k] is the sum
+ * of counted[k] over the entries with in_sum. */
 #ifndef RSW_RECORD_PROCLOG_H
 #define RSW_RECORD_PROCLOG_H
 
@@ -52,7 +61,13 @@ struct proclog {
 		int rec_io;		/* all of them had I/O bytes */
 		int ended_rec;		/* the AGROUP record was seen */
 		int group;		/* the TGID record was seen */
+		int in_sum;		/* in the set's ended sum, with counted[] */
+		uint64_t counted[6];
 	} *x;
+	/* The set's ended sum: CPU in ns, faults, bytes (proclog_sum); ended_cpu, ended_io:
+	 * an entry in it had those figures. */
+	uint64_t ended[6];
+	int ended_cpu, ended_io;
 	size_t n, cap;
 	int32_t *index;			/* open addressing: entry index + 1, 0 empty */
 	size_t nindex;			/* a power of two, at least twice n */
@@ -90,6 +105,16 @@ void proclog_exit_record(struct proclog *l, size_t i, const struct taskstats_exi
  * read (the final figures of one seen as a zombie), or with all, every member (at the
  * end of the run, for those still alive). */
 void proclog_read_set(struct proclog *l, const struct procset *ps, int all);
+
+/* Entry i is no longer a live member of the set (or never was one): its figures join
+ * the set's ended sum, now and as its sources say more. Idempotent. */
+void proclog_sum(struct proclog *l, size_t i);
+/* Adds the ended sum to a sample's context figures (SAMPLE_CPU, SAMPLE_IO). */
+void proclog_add_ended(const struct proclog *l, struct sample *s);
+/* The context of the whole run, at its end: the most each entry's sources said, summed
+ * over every entry, ended or not (for the one at the end of a set, after each live
+ * member's last read was handed over). Figures no entry had are left as they are. */
+void proclog_total(const struct proclog *l, struct sample *s);
 
 /* The entry with the largest peak, or -1 when there is none. */
 long proclog_largest(const struct proclog *l);

@@ -262,27 +262,16 @@ static void read_context(struct procset *ps, struct procset_member *m, int is_ne
 	}
 }
 
-/* A member has left: its last counters stay in the set's sums. A zombie's stat still
- * reads, with its final counters. They stay in the member too, for the caller to take
- * until the next read drops it (a dead member is never summed again). */
-static void left_context(struct procset *ps, struct procset_member *m, int zombie)
+/* A member has left: its last counters stay in the member, for the caller to take
+ * until the next read drops it (a dead member is never summed again; the caller keeps
+ * the sum of those that left: procset.h). A zombie's stat still reads, with its final
+ * counters. */
+static void left_context(struct procset_member *m, int zombie)
 {
 	struct proc_stat st;
 	if (zombie && proc_reader_read_stat(&m->proc, &st) == 0) {
 		m->stat = st;
 		m->have_stat = 1;
-	}
-	if (m->have_stat) {
-		ps->left.minflt += m->stat.minflt;
-		ps->left.majflt += m->stat.majflt;
-		ps->left.utime += m->stat.utime;
-		ps->left.stime += m->stat.stime;
-		ps->left_stat = 1;
-	}
-	if (m->have_io) {
-		ps->left_io.read_bytes += m->io.read_bytes;
-		ps->left_io.write_bytes += m->io.write_bytes;
-		ps->left_has_io = 1;
 	}
 }
 
@@ -433,7 +422,7 @@ static int read_member(struct procset *ps, pid_t pid, struct procset_totals *out
 	if (proc_reader_read(&m->proc, &m->st) < 0) {
 		/* a zombie, or reaped: gone (reported once, when it had been seen) */
 		m->dead = 1;
-		left_context(ps, m, 1);
+		left_context(m, 1);
 		if (!is_new && ps->cb)
 			ps->cb(ps->ctx, m->pid, 0, &m->st);
 		return 0;
@@ -466,7 +455,7 @@ static void sweep_members(struct procset *ps)
 		if (m->gen != ps->gen) {
 			m->dead = 1;
 			/* still alive maybe (left a cgroup): its counters as last read */
-			left_context(ps, m, 0);
+			left_context(m, 0);
 			if (ps->cb)
 				ps->cb(ps->ctx, m->pid, 0, &m->st);
 		}
@@ -477,19 +466,6 @@ static void sweep_members(struct procset *ps)
 		k++;
 	}
 	ps->n = k;
-}
-
-/* The counters of members that left, so that the set's totals never go down. */
-static void add_left(const struct procset *ps, struct procset_totals *out)
-{
-	out->minflt += ps->left.minflt;
-	out->majflt += ps->left.majflt;
-	out->utime += ps->left.utime;
-	out->stime += ps->left.stime;
-	out->have_stat |= ps->left_stat;
-	out->read_bytes += ps->left_io.read_bytes;
-	out->write_bytes += ps->left_io.write_bytes;
-	out->have_io |= ps->left_has_io;
 }
 
 int procset_read(struct procset *ps, struct procset_totals *out)
@@ -510,7 +486,6 @@ int procset_read(struct procset *ps, struct procset_totals *out)
 	dedupe_shared_mm(ps, out);
 	ps->read_stat = ps->read_io = 0;
 	sweep_members(ps);
-	add_left(ps, out);
 	if (ps->kind == PROCSET_TREE ? !root_ok : out->nprocs == 0)
 		return -ESRCH;
 	return 0;
@@ -605,4 +580,10 @@ void procset_close(struct procset *ps, int report)
 	memset(ps, 0, sizeof(*ps));
 	ps->procs.fd = -1;
 	ps->cn.fd = -1;
+}
+
+int procset_live(const struct procset *ps, pid_t pid)
+{
+	const struct procset_member *m = find(ps, pid);
+	return m && !m->dead;
 }

@@ -27,16 +27,16 @@
  * can store that it left. A member that shares another member's address space (a vfork
  * child before its exec) reads as 0: the totals count those pages once.
  *
- * Context counters (CPU time, page faults, I/O bytes) are cumulative, and a set's are
- * the sum of its members' own (not their children's: a reaped child's time is also
- * in its parent's cutime, and would count twice). A member that leaves keeps its last
- * counters in the sum (left_*): a set's CPU time never goes backwards when a process
- * ends, and the sum is the work the set did, as a shell's `time` says for a pipeline.
- * A member seen as a zombie has its stat read once more then: its final counters.
- * What is not in the sum: processes that began and ended between two samples (never
- * members), and a member's work in the last interval before it ended when it was
- * already reaped at the next read. stat is read when the caller sets read_stat (and
- * for a new member), io when it sets read_io; other reads reuse the last figures.
+ * Context counters (CPU time, page faults, I/O bytes) are cumulative, and the totals
+ * here are the sum of the live members' own (not their children's: a reaped child's
+ * time is also in its parent's cutime, and would count twice). What members did before
+ * they left is the caller's to add (record/proclog.h: the set's ended sum), since only
+ * the caller hears the exit records that say what a process did after its last read,
+ * and what processes that lived between two samples did. A member seen as a zombie has
+ * its stat read once more as it leaves: its final counters, in the dead member for the
+ * caller to take until the next read drops it. stat is read when the caller sets
+ * read_stat (and for a new member), io when it sets read_io; other reads reuse the
+ * last figures.
  *
  * Invariant: members[] is sorted by pid, and pids[] holds their pids in the same order
  * (a binary search over it stays in a few cache lines: a member is about 1 KiB);
@@ -107,10 +107,6 @@ struct procset {
 	unsigned status_reuse;		/* each member's proc_reader_max_reuse (default: none) */
 	int no_kcmp;			/* kcmp is not available: shared address spaces count twice */
 	int read_stat, read_io;		/* set by the caller: the next read re-reads them */
-	/* The last counters of members that left (left_stat, left_io: any did). */
-	struct proc_stat left;
-	struct proc_io left_io;
-	int left_stat, left_has_io;
 };
 
 /* A tree from root. Subscribes to the proc connector when it can (use_cn), before the
@@ -125,8 +121,8 @@ struct procset_totals {
 	uint64_t rss, hwm, anon, file, shmem, swap;
 	uint32_t threads;
 	size_t nprocs;
-	/* Context counters (see above); have_stat, have_io: any member's were read. CPU
-	 * times in clock ticks. */
+	/* Context counters of the live members (see above); have_stat, have_io: any
+	 * member's were read. CPU times in clock ticks. */
 	uint64_t minflt, majflt, utime, stime, read_bytes, write_bytes;
 	int have_stat, have_io;
 };
@@ -151,6 +147,8 @@ struct procset_pss {
 int procset_read_pss(struct procset *ps, struct procset_pss *out);
 /* Whether pid is (or was, until the last read) a member. */
 int procset_has(const struct procset *ps, pid_t pid);
+/* Whether pid is a member that was alive at the last read. */
+int procset_live(const struct procset *ps, pid_t pid);
 /* The descendants of root, found through the children files (not root itself): how
  * many there are and their summed RSS. For a single-process recording, to say what it
  * leaves out. Returns 0, or -errno when root's children cannot be read. */

@@ -38,7 +38,13 @@
 #define FLUSH_EVERY_NS (5 * NS_PER_S)
 #define FLUSH_EVERY_SAMPLES 128
 #define CLIENT_COUNTERS_MAX 64
+/* A set's exit records of processes not known yet wait one drain (struct recorder's
+ * pending[]): PENDING_EXITS at first, doubled as a busy host needs, up to
+ * PENDING_EXITS_MAX (640 KiB the two arrays); past that they are dropped and
+ * counted (exits_dropped). Every exit on the host comes here: on this 2-core machine
+ * with other builds running, about 200 a second of other processes' exits. */
 #define PENDING_EXITS 256
+#define PENDING_EXITS_MAX 2048
 /* A set's exit records read between samples (struct recorder's early[]): at most
  * EARLY_EXITS kept, and a read at most every EARLY_EVERY_NS, so that a busy host's
  * exits cost at most 10 wake-ups a second (every 10 ms: 100, and 8 ms of CPU a
@@ -126,11 +132,12 @@ struct recorder {
 	/* The kernel's exit records (taskstats), drained at each sample: a record whose
 	 * process is not known yet (its fork is read at the next sample, or its parent's
 	 * record comes later) waits one drain in pending. Only a set has such records:
-	 * the two arrays (PENDING_EXITS each, 64 KiB together) are allocated when a set
+	 * the two arrays (PENDING_EXITS each at first, 80 KiB together) are allocated when a set
 	 * is opened, so that recording one process never touches their pages. */
 	struct taskstats_listener ts;
 	struct taskstats_exit *pending, *retry;
-	size_t npending;
+	size_t npending, cappending;
+	uint64_t exits_dropped;	/* records not kept for want of room in pending[] */
 	/* A set's records read as they come between samples, only to learn when each
 	 * process ended (the time of the read: taskstats.h); they are applied at the next
 	 * sample's drain, first and in order, as if read then. The socket is in the
@@ -143,6 +150,12 @@ struct recorder {
 	size_t untracked_n;	/* one process attached: the most descendants it had */
 	uint64_t untracked_rss;	/* and the most RSS they held, not recorded */
 	struct eta_watch eta;	/* time to exhaustion (record/eta_watch.h) */
+	struct sample last;	/* the last sample handed over (run->samples of them) */
+	/* A launched command's rusage from wait4 (have_ru): its tree's CPU and faults,
+	 * exact, for the closing sample (closing_sample). */
+	struct rusage ru;
+	int have_ru;
+	int64_t end_mono;	/* CLOCK_MONOTONIC: when the target ended (0: it did not) */
 };
 
 int recorder_alive(const struct run *r)
@@ -503,6 +516,16 @@ static void proc_event(struct recorder *rc, int64_t t, int start, pid_t pid, pid
 	store_add_event(rc->st, rc->run->id, t, start ? "proc_start" : "proc_exit", pid, detail);
 }
 
+/* A set's context counts a live member's reads; once a process is not a live member
+ * (it left, or lived between two samples), the ended sum (record/proclog.h) holds what
+ * its sources say it did. A record of a member still alive at the last read waits: the
+ * read that finds it gone moves it there (proclog_read_set), so nothing counts twice. */
+static void ended_sum(struct recorder *rc, size_t i, pid_t pid)
+{
+	if (rc->set_open && !procset_live(&rc->set, pid))
+		proclog_sum(&rc->log, i);
+}
+
 /* One exit record: the exact peak of a process of the run, its last name and how it
  * ended. Returns 0, or -ENOENT when the process is not (yet) known to be the run's.
  * A process known only from its record (it lived between two samples) gets its start
@@ -526,7 +549,16 @@ static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 		if (i < 0)
 			return -ENOENT;
 		proclog_exit_record(&rc->log, (size_t)i, x);
+		ended_sum(rc, (size_t)i, tgid);
 		return 0;
+	}
+	if (i < 0 && rc->root < 0 && x->pid == tgid && tgid == rc->target->pid &&
+	    rc->target->is_child) {
+		/* The launched command ended before any sample saw it (the shortest ones
+		 * end while the recording starts): its record makes its entry. */
+		int64_t born = end - (int64_t)x->etime_us * 1000;
+		born = born > 0 ? born : 0;
+		i = rc->root = (long)proclog_add(&rc->log, tgid, x->ppid, x->comm, born, 0, 0);
 	}
 	if (i < 0) {
 		/* One that lived between two samples, in a set: its parent is the run's. */
@@ -546,6 +578,7 @@ static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 	if (x->pid == tgid && x->comm[0])
 		strlcpy_rsw(rc->log.p[i].comm, x->comm, sizeof(rc->log.p[i].comm));
 	proclog_exit_record(&rc->log, (size_t)i, x);
+	ended_sum(rc, (size_t)i, tgid);
 	if (x->have & TASKSTATS_HAVE_XACCT)
 		proc_peak(rc, (size_t)i, x->hiwater_rss, at, PEAK_FROM_EXIT);
 	/* The process ended with this thread (AGROUP; before version 12, the leader). */
@@ -569,12 +602,21 @@ static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 static void on_exit_record(void *ctx, const struct taskstats_exit *x)
 {
 	struct recorder *rc = ctx;
-	/* Only a set gains members from records; on a busy host, past PENDING_EXITS the
-	 * unknown ones wait no longer (every exit on the host comes here). A group's CPU
-	 * sums do not wait: its threads' records add up to them. */
-	if (apply_exit(rc, x) == 0 || x->scope != TASKSTATS_PID || !rc->pending ||
-	    rc->npending == PENDING_EXITS)
+	/* Only a set gains members from records; on a busy host, past PENDING_EXITS_MAX
+	 * the unknown ones wait no longer (every exit on the host comes here). A group's
+	 * CPU sums do not wait: its threads' records add up to them. */
+	if (apply_exit(rc, x) == 0 || x->scope != TASKSTATS_PID || !rc->pending)
 		return;
+	if (rc->npending == rc->cappending) {
+		if (rc->cappending >= PENDING_EXITS_MAX) {
+			rc->exits_dropped++;
+			return;
+		}
+		/* both arrays: they trade places at every drain */
+		rc->cappending *= 2;
+		rc->pending = xrealloc(rc->pending, rc->cappending * sizeof(*rc->pending));
+		rc->retry = xrealloc(rc->retry, rc->cappending * sizeof(*rc->retry));
+	}
 	rc->pending[rc->npending++] = *x;
 }
 
@@ -807,6 +849,7 @@ static void hand_over(struct recorder *rc, struct sample *s, int64_t t)
 	r->sum_rss += (double)s->rss;
 	r->last_rss = s->rss;
 	r->last_at = t;
+	rc->last = *s;
 	store_add_sample(rc->st, r->id, s);
 	if (rc->opts->exporter)
 		publish(rc, s);
@@ -835,6 +878,11 @@ static int take_sample(struct recorder *rc)
 	}
 	s.elapsed_ns = now - rc->start_mono;
 	rc->last_sample = now;
+	if (rc->set_open) {
+		/* the last counters of those that left, then all that ended so far */
+		proclog_read_set(&rc->log, &rc->set, 0);
+		proclog_add_ended(&rc->log, &s);
+	}
 	if (sampler_pss_due(&rc->sampler, now))
 		read_pss(rc, now, &s);
 
@@ -854,7 +902,6 @@ static int take_sample(struct recorder *rc)
 		poll_client(rc, s.elapsed_ns);
 	if (rc->set_open) {
 		store_members(rc, s.elapsed_ns, t);
-		proclog_read_set(&rc->log, &rc->set, 0);	/* the last counters of those that left */
 		set_status_bound(rc);
 	}
 	check_alerts(rc, &s, t);
@@ -990,21 +1037,46 @@ static void attribute_kill(struct recorder *rc, int sig)
 
 #define PRE_EXEC_SLACK (1024 * 1024)
 
+/* The program's name in a command line as the run stores it ("/bin/true -x": "true"),
+ * for a process no read named. */
+static void command_name(const char *cmdline, char *out, size_t n)
+{
+	const char *p = cmdline ? cmdline : "", *base = p;
+	size_t len = 0;
+	while (*p == '\'' || *p == '"')
+		base = ++p;
+	for (; *p && *p != ' ' && *p != '\'' && *p != '"'; p++)
+		if (*p == '/')
+			base = p + 1;
+	len = (size_t)(p - base);
+	if (len >= n)
+		len = n - 1;
+	memcpy(out, base, len);
+	out[len] = '\0';
+}
+
 /* The target has exited (or is a zombie): find out how. */
 static void target_ended(struct recorder *rc)
 {
 	struct run *r = rc->run;
 	int ws = 0, e;
 	uint64_t maxrss = 0;
+	struct rusage ru;
 	/* It ended now (its pidfd said so); the wait for its status below is not part of
 	 * the run. A non-child's status is known once its parent reaps it; give that parent
 	 * a moment, then say we do not know rather than guess. */
 	r->ended_at = real_ns();
+	rc->end_mono = mono_ns();
 	for (int tries = 0; ; tries++) {
-		e = pidfd_exit_status(rc->target->pidfd, rc->target->is_child, &ws, &maxrss);
+		e = pidfd_exit_status(rc->target->pidfd, rc->target->is_child, &ws, &ru);
 		if (e != -EAGAIN || tries >= EXIT_STATUS_TRIES)
 			break;
 		poll(NULL, 0, EXIT_STATUS_POLL_MS);
+	}
+	if (e == 0 && rc->target->is_child) {
+		maxrss = ru.ru_maxrss > 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0;
+		rc->ru = ru;
+		rc->have_ru = 1;
 	}
 	int64_t end = r->ended_at - r->started_at;
 	drain_exits(rc);	/* the target's record comes before its pidfd is readable */
@@ -1016,6 +1088,16 @@ static void target_ended(struct recorder *rc)
 	if (rc->set_open && rc->target->pre_exec_rss < UINT64_MAX - PRE_EXEC_SLACK &&
 	    maxrss > rc->target->pre_exec_rss + PRE_EXEC_SLACK)
 		run_peak(rc, maxrss, r->ended_at, PEAK_FROM_WAIT);
+	if (rc->root < 0 && rc->target->is_child && maxrss) {
+		/* No sample and no exit record saw the command: it ended while the
+		 * recording started, with exit records off (not root). wait4's figure is
+		 * all there is; it holds the copy before the exec too, so it is the
+		 * command's peak or, for one smaller than that copy, above it. */
+		char comm[PROC_NAME_MAX];
+		command_name(r->target, comm, sizeof(comm));
+		rc->root = (long)proclog_add(&rc->log, rc->target->pid, getpid(), comm, 0, 0, 0);
+		proc_peak(rc, (size_t)rc->root, maxrss, r->ended_at, PEAK_FROM_WAIT);
+	}
 	if (e < 0) {
 		strlcpy_rsw(r->outcome, OUTCOME_EXITED, sizeof(r->outcome));
 		r->exit_code = -1;
@@ -1083,6 +1165,7 @@ static void cgroup_ended(struct recorder *rc)
 {
 	struct run *r = rc->run;
 	r->ended_at = real_ns();
+	rc->end_mono = mono_ns();
 	/* the kill line comes before the exit; give one that is late a moment */
 	int64_t deadline = mono_ns() + CGROUP_KILL_LINE_WAIT_NS;
 	oom_watch_drain(&rc->oom, on_oom_kill, rc);
@@ -1151,8 +1234,15 @@ static int setup(struct recorder *rc)
 	/* The slow parts first (netlink round trips, a thread, a walk of /proc), so that
 	 * the run's clock starts with its files open and its first sample. Exit records
 	 * need root (CAP_NET_ADMIN) and the real machine, not a fixture. */
+	struct taskstats_listener *given = rc->opts->exit_listener;
+	if (given && taskstats_fd(given) >= 0) {
+		rc->ts = *given;	/* taken over: the caller's copy is left closed */
+		*given = (struct taskstats_listener)TASKSTATS_LISTENER_INIT;
+	}
+	if (taskstats_fd(&rc->ts) >= 0 && (*sysroot() || rc->opts->no_exit_records))
+		taskstats_close(&rc->ts);
 	rc->run->exit_records = !*sysroot() && !rc->opts->no_exit_records &&
-				taskstats_open(&rc->ts) == 0;
+				(taskstats_fd(&rc->ts) >= 0 || taskstats_open(&rc->ts) == 0);
 	if (store_writer_start(rc->st) < 0)
 		flush(rc);	/* no thread: writes wait on the database (never fails here) */
 	note_untracked(rc, 0);
@@ -1184,6 +1274,7 @@ static int setup(struct recorder *rc)
 		rc->set_open = 1;
 		rc->pending = xmalloc(PENDING_EXITS * sizeof(*rc->pending));
 		rc->retry = xmalloc(PENDING_EXITS * sizeof(*rc->retry));
+		rc->cappending = PENDING_EXITS;
 		if (rc->run->exit_records)
 			rc->early = xmalloc(EARLY_EXITS * sizeof(*rc->early));
 		sampler_use_set(&rc->sampler, &rc->set);
@@ -1307,6 +1398,87 @@ static void end_vanished(struct recorder *rc)
 		if (e == -ESRCH || (e == 0 && ps.state == 'Z'))
 			proclog_end(&rc->log, (size_t)i, end, PROC_GONE, -1, -1);
 	}
+}
+
+static uint64_t tv_ns(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * NS_PER_S + (uint64_t)tv->tv_usec * 1000;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+static int same_context(const struct sample *a, const struct sample *b)
+{
+	unsigned k = SAMPLE_CPU | SAMPLE_IO;
+	return (a->have & k) == (b->have & k) && a->cpu_user_ns == b->cpu_user_ns &&
+	       a->cpu_sys_ns == b->cpu_sys_ns && a->minflt == b->minflt &&
+	       a->majflt == b->majflt && a->read_bytes == b->read_bytes &&
+	       a->write_bytes == b->write_bytes;
+}
+
+/* The closing sample of a run whose target ended. Samples come on the timer, so the
+ * last one may be up to an interval before the end, and a command shorter than the
+ * recording's start has none: what was done since (a perl of 0.9 s sampled every
+ * second, the members of a make that ended between samples) would be in no sample,
+ * and show, export and the charts take the context from the samples. So the run gets
+ * one more sample at its end, when its context moved since the last one or it has
+ * none: its context is the run's total (every process's most complete figures,
+ * summed: proclog_total), and for a launched tree never below wait4's rusage, exact
+ * for the command and every descendant reaped in its tree. Nothing is read at the end:
+ * its memory figures repeat the last sample's (none: 0), so that no peak, mean or last
+ * figure moves. Called once every process's last read is in the log. */
+static void closing_sample(struct recorder *rc)
+{
+	struct run *r = rc->run;
+	struct sample s;
+	if (rc->stop != TARGET_ENDED || !rc->sampler_open || !rc->end_mono)
+		return;
+	if (r->samples) {
+		s = rc->last;
+		s.have &= SAMPLE_CGROUP | SAMPLE_PSI | SAMPLE_PSI_FULL | SAMPLE_CG_PSI |
+			  SAMPLE_CG_PSI_FULL | SAMPLE_CPU | SAMPLE_IO;
+	} else {
+		memset(&s, 0, sizeof(s));
+		s.mem_available = rc->sampler.mem_last.available;
+	}
+	proclog_total(&rc->log, &s);
+	if (rc->have_ru && rc->set_open) {
+		int had = (s.have & SAMPLE_CPU) != 0;
+		s.have |= SAMPLE_CPU;
+		s.cpu_user_ns = max_u64(had ? s.cpu_user_ns : 0, tv_ns(&rc->ru.ru_utime));
+		s.cpu_sys_ns = max_u64(had ? s.cpu_sys_ns : 0, tv_ns(&rc->ru.ru_stime));
+		s.minflt = max_u64(had ? s.minflt : 0, (uint64_t)rc->ru.ru_minflt);
+		s.majflt = max_u64(had ? s.majflt : 0, (uint64_t)rc->ru.ru_majflt);
+	}
+	if (r->samples && same_context(&s, &rc->last))
+		return;
+	int64_t end = rc->end_mono - rc->start_mono;
+	s.elapsed_ns = !r->samples || end > rc->last.elapsed_ns ? end : rc->last.elapsed_ns + 1;
+	if (s.elapsed_ns < 0)
+		s.elapsed_ns = 0;
+	hand_over(rc, &s, r->started_at + s.elapsed_ns);
+}
+
+/* Exit records that never reached the run: lost by the socket (its buffer overflowed)
+ * or dropped for want of room while their process was not known yet. Most of them are
+ * other processes' (every exit on the host comes), but the run cannot tell: said, and
+ * stored as an event, so that a process missing from the table is explained. */
+static void note_lost_exits(struct recorder *rc)
+{
+	uint64_t lost = rc->ts.lost, dropped = rc->exits_dropped;
+	char detail[128];
+	if (!lost && !dropped)
+		return;
+	snprintf(detail, sizeof(detail), "lost=%llu dropped=%llu",
+		 (unsigned long long)lost, (unsigned long long)dropped);
+	store_add_event(rc->st, rc->run->id, rc->run->ended_at ? rc->run->ended_at : real_ns(),
+			"exit_records_lost", rc->target->pid, detail);
+	say(rc, RECORDER_NOTE, "rsswatch: %llu exit records were lost and %llu dropped on a busy "
+	    "host (some may be this run's: their processes keep their sampled figures)",
+	    (unsigned long long)lost, (unsigned long long)dropped);
 }
 
 /* The loop's wait: until the duration's end or the exit records may be armed again. */
@@ -1456,6 +1628,8 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	else if (rc.root >= 0 && rc.sampler_open)
 		proclog_read(&rc.log, (size_t)rc.root, &rc.sampler.stat_last, rc.sampler.have_stat,
 			     &rc.sampler.io_last, rc.sampler.have_io);
+	closing_sample(&rc);
+	note_lost_exits(&rc);
 	long big = proclog_largest(&rc.log);
 	if (big >= 0) {
 		run->peak_process_rss = rc.log.p[big].peak_rss;

@@ -19,6 +19,7 @@
 #include "source/cgroup.h"
 #include "source/client.h"
 #include "source/nvml.h"
+#include "source/taskstats.h"
 #include "store/store.h"
 
 /* What the recorder has to say while it records. It prints nothing itself (only the
@@ -73,6 +74,11 @@ struct record_opts {
 	int no_proccn;
 	/* Do not read the kernel's exit records (benchmarks; RSSWATCH_NO_TASKSTATS=1). */
 	int no_exit_records;
+	/* A listener for exit records registered (taskstats_open) before the command was
+	 * launched, or NULL: a command that ends while the recording starts (/bin/true
+	 * does, in about a millisecond) still leaves its record. record() takes it over
+	 * and leaves it closed; without one it opens its own. */
+	struct taskstats_listener *exit_listener;
 	/* --reset-peak: restart an attached target's VmHWM at the start (clear_refs 5). */
 	int reset_peak;
 	/* --on-warn, --on-oom: commands run at "warn", "warn_eta" and "oom_kill" events

@@ -202,20 +202,20 @@ struct rsw_pidfd_info {
 #define RSW_PIDFD_INFO_EXIT (1ULL << 3)
 #define RSW_PIDFD_GET_INFO _IOWR(0xFF, 11, struct rsw_pidfd_info)
 
-int pidfd_exit_status(int pidfd, int is_child, int *wstatus, uint64_t *maxrss)
+int pidfd_exit_status(int pidfd, int is_child, int *wstatus, struct rusage *ru)
 {
-	if (maxrss)
-		*maxrss = 0;
+	if (ru)
+		memset(ru, 0, sizeof(*ru));
 	if (is_child) {
 		siginfo_t si;
-		struct rusage ru;
+		struct rusage r;
 		memset(&si, 0, sizeof(si));
-		memset(&ru, 0, sizeof(ru));
+		memset(&r, 0, sizeof(r));
 		/* The raw system call takes a fifth argument, the rusage that wait4 gives. */
-		if (syscall(SYS_waitid, 3 /* P_PIDFD */, pidfd, &si, WEXITED, &ru) < 0)
+		if (syscall(SYS_waitid, 3 /* P_PIDFD */, pidfd, &si, WEXITED, &r) < 0)
 			return -errno;
-		if (maxrss && ru.ru_maxrss > 0)
-			*maxrss = (uint64_t)ru.ru_maxrss * 1024;
+		if (ru)
+			*ru = r;
 		*wstatus = si.si_code == CLD_EXITED ? W_EXITCODE(si.si_status, 0)
 						    : (si.si_status & 0x7f);
 		return 0;

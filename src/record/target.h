@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "source/proc.h"
@@ -69,9 +70,10 @@ int pidfd_open_rsw(pid_t pid);
  * waitid(P_PIDFD); for another process, asks PIDFD_GET_INFO (Linux 6.15+), which knows
  * the status only once the process's parent has reaped it. Returns 0 and *wstatus, or
  * -EAGAIN (not known yet), -EOPNOTSUPP (kernel cannot tell), other -errno.
- * For a child, *maxrss (when not NULL) is the rusage's ru_maxrss in bytes: the largest
- * peak RSS of the child and of every descendant it (or they) reaped, as time -v reports
- * it; 0 for another process. */
-int pidfd_exit_status(int pidfd, int is_child, int *wstatus, uint64_t *maxrss);
+ * For a child, *ru (when not NULL) is its rusage, as wait4 gives it: ru_maxrss the
+ * largest peak RSS (KiB) of the child and of every descendant it (or they) reaped, and
+ * CPU times and faults summed over them, as time -v reports them; all 0 for another
+ * process. */
+int pidfd_exit_status(int pidfd, int is_child, int *wstatus, struct rusage *ru);
 
 #endif

@@ -198,6 +198,68 @@ static void test_peak_offers(void **state)
 	proclog_release(&l);
 }
 
+/* The set's ended sum: an entry counts there only once it left (proclog_sum); a
+ * member sampled and then ended adds, at its exit record, only what the record says
+ * beyond its last read; a lower figure later never takes the sum down; a process known
+ * only from its record counts in full; and the run's total at the end sums every
+ * entry, the ones still alive with their last read. */
+static void test_ended_sum(void **state)
+{
+	(void)state;
+	struct proclog l;
+	struct sample s;
+	proclog_init(&l);
+	size_t a = proclog_add(&l, 60, 1, "a", 0, 0, 0);
+	struct proc_stat st = stat_of(10, 2, 100, 1);
+	struct proc_io io = { 0, 0, 4096, 0 };
+	proclog_read(&l, a, &st, 1, &io, 1);
+	/* its record came while it was still a live member: not in the sum yet */
+	struct taskstats_exit x = rec(TASKSTATS_PID, 60, 60, 300000, 20000, 150, 1, 8192, 0, 1);
+	proclog_exit_record(&l, a, &x);
+	memset(&s, 0, sizeof(s));
+	proclog_add_ended(&l, &s);
+	assert_false(s.have & SAMPLE_CPU);
+	/* it left: its record's figures (above its read) */
+	proclog_sum(&l, a);
+	proclog_sum(&l, a);	/* idempotent */
+	memset(&s, 0, sizeof(s));
+	proclog_add_ended(&l, &s);
+	assert_true(s.have & SAMPLE_CPU);
+	assert_true(s.have & SAMPLE_IO);
+	assert_int_equal(s.cpu_user_ns, 300000000);
+	assert_int_equal(s.cpu_sys_ns, (int64_t)proc_ticks_ns(2));	/* the read's, above */
+	assert_int_equal(s.minflt, 150);
+	assert_int_equal(s.read_bytes, 8192);
+	/* one known only from its record, with less than a read said of another: in full */
+	size_t b = proclog_add(&l, 61, 60, "b", 0, 0, 0);
+	struct taskstats_exit y = rec(TASKSTATS_PID, 61, 61, 5000, 0, 7, 0, 0, 0, 1);
+	proclog_sum(&l, b);
+	proclog_exit_record(&l, b, &y);
+	memset(&s, 0, sizeof(s));
+	s.have = SAMPLE_CPU;
+	s.cpu_user_ns = 1000;	/* the live members' part */
+	proclog_add_ended(&l, &s);
+	assert_int_equal(s.cpu_user_ns, 1000 + 300000000 + 5000000);
+	assert_int_equal(s.minflt, 157);
+	/* a later, lower read of a is no loss */
+	struct proc_stat low = stat_of(1, 0, 1, 0);
+	proclog_read(&l, a, &low, 1, &io, 0);
+	memset(&s, 0, sizeof(s));
+	proclog_add_ended(&l, &s);
+	assert_int_equal(s.cpu_user_ns, 300000000 + 5000000);
+	/* a third, alive at the end: in the total, not in the ended sum */
+	size_t c = proclog_add(&l, 62, 1, "c", 0, 0, 0);
+	struct proc_stat st3 = stat_of(100, 0, 0, 0);
+	proclog_read(&l, c, &st3, 1, &io, 0);
+	memset(&s, 0, sizeof(s));
+	proclog_add_ended(&l, &s);
+	assert_int_equal(s.cpu_user_ns, 300000000 + 5000000);
+	memset(&s, 0, sizeof(s));
+	proclog_total(&l, &s);
+	assert_int_equal(s.cpu_user_ns, 300000000 + 5000000 + (int64_t)proc_ticks_ns(100));
+	proclog_release(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -206,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_threads_and_group),
 		cmocka_unit_test(test_record_without_io),
 		cmocka_unit_test(test_peak_offers),
+		cmocka_unit_test(test_ended_sum),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
