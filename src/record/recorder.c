@@ -343,6 +343,7 @@ static void publish(struct recorder *rc, const struct sample *s)
 		strlcpy_rsw(p.comm, rc->log.p[rc->root].comm, sizeof(p.comm));
 	p.s = *s;
 	p.high_water = rc->run->peak_rss;
+	p.cgroup_peak = rc->run->peak_cgroup;
 	p.samples = rc->run->samples;
 	p.oom_kills = rc->run->oom_kills;
 	p.samples_dropped = (int64_t)store_lost(rc->st).samples_merged;
