@@ -468,6 +468,14 @@ static size_t proc_seen(struct recorder *rc, pid_t pid, const struct proc_status
 		/* --reset-peak: VmHWM restarted at the attach; what it says now is the run's */
 		rc->log.p[i].hwm_before = (int64_t)rc->hwm_reset_from;
 		rc->log.x[i].old = 0;
+		if (!rc->run->hwm_reset) {
+			char detail[64];
+			snprintf(detail, sizeof(detail), "hwm_before_bytes=%llu",
+				 (unsigned long long)rc->hwm_reset_from);
+			store_add_event(rc->st, rc->run->id, rc->run->started_at + elapsed,
+					"peak_reset", pid, detail);
+			rc->run->hwm_reset = 1;
+		}
 	}
 	return i;
 }

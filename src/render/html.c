@@ -269,7 +269,11 @@ static void peak_cards(struct buf *b, const struct chart_run *r)
 	card(b, "Peak RSS", v, buf_str(&t), 0);
 	if (run->hwm_before >= 0)
 		card(b, "Before recording", fmt_bytes(v, sizeof(v), (uint64_t)run->hwm_before),
-		     "VmHWM when attached; not part of this run", 0);
+		     (uint64_t)run->hwm_before > run->peak_rss && !run->hwm_reset && run->samples
+		     ? "VmHWM when attached; not part of this run. Peaks between samples below it "
+		       "cannot be seen (--reset-peak makes them visible; it also lowers the "
+		       "target's own ru_maxrss)"
+		     : "VmHWM when attached; not part of this run", 0);
 	if (run_is_set(run) && run->peak_process_pid > 0) {
 		buf_reset(&t);
 		buf_printf(&t, "%s (pid %d)", run->peak_process_comm ? run->peak_process_comm : "",
