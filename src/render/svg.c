@@ -1347,11 +1347,12 @@ static void draw_cgroup(struct ctx *c, struct box *taken, size_t *ntaken)
 	snprintf(t, sizeof(t), "cgroup peak %s (charged by the kernel)", fmt_bytes(v, sizeof(v), r->peak_cgroup));
 	double w = CHAR_W * 1.1 * (double)strlen(t);
 	double up = y - 7 < c->y0 + 10 ? c->y0 + 10 : y - 7, down = y + 16 > c->y1 - 4 ? c->y1 - 4 : y + 16;
+	double lower = y + 30 > c->y1 - 4 ? c->y1 - 4 : y + 30;
 	const struct {
 		double x, y;
 		int end;
 	} at[] = { { x - 7, up, 1 }, { x + 7, up, 0 }, { x - 7, down, 1 }, { x + 7, down, 0 },
-		   { c->x1 - 6, down, 1 }, { c->x0 + 6, down, 0 } };
+		   { x - 7, lower, 1 }, { x + 7, lower, 0 }, { c->x0 + 6, down, 0 } };
 	size_t k = 0;
 	struct box bx = text_box(at[0].x, at[0].y, w, at[0].end);
 	for (; k < ARRAY_SIZE(at); k++) {
