@@ -1234,6 +1234,11 @@ static void peak_label_place(const struct ctx *c, const struct chart_run *r, str
 			pl->x = 4 + tw;
 	}
 	pl->y = ppy - 6 < c->y0 + 10 ? c->y0 + 10 : ppy - 6;
+	/* not struck through by the cgroup limit's line: just above it, else under it */
+	uint64_t lim = c->single ? limit_drawn(r->run) : 0;
+	double ly = lim ? py(c, (double)lim) : -100;
+	if (lim && ly > pl->y - 12 && ly < pl->y + 5)
+		pl->y = ly - 5 >= c->y0 + 10 ? ly - 5 : ly + 14;
 	pl->box = text_box(pl->x, pl->y, tw, pl->end);
 }
 
@@ -1332,13 +1337,23 @@ static void draw_cgroup(struct ctx *c, struct box *taken, size_t *ntaken)
 	if (lim) {
 		double ly = py(c, (double)lim);
 		snprintf(t, sizeof(t), "cgroup limit %s", fmt_bytes(v, sizeof(v), lim));
-		double ty = ly - 4 < c->y0 + 10 ? ly + 13 : ly - 4;
+		double ty = ly - 4 < c->y0 + 10 ? ly + 13 : ly - 4, tw = CHAR_W * 1.1 * (double)strlen(t);
+		/* at the line's left end, else its right end (clear of the peak's label) */
+		double tx = c->x0 + 6;
+		int end = 0;
+		struct box bx = text_box(tx, ty, tw, 0);
+		if (!box_free(c, &bx, taken, *ntaken)) {
+			tx = c->x1 - 6;
+			end = 1;
+			bx = text_box(tx, ty, tw, 1);
+		}
 		buf_printf(b, "<g class=\"cgroup-limit\"><path d=\"M%.1f %.1fH%.1f\" stroke=\"%s\" "
 			      "stroke-width=\"1.5\" stroke-dasharray=\"8 4\"/><text x=\"%.1f\" y=\"%.1f\" "
-			      "fill=\"%s\" font-weight=\"600\">%s<title>the memory cgroup's limit (%llu bytes): "
-			      "above it the kernel reclaims, then OOM-kills</title></text></g>\n",
-			   c->x0, ly, c->x1, C_LIMIT, c->x0 + 6, ty, C_LIMIT, t, (unsigned long long)lim);
-		taken[(*ntaken)++] = text_box(c->x0 + 6, ty, CHAR_W * 1.1 * (double)strlen(t), 0);
+			      "fill=\"%s\" font-weight=\"600\"%s>%s<title>the memory cgroup's limit (%llu "
+			      "bytes): above it the kernel reclaims, then OOM-kills</title></text></g>\n",
+			   c->x0, ly, c->x1, C_LIMIT, tx, ty, C_LIMIT, end ? " text-anchor=\"end\"" : "", t,
+			   (unsigned long long)lim);
+		taken[(*ntaken)++] = bx;
 	}
 	if (!r->peak_cgroup)
 		return;
