@@ -52,6 +52,8 @@ int plot_prepare(struct loaded_run *lr, size_t n, const char *align, struct char
 		cr[i].nmarks = lr[i].nmarks;
 		cr[i].events = lr[i].events;
 		cr[i].nevents = lr[i].nevents;
+		cr[i].kills = lr[i].kills;
+		cr[i].nkills = lr[i].nkills;
 		cr[i].counters = lr[i].counters;
 		cr[i].ncounters = lr[i].ncounters;
 		if (align) {

@@ -43,6 +43,7 @@ int loaded_run_load(struct store *st, const char *ref, struct loaded_run *lr)
 	if (store_each_sample(st, id, collect, lr) < 0 ||
 	    store_marks(st, id, &lr->marks, &lr->nmarks) < 0 ||
 	    store_events(st, id, &lr->events, &lr->nevents) < 0 ||
+	    store_oom_kills(st, id, &lr->kills, &lr->nkills) < 0 ||
 	    store_each_counter(st, id, counter_cb, lr) < 0) {
 		cli_error("cannot read run %lld: %s", (long long)id, store_errmsg(st));
 		loaded_run_release(lr);
@@ -59,6 +60,7 @@ void loaded_run_release(struct loaded_run *lr)
 	free(lr->s);
 	store_free_marks(lr->marks, lr->nmarks);
 	store_free_events(lr->events, lr->nevents);
+	free(lr->kills);
 	counter_series_free(lr->counters, lr->ncounters);
 	memset(lr, 0, sizeof(*lr));
 }

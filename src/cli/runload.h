@@ -1,4 +1,4 @@
-/* Loading whole runs (the run, its samples, marks and events) for the verbs that draw
+/* Loading whole runs (the run, its samples, marks, events and OOM kills) for the verbs that draw
  * or compare them: plot, report, compare. Prints its own errors, as CLI code does. */
 #ifndef RSW_CLI_RUNLOAD_H
 #define RSW_CLI_RUNLOAD_H
@@ -17,6 +17,8 @@ struct loaded_run {
 	size_t nmarks;
 	struct event *events;
 	size_t nevents;
+	struct oom_kill *kills;	/* the kernel's OOM reports */
+	size_t nkills;
 	struct counter_series *counters;	/* application counters and gauges */
 	size_t ncounters;
 };

@@ -324,6 +324,8 @@ void exporter_end(struct exporter *x, const struct run *r)
 	p->oom_kills = r->oom_kills;
 	if (r->peak_rss > p->high_water)
 		p->high_water = r->peak_rss;
+	if (r->peak_cgroup > p->cgroup_peak)
+		p->cgroup_peak = r->peak_cgroup;
 	strlcpy_rsw(p->outcome, r->outcome, sizeof(p->outcome));
 	p->ended_at = r->ended_at;
 	p->exit_code = r->exit_code;

@@ -161,7 +161,8 @@ GETTER(get_gpu, (s->have & SAMPLE_GPU) != 0, s->gpu)
 GETTER(get_cg, (s->have & SAMPLE_CGROUP) != 0, s->cgroup)
 GETTER(get_cg_limit, (s->have & SAMPLE_CGROUP) && s->cgroup_limit && s->cgroup_limit != CG_UNLIMITED,
        s->cgroup_limit)
-GETTER(get_cg_peak, (s->have & SAMPLE_CGROUP) && (s->have & SAMPLE_CGROUP_PEAK), s->cgroup_peak)
+GETTER(get_cg_peak, (s->have & SAMPLE_CGROUP) && (s->have & SAMPLE_CGROUP_PEAK),
+       p->cgroup_peak > s->cgroup_peak ? p->cgroup_peak : s->cgroup_peak)
 #undef GETTER
 
 /* A PSI stall-time counter family: kind="some", and kind="full" when read. cg: the
@@ -264,7 +265,7 @@ static void write_families(struct pw *w)
 	sample_gauge(w, "rsswatch_gpu_bytes", "GPU memory used by the target.", get_gpu);
 	sample_gauge(w, "rsswatch_cgroup_usage_bytes", "Memory charged to the target's cgroup.", get_cg);
 	sample_gauge(w, "rsswatch_cgroup_limit_bytes", "The cgroup's memory limit.", get_cg_limit);
-	sample_gauge(w, "rsswatch_cgroup_peak_bytes", "The cgroup's peak charged memory.", get_cg_peak);
+	sample_gauge(w, "rsswatch_cgroup_peak_bytes", "The peak memory charged to the cgroup during the run so far.", get_cg_peak);
 	pressure(w, 0, "rsswatch_host_memory_pressure_seconds",
 		 "Time some (or all, kind=full) tasks of the host stalled on memory (PSI).");
 	pressure(w, 1, "rsswatch_cgroup_memory_pressure_seconds",

@@ -33,6 +33,11 @@ struct prom_snapshot {
 	char comm[64];
 	struct sample s;
 	uint64_t high_water;	/* the run's peak so far */
+	/* The run's cgroup peak so far (struct run's peak_cgroup: never lowered, though
+	 * the sample's own cgroup_peak covers only the interval before it where rsswatch
+	 * resets the cgroup's peak); served only while the sample has SAMPLE_CGROUP_PEAK
+	 * (a peak that covers the run alone). */
+	uint64_t cgroup_peak;
 	int64_t samples;
 	int64_t samples_dropped;	/* merged into their neighbours by the store */
 	double sample_cost_s;	/* the last sample: from its first read to its hand-over */

@@ -133,6 +133,7 @@ static void series_init(struct eta_series *s, int64_t interval_ns)
 	if (interval_ns > s->spacing_ns)
 		s->spacing_ns = interval_ns;
 	s->bucket = -1;
+	s->rising_since = -1;
 }
 
 void eta_init(struct eta_state *e, int64_t interval_ns)
@@ -166,6 +167,18 @@ static void close_point(struct eta_series *s)
 	if (s->trend.rising && theil_slope(s->t, s->y, s->n, &slope) < 0)
 		slope = 0;
 	trend_set(&s->trend, slope, s->mk_s, s->n);
+	s->recent_holds = 0;
+	if (!s->trend.rising) {
+		s->rising_since = -1;
+		return;
+	}
+	if (s->rising_since < 0)
+		s->rising_since = s->t[0];
+	/* The last quarter, fitted alone: does it still rise as the window does? */
+	unsigned r = s->n / 4 > ETA_MIN_POINTS ? s->n / 4 : ETA_MIN_POINTS;
+	double recent;
+	if (theil_slope(s->t + s->n - r, s->y + s->n - r, r, &recent) == 0)
+		s->recent_holds = recent >= s->trend.slope / 2;
 }
 
 /* Adds a sample of the figure (y) and the headroom left under its limit. */
@@ -196,11 +209,14 @@ static void series_project(const struct eta_series *s, enum eta_limit l, double 
 			   struct eta_projection *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (!s->trend.rising || s->nlast < 3)
+	if (!s->trend.rising || !s->recent_holds || s->nlast < 3)
 		return;
 	double head = eta_median3(s->last[0], s->last[1], s->last[2]);
 	if (head < 0)
 		head = 0;
+	/* no further ahead than a few times as long as the rise has been seen */
+	if (head / s->trend.slope > ETA_HORIZON * (s->t[s->n - 1] - s->rising_since))
+		return;
 	out->have = 1;
 	out->limit = l;
 	out->rate = s->trend.slope;

@@ -18,6 +18,11 @@
  *   computed when a point is completed, not at every sample.
  * - The headroom is the median of the last three samples' (one sample cannot flip it
  *   either), and the projection is headroom / slope.
+ * - A projection is made only while the trend still holds at the end of the window (the
+ *   Theil slope of its last quarter at least half the window's: a rise that stopped,
+ *   a plateau after one step, is no longer projected although the window as a whole
+ *   still rises) and only as far ahead as ETA_HORIZON times how long the rise has held:
+ *   a process that grew for a few seconds and has 23 GiB to go gets no "full in 31m".
  * Two limits are watched: the memory cgroup's limit (--memory-limit, or the limit of a
  * cgroup recorded with -g), against the slope of the cgroup's usage; and the host's
  * MemAvailable, against the slope of the target's own RSS (the target using up what is
@@ -36,6 +41,10 @@
 #define ETA_POINTS 64
 #define ETA_MIN_POINTS 8
 #define ETA_MIN_Z 3.0
+/* A projection reaches at most ETA_HORIZON times as far ahead as the trend has held
+ * (from the first point of the window in which it was first seen, to the latest
+ * point): a rise seen for 10 s says little about the next hour. */
+#define ETA_HORIZON 4.0
 
 /* The trend of n points (t in seconds, increasing; y in bytes). */
 struct eta_trend {
@@ -68,6 +77,11 @@ struct eta_series {
 	struct eta_trend trend;
 	double last[3];		/* the last three headrooms, oldest first */
 	unsigned nlast;
+	/* While trend.rising: since when (s) the rise has held without a break, and
+	 * whether the most recent quarter of the points (at least ETA_MIN_POINTS)
+	 * still rises at half the window's slope or more. rising_since < 0 otherwise. */
+	double rising_since;
+	int recent_holds;
 };
 
 enum eta_limit { ETA_NONE, ETA_CGROUP, ETA_HOST };

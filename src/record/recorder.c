@@ -357,6 +357,7 @@ static void publish(struct recorder *rc, const struct sample *s)
 		strlcpy_rsw(p.comm, rc->log.p[rc->root].comm, sizeof(p.comm));
 	p.s = *s;
 	p.high_water = rc->run->peak_rss;
+	p.cgroup_peak = rc->run->peak_cgroup;
 	p.samples = rc->run->samples;
 	p.oom_kills = rc->run->oom_kills;
 	p.samples_dropped = (int64_t)store_lost(rc->st).samples_merged;
@@ -481,6 +482,14 @@ static size_t proc_seen(struct recorder *rc, pid_t pid, const struct proc_status
 		/* --reset-peak: VmHWM restarted at the attach; what it says now is the run's */
 		rc->log.p[i].hwm_before = (int64_t)rc->hwm_reset_from;
 		rc->log.x[i].old = 0;
+		if (!rc->run->hwm_reset) {
+			char detail[64];
+			snprintf(detail, sizeof(detail), "hwm_before_bytes=%llu",
+				 (unsigned long long)rc->hwm_reset_from);
+			store_add_event(rc->st, rc->run->id, rc->run->started_at + elapsed,
+					"peak_reset", pid, detail);
+			rc->run->hwm_reset = 1;
+		}
 	}
 	return i;
 }

@@ -259,6 +259,22 @@ static void peak_cards(struct buf *b, const struct chart_run *r)
 	for (size_t i = 0; i < r->n; i++)
 		if (r->s[i].rss > max_sampled)
 			max_sampled = r->s[i].rss;
+	/* The kernel's charged figure first: a set's summed RSS counts a shared page once
+	 * per process, and is not what the limit is checked against. */
+	if (run->peak_cgroup) {
+		buf_printf(&t, "memory the kernel charged to the run's cgroup (shared pages once; %s)",
+			   run->peak_cgroup_exact ? "its own peak" : "the highest usage sampled");
+		if (run->cgroup_limit)
+			buf_printf(&t, ", %.0f%% of its %s limit",
+				   100.0 * (double)run->peak_cgroup / (double)run->cgroup_limit,
+				   fmt_bytes(x, sizeof(x), run->cgroup_limit));
+		card(b, "Cgroup peak", fmt_bytes(v, sizeof(v), run->peak_cgroup), buf_str(&t),
+		     run->cgroup_limit && run->peak_cgroup >= run->cgroup_limit);
+		buf_reset(&t);
+	}
+	int summed = run_is_set(run);
+	if (summed)
+		buf_puts(&t, "each process's RSS added up: pages they share count once per process; ");
 	fmt_bytes(v, sizeof(v), run->peak_rss);
 	buf_printf(&t, "at +%s", fmt_duration(w, sizeof(w), run->peak_rss_at - run->started_at));
 	const char *from = run_peak_from(run, max_sampled);
@@ -266,10 +282,14 @@ static void peak_cards(struct buf *b, const struct chart_run *r)
 		buf_printf(&t, ", %s", from);
 	if (max_sampled && run->peak_rss > max_sampled)
 		buf_printf(&t, "; highest sample %s", fmt_bytes(x, sizeof(x), max_sampled));
-	card(b, "Peak RSS", v, buf_str(&t), 0);
+	card(b, summed ? "Peak RSS, summed" : "Peak RSS", v, buf_str(&t), 0);
 	if (run->hwm_before >= 0)
 		card(b, "Before recording", fmt_bytes(v, sizeof(v), (uint64_t)run->hwm_before),
-		     "VmHWM when attached; not part of this run", 0);
+		     (uint64_t)run->hwm_before > run->peak_rss && !run->hwm_reset && run->samples
+		     ? "VmHWM when attached; not part of this run. Peaks between samples below it "
+		       "cannot be seen (--reset-peak makes them visible; it also lowers the "
+		       "target's own ru_maxrss)"
+		     : "VmHWM when attached; not part of this run", 0);
 	if (run_is_set(run) && run->peak_process_pid > 0) {
 		buf_reset(&t);
 		buf_printf(&t, "%s (pid %d)", run->peak_process_comm ? run->peak_process_comm : "",

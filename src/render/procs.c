@@ -106,18 +106,16 @@ static void ended_counts(struct buf *b, const struct proc_summary *p, size_t n)
 
 void procs_rest_words(struct buf *b, const struct proc_summary *p, size_t n, const char *sep)
 {
-	char v[32], w[32];
-	/* Largest first: the first has the largest peak of them. The sum of their peaks
-	 * bounds what they held together at any moment. */
-	uint64_t sum = 0;
-	for (size_t i = 0; i < n; i++)
-		sum += p[i].peak_rss;
+	char v[32];
+	/* Largest first: the first has the largest peak of them. Their peaks are not
+	 * added up: they came at different times (a build's compilers one after another),
+	 * so their sum says nothing of what they held at once. */
 	buf_printf(b, "%zu more process%s: ", n, n == 1 ? "" : "es");
 	if (n == 1)
 		buf_printf(b, "peak %s", fmt_bytes(v, sizeof(v), p[0].peak_rss));
 	else
-		buf_printf(b, "each peaked at %s or less, all together at most %s",
-			   fmt_bytes(v, sizeof(v), p[0].peak_rss), fmt_bytes(w, sizeof(w), sum));
+		buf_printf(b, "the largest of them peaked at %s",
+			   fmt_bytes(v, sizeof(v), p[0].peak_rss));
 	buf_printf(b, "%s(", sep);
 	ended_counts(b, p, n);
 	buf_putc(b, ')');

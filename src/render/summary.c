@@ -69,9 +69,17 @@ static void summary_peaks(struct buf *b, const struct run *r, uint64_t max_sampl
 		buf_putc(b, '\n');
 	}
 	/* only an old peak above the run's own is worth a line */
-	if (r->hwm_before >= 0 && (uint64_t)r->hwm_before > r->peak_rss)
+	if (r->hwm_before >= 0 && (uint64_t)r->hwm_before > r->peak_rss) {
 		buf_printf(b, "earlier   peak %s before recording (VmHWM when attached; not part of "
 			      "this run)\n", fmt_bytes(a, sizeof(a), (uint64_t)r->hwm_before));
+		/* VmHWM stays at the old peak: a rise and fall between two samples below it
+		 * leaves no trace anywhere the recorder can read */
+		if (!r->hwm_reset && r->samples)
+			buf_printf(b, "blind     peaks between samples below the earlier %s high-water "
+				      "mark cannot be seen; --reset-peak makes them visible (it also "
+				      "lowers the target's own ru_maxrss)\n",
+				   fmt_bytes(a, sizeof(a), (uint64_t)r->hwm_before));
+	}
 	if (set && r->peak_process_pid > 0) {
 		buf_puts(b, "largest   ");
 		buf_put_printable(b, r->peak_process_comm && r->peak_process_comm[0] ?

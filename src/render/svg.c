@@ -397,6 +397,10 @@ static void legend_add_text(struct legend *lg, const char *color, enum legend_ki
  * the plot instead of a symbol each on the line (a make -j run has hundreds). */
 #define PROC_EVENT_SYMBOLS 12
 
+/* OOM kills up to this many are each named beside their cross; more are named in
+ * their tooltips only, and counted in the legend (a crash loop has dozens). */
+#define KILL_LABELS 3
+
 static enum legend_kind event_sym(const char *kind)
 {
 	if (strcmp(kind, "exit") == 0)
@@ -471,6 +475,42 @@ static uint64_t max_sampled(const struct chart_run *r)
 }
 
 /* Widens the axis domain to elapsed time el of run r (el < 0: nothing). */
+/* The cgroup limit drawn for run r: its limit when memory came near it (a charged
+ * peak of half of it or more, or an OOM kill), so that a 64 GiB limit does not flatten
+ * a 100 MiB run into the axis; 0: none drawn. */
+static uint64_t limit_drawn(const struct run *r)
+{
+	uint64_t l = r->cgroup_limit;
+	if (!l || l == UINT64_MAX)
+		return 0;
+	return r->peak_cgroup >= l / 2 || r->oom_kills > 0 ? l : 0;
+}
+
+/* The kernel's report of the kill that event e (an oom_kill) stands for: the one of
+ * its pid nearest in time. NULL: none. */
+static const struct oom_kill *kill_of(const struct chart_run *r, const struct event *e)
+{
+	const struct oom_kill *best = NULL;
+	int64_t bd = 0;
+	if (strcmp(e->kind, "oom_kill") != 0)
+		return NULL;
+	for (size_t i = 0; i < r->nkills; i++) {
+		if (r->kills[i].pid != e->pid)
+			continue;
+		int64_t d = r->kills[i].t > e->t ? r->kills[i].t - e->t : e->t - r->kills[i].t;
+		if (!best || d < bd) {
+			best = &r->kills[i];
+			bd = d;
+		}
+	}
+	return best;
+}
+
+static uint64_t kill_rss(const struct oom_kill *k)
+{
+	return k->anon_rss + k->file_rss + k->shmem_rss;
+}
+
 static void extend(struct ctx *c, int *have, const struct chart_run *r, int64_t el)
 {
 	if (el < 0)
@@ -722,6 +762,13 @@ static void domain_run(struct ctx *c, const struct chart_run *r, int *have_dom, 
 				s->vmax = stack_total(r->stack, j);
 	if (r->run->peak_rss > s->vmax)
 		s->vmax = r->run->peak_rss;
+	for (size_t j = 0; j < r->nkills; j++)
+		if (kill_rss(&r->kills[j]) > s->vmax)
+			s->vmax = kill_rss(&r->kills[j]);
+	if (c->single && r->run->peak_cgroup > s->vmax)
+		s->vmax = r->run->peak_cgroup;
+	if (c->single && limit_drawn(r->run) > s->vmax)
+		s->vmax = limit_drawn(r->run);
 	for (size_t j = 0; j < r->nmarks; j++) {
 		int64_t t = axis_t(c, r, r->marks[j].t - r->run->started_at);
 		if (*have_dom && t < c->t0)
@@ -732,6 +779,9 @@ static void domain_run(struct ctx *c, const struct chart_run *r, int *have_dom, 
 	int64_t st = r->run->started_at;
 	extend(c, have_dom, r, r->run->ended_at > st ? r->run->ended_at - st : -1);
 	extend(c, have_dom, r, r->run->peak_rss && r->run->peak_rss_at >= st ? r->run->peak_rss_at - st : -1);
+	if (c->single)
+		extend(c, have_dom, r, r->run->peak_cgroup && r->run->peak_cgroup_at >= st
+					       ? r->run->peak_cgroup_at - st : -1);
 	for (size_t j = 0; j < r->nevents; j++)
 		extend(c, have_dom, r, r->events[j].t >= st ? r->events[j].t - st : -1);
 }
@@ -802,7 +852,7 @@ static void legend_one_run(struct legend *lg, const struct chart_run *r, const s
 	if (s->have & SAMPLE_PSS)
 		legend_add_text(lg, C_PSS, LEGEND_DOTTED, "PSS");
 	if (s->have & SAMPLE_CGROUP)
-		legend_add_text(lg, C_CGROUP, LEGEND_LINE, "cgroup");
+		legend_add_text(lg, C_CGROUP, LEGEND_LINE, "cgroup (charged)");
 	if (s->have & SAMPLE_GPU)
 		legend_add_text(lg, C_GPU, LEGEND_LINE, "GPU");
 }
@@ -847,13 +897,24 @@ static void legend_events(struct legend *lg, const struct ctx *c, size_t nproc_e
 		[LEGEND_EVENT] = "event",
 	};
 	unsigned syms = 0;
+	size_t nkill = 0;
 	for (size_t i = 0; i < c->nruns; i++)
 		for (size_t j = 0; j < c->runs[i].nevents; j++)
-			if (!c->rug || !event_is_process(&c->runs[i].events[j]))
+			if (!c->rug || !event_is_process(&c->runs[i].events[j])) {
 				syms |= 1u << event_sym(c->runs[i].events[j].kind);
-	for (enum legend_kind k = LEGEND_EXIT; k <= LEGEND_EVENT; k++)
-		if (syms & (1u << k))
+				nkill += event_sym(c->runs[i].events[j].kind) == LEGEND_OOM;
+			}
+	for (enum legend_kind k = LEGEND_EXIT; k <= LEGEND_EVENT; k++) {
+		if (!(syms & (1u << k)))
+			continue;
+		if (k == LEGEND_OOM && nkill > KILL_LABELS) {
+			char t[96];
+			snprintf(t, sizeof(t), "OOM kill (%zu, each at the killed process's RSS)", nkill);
+			legend_add_text(lg, "", k, t);
+		} else {
 			legend_add_text(lg, "", k, sym_names[k]);
+		}
+	}
 	if (c->rug) {
 		char t[64];
 		snprintf(t, sizeof(t), "process start or exit (%zu)", nproc_ev);
@@ -1173,6 +1234,11 @@ static void peak_label_place(const struct ctx *c, const struct chart_run *r, str
 			pl->x = 4 + tw;
 	}
 	pl->y = ppy - 6 < c->y0 + 10 ? c->y0 + 10 : ppy - 6;
+	/* not struck through by the cgroup limit's line: just above it, else under it */
+	uint64_t lim = c->single ? limit_drawn(r->run) : 0;
+	double ly = lim ? py(c, (double)lim) : -100;
+	if (lim && ly > pl->y - 12 && ly < pl->y + 5)
+		pl->y = ly - 5 >= c->y0 + 10 ? ly - 5 : ly + 14;
 	pl->box = text_box(pl->x, pl->y, tw, pl->end);
 }
 
@@ -1184,7 +1250,7 @@ static void peak_label_place(const struct ctx *c, const struct chart_run *r, str
  * peak (a run of one process). Its label goes to the first place that keeps clear of
  * the box avoid (the peak's label; NULL: none): above the line at its left end, at its
  * right end, then below the line at either end. */
-static void draw_largest(struct ctx *c, const struct box *avoid)
+static void draw_largest(struct ctx *c, const struct box *avoid, size_t navoid)
 {
 	const struct run *r = c->runs[0].run;
 	if (!c->single || c->runs[0].stack || !run_is_set(r) || r->peak_process_pid <= 0 || !r->peak_process_rss)
@@ -1206,9 +1272,12 @@ static void draw_largest(struct ctx *c, const struct box *avoid)
 		int end;
 	} at[] = { { c->x0 + 6, above, 0 }, { c->x1 - 6, above, 1 }, { c->x0 + 6, below, 0 }, { c->x1 - 6, below, 1 } };
 	size_t k = 0;
-	for (; avoid && k < ARRAY_SIZE(at); k++) {
+	for (; navoid && k < ARRAY_SIZE(at); k++) {
 		struct box bx = text_box(at[k].x, at[k].y, w, at[k].end);
-		if (!boxes_overlap(&bx, avoid))
+		size_t j = 0;
+		while (j < navoid && !boxes_overlap(&bx, &avoid[j]))
+			j++;
+		if (j == navoid)
 			break;
 	}
 	if (k == ARRAY_SIZE(at))
@@ -1242,19 +1311,132 @@ static void draw_peak(struct ctx *c, size_t i, const struct peak_label *pl)
 	buf_puts(b, "</g>\n");
 }
 
+/* Whether bx is clear of taken[0..n) and inside the canvas. */
+static int box_free(const struct ctx *c, const struct box *bx, const struct box *taken, size_t n)
+{
+	if (bx->x0 < 2 || bx->x1 > c->width - 2)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (boxes_overlap(bx, &taken[i]))
+			return 0;
+	return 1;
+}
+
+#define C_LIMIT "#b00020"
+
+/* One run's memory cgroup: its limit as a dashed line labelled at its left end (where
+ * limit_drawn says), and its charged peak (the kernel's figure, shared pages counted
+ * once, unlike summed RSS) as a ring labelled in the first place clear of the labels
+ * already placed. Adds the boxes of its labels to taken (room for 2 more). */
+static void draw_cgroup(struct ctx *c, struct box *taken, size_t *ntaken)
+{
+	const struct run *r = c->runs[0].run;
+	struct buf *b = c->b;
+	char v[32], t[128];
+	uint64_t lim = limit_drawn(r);
+	if (lim) {
+		double ly = py(c, (double)lim);
+		snprintf(t, sizeof(t), "cgroup limit %s", fmt_bytes(v, sizeof(v), lim));
+		double ty = ly - 4 < c->y0 + 10 ? ly + 13 : ly - 4, tw = CHAR_W * 1.1 * (double)strlen(t);
+		/* at the line's left end, else its right end (clear of the peak's label) */
+		double tx = c->x0 + 6;
+		int end = 0;
+		struct box bx = text_box(tx, ty, tw, 0);
+		if (!box_free(c, &bx, taken, *ntaken)) {
+			tx = c->x1 - 6;
+			end = 1;
+			bx = text_box(tx, ty, tw, 1);
+		}
+		buf_printf(b, "<g class=\"cgroup-limit\"><path d=\"M%.1f %.1fH%.1f\" stroke=\"%s\" "
+			      "stroke-width=\"1.5\" stroke-dasharray=\"8 4\"/><text x=\"%.1f\" y=\"%.1f\" "
+			      "fill=\"%s\" font-weight=\"600\"%s>%s<title>the memory cgroup's limit (%llu "
+			      "bytes): above it the kernel reclaims, then OOM-kills</title></text></g>\n",
+			   c->x0, ly, c->x1, C_LIMIT, tx, ty, C_LIMIT, end ? " text-anchor=\"end\"" : "", t,
+			   (unsigned long long)lim);
+		taken[(*ntaken)++] = bx;
+	}
+	if (!r->peak_cgroup)
+		return;
+	int64_t el = r->peak_cgroup_at > r->started_at ? r->peak_cgroup_at - r->started_at : 0;
+	double x = px(c, axis_t(c, &c->runs[0], el)), y = py(c, (double)r->peak_cgroup);
+	snprintf(t, sizeof(t), "cgroup peak %s (charged by the kernel)", fmt_bytes(v, sizeof(v), r->peak_cgroup));
+	double w = CHAR_W * 1.1 * (double)strlen(t);
+	double up = y - 7 < c->y0 + 10 ? c->y0 + 10 : y - 7, down = y + 16 > c->y1 - 4 ? c->y1 - 4 : y + 16;
+	double lower = y + 30 > c->y1 - 4 ? c->y1 - 4 : y + 30;
+	const struct {
+		double x, y;
+		int end;
+	} at[] = { { x - 7, up, 1 }, { x + 7, up, 0 }, { x - 7, down, 1 }, { x + 7, down, 0 },
+		   { x - 7, lower, 1 }, { x + 7, lower, 0 }, { c->x0 + 6, down, 0 } };
+	size_t k = 0;
+	struct box bx = text_box(at[0].x, at[0].y, w, at[0].end);
+	for (; k < ARRAY_SIZE(at); k++) {
+		bx = text_box(at[k].x, at[k].y, w, at[k].end);
+		if (box_free(c, &bx, taken, *ntaken))
+			break;
+	}
+	if (k == ARRAY_SIZE(at)) {
+		k = 0;
+		bx = text_box(at[0].x, at[0].y, w, at[0].end);
+	}
+	buf_printf(b, "<g class=\"cgroup-peak\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#fff\" "
+		      "stroke=\"%s\" stroke-width=\"2\"/><text x=\"%.1f\" y=\"%.1f\" fill=\"%s\" "
+		      "font-weight=\"600\"%s>%s<title>%s: the memory charged to the run's cgroup at its "
+		      "highest; shared pages count once, where summed RSS counts them once per "
+		      "process</title></text></g>\n",
+		   x, y, C_CGROUP, at[k].x, at[k].y, C_CGROUP, at[k].end ? " text-anchor=\"end\"" : "", t,
+		   r->peak_cgroup_exact ? "the cgroup's own peak" : "the highest usage sampled");
+	taken[(*ntaken)++] = bx;
+}
+
 /* A set's largest process, then the peak of every run. */
 static void draw_peaks(struct ctx *c)
 {
 	struct peak_label pl;
 	memset(&pl, 0, sizeof(pl));
 	int labelled = c->single && c->runs[0].run->peak_rss;
-	if (labelled)
+	struct box taken[4];
+	size_t ntaken = 0;
+	if (labelled) {
 		peak_label_place(c, &c->runs[0], &pl);
-	draw_largest(c, labelled ? &pl.box : NULL);
+		taken[ntaken++] = pl.box;
+	}
+	if (c->single)
+		draw_cgroup(c, taken, &ntaken);
+	draw_largest(c, taken, ntaken);
 	for (size_t i = 0; i < c->nruns; i++)
 		if (c->runs[i].run->peak_rss)
 			draw_peak(c, i, &pl);
 	buf_release(&pl.text);
+}
+
+/* An OOM kill in words: "OOM kill of pid 4242 (memhog): RSS 198.3 MiB at the kill
+ * (anon ..., file ..., shmem ...)", escaped. */
+static void kill_words(struct buf *b, const struct oom_kill *k)
+{
+	char a[32], f[32], s[32], t[32];
+	buf_printf(b, "OOM kill of pid %d (", (int)k->pid);
+	xml_text(b, k->comm[0] ? k->comm : "?");
+	buf_printf(b, "): RSS %s at the kill (anon %s, file %s, shmem %s; the kernel's report)",
+		   fmt_bytes(t, sizeof(t), kill_rss(k)), fmt_bytes(a, sizeof(a), k->anon_rss),
+		   fmt_bytes(f, sizeof(f), k->file_rss), fmt_bytes(s, sizeof(s), k->shmem_rss));
+}
+
+/* The label beside a kill's cross at (x, y): "killed: memhog (pid 4242), 198.3 MiB",
+ * below the cross, kept inside the canvas. */
+static void kill_label(struct ctx *c, const struct oom_kill *k, double x, double y)
+{
+	char v[32], tail[64];
+	snprintf(tail, sizeof(tail), " (pid %d), %s", (int)k->pid, fmt_bytes(v, sizeof(v), kill_rss(k)));
+	const char *comm = k->comm[0] ? k->comm : "?";
+	size_t cc = utf8_chars(comm);
+	double w = CHAR_W * (double)(8 + (cc < LARGEST_COMM_CHARS ? cc : LARGEST_COMM_CHARS) + strlen(tail));
+	int end = x + 8 + w > c->width - 4;
+	double ty = y + 18 > c->y1 - 4 ? y - 10 : y + 18;
+	buf_printf(c->b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#b00020\"%s>killed: ", end ? x - 8 : x + 8, ty,
+		   end ? " text-anchor=\"end\"" : "");
+	xml_text_trunc(c->b, comm, LARGEST_COMM_CHARS);
+	buf_printf(c->b, "%s</text>", tail);
 }
 
 /* Events: a symbol each on the RSS line (a kill at the time of the peak, the OOM
@@ -1263,6 +1445,10 @@ static void draw_peaks(struct ctx *c)
 static void draw_events(struct ctx *c)
 {
 	struct buf *b = c->b;
+	size_t nkills = 0;
+	for (size_t i = 0; i < c->nruns; i++)
+		for (size_t j = 0; j < c->runs[i].nevents; j++)
+			nkills += event_sym(c->runs[i].events[j].kind) == LEGEND_OOM;
 	buf_puts(b, "<g class=\"events\">\n");
 	for (size_t i = 0; i < c->nruns; i++) {
 		const struct chart_run *r = &c->runs[i];
@@ -1274,15 +1460,24 @@ static void draw_events(struct ctx *c)
 					   px(c, axis_t(c, r, el)), c->y1);
 				continue;
 			}
+			const struct oom_kill *k = kill_of(r, e);
 			uint64_t at = samples_rss_at(r->s, r->n, el);
-			if (e->t == r->run->peak_rss_at && r->run->peak_rss > at)
+			if (k)
+				at = kill_rss(k);	/* the victim's own, not the run's total */
+			else if (e->t == r->run->peak_rss_at && r->run->peak_rss > at)
 				at = r->run->peak_rss;
-			buf_puts(b, "<g>");
-			symbol(b, event_sym(e->kind), px(c, axis_t(c, r, el)), py(c, (double)at));
+			double ex = px(c, axis_t(c, r, el)), ey = py(c, (double)at);
+			buf_puts(b, k ? "<g class=\"oom-kill\">" : "<g>");
+			symbol(b, event_sym(e->kind), ex, ey);
+			if (k && nkills <= KILL_LABELS)
+				kill_label(c, k, ex, ey);
 			buf_puts(b, "<title>");
-			xml_text(b, e->kind);
+			if (k)
+				kill_words(b, k);
+			else
+				xml_text(b, e->kind);
 			if (e->detail && e->detail[0]) {
-				buf_puts(b, ": ");
+				buf_puts(b, k ? "; " : ": ");
 				xml_text(b, e->detail);
 			}
 			buf_puts(b, "</title></g>\n");

@@ -3,7 +3,10 @@
  * One run: RSS as a line over its anon/file/shmem parts stacked as areas, VmHWM as a
  * dashed line, PSS, cgroup and GPU usage as lines when the samples have them, the peak
  * marked, marks as labelled vertical lines and events (exit, oom_kill, warn) as
- * symbols. Several runs: one RSS line per run, each in its own colour with its name in
+ * symbols. A run with a memory cgroup also gets its limit as a labelled line (when
+ * memory came near it: half of it or an OOM kill) and the cgroup's charged peak as a
+ * labelled dot, so that the picture alone explains an OOM kill; each OOM kill is drawn
+ * at its victim's own RSS at the kill and names it. Several runs: one RSS line per run, each in its own colour with its name in
  * the legend, placed on a common time axis (each run shifted by its shift_ns).
  *
  * Long runs are reduced per pixel column to the samples with the smallest and largest
@@ -39,6 +42,10 @@ struct chart_run {
 	/* A set's memory by process (one run only): drawn as stacked areas, a layer per
 	 * member named in the legend, in place of the anon/file/shmem areas. NULL: none. */
 	const struct proc_stack *stack;
+	/* The kernel's OOM reports of the run (store_oom_kills): an oom_kill event is drawn
+	 * at its victim's own RSS at the kill (anon + file + shmem), named. NULL: none. */
+	const struct oom_kill *kills;
+	size_t nkills;
 };
 
 enum chart_time { CHART_ELAPSED, CHART_WALL };

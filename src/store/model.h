@@ -187,6 +187,10 @@ struct run {
 	 * where peak_rss came from (PEAK_FROM_*). Over a set, peak_rss is never below the
 	 * largest member's exact peak. */
 	int64_t hwm_before;
+	/* --reset-peak reset the attached target's VmHWM at the start, so peaks between
+	 * samples below hwm_before are seen. Not a column: a "peak_reset" event
+	 * (store_get_run sets it from that). */
+	int hwm_reset;
 	char *peak_source;
 	/* OOM kills of the target or any member during the run (each in store_oom_kills). */
 	int64_t oom_kills;

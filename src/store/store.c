@@ -876,6 +876,12 @@ int store_get_run(struct store *st, int64_t id, struct run *out)
 	sqlite3_finalize(s);
 	if (e == 0 && (e = load_params(st, out)) < 0)
 		run_release(out);
+	if (e == 0 && prepare(st, "SELECT 1 FROM event WHERE run_id = ? AND kind = 'peak_reset' "
+			      "LIMIT 1", &s) == 0) {
+		sqlite3_bind_int64(s, 1, id);
+		out->hwm_reset = sqlite3_step(s) == SQLITE_ROW;
+		sqlite3_finalize(s);
+	}
 	return e;
 }
 

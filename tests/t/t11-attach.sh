@@ -77,6 +77,54 @@ check "one process: the largest process is the target, pid and name (got $(sfiel
 touch "$T/go3"
 finish "$hog" 10
 
+# --- attached after an old peak: VmHWM stays at it, so a spike between two samples
+# below it leaves no trace. The summary and show say so (and how to see them); with
+# --reset-peak they say nothing of it, and the spike is the run's peak.
+spawn hog "$HOG" +200M - touch "$T/old" await "$T/gob1" spike 64M touch "$T/spiked1" \
+	await "$T/end1"
+hog=$!
+wait_until 10 test -e "$T/old"
+: >"$T/rec.err"
+spawn rec "$RSW" record -i 1s -p "$hog"
+rec=$!
+wait_until 10 recording
+touch "$T/gob1"
+wait_until 10 test -e "$T/spiked1"
+touch "$T/end1"
+finish "$hog" 10
+finish "$rec"
+show_json
+diag "attached after a 200 MiB peak, a 64 MiB spike: peak_rss $(sfield peak_rss_bytes), hwm_before $(sfield hwm_before_bytes)"
+blind='^blind     peaks between samples below the earlier 20[0-9].[0-9] MiB high-water mark cannot be seen; --reset-peak makes them visible (it also lowers the target.s own ru_maxrss)$'
+check "late attach: the summary says spikes below the old VmHWM cannot be seen" grep -q "$blind" "$T/rec.err"
+"$RSW" show >"$T/show.txt" 2>&1
+check "late attach: show says so too" grep -q "$blind" "$T/show.txt"
+check "late attach: the earlier peak is stated" grep -q '^earlier   peak 20[0-9].[0-9] MiB before recording' "$T/show.txt"
+"$RSW" report -o "$T/blind.html" >/dev/null 2>&1
+check "late attach: the report's card says so" grep -q 'Peaks between samples below it cannot be seen (--reset-peak makes them visible' "$T/blind.html"
+
+spawn hog "$HOG" +200M - touch "$T/old2" await "$T/gob2" spike 64M touch "$T/spiked2" \
+	await "$T/end2"
+hog=$!
+wait_until 10 test -e "$T/old2"
+: >"$T/rec.err"
+spawn rec "$RSW" record -i 1s --reset-peak -p "$hog"
+rec=$!
+wait_until 10 recording
+touch "$T/gob2"
+wait_until 10 test -e "$T/spiked2"
+# a sample after the spike (VmHWM holds it), or the exit record at the end
+touch "$T/end2"
+finish "$hog" 10
+finish "$rec"
+show_json
+diag "--reset-peak: peak_rss $(sfield peak_rss_bytes), hwm_before $(sfield hwm_before_bytes)"
+check "--reset-peak: no such line in the summary" sh -c '! grep -q "^blind " "$1"' - "$T/rec.err"
+"$RSW" show >"$T/show.txt" 2>&1
+check "--reset-peak: none in show" sh -c '! grep -q "^blind " "$1"' - "$T/show.txt"
+check "--reset-peak: a peak_reset event with the VmHWM it reset" \
+	grep -q '"kind":"peak_reset","pid":'"$hog"',"detail":"hwm_before_bytes=2[0-9]\{8\}"' "$T/show.json"
+
 # --- pids that cannot be recorded
 "$HOG" exit 0 &
 dead=$!

@@ -229,4 +229,46 @@ for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
 done
 check "a new database with --listen, scraped at the start: 12 starts end ($hung did not)" \
 	test "$hung" -eq 0
+# rsswatch_cgroup_peak_bytes is the run's cgroup peak: 150 MiB held in a cgroup made
+# for the run, then freed; after the free it must stay at what the kernel charged while
+# the memory was held (memory.usage_in_bytes or memory.current, read by this test then:
+# the cgroup's own peak file is reset by rsswatch at each sample, where it can, and
+# is no reference after the fact).
+. "$(dirname "$0")/memcg.sh"
+cgdir=$(memcg_dir)
+if [ "$(id -u)" -ne 0 ] || [ -z "$cgdir" ] || [ ! -d "$cgdir" ]; then
+	skip "the cgroup peak after a free: needs root and a memory cgroup controller"
+else
+	p=$(free_port)
+	curl_m() { fetch "http://127.0.0.1:$p/metrics" >"$T/cg.m" 2>/dev/null; }
+	metric() { sed -n "s/^$1{[^}]*} \([0-9]*\)$/\1/p" "$T/cg.m"; }
+	spawn cgrec "$RSW" record -q -i 50ms --memory-limit 1G --listen "127.0.0.1:$p" -- \
+		"$HOG" +150M touch "$T/cg-held" await "$T/cg-go" - touch "$T/cg-freed" await "$T/cg-end"
+	cgrec=$!
+	wait_until 15 test -e "$T/cg-held"
+	hog=$(cat "/proc/$cgrec/task/$cgrec/children" 2>/dev/null | awk '{print $1}')
+	cgpath=$(sed -n 's/^[0-9]*:[^:]*memory[^:]*:\(.*\)$/\1/p; s/^0::\(.*\)$/\1/p' "/proc/$hog/cgroup" 2>/dev/null | head -1)
+	ref=""
+	for f in memory.usage_in_bytes memory.current; do
+		for root in /sys/fs/cgroup/memory /sys/fs/cgroup; do
+			[ -z "$ref" ] && [ -r "$root$cgpath/$f" ] && [ "$cgpath" != / ] && ref=$(cat "$root$cgpath/$f")
+		done
+	done
+	diag "the cgroup ($cgpath) charged ${ref:-?} bytes while 150 MiB was held"
+	held_seen() { curl_m && [ "$(metric rsswatch_cgroup_usage_bytes)" -ge $((150 << 20)) ] 2>/dev/null; }
+	wait_until 15 held_seen
+	touch "$T/cg-go"
+	wait_until 15 test -e "$T/cg-freed"
+	freed_seen() { curl_m && [ "$(metric rsswatch_cgroup_usage_bytes)" -lt $((100 << 20)) ] 2>/dev/null; }
+	if wait_until 15 freed_seen; then ok "a sample after the free is served"; else not_ok "a sample after the free is served"; diag "$(cat "$T/cgrec.err"; curl -sS "http://127.0.0.1:$p/metrics" 2>&1 | head -5)"; fi
+	peak=$(metric rsswatch_cgroup_peak_bytes)
+	diag "after the free: usage $(metric rsswatch_cgroup_usage_bytes), peak ${peak:-none}"
+	check "the kernel's figure while held was read (150 MiB or more)" test "${ref:-0}" -ge $((150 << 20))
+	check "rsswatch_cgroup_peak_bytes after the free is still the charged peak (>= ${ref:-?})" \
+		test "${peak:-0}" -ge "${ref:-1}"
+	check "... and no more than the limit" test -n "$peak" -a "${peak:-0}" -le $((1 << 30))
+	touch "$T/cg-end"
+	finish "$cgrec"
+	check "the cgroup run ends with 0" test "$RC" -eq 0
+fi
 done_testing

@@ -27,6 +27,18 @@ check "flat target: min_eta_s is null" grep -q '"min_eta_s":null,"min_eta_at":nu
 check "flat target: no 'full in' in the live lines" sh -c '! grep -q "full in" "$1"' - "$T/err"
 check "flat target: live lines were printed" grep -q ' rss [0-9.]* MiB ' "$T/err"
 
+# A target that grew once, 5 s in, and stopped: the window still rises as a whole
+# (about 10 flat points, then 10 higher ones), but the rise stopped, and the host's
+# free memory is far beyond what a few seconds of rise can say anything about.
+"$RSW" record -i 50ms --every 10 --warn-eta 1h -- "$HOG" sleep 5s +100M sleep 5s >"$T/out" 2>"$T/err"
+check "one step: exit status 0" test $? -eq 0
+"$RSW" show --json >"$T/json"
+check "one step: no warn_eta event" sh -c '! grep -q "\"kind\":\"warn_eta\"" "$1"' - "$T/json"
+check "one step: min_eta_s is null" grep -q '"min_eta_s":null,"min_eta_at":null,"min_eta_limit":null' "$T/json"
+check "one step: no 'full in' in the live lines" sh -c '! grep -q "full in" "$1"' - "$T/err"
+check "one step: the step was recorded (peak 100 MiB or more)" \
+	test "$(jget "$T/json" '$.peak_rss_bytes')" -ge 104857600
+
 if [ "$(id -u)" -ne 0 ] || [ -z "$cgdir" ] || [ ! -d "$cgdir" ]; then
 	diag "the OOM part needs root and a memory cgroup controller"
 	done_testing

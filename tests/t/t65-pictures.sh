@@ -161,6 +161,57 @@ else
 	not_ok "plot --by-process of the set: 8 members named, the other ${others:-?} (of ${nsampled:-?} sampled) as one layer"
 fi
 
+# --- a real OOM kill in a 200 MiB cgroup: the picture alone explains it ---
+# A set of two: one holds 50 MiB, the other grows at 200 MiB/s until the kernel kills
+# it. The plot must draw the limit at the height of its axis's 200 MiB gridline, the
+# cgroup's charged peak labelled, and the kill's cross at the victim's own RSS from the
+# kernel's report (show --json), naming it; the report puts the cgroup's peak beside the
+# summed RSS; headless Chromium paints the limit's red across the plot.
+. "$(dirname "$0")/memcg.sh"
+cgdir=$(memcg_dir)
+if [ "$(id -u)" -ne 0 ] || [ -z "$cgdir" ] || [ ! -d "$cgdir" ]; then
+	skip "a real OOM kill's pictures: needs root and a memory cgroup controller"
+else
+	run "$RSW" record -q -i 100ms --memory-limit 200M -- sh -c \
+		"'$HOG' +50M await '$T/oom-done' & '$HOG' grow 400M 200M; touch '$T/oom-done'; wait"
+	oom_id=$(sql "$DB" 'SELECT max(id) FROM run')
+	"$RSW" show "$oom_id" --json >"$T/oomr.json" 2>/dev/null
+	kpid=$(jget "$T/oomr.json" '$.oom[0].pid')
+	krss=$(sqlite3 :memory: "select json_extract(readfile('$T/oomr.json'), '\$.oom[0].anon_rss_bytes')
+		+ json_extract(readfile('$T/oomr.json'), '\$.oom[0].file_rss_bytes')
+		+ json_extract(readfile('$T/oomr.json'), '\$.oom[0].shmem_rss_bytes')")
+	diag "OOM run $oom_id: killed pid ${kpid:-?} with RSS ${krss:-?} B; cgroup peak $(jget "$T/oomr.json" '$.peak_cgroup_bytes') B"
+	check "the grower was OOM-killed (the kernel's report is stored)" test -n "$kpid" -a "${krss:-0}" -gt $((100 * MIB))
+	"$RSW" plot "$oom_id" -o "$T/oomr.svg" 2>"$ERR"
+	# y of the axis gridline labelled L, of the limit's line, of the first kill's cross
+	grid_y() { sed -n "s/.*<path d=\"M[0-9.]* \([0-9.]*\)H[0-9.]*\" stroke=\"#e6e6e6\"\/><text [^>]*>$1<\/text>.*/\1/p" "$T/oomr.svg" | head -1; }
+	g200=$(grid_y '200 MiB')
+	g100=$(grid_y '100 MiB')
+	ly=$(sed -n 's/.*<g class="cgroup-limit"><path d="M[0-9.]* \([0-9.]*\)H.*/\1/p' "$T/oomr.svg" | head -1)
+	ky=$(sed -n 's/.*<g class="oom-kill"><path d="M[0-9.]* \([0-9.]*\)l10 10.*/\1/p' "$T/oomr.svg" | head -1)
+	diag "gridlines 100 MiB at y ${g100:-?}, 200 MiB at y ${g200:-?}; limit line at y ${ly:-?}; kill cross at y ${ky:-?} (+5)"
+	check "plot: the cgroup limit is a line at the height of the 200 MiB gridline" \
+		awk -v a="${ly:-x}" -v b="${g200:-y}" 'BEGIN { exit !(a != "x" && b != "y" && a - b < 0.15 && b - a < 0.15) }'
+	check "plot: the limit is labelled" grep -q '>cgroup limit 200.0 MiB<' "$T/oomr.svg"
+	check "plot: the cgroup's charged peak is labelled" \
+		grep -Eq '>cgroup peak (19[0-9]|200)\.[0-9] MiB \(charged by the kernel\)<' "$T/oomr.svg"
+	# the cross's centre against the axis: 100 MiB between the two gridlines
+	check "plot: the kill's cross is at the victim's own RSS (${krss:-?} B), not the run's total" \
+		awk -v k="${ky:-x}" -v a="${g100:-x}" -v b="${g200:-x}" -v r="${krss:-0}" -v m="$MIB" \
+		'BEGIN { if (k == "x" || a == "x" || b == "x") exit 1; want = a - (r / m - 100) * (a - b) / 100;
+		         d = k + 5 - want; exit !(d < 1 && d > -1) }'
+	check "plot: the kill names its process" grep -q ">killed: memhog (pid $kpid), " "$T/oomr.svg"
+	check "plot: the kill's tooltip gives the kernel's figures" \
+		grep -q "<title>OOM kill of pid $kpid (memhog): RSS [0-9.]* MiB at the kill (anon " "$T/oomr.svg"
+	"$RSW" report "$oom_id" -o "$T/oomr.html" 2>"$ERR"
+	check "report: a Cgroup peak card, the kernel's charged figure" \
+		grep -q '<div class="k">Cgroup peak</div><div class="v">[0-9.]* MiB</div><div class="n">memory the kernel charged to the run[^ ]* cgroup (shared pages once' "$T/oomr.html"
+	check "report: the set's RSS card says it is summed" \
+		grep -q '<div class="k">Peak RSS, summed</div>.*pages they share count once per process' "$T/oomr.html"
+	check "report: its chart has the limit line and the cgroup peak too" \
+		sh -c 'grep -q "<g class=\"cgroup-limit\">" "$1" && grep -q "<g class=\"cgroup-peak\">" "$1"' - "$T/oomr.html"
+fi
+
 # --- the report in a browser: no sideways scrolling at 1280 px ---
 chromium=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$chromium" ]; then
@@ -193,5 +244,50 @@ if [ "$sig" = 89504e470d0a1a0a ] && [ "$pw" = 1280 ]; then
 	ok "the report's screenshot is the page's width"
 else
 	not_ok "the report's screenshot is the page's width ($sig, $pw px)"
+fi
+# The plot of the real OOM run, painted by Chromium: the limit's red (#b00020) runs
+# across the plot at the line's height (a row of the screenshot mostly that colour).
+if [ -n "${ly:-}" ] && [ -s "$T/oomr.svg" ]; then
+	chrome --window-size=960,600 --screenshot="$T/oomr.png" "file://$T/oomr.svg" >/dev/null
+	red=$(/usr/bin/python3 - "$T/oomr.png" "$ly" <<'PY'
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n"
+pos, idat, w, h, ct = 8, b"", 0, 0, 0
+while pos < len(data):
+    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    if kind == b"IHDR":
+        w, h, depth, ct = struct.unpack(">IIBB", body[:10])
+    elif kind == b"IDAT":
+        idat += body
+    pos += 12 + n
+bpp = {2: 3, 6: 4}[ct]
+raw, stride, rows, prev = zlib.decompress(idat), w * bpp, [], bytearray(w * bpp)
+for y in range(h):
+    f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+    for i in range(stride):
+        a = line[i - bpp] if i >= bpp else 0
+        b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+        if f == 1: line[i] = (line[i] + a) & 255
+        elif f == 2: line[i] = (line[i] + b) & 255
+        elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    rows.append(line); prev = line
+ly = float(sys.argv[2])
+best = 0
+for y in range(max(0, int(ly) - 2), min(h, int(ly) + 3)):
+    r = rows[y]
+    best = max(best, sum(1 for x in range(w) if r[x*bpp] > 140 and r[x*bpp+1] < 60 and r[x*bpp+2] < 80))
+print(best)
+PY
+)
+	diag "Chromium's screenshot: ${red:-?} red pixels on the limit's row (of 960)"
+	check "Chromium paints the cgroup limit across the plot (a dashed line: over 300 red pixels in its row)" \
+		test "${red:-0}" -gt 300
+else
+	skip "Chromium paints the cgroup limit: no real OOM run here"
 fi
 done_testing

@@ -253,17 +253,18 @@ static void test_nearest_limit(void **state)
 	assert_int_equal(p.limit, ETA_HOST);
 	near(p.eta_s, 10, 1e-6);
 	assert_int_equal(p.headroom, (uint64_t)(10 * MIB));
-	/* no cgroup limit (unlimited): the host alone */
+	/* no cgroup limit (unlimited): the host alone (50 s ahead: within the horizon
+	 * of a rise seen for 19 s) */
 	eta_init(&e, 1000000000LL);
 	for (int k = 0; k < 20; k++) {
-		struct sample s = at(k, 10 + 2 * k, 0, 1000);
+		struct sample s = at(k, 10 + 2 * k, 0, 100);
 		s.have = SAMPLE_CGROUP;
 		s.cgroup_limit = UINT64_MAX;
 		eta_add(&e, &s, &p);
 	}
 	assert_true(p.have);
 	assert_int_equal(p.limit, ETA_HOST);
-	near(p.eta_s, 500, 1e-6);
+	near(p.eta_s, 50, 1e-6);
 	assert_string_equal(eta_limit_key(p.limit), "host");
 	assert_string_equal(eta_limit_name(ETA_CGROUP), "cgroup limit");
 }
@@ -279,13 +280,81 @@ static void test_slow_sampling(void **state)
 	for (int k = 0; k < 200; k++) {
 		/* flat for 100 s, then 1 MiB/s: the old flat part leaves the window */
 		double use = k < 100 ? 10 : 10 + (k - 100);
-		struct sample s = at(k, use, 1000, 20000);
+		struct sample s = at(k, use, 200, 20000);
 		eta_add(&e, &s, &p);
 	}
 	assert_int_equal(e.cg.n, ETA_POINTS);
 	assert_true(p.have);
 	near(p.rate, MIB, 1e-6 * MIB);
-	near(p.eta_s, 1000 - 109, 1.01);
+	near(p.eta_s, 200 - 109, 1.01);
+}
+
+/* xz -6 on a big host: grows to 95 MiB in its first 3 s, then stays there, with
+ * 23 GiB available; sampled every second and every 100 ms. The window rises as a whole
+ * for a while after the plateau begins, but the rise stopped: no projection, ever. */
+static void test_plateau(void **state)
+{
+	(void)state;
+	const int64_t every[] = { 1000000000LL, 100000000LL };
+	for (int w = 0; w < 2; w++) {
+		struct eta_state e;
+		struct eta_projection p;
+		double dt = (double)every[w] / 1e9;
+		eta_init(&e, every[w]);
+		for (int k = 0; k * dt < 300; k++) {
+			double sec = k * dt, use = sec < 3 ? 2 + 31 * sec : 95;
+			struct sample s = at(sec, use, 0, 23 * 1024.0 - use);
+			eta_add(&e, &s, &p);
+			assert_false(p.have);
+		}
+	}
+}
+
+/* A program that grew once (30 MiB to 130 MiB between two samples, 40 s in) and
+ * stopped, with 20 GiB available, sampled every second; and the same under a cgroup
+ * limit of 8 GiB: nothing to warn about. */
+static void test_one_step(void **state)
+{
+	(void)state;
+	for (int lim = 0; lim < 2; lim++) {
+		struct eta_state e;
+		struct eta_projection p;
+		eta_init(&e, 1000000000LL);
+		for (int k = 0; k < 400; k++) {
+			double use = k < 40 ? 30 : 130;
+			struct sample s = at(k, use, lim ? 8192 : 0, 20480 - use);
+			eta_add(&e, &s, &p);
+			assert_false(p.have);
+		}
+	}
+}
+
+/* A real leak: 1 MiB/s, steady, toward the host's 2 GiB available, sampled every
+ * second. The horizon grows with the rise: once it has held long enough the leak is
+ * projected, and every projection made is right (the headroom is the median of the
+ * last three samples: a second behind). */
+static void test_steady_leak(void **state)
+{
+	(void)state;
+	struct eta_state e;
+	struct eta_projection p;
+	eta_init(&e, 1000000000LL);
+	int first = -1;
+	for (int k = 0; k < 2000; k++) {
+		double use = 100 + k;
+		struct sample s = at(k, use, 0, 2048 - k);
+		eta_add(&e, &s, &p);
+		if (!p.have)
+			continue;
+		if (first < 0)
+			first = k;
+		assert_int_equal(p.limit, ETA_HOST);
+		near(p.rate, MIB, 1e-6 * MIB);
+		near(p.eta_s, 2048 - k, 1.01);
+	}
+	/* full at 2048 s; projected once it had held a quarter of what is left:
+	 * k >= (2048 - k) / 4 */
+	assert_true(first >= 400 && first <= 420);
 }
 
 int main(void)
@@ -302,6 +371,9 @@ int main(void)
 		cmocka_unit_test(test_not_rising),
 		cmocka_unit_test(test_nearest_limit),
 		cmocka_unit_test(test_slow_sampling),
+		cmocka_unit_test(test_plateau),
+		cmocka_unit_test(test_one_step),
+		cmocka_unit_test(test_steady_leak),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -106,6 +106,34 @@ static void test_text(void **state)
 	buf_release(&b);
 }
 
+/* The cgroup's peak is the run's: a sample whose interval peaked low (rsswatch resets
+ * the cgroup's own peak at each sample, where it can) does not lower it. */
+static void test_cgroup_peak(void **state)
+{
+	(void)state;
+	struct prom_snapshot p;
+	fill(&p);
+	struct buf b = { 0 };
+	prom_write(&b, &p, 0);
+	assert_null(strstr(buf_str(&b), "rsswatch_cgroup_peak_bytes"));	/* no peak sampled */
+	buf_release(&b);
+	p.s.have |= SAMPLE_CGROUP_PEAK;
+	p.s.cgroup_peak = 3000000;	/* this interval's */
+	p.cgroup_peak = 213000000;	/* the run's, before a free */
+	prom_write(&b, &p, 0);
+	const char *L = "{run=\"7\",pid=\"4242\",comm=\"x\\\"y\\nz\"";
+	char want[256];
+	snprintf(want, sizeof(want), "\nrsswatch_cgroup_peak_bytes%s} 213000000\n", L);
+	assert_non_null(strstr(buf_str(&b), want));
+	buf_release(&b);
+	/* the first sample: the run's peak not yet folded in, the sample's counts */
+	p.cgroup_peak = 0;
+	prom_write(&b, &p, 0);
+	snprintf(want, sizeof(want), "\nrsswatch_cgroup_peak_bytes%s} 3000000\n", L);
+	assert_non_null(strstr(buf_str(&b), want));
+	buf_release(&b);
+}
+
 static void test_openmetrics(void **state)
 {
 	(void)state;
@@ -222,6 +250,7 @@ int main(void)
 		cmocka_unit_test(test_comm_label),
 		cmocka_unit_test(test_recorder_metrics),
 		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_cgroup_peak),
 		cmocka_unit_test(test_openmetrics),
 		cmocka_unit_test(test_no_sample),
 		cmocka_unit_test(test_listen),

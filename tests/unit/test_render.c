@@ -392,7 +392,7 @@ static void test_procs_table(void **state)
 		"      100  make              +0ms       -            20.0 MiB     0.75       0  running\n"
 		"     5123  python3??[2J      +200ms     +1.2s        12.0 MiB*  1234.6  999999  OOM-killed\n"
 		"      124  a-very-long-p...  +300ms     +400ms        3.0 MiB        -       -  killed by SIGTERM\n"
-		"  ... and 2 more processes: each peaked at 2.0 MiB or less, all together at most 3.0 MiB\n"
+		"  ... and 2 more processes: the largest of them peaked at 2.0 MiB\n"
 		"      (1 exited non-zero, 1 gone)\n"
 		"  * exact peak (exit record, wait4 or OOM report); the others are sampled\n"
 		"  CPU s: user and system time over the process's life; MAJFLT: page faults that waited "
