@@ -62,6 +62,7 @@ struct proclog {
 		int ended_rec;		/* the AGROUP record was seen */
 		int group;		/* the TGID record was seen */
 		int in_sum;		/* in the set's ended sum, with counted[] */
+		int exit_said;		/* its proc_exit event is stored */
 		uint64_t counted[6];
 	} *x;
 	/* The set's ended sum: CPU in ns, faults, bytes (proclog_sum); ended_cpu, ended_io:

@@ -597,12 +597,17 @@ static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 			proclog_end(&rc->log, (size_t)i, end, PROC_SIGNALED, -1, WTERMSIG(ws));
 		else
 			proclog_end(&rc->log, (size_t)i, end, PROC_EXITED, WEXITSTATUS(ws), -1);
-		if (unseen) {
+		/* Its exit event, at the end the record gives: for one known only from it,
+		 * and for a member whose leaving no sample has seen yet (at -i 1h, or a
+		 * tree's target ending first, none may ever see it). */
+		if (!rc->log.x[i].exit_said &&
+		    (unseen || (rc->set_open && tgid != rc->target->pid && rc->run->samples))) {
 			char more[48];
 			snprintf(more, sizeof(more), "peak_rss=%llukB",
 				 (unsigned long long)(rc->log.p[i].peak_rss / 1024));
 			proc_event(rc, rc->run->started_at + end, 0, tgid, 0, rc->log.p[i].comm,
 				   more);
+			rc->log.x[i].exit_said = 1;
 		}
 	}
 	return 0;
@@ -1148,6 +1153,10 @@ static void on_proc(void *ctx, pid_t pid, int start, const struct proc_status *s
 	}
 	if (pid == rc->target->pid || rc->run->samples == 0)
 		return;
+	if (!start && k >= 0 && rc->log.x[k].exit_said)
+		return;	/* said when its exit record came */
+	if (!start && k >= 0)
+		rc->log.x[k].exit_said = 1;
 	char more[48];
 	snprintf(more, sizeof(more), "last_rss=%llukB", (unsigned long long)(st->rss / 1024));
 	/* a member that left: when its exit record says it ended, else now */

@@ -126,17 +126,31 @@ check "-p -t chain: memhog is in the process table, from its exit record" \
 finish "$pid"
 
 # A member seen at the first sample that ends before the second: its exit event is at
-# the end its exit record gives (about 0.4 s), not at the sample that found it gone (1 s).
-spawn ender sh -c "sleep 0.5; sleep 1.5; : $T"
+# the end its exit record gives (read within 100 ms of it), not at the sample that
+# found it gone: here none does (the next is at 1 h; the target ends a second later,
+# once the member is seen gone here), and it had no exit event at all. The member goes
+# on when the recorder has stored its first sample.
+spawn ender sh -c "'$HOG' await '$T/ender_go' sleep 100ms exit 0; sleep 1; '$HOG' await '$T/ender_stop' exit 0"
 pid=$!
-wait_until 5 sh -c "[ -n \"\$(cat /proc/$pid/task/$pid/children)\" ]"
-expect_exit 0 "-p -t, a member ends between samples: exit 0" \
-	"$RSW" record -q -i 1s -t -p "$pid" -d 1500ms
+wait_until 10 sh -c "[ -n \"\$(cat /proc/$pid/task/$pid/children)\" ]"
+member=$(cat "/proc/$pid/task/$pid/children" | tr -d ' ')
+spawn enderrec "$RSW" record -q -i 1h -t -p "$pid"
+rec=$!
+wait_until 30 stored_sample
+touch "$T/ender_go"
+wait_until 30 gone "$member"
+gone_ms=$(now_ms)
+touch "$T/ender_stop"
+finish "$rec"
+check "-p -t, a member ends between samples: exit 0 (got $RC)" test "$RC" -eq 0
 kid_ms=$(q "SELECT (t - (SELECT started_at FROM run WHERE id = $last)) / 1000000 FROM event
-	WHERE run_id = $last AND kind = 'proc_exit' AND detail LIKE 'comm=sleep %' ORDER BY t LIMIT 1")
-diag "the first sleep's exit event at ${kid_ms:-none} ms"
-check "its exit event is before the next sample (${kid_ms:-none} ms < 900)" \
-	test "${kid_ms:-9999}" -lt 900
+	WHERE run_id = $last AND kind = 'proc_exit' AND pid = ${member:-0}")
+seen_ms=$((gone_ms - $(q "SELECT started_at / 1000000 FROM run WHERE id = $last")))
+end_ms=$(q "SELECT (ended_at - started_at) / 1000000 FROM run WHERE id = $last")
+diag "the member's exit event at ${kid_ms:-none} ms, seen gone here at $seen_ms ms, the run's end at $end_ms ms"
+check "the member that ended between samples has its exit event (at ${kid_ms:-none} ms)" test -n "$kid_ms"
+check "... at its own end (within 150 ms of $seen_ms ms), not the run's ($end_ms ms)" \
+	test "${kid_ms:-99999}" -le $((seen_ms + 150)) -a "${kid_ms:-99999}" -le $((end_ms - 700))
 finish "$pid"
 
 # An attached process that peaked at 200 MiB before the attach, idles, then exits: its
