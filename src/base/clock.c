@@ -19,3 +19,8 @@ int64_t real_ns(void)
 {
 	return read_clock(CLOCK_REALTIME);
 }
+
+int64_t boottime_ns(void)
+{
+	return read_clock(CLOCK_BOOTTIME);
+}

@@ -6,5 +6,7 @@
 
 int64_t mono_ns(void);
 int64_t real_ns(void);
+/* CLOCK_BOOTTIME: the clock of a process's start time in /proc/PID/stat. */
+int64_t boottime_ns(void);
 
 #endif

@@ -333,6 +333,23 @@ void proclog_read_set(struct proclog *l, const struct procset *ps, int all)
 	}
 }
 
+void proclog_order_starts(struct proclog *l)
+{
+	/* from the last entry down: a child's start is final before its parent's is set */
+	for (size_t i = l->n; i-- > 0;) {
+		const struct proc_summary *c = &l->p[i];
+		if (c->ppid <= 0 || c->first_ns < 0)
+			continue;
+		for (size_t j = i; j-- > 0;) {
+			if (l->p[j].pid != c->ppid)
+				continue;
+			if (l->p[j].first_ns > c->first_ns)
+				l->p[j].first_ns = c->first_ns;
+			break;
+		}
+	}
+}
+
 long proclog_largest(const struct proclog *l)
 {
 	long best = -1;

@@ -120,4 +120,11 @@ void proclog_total(const struct proclog *l, struct sample *s);
 /* The entry with the largest peak, or -1 when there is none. */
 long proclog_largest(const struct proclog *l);
 
+/* No process starts before its parent: a start known only from an exit record (its
+ * end, read late, less how long it lived) is never early, so where a child's start is
+ * before its parent's, the parent's is the child's. The parent of entry i is the last
+ * entry before it with its ppid's pid (a parent is always logged before its child).
+ * Called once, at the end. */
+void proclog_order_starts(struct proclog *l);
+
 #endif

@@ -427,9 +427,9 @@ static int read_member(struct procset *ps, pid_t pid, struct procset_totals *out
 			ps->cb(ps->ctx, m->pid, 0, &m->st);
 		return 0;
 	}
+	read_context(ps, m, is_new);	/* first: a new one's start time is in its stat */
 	if (is_new && ps->cb)
 		ps->cb(ps->ctx, m->pid, 1, &m->st);
-	read_context(ps, m, is_new);
 	add_member(m, out);
 	if (ps->kind == PROCSET_TREE && ps->walking) {
 		uint32_t threads = m->st.threads;
@@ -560,6 +560,15 @@ int procset_descendants(pid_t root, size_t *nprocs, uint64_t *rss)
 int procset_has(const struct procset *ps, pid_t pid)
 {
 	return find(ps, pid) != NULL;
+}
+
+int procset_starttime(const struct procset *ps, pid_t pid, uint64_t *ticks)
+{
+	const struct procset_member *m = find(ps, pid);
+	if (!m || !m->have_stat)
+		return -ENOENT;
+	*ticks = m->stat.starttime;
+	return 0;
 }
 
 void procset_close(struct procset *ps, int report)

@@ -147,6 +147,9 @@ struct procset_pss {
 int procset_read_pss(struct procset *ps, struct procset_pss *out);
 /* Whether pid is (or was, until the last read) a member. */
 int procset_has(const struct procset *ps, pid_t pid);
+/* A member's start (clock ticks after boot, /proc/PID/stat), known from its first
+ * read on: as the callback sees it join. Returns 0 or -ENOENT. */
+int procset_starttime(const struct procset *ps, pid_t pid, uint64_t *ticks);
 /* Whether pid is a member that was alive at the last read. */
 int procset_live(const struct procset *ps, pid_t pid);
 /* The descendants of root, found through the children files (not root itself): how

@@ -94,6 +94,7 @@ struct recorder {
 	int64_t start_mono;
 	int64_t last_flush;
 	int64_t last_sample;	/* mono ns of the last sample taken (0: none) */
+	int64_t start_boot;	/* CLOCK_BOOTTIME at start_mono: the clock of a process's start */
 	unsigned every, since_live;
 	enum stop_reason stop;
 	int sampler_open;	/* sampler needs closing */
@@ -1134,6 +1135,19 @@ static void target_ended(struct recorder *rc)
 
 /* Members joining and leaving the set. Those there at the first sample are not
  * events: they are where the recording starts. */
+/* When a member that joined now (elapsed ns) started, in the run's elapsed time: its
+ * own start time from /proc/PID/stat (to the clock tick), not the sample that found
+ * it, so that a child is not shown starting before its parent. Never before the run's
+ * start, nor after now. */
+static int64_t member_start(const struct recorder *rc, pid_t pid, int64_t elapsed)
+{
+	uint64_t ticks;
+	if (procset_starttime(&rc->set, pid, &ticks) < 0)
+		return elapsed;
+	int64_t born = (int64_t)proc_ticks_ns(ticks) - rc->start_boot;
+	return born < 0 ? 0 : born > elapsed ? elapsed : born;
+}
+
 static void on_proc(void *ctx, pid_t pid, int start, const struct proc_status *st)
 {
 	struct recorder *rc = ctx;
@@ -1141,7 +1155,7 @@ static void on_proc(void *ctx, pid_t pid, int start, const struct proc_status *s
 	long k = proclog_find(&rc->log, pid);
 	const char *comm = st->name;
 	if (start) {
-		k = (long)proc_seen(rc, pid, st, elapsed);
+		k = (long)proc_seen(rc, pid, st, member_start(rc, pid, elapsed));
 		if (pid == rc->target->pid) {
 			rc->root = k;
 			if (rc->log.p[k].hwm_before >= 0)
@@ -1159,8 +1173,10 @@ static void on_proc(void *ctx, pid_t pid, int start, const struct proc_status *s
 		rc->log.x[k].exit_said = 1;
 	char more[48];
 	snprintf(more, sizeof(more), "last_rss=%llukB", (unsigned long long)(st->rss / 1024));
-	/* a member that left: when its exit record says it ended, else now */
-	int64_t at = !start && k >= 0 && rc->log.p[k].end_ns >= 0 ?
+	/* a member that joined: when it started; one that left: when its exit record
+	 * says it ended, else now */
+	int64_t at = start && k >= 0 ? rc->run->started_at + rc->log.p[k].first_ns :
+		     !start && k >= 0 && rc->log.p[k].end_ns >= 0 ?
 			     rc->run->started_at + rc->log.p[k].end_ns : real_ns();
 	proc_event(rc, at, start, pid, st->ppid, comm, more);
 }
@@ -1265,6 +1281,7 @@ static int setup(struct recorder *rc)
 		flush(rc);	/* no thread: writes wait on the database (never fails here) */
 	note_untracked(rc, 0);
 	rc->start_mono = mono_ns();
+	rc->start_boot = boottime_ns();
 	/* The first sample goes to the store at once: the run's row then holds the
 	 * target's pid (a launched command's is not known before) and a first figure for
 	 * ls, mark -p and a reader, from the start rather than after the first batch. */
@@ -1662,6 +1679,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	int64_t give_up = mono_ns() + FINISH_GIVE_UP_NS;
 	while ((fe = store_run_finish(st, run)) < 0 && mono_ns() < give_up)
 		poll(NULL, 0, FINISH_RETRY_MS);
+	proclog_order_starts(&rc.log);
 	while (fe == 0 && (fe = store_put_processes(st, run->id, rc.log.p, rc.log.n)) < 0 &&
 	       mono_ns() < give_up)
 		poll(NULL, 0, FINISH_RETRY_MS);

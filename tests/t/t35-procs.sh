@@ -193,4 +193,14 @@ show_json
 check "show: killed by the OOM killer, no other kill" \
 	grep -Eq '^outcome   killed by the OOM killer .*; peak [0-9.]+ MiB at [0-9:]+$' "$T/root.txt"
 check "oom: the target's own kill" test "$(sfield 'oom[0].pid')" = "$(sfield pid)"
+# --- no process starts before its parent: a member's start is its own (from its stat),
+# and one known only from its exit record (its end, read late, less its life) is no
+# later than its children's. Shells that each start two short memhogs, 30 times.
+expect_exit 0 "a loop of short chains: exit 0" "$RSW" record -q -i 1s -- sh -c \
+	"i=0; while [ \$i -lt 30 ]; do sh -c \"'$HOG' +2M sleep 20ms exit 0; '$HOG' +1M exit 0\"; i=\$((i + 1)); done"
+inv=$(sqlite3 "$RSSWATCH_DB" "SELECT count(*) FROM process c JOIN process p ON p.run_id = c.run_id
+	AND p.pid = c.ppid WHERE c.run_id = (SELECT max(id) FROM run) AND c.first_ns < p.first_ns")
+n=$(sqlite3 "$RSSWATCH_DB" "SELECT count(*) FROM process WHERE run_id = (SELECT max(id) FROM run)")
+check "none of its $n processes starts before its parent ($inv do)" test "$inv" -eq 0 -a "$n" -ge 61
+
 done_testing

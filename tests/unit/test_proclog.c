@@ -260,6 +260,32 @@ static void test_ended_sum(void **state)
 	proclog_release(&l);
 }
 
+/* A chain known from exit records read late (make 100, gcc 101, cc1 102): cc1's start
+ * came out 40 ms before gcc's, gcc's 10 ms before make's. Each parent takes its child's
+ * start where that is earlier; an unrelated process and a later use of the parent's
+ * pid are left alone. */
+static void test_order_starts(void **state)
+{
+	(void)state;
+	struct proclog l;
+	proclog_init(&l);
+	const int64_t ms = 1000000;
+	size_t mk = proclog_add(&l, 100, 1, "make", 50 * ms, 0, 0);
+	size_t old101 = proclog_add(&l, 101, 1, "sh", 5 * ms, 0, 0);	/* an earlier 101 */
+	size_t other = proclog_add(&l, 200, 1, "other", 70 * ms, 0, 0);
+	size_t gcc = proclog_add(&l, 101, 100, "gcc", 80 * ms, 0, 0);
+	size_t cc1 = proclog_add(&l, 102, 101, "cc1", 40 * ms, 0, 0);
+	size_t as = proclog_add(&l, 103, 101, "as", 90 * ms, 0, 0);
+	proclog_order_starts(&l);
+	assert_int_equal(l.p[cc1].first_ns, 40 * ms);
+	assert_int_equal(l.p[gcc].first_ns, 40 * ms);	/* its child cc1's */
+	assert_int_equal(l.p[mk].first_ns, 40 * ms);	/* then its own child's */
+	assert_int_equal(l.p[old101].first_ns, 5 * ms);	/* not the parent: gcc is */
+	assert_int_equal(l.p[other].first_ns, 70 * ms);
+	assert_int_equal(l.p[as].first_ns, 90 * ms);
+	proclog_release(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +295,7 @@ int main(void)
 		cmocka_unit_test(test_record_without_io),
 		cmocka_unit_test(test_peak_offers),
 		cmocka_unit_test(test_ended_sum),
+		cmocka_unit_test(test_order_starts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
