@@ -180,6 +180,12 @@ struct ctx {
 	double vmax;
 	double x0, x1, y0, y1;
 	size_t cols;
+	/* The labels drawn on the plot so far (peak, limit, cgroup peak, largest process,
+	 * kills), which the next one keeps clear of. */
+	struct box {
+		double x0, y0, x1, y1;
+	} taken[12];
+	size_t ntaken;
 };
 
 /* Axis time of an elapsed time of run r. */
@@ -1181,10 +1187,6 @@ static void draw_marks(struct ctx *c, const struct mark_labels *m, double top)
 
 /* The box a line of 11px text of width w takes, its baseline at y, starting at x (or
  * ending there: end). */
-struct box {
-	double x0, y0, x1, y1;
-};
-
 static struct box text_box(double x, double y, double w, int end)
 {
 	struct box bx = { end ? x - w : x, y - 10, end ? x : x + w, y + 3 };
@@ -1250,8 +1252,16 @@ static void peak_label_place(const struct ctx *c, const struct chart_run *r, str
  * peak (a run of one process). Its label goes to the first place that keeps clear of
  * the box avoid (the peak's label; NULL: none): above the line at its left end, at its
  * right end, then below the line at either end. */
-static void draw_largest(struct ctx *c, const struct box *avoid, size_t navoid)
+static void take_box(struct ctx *c, const struct box *bx)
 {
+	if (c->ntaken < ARRAY_SIZE(c->taken))
+		c->taken[c->ntaken++] = *bx;
+}
+
+static void draw_largest(struct ctx *c)
+{
+	const struct box *avoid = c->taken;
+	size_t navoid = c->ntaken;
 	const struct run *r = c->runs[0].run;
 	if (!c->single || c->runs[0].stack || !run_is_set(r) || r->peak_process_pid <= 0 || !r->peak_process_rss)
 		return;
@@ -1282,6 +1292,8 @@ static void draw_largest(struct ctx *c, const struct box *avoid, size_t navoid)
 	}
 	if (k == ARRAY_SIZE(at))
 		k = 0;
+	struct box mine = text_box(at[k].x, at[k].y, w, at[k].end);
+	take_box(c, &mine);
 	buf_printf(c->b, "<g class=\"largest\"><path d=\"M%.1f %.1fH%.1f\" stroke=\"#8d6e63\" "
 			 "stroke-dasharray=\"1 3\" stroke-width=\"1.5\"/><text x=\"%.1f\" y=\"%.1f\" fill=\"#6d4c41\"%s>%s",
 		   c->x0, lpy, c->x1, at[k].x, at[k].y, at[k].end ? " text-anchor=\"end\"" : "", head);
@@ -1395,15 +1407,13 @@ static void draw_peaks(struct ctx *c)
 	struct peak_label pl;
 	memset(&pl, 0, sizeof(pl));
 	int labelled = c->single && c->runs[0].run->peak_rss;
-	struct box taken[4];
-	size_t ntaken = 0;
 	if (labelled) {
 		peak_label_place(c, &c->runs[0], &pl);
-		taken[ntaken++] = pl.box;
+		take_box(c, &pl.box);
 	}
 	if (c->single)
-		draw_cgroup(c, taken, &ntaken);
-	draw_largest(c, taken, ntaken);
+		draw_cgroup(c, c->taken, &c->ntaken);
+	draw_largest(c);
 	for (size_t i = 0; i < c->nruns; i++)
 		if (c->runs[i].run->peak_rss)
 			draw_peak(c, i, &pl);
@@ -1423,7 +1433,9 @@ static void kill_words(struct buf *b, const struct oom_kill *k)
 }
 
 /* The label beside a kill's cross at (x, y): "killed: memhog (pid 4242), 198.3 MiB",
- * below the cross, kept inside the canvas. */
+ * below the cross, else above it or further down, on whichever side keeps it clear of
+ * the labels already drawn (the peak's and the cgroup's sit near a kill) and inside
+ * the canvas. */
 static void kill_label(struct ctx *c, const struct oom_kill *k, double x, double y)
 {
 	char v[32], tail[64];
@@ -1431,9 +1443,29 @@ static void kill_label(struct ctx *c, const struct oom_kill *k, double x, double
 	const char *comm = k->comm[0] ? k->comm : "?";
 	size_t cc = utf8_chars(comm);
 	double w = CHAR_W * (double)(8 + (cc < LARGEST_COMM_CHARS ? cc : LARGEST_COMM_CHARS) + strlen(tail));
+	const double dy[] = { 18, -10, 32, 46, 60, -24 };
+	double tx = x + 8, ty = y + 18 > c->y1 - 4 ? y - 10 : y + 18;
 	int end = x + 8 + w > c->width - 4;
-	double ty = y + 18 > c->y1 - 4 ? y - 10 : y + 18;
-	buf_printf(c->b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#b00020\"%s>killed: ", end ? x - 8 : x + 8, ty,
+	int found = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(dy) && !found; i++) {
+		double cy = y + dy[i];
+		if (cy > c->y1 - 4 || cy < c->y0 + 10)
+			continue;
+		for (int side = 0; side < 2 && !found; side++) {
+			struct box bx = text_box(side ? x - 8 : x + 8, cy, w, side);
+			if (box_free(c, &bx, c->taken, c->ntaken)) {
+				tx = side ? x - 8 : x + 8;
+				ty = cy;
+				end = side;
+				found = 1;
+			}
+		}
+	}
+	if (!found)
+		tx = end ? x - 8 : x + 8;
+	struct box mine = text_box(tx, ty, w, end);
+	take_box(c, &mine);
+	buf_printf(c->b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#b00020\"%s>killed: ", tx, ty,
 		   end ? " text-anchor=\"end\"" : "");
 	xml_text_trunc(c->b, comm, LARGEST_COMM_CHARS);
 	buf_printf(c->b, "%s</text>", tail);

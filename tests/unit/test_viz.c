@@ -228,6 +228,39 @@ static double path_y_after(const char *svg, const char *marker, double dy)
 	return strtod(end + 1, NULL) + dy;
 }
 
+/* The box of the <text> element whose content starts with text, as the renderer
+ * measures a bold label (SVG_CHAR_W x 1.1 a character, 10 px above the baseline and 3
+ * below). Returns 0, or -1 when there is no such element. */
+struct tbox {
+	double x0, x1, y0, y1;
+};
+static int label_box_of(const char *svg, const char *text, struct tbox *bx)
+{
+	const char *k = strstr(svg, text);
+	if (!k)
+		return -1;
+	const char *t = NULL;
+	for (const char *p = svg; (p = strstr(p, "<text ")) && p < k; p++)
+		t = p;
+	const char *xs = t ? strstr(t, " x=\"") : NULL, *ys = t ? strstr(t, " y=\"") : NULL;
+	if (!xs || !ys || xs > k || ys > k)
+		return -1;
+	double x = strtod(xs + 4, NULL), y = strtod(ys + 4, NULL);
+	const char *close = strchr(k + 1, '<');
+	double w = SVG_CHAR_W * 1.1 * (double)(close ? close - (k + 1) : 0);
+	int end = strstr(t, "text-anchor=\"end\"") && strstr(t, "text-anchor=\"end\"") < k;
+	bx->x0 = end ? x - w : x;
+	bx->x1 = end ? x : x + w;
+	bx->y0 = y - 10;
+	bx->y1 = y + 3;
+	return 0;
+}
+
+static int tboxes_overlap(const struct tbox *a, const struct tbox *b)
+{
+	return a->x0 < b->x1 && b->x0 < a->x1 && a->y0 < b->y1 && b->y0 < a->y1;
+}
+
 /* A set OOM-killed in a 200 MiB cgroup (v1, the cgroup's own peak): the limit is a
  * labelled line at the limit's height, the charged peak a labelled ring, and the kill's
  * cross sits at the victim's own RSS from the kernel's report (150 MiB), not at the
@@ -309,6 +342,29 @@ static void test_svg_cgroup_oom(void **state)
 	assert_null(strstr(svg, "mem<b>"));
 	assert_peak_label_inside(svg, g.width);
 	buf_release(&b);
+
+	/* the kill at the cgroup's peak, both at the limit: the labels of the peak, the
+	 * cgroup's peak and the kill each on a line of their own (they were drawn over
+	 * each other) */
+	int64_t kill_t = kl[0].t;
+	ev[0].t = kl[0].t = T0 + 10 * NS;	/* at the run's end, at the right edge */
+	r.peak_cgroup_at = kl[0].t;
+	kl[0].anon_rss = 190 * MIB;
+	r.peak_rss = 200 * MIB;
+	r.peak_rss_at = kl[0].t;
+	svg_chart(&b, &c, 1, &o, &g);
+	svg = buf_str(&b);
+	struct tbox bk, bc, bp, bl;
+	assert_int_equal(label_box_of(svg, ">killed: ", &bk), 0);
+	assert_int_equal(label_box_of(svg, ">cgroup peak ", &bc), 0);
+	assert_int_equal(label_box_of(svg, ">peak 200.0 MiB", &bp), 0);
+	assert_int_equal(label_box_of(svg, ">cgroup limit ", &bl), 0);
+	assert_false(tboxes_overlap(&bk, &bc) || tboxes_overlap(&bk, &bp) || tboxes_overlap(&bk, &bl));
+	assert_false(tboxes_overlap(&bc, &bp) || tboxes_overlap(&bc, &bl));
+	buf_release(&b);
+	kl[0].anon_rss = 140 * MIB;
+	ev[0].t = kl[0].t = kill_t;
+	r.peak_rss_at = T0 + 5 * NS;
 
 	/* ten kills: each at its own RSS, counted in the legend, none labelled */
 	c.nevents = 10;
