@@ -66,11 +66,9 @@
 #define KILL_LATE_NS (100 * NS_PER_MS)
 /* A -g cgroup emptied: its last process's kill line may follow the exit by a moment. */
 #define CGROUP_KILL_LINE_WAIT_NS (200 * NS_PER_MS)
-/* A non-child's exit status is known once its parent reaps it: ask every
- * EXIT_STATUS_POLL_MS, EXIT_STATUS_TRIES times (2 s; docs/ARCHITECTURE.md), then say
- * the status is not known rather than guess. */
-#define EXIT_STATUS_POLL_MS 10
-#define EXIT_STATUS_TRIES 200
+/* A non-child's exit status is known once its parent reaps it: asked every
+ * EXIT_STATUS_POLL_MS for at most 2 s (record/target.h: exit_status_ask_again), then
+ * the status is said to be not known rather than guessed. */
 /* A target whose status reads failed is a zombie whose pidfd turns readable at once;
  * a second is far more than that takes, and bounds a wait on a confused kernel. */
 #define ZOMBIE_PIDFD_WAIT_MS 1000
@@ -1140,7 +1138,7 @@ static void target_ended(struct recorder *rc)
 	r->ended_at = real_ns();
 	for (int tries = 0; ; tries++) {
 		e = pidfd_exit_status(rc->target->pidfd, rc->target->is_child, &ws, &maxrss);
-		if (e != -EAGAIN || tries >= EXIT_STATUS_TRIES)
+		if (!exit_status_ask_again(e, tries))
 			break;
 		poll(NULL, 0, EXIT_STATUS_POLL_MS);
 	}
