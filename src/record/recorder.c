@@ -61,9 +61,12 @@
 #define PENDING_KILL_INTERVALS 3
 /* A kill is matched to the process its pid named at its time: one first seen up to an
  * interval and RECENT_NS after it (a process is first seen at the sample after its
- * start, or from its exit record), and ended no more than KILL_LATE_NS before it (a
- * process ends after its kill; the log's clock is carried over to ours, oom.h). */
-#define KILL_LATE_NS (100 * NS_PER_MS)
+ * start, or from its exit record), and ended no more than KILL_LATE_NS before it. A
+ * process ends after its kill, but the kill's time is carried over from the log's
+ * clock by the smallest read delay seen (oom.h), which on a loaded machine can be
+ * late by more than the victim took to exit (a second process entry for one pid,
+ * measured under stress-ng --cpu 2 with a bound of 100 ms). */
+#define KILL_LATE_NS RECENT_NS
 /* A -g cgroup emptied: its last process's kill line may follow the exit by a moment. */
 #define CGROUP_KILL_LINE_WAIT_NS (200 * NS_PER_MS)
 /* A non-child's exit status is known once its parent reaps it: asked every
@@ -547,6 +550,12 @@ static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 	end = end > now ? now : end < 0 ? 0 : end;
 	pid_t tgid = x->tgid ? x->tgid : x->pid;
 	long i = current_entry(rc, tgid);
+	if (i < 0 && x->pid == tgid) {
+		/* Read late (a loaded machine): the entry of the process that lived when the
+		 * record says, as one its kill line made, ended at the kill, seconds ago. */
+		int64_t life = (int64_t)x->etime_us * 1000;
+		i = proclog_find_at(&rc->log, tgid, end, 0, life + KILL_LATE_NS);
+	}
 	int unseen = 0;
 	if (x->scope == TASKSTATS_TGID) {	/* the CPU sums of its threads */
 		if (i < 0)
@@ -1180,7 +1189,12 @@ static void on_proc(void *ctx, pid_t pid, int start, const struct proc_status *s
 	int64_t elapsed = mono_ns() - rc->start_mono;
 	long k = proclog_find(&rc->log, pid);
 	const char *comm = st->name;
-	if (start) {
+	if (start && k >= 0 && rc->log.p[k].ppid <= 0 && rc->log.p[k].end_ns + RECENT_NS >= elapsed &&
+	    strcmp(rc->log.p[k].ended, PROC_OOM_KILLED) == 0) {
+		/* Its kill line came before its first sample, which finds it still listed
+		 * in its exit: the same process (else a second entry, killed by SIGKILL). */
+		rc->log.p[k].ppid = st->ppid;
+	} else if (start) {
 		k = (long)proc_seen(rc, pid, st, elapsed);
 		if (pid == rc->target->pid) {
 			rc->root = k;
