@@ -1022,9 +1022,13 @@ static int run_recording(struct session *s)
 		open_gpu(a);
 	s->gpu_open = 1;
 	int e = record(&a->opts, &s->t, s->sigfd, s->st, &s->run, &store_err);
-	if (e == -ESRCH && a->follow && !s->run.samples && !store_err) {
-		/* a followed instance that was gone before its first sample: no run */
-		if (!a->opts.quiet)
+	if ((e == -ESRCH || (e == 0 && a->cgroup)) && a->follow && !s->run.samples && !store_err) {
+		/* a followed instance that was gone before its first sample: no run (a -g
+		 * cgroup found empty at the first sample ends without an error) */
+		if (!a->opts.quiet && a->cgroup)
+			fprintf(stderr, "rsswatch: the cgroup's processes ended before its first "
+				"sample: no run kept\n");
+		else if (!a->opts.quiet)
 			fprintf(stderr, "rsswatch: pid %d ended before its first sample: no run kept\n",
 				(int)s->t.pid);
 		store_delete_run(s->st, s->run.id);

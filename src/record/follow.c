@@ -2,6 +2,7 @@
 #include "base/clock.h"
 #include "base/parse.h"
 #include "base/util.h"
+#include "record/facts.h"
 #include "record/target.h"
 #include "source/cgroup.h"
 #include "store/store.h"
@@ -52,16 +53,27 @@ void follow_release(struct follow *f)
 	proccn_close(&f->cn);
 }
 
-/* Whether the cgroup has a process: 1, 0 (empty, or not there), or -errno. */
+/* Whether the cgroup has a process that a recording can read: 1, 0 (empty, or not
+ * there), or -errno. cgroup.procs also lists a process in its exit (an OOM victim
+ * whose memory is being freed, for some milliseconds; a process whose main thread
+ * ended): one whose memory cannot be read (facts_memory_readable, the recorder's own
+ * test of a member) is what the last run ended with, not a new instance. */
 static int cgroup_populated(const char *dir)
 {
 	pid_t *pids = NULL;
 	size_t n = 0;
 	int e = cg_read_procs(dir, &pids, &n);
-	free(pids);
-	if (e == -ENOENT || e == -ENODEV)
+	if (e == -ENOENT || e == -ENODEV) {
+		free(pids);
 		return 0;
-	return e < 0 ? e : n > 0;
+	}
+	int found = 0;
+	for (size_t i = 0; e == 0 && i < n && !found; i++) {
+		int r = facts_memory_readable(pids[i]);
+		found = r != -ESRCH && r != -ENOENT;
+	}
+	free(pids);
+	return e < 0 ? e : found;
 }
 
 /* What is there now: 1 (*pid set), 0, or -errno. */

@@ -131,16 +131,21 @@ void oom_watch_drain(struct oom_watch *w, oom_kill_cb cb, void *ctx)
 		return;
 	while ((e = kmsg_reader_next(&w->kmsg, &w->rec)) == 0 || e == -EINVAL) {
 		struct kmsg_oom o;
-		if (e < 0 || kmsg_oom_parse(w->rec.text, w->rec.text_len, &o) < 0)
+		if (e < 0)
+			continue;
+		int64_t now = mono_ns();
+		kmsg_clock_note(&w->clock, w->rec.usec, now);
+		if (kmsg_oom_parse(w->rec.text, w->rec.text_len, &o) < 0)
 			continue;
 		if (o.kind == KMSG_OOM_CONTEXT) {
 			w->ctx_pid = o.pid;
 			strlcpy_rsw(w->ctx_memcg, o.oom_memcg, sizeof(w->ctx_memcg));
 		} else if (o.kind == KMSG_OOM_KILLED) {
-			/* usec is on the monotonic clock: carry it over to wall-clock time */
-			int64_t ago = mono_ns() - (int64_t)w->rec.usec * 1000;
+			/* usec is on printk's clock: carry it over to wall-clock time */
+			int64_t ago = now - kmsg_clock_mono(&w->clock, w->rec.usec);
 			int64_t t = real_ns() - (ago > 0 ? ago : 0);
 			cb(ctx, &o, w->ctx_pid == o.pid ? w->ctx_memcg : "", t);
+			w->ctx_pid = 0;	/* a later kill of the pid has a context of its own */
 		}
 	}
 	if (e != -EAGAIN) {

@@ -69,8 +69,12 @@ struct oom_watch {
 	struct cg_reader *cg;		/* the target's cgroup (borrowed), or NULL */
 	bool cg_known;
 	uint64_t cg_start;
-	pid_t ctx_pid;			/* the last context line: its pid and oom_memcg */
+	/* The last context line: its pid and oom_memcg. The kernel rate-limits the report
+	 * a context line is part of (ten in five seconds), not the kill lines: in a crash
+	 * loop most kill lines come without one, and name no cgroup. */
+	pid_t ctx_pid;
 	char ctx_memcg[KMSG_PATH_MAX];
+	struct kmsg_clock clock;	/* the log's clock against CLOCK_MONOTONIC */
 	struct kmsg_record rec;		/* scratch */
 };
 
@@ -80,7 +84,8 @@ void oom_watch_open(struct oom_watch *w, struct cg_reader *cg);
 /* The fd to poll for new kernel log records, or -1. */
 int oom_watch_fd(const struct oom_watch *w);
 /* Reads every new record; calls cb for each OOM kill line (any pid) with the oom_memcg
- * of its context line ("" for a global OOM) and its time. */
+ * of its context line ("" for a global OOM, or when the kernel left the context line
+ * out) and its time. */
 void oom_watch_drain(struct oom_watch *w, oom_kill_cb cb, void *ctx);
 /* Fills the counter parts of ev (kmsg_err, kmsg_lost, cg_*, vm_*) as of now. */
 void oom_watch_counters(struct oom_watch *w, struct oom_evidence *ev);

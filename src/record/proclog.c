@@ -39,6 +39,25 @@ long proclog_find(const struct proclog *l, pid_t pid)
 	}
 }
 
+static int alive_at(const struct proc_summary *p, int64_t at, int64_t early, int64_t late)
+{
+	return p->first_ns <= at + early && (p->end_ns < 0 || p->end_ns + late >= at);
+}
+
+long proclog_find_at(const struct proclog *l, pid_t pid, int64_t at, int64_t early, int64_t late)
+{
+	long i = proclog_find(l, pid);
+	if (i < 0 || alive_at(&l->p[i], at, early, late))
+		return i;
+	if (l->p[i].first_ns <= at + early)
+		return -1;	/* it ended before at, and every earlier use before it */
+	/* an earlier use of the pid: rare, so a walk back rather than an index */
+	while (i-- > 0)
+		if (l->p[i].pid == pid && alive_at(&l->p[i], at, early, late))
+			return i;
+	return -1;
+}
+
 /* Points pid's slot at entry i (its latest). */
 static void index_put(struct proclog *l, size_t i)
 {

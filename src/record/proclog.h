@@ -79,6 +79,12 @@ void proclog_release(struct proclog *l);
 
 /* The latest entry of pid, or -1. */
 long proclog_find(const struct proclog *l, pid_t pid);
+/* The entry of pid that was alive at elapsed at: the latest one first seen no later
+ * than at + early (a process is first seen after it started: at a sample, or from an
+ * exit record read after it ended) and not ended before at - late. pids are reused:
+ * an OOM kill read late, or a crash loop that wraps pid_max, is matched to the process
+ * it was of, not to the pid's latest. -1 when none. */
+long proclog_find_at(const struct proclog *l, pid_t pid, int64_t at, int64_t early, int64_t late);
 /* A new entry for a process first seen at elapsed first_ns. old: it existed before the
  * recording, with VmHWM hwm then (kept as hwm_before). Returns its index. */
 size_t proclog_add(struct proclog *l, pid_t pid, pid_t ppid, const char *comm, int64_t first_ns,

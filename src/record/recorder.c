@@ -59,13 +59,25 @@
  * (looking every KILL_LINE_POLL_MS), then decide from the counters alone. */
 #define KILL_LINE_WAIT_NS (500 * NS_PER_MS)
 #define KILL_LINE_POLL_MS 50
+/* A kill line read before its process is known to be the run's (it lived between two
+ * samples, and its exit record makes it known at the next sample's drain) waits in
+ * pkills[] for it: at most PENDING_KILLS lines, each for PENDING_KILL_INTERVALS
+ * intervals and RECENT_NS more, then it was some other process's. */
+#define PENDING_KILLS 64
+#define PENDING_KILL_INTERVALS 3
+/* A kill is matched to the process its pid named at its time: one first seen up to an
+ * interval and RECENT_NS after it (a process is first seen at the sample after its
+ * start, or from its exit record), and ended no more than KILL_LATE_NS before it. A
+ * process ends after its kill, but the kill's time is carried over from the log's
+ * clock by the smallest read delay seen (oom.h), which on a loaded machine can be
+ * late by more than the victim took to exit (a second process entry for one pid,
+ * measured under stress-ng --cpu 2 with a bound of 100 ms). */
+#define KILL_LATE_NS RECENT_NS
 /* A -g cgroup emptied: its last process's kill line may follow the exit by a moment. */
 #define CGROUP_KILL_LINE_WAIT_NS (200 * NS_PER_MS)
-/* A non-child's exit status is known once its parent reaps it: ask every
- * EXIT_STATUS_POLL_MS, EXIT_STATUS_TRIES times (2 s; docs/ARCHITECTURE.md), then say
- * the status is not known rather than guess. */
-#define EXIT_STATUS_POLL_MS 10
-#define EXIT_STATUS_TRIES 200
+/* A non-child's exit status is known once its parent reaps it: asked every
+ * EXIT_STATUS_POLL_MS for at most 2 s (record/target.h: exit_status_ask_again), then
+ * the status is said to be not known rather than guessed. */
 /* A target whose status reads failed is a zombie whose pidfd turns readable at once;
  * a second is far more than that takes, and bounds a wait on a confused kernel. */
 #define ZOMBIE_PIDFD_WAIT_MS 1000
@@ -82,6 +94,16 @@
 #define SET_STATUS_NS_PER_MEMBER (2 * NS_PER_MS)
 
 enum stop_reason { RUNNING, TARGET_ENDED, SIGNALED, DURATION };
+
+/* A kill line waiting for its process (PENDING_KILLS): the kernel's figures. */
+struct pending_kill {
+	int64_t t;		/* the kill, CLOCK_REALTIME ns */
+	pid_t pid;
+	bool memcg;
+	unsigned have;
+	char comm[KMSG_COMM_MAX];
+	uint64_t total_vm, anon_rss, file_rss, shmem_rss, pgtables;
+};
 
 struct recorder {
 	const struct record_opts *opts;
@@ -129,6 +151,14 @@ struct recorder {
 	long root;		/* the target's entry in log, -1 before the first sample */
 	uint64_t hwm_reset_from;	/* --reset-peak: VmHWM before the reset (0: none) */
 	int target_kill_counted;	/* the target's OOM kill is in run->oom_kills */
+	/* OOM kills: those the kernel log named (kills_named), the target's that only the
+	 * counters proved (kills_unnamed), and the rise of the cgroup's own count where
+	 * the cgroup holds the run alone (cg_kills). run->oom_kills is the larger of the
+	 * first two's sum and cg_kills: the cgroup's count is the floor, for lines lost to
+	 * an overrun or never matched to a process (count_oom_kills). */
+	int64_t kills_named, kills_unnamed, cg_kills;
+	struct pending_kill *pkills;	/* PENDING_KILLS, allocated at the first */
+	size_t npkills;
 	int64_t last_elapsed, prev_elapsed;	/* the last two samples taken */
 	/* The kernel's exit records (taskstats), drained at each sample: a record whose
 	 * process is not known yet (its fork is read at the next sample, or its parent's
@@ -554,6 +584,12 @@ static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 	end = end > now ? now : end < 0 ? 0 : end;
 	pid_t tgid = x->tgid ? x->tgid : x->pid;
 	long i = current_entry(rc, tgid);
+	if (i < 0 && x->pid == tgid) {
+		/* Read late (a loaded machine): the entry of the process that lived when the
+		 * record says, as one its kill line made, ended at the kill, seconds ago. */
+		int64_t life = (int64_t)x->etime_us * 1000;
+		i = proclog_find_at(&rc->log, tgid, end, 0, life + KILL_LATE_NS);
+	}
 	int unseen = 0;
 	if (x->scope == TASKSTATS_TGID) {	/* the CPU sums of its threads */
 		if (i < 0)
@@ -584,6 +620,12 @@ static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 		i = (long)proclog_add(&rc->log, tgid, x->ppid, x->comm, born, 0, 0);
 		proc_event(rc, rc->run->started_at + born, 1, tgid, x->ppid, x->comm, NULL);
 		unseen = 1;
+	} else if (rc->log.p[i].ppid <= 0 && x->pid == tgid && x->ppid > 0) {
+		/* first known from its kill line: the record says where and when it began */
+		int64_t born = end - (int64_t)x->etime_us * 1000;
+		rc->log.p[i].ppid = x->ppid;
+		if (born >= 0 && born < rc->log.p[i].first_ns)
+			rc->log.p[i].first_ns = born;
 	}
 	if (x->pid == tgid && x->comm[0])
 		strlcpy_rsw(rc->log.p[i].comm, x->comm, sizeof(rc->log.p[i].comm));
@@ -878,6 +920,9 @@ static void hand_over(struct recorder *rc, struct sample *s, int64_t t)
 	}
 }
 
+static void settle_kills(struct recorder *rc, int at_end);
+static void cgroup_kills(struct recorder *rc, int at_end);
+
 static int take_sample(struct recorder *rc)
 {
 	struct sample s;
@@ -898,6 +943,11 @@ static int take_sample(struct recorder *rc)
 		proclog_read_set(&rc->log, &rc->set, 0);
 		proclog_add_ended(&rc->log, &s);
 	}
+	/* the processes that joined (at this sample, or from exit records) may be those
+	 * of kill lines read before they were known */
+	if (rc->npkills)
+		settle_kills(rc, 0);
+	cgroup_kills(rc, 0);
 	if (sampler_pss_due(&rc->sampler, now))
 		read_pss(rc, now, &s);
 
@@ -940,25 +990,36 @@ static int in_set_cgroup(const struct recorder *rc, const char *memcg)
 	return strncmp(memcg, cg, n) == 0 && (memcg[n] == '\0' || memcg[n] == '/');
 }
 
-/* A kill is the run's when it is of the target, of a member of its set (now or
- * earlier), or of any process in a cgroup that holds only the run's processes (-g, or
- * one made for the command): that one may have lived between two samples. */
-static int kill_is_ours(const struct recorder *rc, const struct kmsg_oom *kill, const char *memcg)
+static void count_oom_kills(struct recorder *rc)
+{
+	int64_t n = rc->kills_named + rc->kills_unnamed;
+	rc->run->oom_kills = n > rc->cg_kills ? n : rc->cg_kills;
+}
+
+/* The entry of the process pid was at elapsed at (the kill's own time), or -1. */
+static long kill_entry(const struct recorder *rc, pid_t pid, int64_t at)
+{
+	return proclog_find_at(&rc->log, pid, at, rc->opts->interval_ns + RECENT_NS, KILL_LATE_NS);
+}
+
+/* A kill is the run's when it is of the target, of a process of the run alive at the
+ * kill's time, or of any process in a cgroup that holds only the run's processes (-g,
+ * or one made for the command): that one may have lived between two samples. */
+static int kill_is_ours(const struct recorder *rc, const struct kmsg_oom *kill, const char *memcg,
+			int64_t at)
 {
 	if (kill->pid <= 0)
 		return 0;
-	/* a member, or one that ended just now (its exit seen before the kill line) */
-	return kill->pid == rc->target->pid || current_entry(rc, kill->pid) >= 0 ||
-	       (rc->set_open && procset_has(&rc->set, kill->pid)) || in_set_cgroup(rc, memcg);
+	return kill->pid == rc->target->pid || kill_entry(rc, kill->pid, at) >= 0 ||
+	       in_set_cgroup(rc, memcg);
 }
 
-static void on_oom_kill(void *ctx, const struct kmsg_oom *kill, const char *memcg,
-			int64_t realtime_ns)
+/* One OOM kill of the run, from its kernel line: counted, stored, its hook run, and
+ * the kernel's figures offered to its process. */
+static void count_kill(struct recorder *rc, const struct kmsg_oom *kill, const char *memcg,
+		       int64_t realtime_ns)
 {
-	struct recorder *rc = ctx;
 	struct run *r = rc->run;
-	if (!kill_is_ours(rc, kill, memcg))
-		return;
 	struct oom_kill k;
 	memset(&k, 0, sizeof(k));
 	k.t = realtime_ns;
@@ -970,7 +1031,8 @@ static void on_oom_kill(void *ctx, const struct kmsg_oom *kill, const char *memc
 	k.total_vm = kill->total_vm;
 	strlcpy_rsw(k.memcg, memcg ? memcg : "", sizeof(k.memcg));
 	store_add_oom_kill(rc->st, r->id, &k);
-	r->oom_kills++;
+	rc->kills_named++;
+	count_oom_kills(rc);
 	fire_hook(rc, "oom_kill", kill->pid, kill->comm,
 		  kill->anon_rss + kill->file_rss + kill->shmem_rss);
 	/* the target's own kill has its event when its death is decided (attribute_kill) */
@@ -988,7 +1050,7 @@ static void on_oom_kill(void *ctx, const struct kmsg_oom *kill, const char *memc
 	int64_t elapsed = realtime_ns - r->started_at;
 	/* judged at the kill's own time: its line may be read seconds after the exit
 	 * record ended the entry, on a loaded machine */
-	long i = entry_at(rc, kill->pid, elapsed);
+	long i = kill_entry(rc, kill->pid, elapsed);
 	if (i < 0)	/* a process no sample saw */
 		i = (long)proclog_add(&rc->log, kill->pid, 0, kill->comm, elapsed, 0, 0);
 	proc_peak(rc, (size_t)i, kill->anon_rss + kill->file_rss + kill->shmem_rss, realtime_ns,
@@ -1001,6 +1063,90 @@ static void on_oom_kill(void *ctx, const struct kmsg_oom *kill, const char *memc
 	rc->ev.kill = *kill;
 	rc->ev.kill_at = realtime_ns;
 	strlcpy_rsw(rc->ev.memcg, memcg, sizeof(rc->ev.memcg));
+}
+
+/* A set's kill line whose process is not known yet: kept for settle_kills. When full,
+ * the oldest goes. */
+static void pend_kill(struct recorder *rc, const struct kmsg_oom *kill, int64_t realtime_ns)
+{
+	if (!rc->set_open || kill->pid <= 0)
+		return;	/* one process: only its own kills are the run's */
+	if (!rc->pkills)
+		rc->pkills = xmalloc(PENDING_KILLS * sizeof(*rc->pkills));
+	if (rc->npkills == PENDING_KILLS)
+		memmove(rc->pkills, rc->pkills + 1, --rc->npkills * sizeof(*rc->pkills));
+	struct pending_kill *p = &rc->pkills[rc->npkills++];
+	p->t = realtime_ns;
+	p->pid = kill->pid;
+	p->memcg = kill->memcg;
+	p->have = kill->have;
+	strlcpy_rsw(p->comm, kill->comm, sizeof(p->comm));
+	p->total_vm = kill->total_vm;
+	p->anon_rss = kill->anon_rss;
+	p->file_rss = kill->file_rss;
+	p->shmem_rss = kill->shmem_rss;
+	p->pgtables = kill->pgtables;
+}
+
+/* The waiting kill lines whose process is known now are counted; those that waited
+ * long enough (or all, at the end) are dropped: they were of other processes. */
+static void settle_kills(struct recorder *rc, int at_end)
+{
+	int64_t now = mono_ns() - rc->start_mono;
+	int64_t wait = PENDING_KILL_INTERVALS * rc->opts->interval_ns + RECENT_NS;
+	size_t kept = 0;
+	for (size_t k = 0; k < rc->npkills; k++) {
+		struct pending_kill p = rc->pkills[k];
+		int64_t at = p.t - rc->run->started_at;
+		if (kill_entry(rc, p.pid, at) >= 0) {
+			struct kmsg_oom o;
+			memset(&o, 0, sizeof(o));
+			o.kind = KMSG_OOM_KILLED;
+			o.pid = p.pid;
+			o.memcg = p.memcg;
+			o.have = p.have;
+			strlcpy_rsw(o.comm, p.comm, sizeof(o.comm));
+			o.total_vm = p.total_vm;
+			o.anon_rss = p.anon_rss;
+			o.file_rss = p.file_rss;
+			o.shmem_rss = p.shmem_rss;
+			o.pgtables = p.pgtables;
+			count_kill(rc, &o, "", p.t);
+		} else if (!at_end && now - at < wait) {
+			rc->pkills[kept++] = p;
+		}
+	}
+	rc->npkills = kept;
+}
+
+static void on_oom_kill(void *ctx, const struct kmsg_oom *kill, const char *memcg,
+			int64_t realtime_ns)
+{
+	struct recorder *rc = ctx;
+	if (kill_is_ours(rc, kill, memcg, realtime_ns - rc->run->started_at))
+		count_kill(rc, kill, memcg, realtime_ns);
+	else
+		pend_kill(rc, kill, realtime_ns);
+}
+
+/* The rise of the OOM kill count of a cgroup that holds only the run's processes, as
+ * the last sample read it (or, at_end, as it is now): the floor of run->oom_kills. */
+static void cgroup_kills(struct recorder *rc, int at_end)
+{
+	if (!rc->target->cg_sample || !rc->oom.cg_known)
+		return;
+	uint64_t n = rc->sampler.cg_oom_kill;
+	int known = rc->sampler.cg_oom_known;
+	if (at_end) {
+		struct oom_evidence ev;
+		memset(&ev, 0, sizeof(ev));
+		oom_watch_counters(&rc->oom, &ev);
+		known = ev.cg_known;
+		n = rc->oom.cg_start + ev.cg_delta;
+	}
+	if (known && n > rc->oom.cg_start && (int64_t)(n - rc->oom.cg_start) > rc->cg_kills)
+		rc->cg_kills = (int64_t)(n - rc->oom.cg_start);
+	count_oom_kills(rc);
 }
 
 /* The target died of SIGKILL: was it the OOM killer? The kernel logs the kill line
@@ -1025,7 +1171,8 @@ static void attribute_kill(struct recorder *rc, int sig)
 	oom_decide(ev, &v);
 	if (v.oom && !rc->target_kill_counted) {
 		/* the counters say so, but no kernel line named it */
-		r->oom_kills++;
+		rc->kills_unnamed++;
+		count_oom_kills(rc);
 		rc->target_kill_counted = 1;
 		if (rc->root >= 0)
 			proclog_end(&rc->log, (size_t)rc->root, r->ended_at - r->started_at,
@@ -1084,7 +1231,7 @@ static void target_ended(struct recorder *rc)
 	rc->end_mono = mono_ns();
 	for (int tries = 0; ; tries++) {
 		e = pidfd_exit_status(rc->target->pidfd, rc->target->is_child, &ws, &ru);
-		if (e != -EAGAIN || tries >= EXIT_STATUS_TRIES)
+		if (!exit_status_ask_again(e, tries))
 			break;
 		poll(NULL, 0, EXIT_STATUS_POLL_MS);
 	}
@@ -1154,7 +1301,12 @@ static void on_proc(void *ctx, pid_t pid, int start, const struct proc_status *s
 	int64_t elapsed = mono_ns() - rc->start_mono;
 	long k = proclog_find(&rc->log, pid);
 	const char *comm = st->name;
-	if (start) {
+	if (start && k >= 0 && rc->log.p[k].ppid <= 0 && rc->log.p[k].end_ns + RECENT_NS >= elapsed &&
+	    strcmp(rc->log.p[k].ended, PROC_OOM_KILLED) == 0) {
+		/* Its kill line came before its first sample, which finds it still listed
+		 * in its exit: the same process (else a second entry, killed by SIGKILL). */
+		rc->log.p[k].ppid = st->ppid;
+	} else if (start) {
 		k = (long)proc_seen(rc, pid, st, member_start(rc, pid, elapsed));
 		if (pid == rc->target->pid) {
 			rc->root = k;
@@ -1203,11 +1355,15 @@ static void cgroup_ended(struct recorder *rc)
 	/* the kill line comes before the exit; give one that is late a moment */
 	int64_t deadline = mono_ns() + CGROUP_KILL_LINE_WAIT_NS;
 	oom_watch_drain(&rc->oom, on_oom_kill, rc);
+	drain_exits(rc);
+	settle_kills(rc, 0);
 	while (last_oom_victim(rc) < 0 && oom_watch_fd(&rc->oom) >= 0 && mono_ns() < deadline) {
 		struct pollfd p = { oom_watch_fd(&rc->oom), POLLIN, 0 };
 		if (poll(&p, 1, KILL_LINE_POLL_MS) <= 0)
 			break;
 		oom_watch_drain(&rc->oom, on_oom_kill, rc);
+		drain_exits(rc);
+		settle_kills(rc, 0);
 	}
 	long v = last_oom_victim(rc);
 	free(r->outcome_note);
@@ -1648,6 +1804,9 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	if (rc.set_open)
 		oom_watch_drain(&rc.oom, on_oom_kill, &rc);
 	drain_exits(&rc);
+	settle_kills(&rc, 1);
+	if (rc.sampler_open)
+		cgroup_kills(&rc, 1);	/* the cgroup is still there: its count is final */
 	/* The set's last figures are stored; members left are not "exits". */
 	note_untracked(&rc, 1);
 	if (rc.stop == SIGNALED || rc.stop == DURATION || (e < 0 && rc.stop == RUNNING)) {
@@ -1699,6 +1858,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		procset_close(&rc.set, 0);
 	free(rc.pending);
 	free(rc.retry);
+	free(rc.pkills);
 	free(rc.early);
 	client_page_close(rc.page);
 	client_dir_watch_close(&rc.page_dir);

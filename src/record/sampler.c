@@ -275,6 +275,8 @@ static void read_cgroup(struct sampler *s, struct sample *out)
 	out->have |= SAMPLE_CGROUP;
 	out->cgroup = c.usage;
 	out->cgroup_limit = (c.have & CG_S_LIMIT) ? c.limit : CG_UNLIMITED;
+	s->cg_oom_known = (c.have & CG_S_OOM_KILL) != 0;
+	s->cg_oom_kill = c.oom_kill;
 	if (run_peak_of(s, &c)) {
 		out->have |= SAMPLE_CGROUP_PEAK;
 		out->cgroup_peak = c.peak > c.usage ? c.peak : c.usage;

@@ -63,6 +63,8 @@ struct sampler {
 	int cg_peak_exact;		/* its peak covers the run only */
 	uint64_t cg_peak_before;	/* else: its peak at the start (UINT64_MAX: none) */
 	int cg_peak_rose;		/* and it rose above that: the run reached it */
+	int cg_oom_known;		/* cg_oom_kill was read at the last sample */
+	uint64_t cg_oom_kill;		/* the cgroup's OOM kill count then */
 	struct procset *set;		/* totals over this set (borrowed), or NULL */
 	size_t nprocs;			/* members summed in the last sample */
 	/* Memory pressure: the host's /proc/pressure/memory and a v2 cgroup's

@@ -223,12 +223,25 @@ int pidfd_exit_status(int pidfd, int is_child, int *wstatus, struct rusage *ru)
 	struct rsw_pidfd_info info;
 	memset(&info, 0, sizeof(info));
 	info.mask = RSW_PIDFD_INFO_EXIT;
-	if (ioctl(pidfd, RSW_PIDFD_GET_INFO, &info) < 0) {
-		/* ESRCH: reaped, but the kernel predates exit information in pidfd info. */
-		return errno == ENOTTY || errno == EINVAL || errno == ESRCH ? -EOPNOTSUPP : -errno;
-	}
-	if (!(info.mask & RSW_PIDFD_INFO_EXIT))
+	int err = ioctl(pidfd, RSW_PIDFD_GET_INFO, &info) < 0 ? errno : 0;
+	return pidfd_info_status(err, info.mask, info.exit_code, wstatus);
+}
+
+int pidfd_info_status(int err, uint64_t mask, int32_t exit_code, int *wstatus)
+{
+	if (err == ENOTTY || err == EINVAL)
+		return -EOPNOTSUPP;
+	if (err)
+		return -err;	/* ESRCH: ask again (target.h) */
+	if (!(mask & RSW_PIDFD_INFO_EXIT))
 		return -EAGAIN;
-	*wstatus = info.exit_code;
+	*wstatus = exit_code;
 	return 0;
+}
+
+int exit_status_ask_again(int e, int tries)
+{
+	if (e == -ESRCH)
+		return tries < EXIT_STATUS_ESRCH_TRIES;
+	return e == -EAGAIN && tries < EXIT_STATUS_TRIES;
 }

@@ -69,11 +69,26 @@ int pidfd_open_rsw(pid_t pid);
 /* The wait status of an exited process through its pidfd: for a child, reaps it with
  * waitid(P_PIDFD); for another process, asks PIDFD_GET_INFO (Linux 6.15+), which knows
  * the status only once the process's parent has reaped it. Returns 0 and *wstatus, or
- * -EAGAIN (not known yet), -EOPNOTSUPP (kernel cannot tell), other -errno.
+ * -EAGAIN (not known yet), -ESRCH, -EOPNOTSUPP (kernel cannot tell), other -errno.
+ * -ESRCH comes at the moment the parent reaps it (the kernel found the task, then its
+ * pids gone: 6 of 300 first asks right after the pidfd turned readable, here), and
+ * for good from a kernel that has PIDFD_GET_INFO but no exit information (6.13, 6.14):
+ * ask again a few times (exit_status_ask_again).
  * For a child, *ru (when not NULL) is its rusage, as wait4 gives it: ru_maxrss the
  * largest peak RSS (KiB) of the child and of every descendant it (or they) reaped, and
  * CPU times and faults summed over them, as time -v reports them; all 0 for another
  * process. */
 int pidfd_exit_status(int pidfd, int is_child, int *wstatus, struct rusage *ru);
+/* What PIDFD_GET_INFO's answer says (err: its errno, 0 when it succeeded): as above. Pure. */
+int pidfd_info_status(int err, uint64_t mask, int32_t exit_code, int *wstatus);
+
+/* The bounded wait for a status (docs/ARCHITECTURE.md): after answer e of pidfd_exit_status
+ * and tries asks, whether to ask again EXIT_STATUS_POLL_MS later. -EAGAIN: until
+ * EXIT_STATUS_TRIES (2 s); -ESRCH: EXIT_STATUS_ESRCH_TRIES (100 ms: a kernel without
+ * exit information answers so for ever). Pure. */
+#define EXIT_STATUS_POLL_MS 10
+#define EXIT_STATUS_TRIES 200
+#define EXIT_STATUS_ESRCH_TRIES 10
+int exit_status_ask_again(int e, int tries);
 
 #endif

@@ -244,6 +244,10 @@ void oom_kills_words(struct buf *b, const struct run *r, const struct oom_kill *
 		return;
 	const char *other = root_killed ? " other" : "";
 	buf_printf(b, "%zu%s process%s OOM-killed", total, other, total == 1 ? "" : "es");
+	/* the rest were counted by the cgroup: their kernel lines were lost or unread */
+	if (named < total)
+		buf_printf(b, named ? " (the kernel log named %zu)" : " (the kernel log named "
+			   "none)", named);
 	if (!named)
 		return;
 	if (total == 1) {

@@ -401,6 +401,8 @@ void show_json(struct buf *b, const struct show_run *sh, const struct show_figur
 	}
 	buf_puts(b, ",\"oom\":");
 	json_oom_kills(b, r, sh->kills, sh->nk);
+	/* oom_kills can be more: kills the run's cgroup counted whose lines were lost */
+	buf_printf(b, ",\"oom_kills_named\":%zu", sh->nk ? sh->nk : r->oom_at ? (size_t)1 : 0);
 	context_json(b, r, ctx);
 	if (run_is_set(r)) {
 		buf_puts(b, ",\"processes\":");

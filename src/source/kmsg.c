@@ -316,6 +316,25 @@ int kmsg_oom_parse(const char *text, size_t len, struct kmsg_oom *out)
 	return e;
 }
 
+void kmsg_clock_note(struct kmsg_clock *c, uint64_t usec, int64_t mono_ns)
+{
+	int64_t off = mono_ns - (int64_t)(usec * 1000);
+	if (c->have) {
+		int64_t since = mono_ns > c->at_ns ? mono_ns - c->at_ns : 0;
+		int64_t allowed = c->offset_ns + since / (1000000 / KMSG_CLOCK_DRIFT_PPM);
+		if (off > allowed)
+			off = allowed;
+	}
+	c->have = 1;
+	c->offset_ns = off;
+	c->at_ns = mono_ns;
+}
+
+int64_t kmsg_clock_mono(const struct kmsg_clock *c, uint64_t usec)
+{
+	return (int64_t)(usec * 1000) + (c->have ? c->offset_ns : 0);
+}
+
 /* ---- Reader ---------------------------------------------------------------------- */
 
 int kmsg_reader_open(struct kmsg_reader *r, unsigned flags)

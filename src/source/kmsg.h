@@ -85,6 +85,24 @@ struct kmsg_oom {
  * the OOM lines above; -EINVAL when it starts like one but is malformed. */
 int kmsg_oom_parse(const char *text, size_t len, struct kmsg_oom *out);
 
+/* The kernel log's clock against CLOCK_MONOTONIC. A record's usec is printk's clock
+ * (local_clock), which is not CLOCK_MONOTONIC: the two differ by an offset that grows
+ * with the uptime (measured here: 1.5 ms after 10 minutes; NTP slews only the
+ * monotonic clock). Every record is read after it was logged, so mono_at_read -
+ * usec is the offset plus the read's delay: the smallest seen is the best estimate.
+ * It may rise by KMSG_CLOCK_DRIFT_PPM of the time since (a faster slew than NTP makes),
+ * so that a drift the other way is followed too. Pure. */
+#define KMSG_CLOCK_DRIFT_PPM 1000
+struct kmsg_clock {
+	int have;
+	int64_t offset_ns;	/* CLOCK_MONOTONIC - printk's clock */
+	int64_t at_ns;		/* CLOCK_MONOTONIC of the last note */
+};
+/* A record of time usec read at CLOCK_MONOTONIC mono_ns. */
+void kmsg_clock_note(struct kmsg_clock *c, uint64_t usec, int64_t mono_ns);
+/* When a record of time usec was logged, on CLOCK_MONOTONIC (ns). */
+int64_t kmsg_clock_mono(const struct kmsg_clock *c, uint64_t usec);
+
 /* Reads records from /dev/kmsg (or, for tests, any fd holding records). */
 struct kmsg_reader {
 	int fd;			/* -1 when closed */

@@ -10,8 +10,12 @@
  *   exit N       exit with status N
  *   raise SIG    kill itself with signal number SIG
  *   fork         the rest of the script runs in a child too (both continue)
+ *   husk         the main thread ends and a second one waits until killed: the process
+ *                is alive and listed in its cgroup, but /proc/PID/status has no memory
+ *                lines (as for a process in its exit); the rest is not run
  * Without an exit step it exits 0 at the end. */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -47,6 +51,14 @@ static double parse_ms(const char *s)
 	char *end;
 	double v = strtod(s, &end);
 	return strcmp(end, "ms") == 0 ? v : v * 1000;
+}
+
+static void *wait_forever(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
 }
 
 static double mono_s(void)
@@ -132,6 +144,11 @@ int main(int argc, char **argv)
 		} else if (strcmp(a, "raise") == 0) {
 			raise((int)strtol(arg, NULL, 10));
 			i++;
+		} else if (strcmp(a, "husk") == 0) {
+			pthread_t t;
+			if (pthread_create(&t, NULL, wait_forever, NULL) != 0)
+				return 98;
+			pthread_exit(NULL);
 		} else if (strcmp(a, "fork") == 0) {
 			if (fork() < 0)
 				perror("memhog: fork");

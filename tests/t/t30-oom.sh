@@ -45,6 +45,73 @@ check "show says OOM killer with anon-rss and peak" \
 check "export has cgroup_bytes and cgroup_peak_bytes" \
 	grep -q '^time,.*,cgroup_bytes,cgroup_peak_bytes' "$T/csv"
 
+# A crash loop: a shell restarts a process that the OOM killer kills at once, 40
+# times, each between two samples (every 1 s), under a limit small enough for a kill
+# to come every few milliseconds. The kernel writes the context line (the cgroup's
+# name) of at most ten reports in five seconds, but every kill line: each kill is
+# counted and
+# each of those processes ended OOM-killed, against two references taken by the
+# workload itself: its cgroup's own oom_kill count (read before rsswatch removes the
+# cgroup) and the kernel log's "Killed process PID" lines for the pids it started.
+cat >"$T/loop.sh" <<'LOOP'
+hog=$1 out=$2
+if [ -d /sys/fs/cgroup/memory ]; then
+	f=/sys/fs/cgroup/memory$(sed -n 's/^[0-9]*:[^:]*memory[^:]*:\(.*\)$/\1/p' /proc/self/cgroup | head -1)/memory.oom_control
+else
+	f=/sys/fs/cgroup$(sed -n 's/^0::\(.*\)$/\1/p' /proc/self/cgroup)/memory.events
+fi
+i=0
+while [ $i -lt 40 ]; do
+	"$hog" +64M &
+	echo $! >>"$out/pids"
+	wait $!
+	i=$((i + 1))
+done
+sed -n 's/^oom_kill \([0-9]*\)$/\1/p' "$f" >"$out/cg_kills"
+LOOP
+# The kernel log is read as it comes, from before a mark to after another: a loop's
+# reports can overwrite more than the ring holds, and dmesg starts at the last clear.
+tag="rsswatch-t30-$$-$(date +%s%N)"
+spawn kmsg cat /dev/kmsg
+kmsg=$!
+echo "$tag start" >/dev/kmsg
+"$RSW" record -q --memory-limit 16M -- sh "$T/loop.sh" "$HOG" "$T" >"$T/out" 2>"$T/err"
+rc=$?
+echo "$tag end" >/dev/kmsg
+wait_until 10 grep -q "$tag end" "$T/kmsg.out"
+kill "$kmsg"
+finish "$kmsg"
+"$RSW" show --json >"$T/json"
+"$RSW" show >"$T/show"
+# the kernel's kill lines between the two marks, for the loop's pids
+sed -n "/$tag start/,/$tag end/p" "$T/kmsg.out" |
+	sed -n 's/.*Killed process \([0-9]*\) .*/\1/p' | sort >"$T/killed_all"
+sort "$T/pids" | join - "$T/killed_all" >"$T/killed"
+cg_kills=$(cat "$T/cg_kills" 2>/dev/null)
+kern=$(lines "$T/killed")
+# the run's processes ended OOM-killed, and those shown killed by a plain SIGKILL
+sqlite3 :memory: "SELECT value->>'pid' FROM json_each(readfile('$T/json'), '\$.processes')
+	WHERE value->>'ended' = 'oom_killed'" | sort >"$T/procs_oom"
+sigkilled=$(sqlite3 :memory: "SELECT count(*) FROM json_each(readfile('$T/json'), '\$.processes')
+	WHERE value->>'ended' = 'signaled' AND value->>'signal' = 9")
+diag "crash loop: cgroup oom_kill $cg_kills, kernel lines $kern of $(lines "$T/pids") pids," \
+	"oom_kills $(jget "$T/json" '$.oom_kills'), named $(jget "$T/json" '$.oom_kills_named')," \
+	"processes OOM-killed $(lines "$T/procs_oom"), killed by SIGKILL $sigkilled"
+check "crash loop: the loop ends 0" test "$rc" -eq 0
+check "crash loop: the cgroup counted 40 OOM kills" test "$cg_kills" = 40
+check "crash loop: the kernel log named each of the 40 pids" test "$kern" -eq 40
+check "crash loop: oom_kills is the cgroup's count" test "$(jget "$T/json" '$.oom_kills')" = "$cg_kills"
+check "crash loop: each kill is kept with the kernel's figures" \
+	test "$(jget "$T/json" '$.oom_kills_named')" = "$kern"
+check "crash loop: each pid the kernel killed ended OOM-killed" \
+	sh -c 'join -v1 "$1" "$2" | grep -q . && exit 1; exit 0' - "$T/killed" "$T/procs_oom"
+check "crash loop: none of them is shown as killed by SIGKILL" test "$sigkilled" -eq 0
+[ "$sigkilled" -eq 0 ] ||
+	diag "$(sqlite3 :memory: "SELECT value FROM json_each(readfile('$T/json'), '\$.processes')
+		WHERE value->>'ended' = 'signaled'")"
+check "crash loop: show counts the 40, all named" \
+	grep -q '^outcome   exited with 0; 40 processes OOM-killed, the first' "$T/show"
+
 # A plain SIGKILL under the same limit is not an OOM kill.
 "$RSW" record -q --memory-limit 64M -i 50ms -- "$HOG" +16M raise 9 >"$T/out" 2>"$T/err"
 rc=$?

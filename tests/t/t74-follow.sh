@@ -219,6 +219,38 @@ if [ -n "$cg" ]; then
 	"$RSW" ls --series --json >"$T/series.json"
 	check "-g --follow: two runs in a series, status 0" \
 		test "$(jget "$T/series.json" '$[0].outcomes')" = '["exited","exited"]' -a "$RC" -eq 0
+
+	# A listed process whose memory cannot be read is no new instance. cgroup.procs
+	# lists a process in its exit (an OOM victim whose memory is being freed, for a
+	# few milliseconds: a run of 7 ms came 3 ms after a kill) until its exit is done;
+	# a husk (memhog's "husk" step: its main thread ended) stays so for as long as it
+	# lives. Each look at the cgroup made a run of no sample.
+	bash -c "echo \$\$ >'$cg/cgroup.procs' && exec '$HOG' +4M touch '$T/husk' husk" \
+		>/dev/null 2>&1 &
+	husk=$!
+	husk_only() { test -e "$T/husk" && ! grep -q '^VmRSS' "/proc/$husk/status" &&
+		grep -qx "$husk" "$cg/cgroup.procs"; }
+	if wait_until 10 husk_only; then
+		before=$(sql "$RSSWATCH_DB" 'select max(id) from run')
+		spawn husk "$RSW" record -g "$cg" --follow -i 50ms
+		h=$!
+		cg_waits_in() { test "$(grep -c "waiting for a process in memory cgroup" "$1")" -ge "$2"; }
+		wait_until 10 cg_waits_in "$T/husk.err" 1
+		bash -c "echo \$\$ >'$cg/cgroup.procs' && exec '$HOG' +4M sleep 300ms"
+		wait_until 10 cg_waits_in "$T/husk.err" 2
+		kill -INT "$h"
+		finish "$h"
+		nruns=$(sql "$RSSWATCH_DB" "select count(*) from run where id > $before")
+		empty=$(sql "$RSSWATCH_DB" "select count(*) from run where id > $before and samples = 0")
+		diag "-g --follow beside a husk: $nruns runs, $empty of them with no sample"
+		check "-g --follow: a husk in the cgroup makes no run; the one instance does" \
+			test "$nruns" -eq 1 -a "$empty" -eq 0 -a "$RC" -eq 0
+	else
+		not_ok "-g --follow: a husk in the cgroup (memhog husk) could be made"
+	fi
+	kill -KILL "$husk" 2>/dev/null
+	wait "$husk" 2>/dev/null
+	wait_until 10 sh -c "! grep -q . '$cg/cgroup.procs'"
 else
 	skip "-g --follow needs root and a memory cgroup controller"
 fi

@@ -394,6 +394,28 @@ static void test_vmstat(void **state)
 	assert_int_equal(vmstat_read_oom_kill(&v), 0);	/* this machine's counter */
 }
 
+/* The log's clock carried over to CLOCK_MONOTONIC: the smallest read delay seen wins;
+ * the estimate may rise only as fast as KMSG_CLOCK_DRIFT_PPM allows. */
+static void test_clock(void **state)
+{
+	(void)state;
+	struct kmsg_clock c = { 0 };
+	assert_true(kmsg_clock_mono(&c, 5) == 5000);	/* nothing seen: as it is */
+	/* printk's clock 1.5 ms behind; read 300 us after logging */
+	kmsg_clock_note(&c, 1000000, 1000000000LL + 1500000 + 300000);
+	assert_true(kmsg_clock_mono(&c, 1000000) == 1000000000LL + 1800000);
+	/* a record read at once: the offset is 1.5 ms */
+	kmsg_clock_note(&c, 1000100, 1000100000LL + 1500000);
+	assert_true(kmsg_clock_mono(&c, 2000000) == 2000000000LL + 1500000);
+	/* one read late by 40 ms, 50 ms after the last read: it may raise the estimate
+	 * by 50 us only */
+	kmsg_clock_note(&c, 1010100, 1010100000LL + 1500000 + 40000000);
+	assert_true(c.offset_ns == 1500000 + 50000);
+	/* the clocks drift apart the other way: followed at once */
+	kmsg_clock_note(&c, 1020000, 1020000000LL + 1000000);
+	assert_true(c.offset_ns == 1000000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -412,6 +434,7 @@ int main(void)
 		cmocka_unit_test(test_pipe),
 		cmocka_unit_test(test_dev_kmsg),
 		cmocka_unit_test(test_vmstat),
+		cmocka_unit_test(test_clock),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

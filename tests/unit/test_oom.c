@@ -3,8 +3,11 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 #include "base/util.h"
@@ -175,6 +178,46 @@ static void test_outcome_words_oom(void **state)
 	buf_release(&b);
 }
 
+struct kills_seen {
+	size_t n, named;
+	pid_t last;
+	int64_t last_t;
+	int went_back;
+};
+
+static void on_kill(void *ctx, const struct kmsg_oom *kill, const char *memcg, int64_t t)
+{
+	struct kills_seen *k = ctx;
+	k->n++;
+	k->named += memcg[0] != '\0';
+	if (memcg[0] && strstr(memcg, "/rsswatch-14840") == NULL)
+		fail_msg("kill of pid %d given another cgroup: %s", (int)kill->pid, memcg);
+	k->went_back |= kill->pid <= k->last || t < k->last_t;
+	k->last = kill->pid;
+	k->last_t = t;
+}
+
+/* A crash loop's kernel log (stress-ng restarting its worker under a 256 MiB limit,
+ * 54 kills in 6 s): the kernel rate-limits the report that holds the context line
+ * (ten in five seconds), not the kill lines. Every kill line is handed on, in order;
+ * only the ten that follow a context line of their own pid name the cgroup. */
+static void test_crash_loop_log(void **state)
+{
+	(void)state;
+	struct oom_watch *w = calloc(1, sizeof(*w));
+	struct kills_seen k = { 0 };
+	int fd = open("tests/fixtures/kmsg/kmsg-oom-crash-loop-v1.txt", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	kmsg_reader_open_fd(&w->kmsg, fd);
+	oom_watch_drain(w, on_kill, &k);
+	assert_int_equal(w->kmsg_err, 0);
+	assert_int_equal(k.n, 54);
+	assert_int_equal(k.named, 10);
+	assert_false(k.went_back);
+	oom_watch_close(w);
+	free(w);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -185,6 +228,7 @@ int main(void)
 		cmocka_unit_test(test_host_count_only),
 		cmocka_unit_test(test_global_oom),
 		cmocka_unit_test(test_outcome_words_oom),
+		cmocka_unit_test(test_crash_loop_log),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

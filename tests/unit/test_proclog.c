@@ -286,6 +286,35 @@ static void test_order_starts(void **state)
 	proclog_release(&l);
 }
 
+/* A pid used three times in a run: each time is matched to the use alive then. An
+ * entry is found up to `early` before it was first seen, and up to `late` after its
+ * end; an unended entry is alive from then on. */
+static void test_find_at(void **state)
+{
+	(void)state;
+	struct proclog l;
+	proclog_init(&l);
+	const int64_t ms = 1000000;
+	size_t a = proclog_add(&l, 70, 1, "a", 100 * ms, 0, 0);
+	proclog_end(&l, a, 200 * ms, PROC_SIGNALED, -1, 9);
+	proclog_add(&l, 71, 1, "other", 150 * ms, 0, 0);
+	size_t b = proclog_add(&l, 70, 1, "b", 1000 * ms, 0, 0);
+	proclog_end(&l, b, 1100 * ms, PROC_EXITED, 0, -1);
+	size_t c = proclog_add(&l, 70, 1, "c", 5000 * ms, 0, 0);
+	assert_int_equal(proclog_find(&l, 70), (long)c);
+	assert_int_equal(proclog_find_at(&l, 70, 150 * ms, 50 * ms, 10 * ms), (long)a);
+	assert_int_equal(proclog_find_at(&l, 70, 60 * ms, 50 * ms, 10 * ms), (long)a);
+	assert_int_equal(proclog_find_at(&l, 70, 40 * ms, 50 * ms, 10 * ms), -1);
+	assert_int_equal(proclog_find_at(&l, 70, 205 * ms, 50 * ms, 10 * ms), (long)a);
+	assert_int_equal(proclog_find_at(&l, 70, 500 * ms, 50 * ms, 10 * ms), -1);
+	assert_int_equal(proclog_find_at(&l, 70, 1050 * ms, 50 * ms, 10 * ms), (long)b);
+	assert_int_equal(proclog_find_at(&l, 70, 3000 * ms, 50 * ms, 10 * ms), -1);
+	assert_int_equal(proclog_find_at(&l, 70, 9000 * ms, 50 * ms, 10 * ms), (long)c);
+	assert_int_equal(proclog_find_at(&l, 71, 9000 * ms, 50 * ms, 10 * ms), 1);
+	assert_int_equal(proclog_find_at(&l, 72, 150 * ms, 50 * ms, 10 * ms), -1);
+	proclog_release(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -296,6 +325,7 @@ int main(void)
 		cmocka_unit_test(test_peak_offers),
 		cmocka_unit_test(test_ended_sum),
 		cmocka_unit_test(test_order_starts),
+		cmocka_unit_test(test_find_at),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -333,7 +333,14 @@ static void test_oom_kills_words(void **state)
 	strlcpy_rsw(r.outcome, OUTCOME_EXITED, sizeof(r.outcome));
 	r.oom_kills = 2;
 	oom_kills_words(&b, &r, NULL, 0);
-	assert_string_equal(buf_str(&b), "2 processes OOM-killed");
+	assert_string_equal(buf_str(&b), "2 processes OOM-killed (the kernel log named none)");
+	/* the cgroup counted more than the log named: both figures */
+	buf_reset(&b);
+	r.oom_kills = 56;
+	oom_kills_words(&b, &r, k, 2);
+	assert_string_equal(buf_str(&b), "56 processes OOM-killed (the kernel log named 2), the first "
+					 "at +1.2s; the largest: ld?[31m (pid 5124) at +2.2s, "
+					 "anon-rss 300.0 MiB");
 	buf_reset(&b);
 	r.oom_kills = 0;
 	oom_kills_words(&b, &r, NULL, 0);

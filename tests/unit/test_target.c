@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -143,12 +144,100 @@ static void test_find_matches_skips_ancestors(void **state)
 	free(m);
 }
 
+/* PIDFD_GET_INFO's answers: the status once known; ESRCH (the moment of the reaping)
+ * is asked again, not taken for an old kernel; the wait is bounded. */
+static void test_exit_status_answers(void **state)
+{
+	(void)state;
+	int ws = -1;
+	const uint64_t exit_bit = 1ULL << 3;
+	assert_int_equal(pidfd_info_status(0, exit_bit, 7 << 8, &ws), 0);
+	assert_int_equal(ws, 7 << 8);
+	ws = -1;
+	assert_int_equal(pidfd_info_status(0, 0, 0, &ws), -EAGAIN);
+	assert_int_equal(pidfd_info_status(ESRCH, 0, 0, &ws), -ESRCH);
+	assert_int_equal(pidfd_info_status(ENOTTY, 0, 0, &ws), -EOPNOTSUPP);
+	assert_int_equal(pidfd_info_status(EINVAL, 0, 0, &ws), -EOPNOTSUPP);
+	assert_int_equal(pidfd_info_status(EBADF, 0, 0, &ws), -EBADF);
+	assert_int_equal(ws, -1);	/* written only with a status */
+	assert_true(exit_status_ask_again(-ESRCH, 0));
+	assert_true(exit_status_ask_again(-ESRCH, EXIT_STATUS_ESRCH_TRIES - 1));
+	assert_false(exit_status_ask_again(-ESRCH, EXIT_STATUS_ESRCH_TRIES));
+	assert_true(exit_status_ask_again(-EAGAIN, EXIT_STATUS_TRIES - 1));
+	assert_false(exit_status_ask_again(-EAGAIN, EXIT_STATUS_TRIES));
+	assert_false(exit_status_ask_again(0, 0));
+	assert_false(exit_status_ask_again(-EOPNOTSUPP, 0));
+}
+
+/* A real race: a parent reaps each of its children at once while this process, not
+ * their parent, asks for the status as soon as the pidfd is readable. Each status is
+ * had within the bounded wait: none is lost to an ESRCH at the moment of the reaping. */
+static void test_exit_status_race(void **state)
+{
+	(void)state;
+	enum { N = 100 };
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	pid_t b = fork();
+	assert_true(b >= 0);
+	if (b == 0) {
+		close(p[0]);
+		for (int i = 0; i < N; i++) {
+			pid_t c = fork();
+			if (c == 0) {
+				usleep(5000);	/* long enough to be opened */
+				_exit(i & 127);
+			}
+			if (write(p[1], &c, sizeof(c)) != (ssize_t)sizeof(c))
+				_exit(1);
+			waitpid(c, NULL, 0);
+			usleep(2000);
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	int known = 0, unsupported = 0;
+	for (int i = 0; i < N; i++) {
+		pid_t c;
+		assert_int_equal(read(p[0], &c, sizeof(c)), (ssize_t)sizeof(c));
+		int fd = pidfd_open_rsw(c);
+		if (fd < 0)
+			continue;	/* reaped before it could be opened */
+		struct pollfd pf = { fd, POLLIN, 0 };
+		poll(&pf, 1, 5000);
+		int ws = -1, e;
+		for (int tries = 0;; tries++) {
+			e = pidfd_exit_status(fd, 0, &ws, NULL);
+			if (!exit_status_ask_again(e, tries))
+				break;
+			poll(NULL, 0, EXIT_STATUS_POLL_MS);
+		}
+		close(fd);
+		if (e == -EOPNOTSUPP)
+			unsupported++;
+		else if (e == 0 && WIFEXITED(ws) && WEXITSTATUS(ws) == (i & 127))
+			known++;
+		else
+			fail_msg("instance %d: %d, status %d", i, e, ws);
+	}
+	close(p[0]);
+	waitpid(b, NULL, 0);
+	if (unsupported && !known)
+		skip();	/* a kernel before 6.15 */
+	if (unsupported)
+		fail_msg("%d of %d statuses taken for a kernel that cannot tell", unsupported,
+			 unsupported + known);
+	assert_true(known > N / 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_ancestry_chain, setup_tree, teardown_tree),
 		cmocka_unit_test_setup_teardown(test_ancestry_ends, setup_tree, teardown_tree),
 		cmocka_unit_test(test_ancestry_real),
+		cmocka_unit_test(test_exit_status_answers),
+		cmocka_unit_test(test_exit_status_race),
 		cmocka_unit_test(test_find_matches_skips_ancestors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
