@@ -52,7 +52,8 @@ done
 if command -v sqlite3 >/dev/null 2>&1; then
 	rm -f "$T/orphgo"
 	q0="SELECT count(*) > 0 FROM sample WHERE run_id = $last"
-	q="SELECT count(*) FROM event WHERE run_id = $last AND kind = 'proc_start' AND detail LIKE '%memhog%'"
+	# (by its pid: on a loaded machine it may be first read before its exec, as "sh")
+	q="SELECT count(*) FROM event WHERE run_id = $last AND kind = 'proc_start' AND pid = "
 	"$RSW" record -q -t -i 20ms -- sh -c '
 		waitq() {	# waitq QUERY: wait until QUERY gives 1
 			i=0
@@ -62,11 +63,13 @@ if command -v sqlite3 >/dev/null 2>&1; then
 			done
 		}
 		waitq "$4"
-		( "$1" +3M await "$2/orphgo" & )
-		waitq "$5"
+		( "$1" +3M await "$2/orphgo" & echo $! >"$2/orphpid" )
+		waitq "$5$(cat "$2/orphpid")"
 		touch "$2/orphgo"' - "$HOG" "$T" "$RSSWATCH_DB" "$q0" "$q" >/dev/null 2>"$T/err"
-	o=$(sql "$RSSWATCH_DB" "$q")
-	check "tree (events): the orphaned grandchild was a member ($o)" test "$o" -eq 1
+	o=$(sql "$RSSWATCH_DB" "$q$(cat "$T/orphpid")")
+	comm=$(sql "$RSSWATCH_DB" "SELECT comm FROM process WHERE run_id = $last AND pid = $(cat "$T/orphpid")")
+	check "tree (events): the orphaned grandchild was a member ($o, as $comm)" \
+		test "$o" -eq 1 -a "$comm" = memhog
 	check "tree (events): totals equal the sum of the members (orphan)" test "$(mismatches)" -eq 0
 fi
 
