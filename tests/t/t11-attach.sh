@@ -95,11 +95,11 @@ finish "$hog" 10
 finish "$rec"
 show_json
 diag "attached after a 200 MiB peak, a 64 MiB spike: peak_rss $(sfield peak_rss_bytes), hwm_before $(sfield hwm_before_bytes)"
-blind='^blind     peaks between samples below the earlier 20[0-9].[0-9] MiB high-water mark cannot be seen; --reset-peak makes them visible (it also lowers the target.s own ru_maxrss)$'
+blind='^blind     peaks between samples below the earlier 2[0-9][0-9].[0-9] MiB high-water mark cannot be seen; --reset-peak makes them visible (it also lowers the target.s own ru_maxrss)$'
 check "late attach: the summary says spikes below the old VmHWM cannot be seen" grep -q "$blind" "$T/rec.err"
 "$RSW" show >"$T/show.txt" 2>&1
 check "late attach: show says so too" grep -q "$blind" "$T/show.txt"
-check "late attach: the earlier peak is stated" grep -q '^earlier   peak 20[0-9].[0-9] MiB before recording' "$T/show.txt"
+check "late attach: the earlier peak is stated" grep -q '^earlier   peak 2[0-9][0-9].[0-9] MiB before recording' "$T/show.txt"
 "$RSW" report -o "$T/blind.html" >/dev/null 2>&1
 check "late attach: the report's card says so" grep -q 'Peaks between samples below it cannot be seen (--reset-peak makes them visible' "$T/blind.html"
 
