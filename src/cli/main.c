@@ -100,13 +100,14 @@ static int db_after_verb(int argc, char **argv, char **out)
 
 int main(int argc, char **argv)
 {
+	static char **moved;	/* static: lives, reachable, as long as the process */
 	if (argc >= 2 && (strcmp(argv[1], "--db") == 0 || strncmp(argv[1], "--db=", 5) == 0)) {
-		char **moved = xmalloc(sizeof(*moved) * ((size_t)argc + 2));
+		moved = xmalloc(sizeof(*moved) * ((size_t)argc + 2));
 		int n = db_after_verb(argc, argv, moved);
 		if (n < 0)
 			return EXIT_USAGE;
 		argc = n;
-		argv = moved;	/* lives as long as the process */
+		argv = moved;
 	}
 	if (argc < 2) {
 		usage(stderr);
