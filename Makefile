@@ -146,8 +146,10 @@ $(BUILD)/tests/bin/%: tests/bin/%.c $(LIBA) $(FLAGS_STAMP)
 # The workloads of known memory are measured, not tested: under SANITIZE=1 they are
 # built plain, so that their figures are theirs (AddressSanitizer's shadow of a 256 MiB
 # mapping is 32 MiB more resident, its runtime about 12 MiB, and its leak checker a
-# second process sharing the memory at the exit). hostile links the client library.
-TBIN_PLAIN := $(addprefix $(BUILD)/tests/bin/,memhog sharemm busy ctxhog)
+# second process sharing the memory at the exit). hostile links the client library;
+# examples/scale (a peak of 64 MiB + N x 16 MiB, for t64-scale's model) does not.
+TBIN_PLAIN := $(addprefix $(BUILD)/tests/bin/,memhog sharemm busy ctxhog) \
+	$(BUILD)/examples/scale
 $(TBIN_PLAIN): ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(PKG_CFLAGS)
 
 $(BUILD)/examples/%: examples/%.c $(LIBA) $(FLAGS_STAMP)
