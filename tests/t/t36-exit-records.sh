@@ -92,13 +92,18 @@ check "the peak's time lies within the run, whatever its source" \
 # sample (the recorder attached, its listeners open); the next sample is an hour away,
 # and the run ends with the target.
 stored_sample() { [ "$(q "SELECT count(*) FROM sample WHERE run_id = (SELECT max(id) FROM run WHERE outcome = 'running')")" -ge 1 ] 2>/dev/null; }
-spawn tree sh -c "until [ -e '$T/tree_go' ]; do sleep 0.01; done; '$HOG' +100M sleep 5ms exit 0; sleep 0.2"
-pid=$!
-spawn treerec "$RSW" record -q -i 1h -t -p "$pid"
-rec=$!
-wait_until 30 stored_sample
-touch "$T/tree_go"
-finish "$rec"
+# attached_tree NAME SCRIPT: a shell that runs SCRIPT once recorded (-i 1h -t -p) and
+# the recorder's first sample is stored; its pid in $pid, the recorder's status in $RC.
+attached_tree() {
+	spawn "$1" sh -c "until [ -e '$T/$1_go' ]; do sleep 0.01; done; $2; sleep 0.2"
+	pid=$!
+	spawn "$1rec" "$RSW" record -q -i 1h -t -p "$pid"
+	_rec=$!
+	wait_until 30 stored_sample
+	touch "$T/$1_go"
+	finish "$_rec"
+}
+attached_tree tree "'$HOG' +100M sleep 5ms exit 0"
 check "-p -t of a shell whose child lives 5 ms: exit 0 (got $RC)" test "$RC" -eq 0
 check "-p -t: the child's exact peak is the run's (>= 100 MiB)" \
 	test "$(q "SELECT peak_rss FROM run WHERE id = $last")" -ge $((100 * MiB))
@@ -109,13 +114,7 @@ finish "$pid"
 # A chain of three that lives between two samples of an attached tree: the deepest's
 # record comes first, before its parent and grandparent are known. It still joins the
 # run, with its exact peak (it was dropped when records were retried only once).
-spawn chain sh -c "until [ -e '$T/chain_go' ]; do sleep 0.01; done; sh -c \"sh -c '$HOG +100M sleep 5ms exit 0; :'; :\"; sleep 0.2"
-pid=$!
-spawn chainrec "$RSW" record -q -i 1h -t -p "$pid"
-rec=$!
-wait_until 30 stored_sample
-touch "$T/chain_go"
-finish "$rec"
+attached_tree chain "sh -c \"sh -c '$HOG +100M sleep 5ms exit 0; :'; :\""
 check "-p -t, a chain of three between two samples: exit 0 (got $RC)" test "$RC" -eq 0
 check "-p -t chain: memhog's exact peak is the run's (>= 100 MiB)" \
 	test "$(q "SELECT peak_rss >= 100 * $MiB AND peak_source = 'exit record' FROM run WHERE id = $last")" = 1
