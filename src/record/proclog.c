@@ -231,6 +231,82 @@ void proclog_sum(struct proclog *l, size_t i)
 	}
 }
 
+struct fold_candidate {
+	uint64_t peak;
+	size_t i;
+};
+
+static int by_peak(const void *a, const void *b)
+{
+	const struct fold_candidate *x = a, *y = b;
+	if (x->peak != y->peak)
+		return x->peak < y->peak ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;	/* the older first: a stable order */
+}
+
+/* Entry i joins the aggregate. */
+static void fold_one(struct proclog *l, size_t i)
+{
+	struct proclog_folded *f = &l->folded;
+	int64_t v[CX_N];
+	entry_figures(l, i, v);
+	for (size_t k = 0; k < CX_N; k++) {
+		if (v[k] < 0)
+			continue;
+		f->sum[k] += (uint64_t)v[k];
+		if (k < CX_READ)
+			f->cpu = 1;
+		else
+			f->io = 1;
+	}
+	f->n++;
+	if (l->p[i].peak_rss > f->peak_max)
+		f->peak_max = l->p[i].peak_rss;
+}
+
+size_t proclog_fold(struct proclog *l, int64_t now_ns, int64_t settled_ns, size_t keep,
+		    long *root)
+{
+	if (l->n <= keep || l->n < l->fold_at)
+		return 0;
+	struct fold_candidate *c = xcalloc(l->n, sizeof(*c));
+	size_t nc = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		const struct proc_summary *p = &l->p[i];
+		if ((long)i == *root || p->end_ns < 0 || p->end_ns > now_ns - settled_ns ||
+		    strcmp(p->ended, PROC_OOM_KILLED) == 0)
+			continue;
+		c[nc].peak = p->peak_rss;
+		c[nc++].i = i;
+	}
+	size_t want = l->n - keep / 2, nf = nc < want ? nc : want;
+	qsort(c, nc, sizeof(*c), by_peak);
+	unsigned char *gone = xcalloc(l->n, 1);
+	for (size_t k = 0; k < nf; k++) {
+		fold_one(l, c[k].i);
+		gone[c[k].i] = 1;
+	}
+	size_t n = 0;
+	long r = -1;
+	for (size_t i = 0; i < l->n; i++) {
+		if (gone[i])
+			continue;
+		if ((long)i == *root)
+			r = (long)n;
+		l->p[n] = l->p[i];
+		l->x[n++] = l->x[i];
+	}
+	l->n = n;
+	*root = r;
+	memset(l->index, 0, l->nindex * sizeof(*l->index));
+	for (size_t i = 0; i < l->n; i++)
+		index_put(l, i);
+	l->fold_at = l->n > keep ? l->n + keep / 4 : 0;
+	free(gone);
+	free(c);
+	return nf;
+}
+
 /* Adds the figures f (-1: none) to a sample's context; have: which groups had any. */
 static void add_to_sample(struct sample *s, const uint64_t f[CX_N], int cpu, int io)
 {
@@ -274,6 +350,10 @@ void proclog_total(const struct proclog *l, struct sample *s)
 				io = 1;
 		}
 	}
+	for (size_t k = 0; k < CX_N; k++)
+		sum[k] += l->folded.sum[k];
+	cpu |= l->folded.cpu;
+	io |= l->folded.io;
 	struct sample t = *s;
 	t.have &= ~(unsigned)(SAMPLE_CPU | SAMPLE_IO);
 	add_to_sample(&t, sum, cpu, io);

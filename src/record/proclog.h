@@ -32,9 +32,16 @@
  * raised as later sources say more: a member sampled and then ended adds, at its
  * record, only what it did beyond its last read, and no figure of the sum ever falls.
  *
+ * Bounded. A fork loop or a long build can end hundreds of thousands of processes;
+ * each entry costs about 400 bytes. proclog_fold keeps the table near a bound: entries
+ * that ended long enough ago that no source will speak of them again (no exit record,
+ * no kill line) and that were not OOM-killed are folded, those with the smallest peaks
+ * first, into one aggregate (folded): their count, their largest peak and their
+ * figures' sum. The set's ended sum already holds them; proclog_total adds the sum.
+ *
  * Invariant: entries are in the order processes were first seen; index[] maps a pid to
  * its latest entry (a pid reused during the run gets a new entry); ended[k] is the sum
- * of counted[k] over the entries with in_sum. */
+ * of counted[k] over the entries with in_sum, and over the folded ones. */
 #ifndef RSW_RECORD_PROCLOG_H
 #define RSW_RECORD_PROCLOG_H
 
@@ -69,6 +76,14 @@ struct proclog {
 	 * an entry in it had those figures. */
 	uint64_t ended[6];
 	int ended_cpu, ended_io;
+	/* Ended entries no longer kept one by one (proclog_fold). */
+	struct proclog_folded {
+		uint64_t n;		/* how many */
+		uint64_t peak_max;	/* the largest of their peaks */
+		uint64_t sum[6];	/* their figures (entry_figures), as in ended[] */
+		int cpu, io;		/* one of them had those figures */
+	} folded;
+	size_t fold_at;			/* n at which proclog_fold tries again */
 	size_t n, cap;
 	int32_t *index;			/* open addressing: entry index + 1, 0 empty */
 	size_t nindex;			/* a power of two, at least twice n */
@@ -116,6 +131,15 @@ void proclog_read_set(struct proclog *l, const struct procset *ps, int all);
 /* Entry i is no longer a live member of the set (or never was one): its figures join
  * the set's ended sum, now and as its sources say more. Idempotent. */
 void proclog_sum(struct proclog *l, size_t i);
+/* Keeps the table near keep entries: when it holds more, folds entries that ended
+ * before now_ns - settled_ns, except OOM kills and entry *root, smallest peaks first,
+ * until at most keep / 2 are left or none can go; *root (-1: none) is renumbered.
+ * Entry numbers change: call it where no other index is held. Cheap when it has
+ * nothing to do; a try that cannot go below keep waits for keep / 4 more entries.
+ * Returns how many were folded. */
+size_t proclog_fold(struct proclog *l, int64_t now_ns, int64_t settled_ns, size_t keep,
+		    long *root);
+
 /* Adds the ended sum to a sample's context figures (SAMPLE_CPU, SAMPLE_IO). */
 void proclog_add_ended(const struct proclog *l, struct sample *s);
 /* The context of the whole run, at its end: the most each entry's sources said, summed

@@ -89,6 +89,12 @@
 /* The application's page may appear at any time: a look every PAGE_RETRY_NS costs one
  * stat of its directory and finds it within a tenth of a second. */
 #define PAGE_RETRY_NS (100 * NS_PER_MS)
+/* The processes of a run are kept one by one up to PROCLOG_KEEP (about 400 bytes
+ * each: 1.6 MiB); past that, those that ended more than PROCLOG_SETTLED_NS ago (no
+ * exit record or kill line comes that late) are folded into one aggregate, smallest
+ * peaks first (proclog_fold), said once and stored as procs_folded events. */
+#define PROCLOG_KEEP 4096
+#define PROCLOG_SETTLED_NS (10 * NS_PER_S)
 /* A large set's members have their status read afresh at least every this much per
  * member, and at least every second (set_status_bound). */
 #define SET_STATUS_NS_PER_MEMBER (2 * NS_PER_MS)
@@ -923,6 +929,24 @@ static void hand_over(struct recorder *rc, struct sample *s, int64_t t)
 static void settle_kills(struct recorder *rc, int at_end);
 static void cgroup_kills(struct recorder *rc, int at_end);
 
+/* Bounds the memory kept per process ever seen (PROCLOG_KEEP): what is folded is
+ * said once, and stored as an event with the totals so far. */
+static void fold_processes(struct recorder *rc, int64_t t, int64_t elapsed)
+{
+	size_t n = proclog_fold(&rc->log, elapsed, PROCLOG_SETTLED_NS, PROCLOG_KEEP, &rc->root);
+	if (!n)
+		return;
+	const struct proclog_folded *f = &rc->log.folded;
+	char detail[128];
+	snprintf(detail, sizeof(detail), "count=%llu peak_max_bytes=%llu kept=%zu",
+		 (unsigned long long)f->n, (unsigned long long)f->peak_max, rc->log.n);
+	store_add_event(rc->st, rc->run->id, t, "procs_folded", rc->target->pid, detail);
+	if (f->n == n)
+		say(rc, RECORDER_NOTE, "rsswatch: more than %d processes: those that ended with "
+		    "the smallest peaks are kept only as totals from now on (their CPU and I/O "
+		    "stay in the set's figures; procs_folded events count them)", PROCLOG_KEEP);
+}
+
 static int take_sample(struct recorder *rc)
 {
 	struct sample s;
@@ -969,6 +993,7 @@ static int take_sample(struct recorder *rc)
 		store_members(rc, s.elapsed_ns, t);
 		set_status_bound(rc);
 	}
+	fold_processes(rc, t, s.elapsed_ns);
 	check_alerts(rc, &s, t);
 	hand_over(rc, &s, t);
 	int urgent = near_limit(rc, &s);

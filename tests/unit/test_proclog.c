@@ -315,6 +315,92 @@ static void test_find_at(void **state)
 	proclog_release(&l);
 }
 
+/* A fork loop's table stays bounded: 1,000 processes, a bound of 100. Those ended
+ * long enough ago fold, smallest peaks first; the root, an OOM kill, the recently
+ * ended and the living stay; the index finds every kept entry; the folded ones'
+ * figures stay in the run's total and in the set's ended sum. */
+static void test_fold(void **state)
+{
+	(void)state;
+	struct proclog l;
+	struct sample s;
+	proclog_init(&l);
+	const int64_t ms = 1000000;
+	long root = (long)proclog_add(&l, 10, 1, "root", 0, 0, 0);
+	proclog_offer(&l, (size_t)root, 1, PEAK_FROM_SAMPLE);	/* the smallest of all */
+	struct proc_stat st = stat_of(1, 0, 2, 0);
+	uint64_t all_minflt = 0;
+	for (int k = 0; k < 1000; k++) {
+		size_t i = proclog_add(&l, 1000 + k, 10, "child", k * ms, 0, 0);
+		proclog_offer(&l, i, 4096 * (uint64_t)(k + 1), PEAK_FROM_SAMPLE);
+		proclog_read(&l, i, &st, 1, NULL, 0);
+		all_minflt += 2;
+		if (k == 7)
+			proclog_end(&l, i, k * ms + 1, PROC_OOM_KILLED, -1, 9);
+		else if (k < 990)
+			proclog_end(&l, i, k * ms + 1, PROC_EXITED, 0, -1);
+		if (k < 990)
+			proclog_sum(&l, i);
+	}
+	memset(&s, 0, sizeof(s));
+	proclog_add_ended(&l, &s);
+	uint64_t ended_before = s.minflt;
+	/* at 2 s, settled after 1 s: the 990 ended (by 990 ms) but the OOM kill, 989,
+	 * may go; 1001 - 100 / 2 = 951 do, the smallest peaks (k = 0..951 but 7) */
+	size_t n = proclog_fold(&l, 2000 * ms, 1000 * ms, 100, &root);
+	assert_int_equal(n, 951);
+	assert_int_equal(l.n, 50);
+	assert_int_equal(l.folded.n, 951);
+	assert_int_equal(l.folded.peak_max, 4096 * 952);	/* k = 951 */
+	assert_int_equal(root, 0);
+	assert_int_equal(l.p[root].pid, 10);
+	assert_int_equal(proclog_find(&l, 1007), 1);		/* the kill: kept, renumbered */
+	assert_string_equal(l.p[1].ended, PROC_OOM_KILLED);
+	assert_int_equal(proclog_find(&l, 1000), -1);		/* folded */
+	assert_int_equal(proclog_find(&l, 1951), -1);
+	for (int k = 952; k < 1000; k++) {
+		long i = proclog_find(&l, 1000 + k);
+		assert_true(i >= 0);
+		assert_int_equal(l.p[i].pid, 1000 + k);
+	}
+	assert_int_equal(proclog_largest(&l), proclog_find(&l, 1999));
+	/* the sums keep what went */
+	memset(&s, 0, sizeof(s));
+	proclog_add_ended(&l, &s);
+	assert_int_equal(s.minflt, ended_before);
+	memset(&s, 0, sizeof(s));
+	proclog_total(&l, &s);
+	assert_int_equal(s.minflt, all_minflt);
+	/* below the bound: nothing to do; and new entries are found */
+	assert_int_equal(proclog_fold(&l, 3000 * ms, 1000 * ms, 100, &root), 0);
+	size_t z = proclog_add(&l, 5000, 10, "late", 3000 * ms, 0, 0);
+	assert_int_equal(proclog_find(&l, 5000), (long)z);
+	proclog_release(&l);
+}
+
+/* Nothing can go (all alive): the table stays as it is, and the next try waits for a
+ * quarter of the bound more. */
+static void test_fold_nothing_settled(void **state)
+{
+	(void)state;
+	struct proclog l;
+	proclog_init(&l);
+	long root = -1;
+	for (int k = 0; k < 120; k++)
+		proclog_add(&l, 100 + k, 1, "alive", 0, 0, 0);
+	assert_int_equal(proclog_fold(&l, 0, 0, 100, &root), 0);
+	assert_int_equal(l.n, 120);
+	assert_int_equal(root, -1);
+	for (int k = 0; k < 120; k++)
+		proclog_end(&l, (size_t)k, 0, PROC_EXITED, 0, -1);
+	assert_int_equal(proclog_fold(&l, 0, 0, 100, &root), 0);	/* waits until 145 */
+	for (int k = 0; k < 25; k++)
+		proclog_add(&l, 300 + k, 1, "more", 0, 0, 0);
+	assert_int_equal(proclog_fold(&l, 0, 0, 100, &root), 95);
+	assert_int_equal(l.n, 50);
+	proclog_release(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -326,6 +412,8 @@ int main(void)
 		cmocka_unit_test(test_ended_sum),
 		cmocka_unit_test(test_order_starts),
 		cmocka_unit_test(test_find_at),
+		cmocka_unit_test(test_fold),
+		cmocka_unit_test(test_fold_nothing_settled),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
