@@ -87,8 +87,11 @@
 #define FINISH_GIVE_UP_NS (3 * NS_PER_S)
 #define FINISH_RETRY_MS 200
 /* The application's page may appear at any time: a look every PAGE_RETRY_NS costs one
- * stat of its directory and finds it within a tenth of a second. */
+ * stat of its directory and finds it within a tenth of a second. Once its name is
+ * found taken (squatted), a look reads the target's memory map (client_page_find):
+ * every PAGE_SQUAT_RETRY_NS then. */
 #define PAGE_RETRY_NS (100 * NS_PER_MS)
+#define PAGE_SQUAT_RETRY_NS NS_PER_S
 /* A large set's members have their status read afresh at least every this much per
  * member, and at least every second (set_status_bound). */
 #define SET_STATUS_NS_PER_MEMBER (2 * NS_PER_MS)
@@ -124,7 +127,8 @@ struct recorder {
 	int64_t page_next_try;
 	int exits_filtered;	/* the listener hears the target only: drained when ready */
 	struct client_dir_watch page_dir;	/* nothing new there: no need to look */
-	int squat_warned;	/* another user took the page's name: said once */
+	int squat_warned;	/* someone took the page's name: said once */
+	int find_capped_warned;	/* a look for the page hit its bounds: said once */
 	/* Marks lost to ring overruns: said at once, then at most every LOST_SAY_NS, and
 	 * stored as one event at the end. */
 	uint64_t marks_lost, marks_lost_said;
@@ -312,29 +316,56 @@ static void reset_hwm(struct recorder *rc)
 	proc_reader_invalidate(&rc->sampler.proc);
 }
 
-/* The application's own marks and counters (librsswatch), when it publishes them.
- * The page may appear at any time: look for it every PAGE_RETRY_NS until found. */
+static const char *file_type_words(mode_t type)
+{
+	return type == S_IFREG ? "file" : type == S_IFDIR ? "directory" :
+	       type == S_IFLNK ? "symbolic link" : type == S_IFIFO ? "FIFO" :
+	       type == S_IFSOCK ? "socket" : "special file";
+}
+
+/* Looks for the application's page (librsswatch) until it is found. Called from the
+ * loop after a sample, never within one, at most every PAGE_RETRY_NS (while the page
+ * directory changes; PAGE_SQUAT_RETRY_NS once the page's name is found taken), and
+ * each look is bounded whatever other users make in the directory
+ * (client_page_find: one fstatat, or one bounded read of the target's memory map). */
+static void find_page(struct recorder *rc)
+{
+	pid_t pid = rc->target->pid;
+	int64_t elapsed = mono_ns() - rc->start_mono;
+	struct client_find f;
+	if (rc->page || pid <= 0 || elapsed < rc->page_next_try)
+		return;
+	rc->page_next_try = elapsed + PAGE_RETRY_NS;
+	if (!client_page_dir_changed(&rc->page_dir))
+		return;
+	/* The owner now: a launched command may have changed its user (setpriv, su) */
+	uid_t owner = target_owner(pid);
+	int e = client_page_find(pid, owner, &f, &rc->page);
+	if (f.squatted)
+		rc->page_next_try = elapsed + PAGE_SQUAT_RETRY_NS;
+	if (f.squatted && (e == 0 || e == -EEXIST) && !rc->squat_warned) {
+		rc->squat_warned = 1;
+		say(rc, RECORDER_NOTE, "rsswatch: warning: %s took the name of the shared page "
+		    "of pid %d (a %s of uid %u); %s",
+		    f.squat_uid == owner ? "the target's own user" : "another user", (int)pid,
+		    file_type_words(f.squat_type), (unsigned)f.squat_uid, e == 0 ?
+		    "its marks and counters are read from the page it made instead" :
+		    "its marks and counters cannot be read unless it makes another page");
+	}
+	if (f.capped && !rc->find_capped_warned) {
+		rc->find_capped_warned = 1;
+		say(rc, RECORDER_NOTE, "rsswatch: warning: the memory map of pid %d is longer than "
+		    "%d KiB or names more than %d fallback pages: its shared page was looked for "
+		    "in the first part only", (int)pid, CLIENT_MAPS_MAX / 1024,
+		    CLIENT_CANDIDATES_MAX);
+	}
+}
+
+/* The application's own marks and counters, once its page is found (find_page). */
 static void poll_client(struct recorder *rc, int64_t elapsed)
 {
-	if (!rc->page) {
-		if (elapsed < rc->page_next_try)
-			return;
-		rc->page_next_try = elapsed + PAGE_RETRY_NS;
-		if (!client_page_dir_changed(&rc->page_dir))
-			return;
-		/* The owner now: a launched command may have changed its user (setpriv, su) */
-		int e = client_page_open(rc->target->pid, target_owner(rc->target->pid), &rc->page);
-		if ((e == -EEXIST || (e == 0 && client_page_squatted(rc->page))) &&
-		    !rc->squat_warned && rc->opts->sink) {
-			rc->squat_warned = 1;
-			say(rc, RECORDER_NOTE, "rsswatch: warning: another user took the name of the "
-			    "shared page of pid %d; %s", (int)rc->target->pid, e == 0 ?
-			    "its marks and counters are read from the page it made instead" :
-			    "its marks and counters cannot be read unless it makes another page");
-		}
-		if (e < 0)
-			return;
-	}
+	if (!rc->page)
+		return;
 	rc->mark_tokens += (double)(elapsed - rc->mark_tokens_at) * MARKS_PER_S / NS_PER_S;
 	if (rc->mark_tokens > MARKS_BURST)
 		rc->mark_tokens = MARKS_BURST;
@@ -1713,6 +1744,8 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 			target_ended(&rc);	/* ended before the first sample */
 	}
 
+	if (e == 0)
+		find_page(&rc);
 	int ep = e == 0 ? loop_open(&rc) : -1;
 	if (e == 0 && ep < 0)
 		e = ep;
@@ -1759,6 +1792,8 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 					target_ended(&rc);
 				}
 			}
+			if (rc.stop == RUNNING)
+				find_page(&rc);	/* after the sample, never within it */
 		}
 		if (rc.stop == RUNNING && opts->duration_ns &&
 		    mono_ns() - rc.start_mono >= opts->duration_ns)
