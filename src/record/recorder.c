@@ -92,6 +92,10 @@
  * every PAGE_SQUAT_RETRY_NS then. */
 #define PAGE_RETRY_NS (100 * NS_PER_MS)
 #define PAGE_SQUAT_RETRY_NS NS_PER_S
+/* Sampling far behind its interval (check_pace): fewer than a quarter of the samples
+ * asked, over a window of at least BEHIND_WINDOW_NS and BEHIND_WINDOW_TICKS intervals. */
+#define BEHIND_WINDOW_NS (500 * NS_PER_MS)
+#define BEHIND_WINDOW_TICKS 10
 /* A large set's members have their status read afresh at least every this much per
  * member, and at least every second (set_status_bound). */
 #define SET_STATUS_NS_PER_MEMBER (2 * NS_PER_MS)
@@ -129,6 +133,11 @@ struct recorder {
 	struct client_dir_watch page_dir;	/* nothing new there: no need to look */
 	int squat_warned;	/* someone took the page's name: said once */
 	int find_capped_warned;	/* a look for the page hit its bounds: said once */
+	/* The pace of sampling (check_pace): timer expirations and samples taken since
+	 * pace_since (CLOCK_MONOTONIC); a collapse is said once. */
+	uint64_t pace_due, pace_taken;
+	int64_t pace_since;
+	int behind_said;
 	/* Marks lost to ring overruns: said at once, then at most every LOST_SAY_NS, and
 	 * stored as one event at the end. */
 	uint64_t marks_lost, marks_lost_said;
@@ -394,6 +403,40 @@ static void poll_client(struct recorder *rc, int64_t elapsed)
 		rc->counters[k] = c[i];
 		store_add_counter(rc->st, rc->run->id, elapsed, c[i].name, c[i].value);
 	}
+}
+
+/* Sampling far behind its interval: a recorder starved of CPU, stalled, or slowed by
+ * what it reads. The timer's expirations (ticks: how many since the last read, missed
+ * ones included) are counted against the samples taken; a window of at least
+ * BEHIND_WINDOW_NS and BEHIND_WINDOW_TICKS intervals with fewer than a quarter of
+ * the samples asked is said once, in one line and one event, so that a collapse is
+ * never silent. */
+static void check_pace(struct recorder *rc, uint64_t ticks, int64_t now)
+{
+	int64_t window = BEHIND_WINDOW_TICKS * rc->opts->interval_ns;
+	if (window < BEHIND_WINDOW_NS)
+		window = BEHIND_WINDOW_NS;
+	rc->pace_due += ticks ? ticks : 1;
+	rc->pace_taken++;
+	if (now - rc->pace_since < window)
+		return;
+	if (!rc->behind_said && rc->pace_taken * 4 < rc->pace_due) {
+		char every[32], detail[128];
+		double secs = (double)(now - rc->pace_since) / NS_PER_S;
+		rc->behind_said = 1;
+		fmt_duration(every, sizeof(every), rc->opts->interval_ns);
+		say(rc, RECORDER_NOTE, "rsswatch: warning: sampling fell behind: %llu samples in "
+		    "%.1fs where %llu were asked (every %s); the recorder is starved of CPU or "
+		    "stalled, and the run has gaps", (unsigned long long)rc->pace_taken, secs,
+		    (unsigned long long)rc->pace_due, every);
+		snprintf(detail, sizeof(detail), "asked=%llu taken=%llu window_ms=%lld",
+			 (unsigned long long)rc->pace_due, (unsigned long long)rc->pace_taken,
+			 (long long)((now - rc->pace_since) / NS_PER_MS));
+		store_add_event(rc->st, rc->run->id, real_ns(), "sampling_behind",
+				rc->target->pid, detail);
+	}
+	rc->pace_due = rc->pace_taken = 0;
+	rc->pace_since = now;
 }
 
 /* Runs the user's command for an event, if there is one (record/hooks.h). comm NULL:
@@ -1746,6 +1789,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 
 	if (e == 0)
 		find_page(&rc);
+	rc.pace_since = mono_ns();
 	int ep = e == 0 ? loop_open(&rc) : -1;
 	if (e == 0 && ep < 0)
 		e = ep;
@@ -1778,10 +1822,14 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		}
 		if (ready & (1u << LOOP_TIMER)) {
 			uint64_t ticks;
-			if (read(rc.timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN) {
-				e = -errno;
-				break;
+			if (read(rc.timerfd, &ticks, sizeof(ticks)) != (ssize_t)sizeof(ticks)) {
+				if (errno != EAGAIN) {
+					e = -errno;
+					break;
+				}
+				ticks = 1;
 			}
+			check_pace(&rc, ticks, mono_ns());
 			/* -ESRCH: a zombie already; its pidfd becomes readable at once. */
 			if (take_sample(&rc) == -ESRCH && rc.stop == RUNNING) {
 				if (target->pidfd < 0) {
