@@ -96,6 +96,9 @@
  * asked, over a window of at least BEHIND_WINDOW_NS and BEHIND_WINDOW_TICKS intervals. */
 #define BEHIND_WINDOW_NS (500 * NS_PER_MS)
 #define BEHIND_WINDOW_TICKS 10
+/* An application's counter is stored at most COUNTERS_PER_S times a second; changes
+ * in between are coalesced into the next row, and the last value is always stored. */
+#define COUNTERS_PER_S 10
 /* A large set's members have their status read afresh at least every this much per
  * member, and at least every second (set_status_bound). */
 #define SET_STATUS_NS_PER_MEMBER (2 * NS_PER_MS)
@@ -147,8 +150,15 @@ struct recorder {
 	double mark_tokens;
 	int64_t mark_tokens_at;
 	uint64_t marks_over;
-	struct client_counter counters[CLIENT_COUNTERS_MAX];	/* last stored values */
+	/* The application's counters, as last read; each is stored when it changes, at
+	 * most COUNTERS_PER_S times a second (counter_dirty: a value read is not stored
+	 * yet; counter_at: elapsed ns of its last row). Values read and replaced before
+	 * they could be stored are counted in counters_coalesced. */
+	struct client_counter counters[CLIENT_COUNTERS_MAX];
 	size_t ncounters;
+	int64_t counter_at[CLIENT_COUNTERS_MAX];
+	unsigned char counter_dirty[CLIENT_COUNTERS_MAX];
+	uint64_t counters_coalesced, counter_rows;
 	int store_error;	/* the last flush error, reported once */
 	struct oom_watch oom;
 	struct oom_evidence ev;	/* what is known about the target's death */
@@ -370,8 +380,22 @@ static void find_page(struct recorder *rc)
 	}
 }
 
-/* The application's own marks and counters, once its page is found (find_page). */
-static void poll_client(struct recorder *rc, int64_t elapsed)
+/* Stores counter k's value when it is due (at most COUNTERS_PER_S rows a second;
+ * final: the run's end, all that wait). */
+static void store_counter(struct recorder *rc, size_t k, int64_t elapsed, int final)
+{
+	if (!rc->counter_dirty[k] ||
+	    (!final && elapsed - rc->counter_at[k] < NS_PER_S / COUNTERS_PER_S))
+		return;
+	store_add_counter(rc->st, rc->run->id, elapsed, rc->counters[k].name, rc->counters[k].value);
+	rc->counter_dirty[k] = 0;
+	rc->counter_at[k] = elapsed;
+	rc->counter_rows++;
+}
+
+/* The application's own marks and counters, once its page is found (find_page).
+ * final: the run's end (every counter's last value is stored). */
+static void poll_client(struct recorder *rc, int64_t elapsed, int final)
 {
 	if (!rc->page)
 		return;
@@ -387,6 +411,7 @@ static void poll_client(struct recorder *rc, int64_t elapsed)
 		say_lost_marks(rc, elapsed);
 	struct client_counter c[CLIENT_COUNTERS_MAX];
 	size_t n = client_page_counters(rc->page, c, CLIENT_COUNTERS_MAX);
+	uint64_t coalesced = rc->counters_coalesced;
 	for (size_t i = 0; i < n; i++) {
 		/* Stored when a value changes; readers carry it forward. */
 		size_t k;
@@ -399,10 +424,20 @@ static void poll_client(struct recorder *rc, int64_t elapsed)
 			if (k == CLIENT_COUNTERS_MAX)
 				continue;
 			rc->ncounters++;
+			rc->counter_at[k] = INT64_MIN / 2;	/* the first value: at once */
+		} else if (rc->counter_dirty[k]) {
+			rc->counters_coalesced++;	/* replaced before it was stored */
 		}
 		rc->counters[k] = c[i];
-		store_add_counter(rc->st, rc->run->id, elapsed, c[i].name, c[i].value);
+		rc->counter_dirty[k] = 1;
 	}
+	for (size_t k = 0; k < rc->ncounters; k++)
+		store_counter(rc, k, elapsed, final);
+	if (!coalesced && rc->counters_coalesced)
+		say(rc, RECORDER_NOTE, "rsswatch: counters of pid %d changed more than %d times a "
+		    "second: each is stored at most %d times a second, its last value always (the "
+		    "values in between are counted, not stored)", (int)rc->target->pid,
+		    COUNTERS_PER_S, COUNTERS_PER_S);
 }
 
 /* Sampling far behind its interval: a recorder starved of CPU, stalled, or slowed by
@@ -1038,7 +1073,7 @@ static int take_sample(struct recorder *rc)
 		for (size_t i = 0; i < rc->sampler.ngpus; i++)
 			store_add_gpu(rc->st, r->id, s.elapsed_ns, &rc->sampler.gpus[i]);
 	if (rc->target->pid > 0)
-		poll_client(rc, s.elapsed_ns);
+		poll_client(rc, s.elapsed_ns, 0);
 	if (rc->set_open) {
 		store_members(rc, s.elapsed_ns, t);
 		set_status_bound(rc);
@@ -1872,8 +1907,16 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	}
 	/* Marks and counters written just before the target ended are still in its page. */
 	if (rc.page)
-		poll_client(&rc, mono_ns() - rc.start_mono);
+		poll_client(&rc, mono_ns() - rc.start_mono, 1);
 	say_lost_marks(&rc, 0);
+	if (rc.counters_coalesced) {
+		char detail[96];
+		snprintf(detail, sizeof(detail), "coalesced=%llu stored=%llu per_s=%d",
+			 (unsigned long long)rc.counters_coalesced,
+			 (unsigned long long)rc.counter_rows, COUNTERS_PER_S);
+		store_add_event(st, run->id, run->ended_at ? run->ended_at : real_ns(),
+				"counters_coalesced", target->pid, detail);
+	}
 	if (rc.marks_lost || rc.marks_over) {
 		char detail[96];
 		snprintf(detail, sizeof(detail), "count=%llu overrun=%llu over_rate=%llu",
