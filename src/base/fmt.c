@@ -60,6 +60,14 @@ char *fmt_duration(char *buf, size_t n, int64_t ns)
 	return buf;
 }
 
+char *fmt_offset(char *buf, size_t n, int64_t ns)
+{
+	char d[32];
+	fmt_duration(d, sizeof(d), ns < 0 ? (ns == INT64_MIN ? INT64_MAX : -ns) : ns);
+	snprintf(buf, n, "%c%s", ns < 0 ? '-' : '+', d);
+	return buf;
+}
+
 static void split(int64_t ns, time_t *sec, int *ms)
 {
 	*sec = (time_t)(ns / NS_PER_S);

@@ -19,6 +19,8 @@ char *fmt_bytes(char *buf, size_t n, uint64_t bytes);
 char *fmt_in_unit(char *buf, size_t n, uint64_t bytes, enum unit u);
 /* "850ms", "12.3s", "4m05s", "1h02m03s", "3d04h". */
 char *fmt_duration(char *buf, size_t n, int64_t ns);
+/* A moment from the run's start, signed: "+850ms", "+4m05s"; "-1.2s" before it. */
+char *fmt_offset(char *buf, size_t n, int64_t ns);
 /* ISO 8601 UTC with milliseconds: "2026-11-29T17:03:01.123Z". */
 char *fmt_iso8601(char *buf, size_t n, int64_t realtime_ns);
 /* Local wall-clock time "17:03:01". */

@@ -87,7 +87,9 @@
 #define FINISH_GIVE_UP_NS (3 * NS_PER_S)
 #define FINISH_RETRY_MS 200
 /* The application's page may appear at any time: a look every PAGE_RETRY_NS costs one
- * stat of its directory and finds it within a tenth of a second. */
+ * stat of its directory and finds it within a tenth of a second. Once its name is
+ * found taken (squatted), a look reads the target's memory map (client_page_find):
+ * every PAGE_SQUAT_RETRY_NS then. */
 #define PAGE_RETRY_NS (100 * NS_PER_MS)
 /* The processes of a run are kept one by one up to PROCLOG_KEEP (about 400 bytes
  * each: 1.6 MiB); past that, those that ended more than PROCLOG_SETTLED_NS ago (no
@@ -95,6 +97,14 @@
  * peaks first (proclog_fold), said once and stored as procs_folded events. */
 #define PROCLOG_KEEP 4096
 #define PROCLOG_SETTLED_NS (10 * NS_PER_S)
+#define PAGE_SQUAT_RETRY_NS NS_PER_S
+/* Sampling far behind its interval (check_pace): fewer than a quarter of the samples
+ * asked, over a window of at least BEHIND_WINDOW_NS and BEHIND_WINDOW_TICKS intervals. */
+#define BEHIND_WINDOW_NS (500 * NS_PER_MS)
+#define BEHIND_WINDOW_TICKS 10
+/* An application's counter is stored at most COUNTERS_PER_S times a second; changes
+ * in between are coalesced into the next row, and the last value is always stored. */
+#define COUNTERS_PER_S 10
 /* A large set's members have their status read afresh at least every this much per
  * member, and at least every second (set_status_bound). */
 #define SET_STATUS_NS_PER_MEMBER (2 * NS_PER_MS)
@@ -130,7 +140,13 @@ struct recorder {
 	int64_t page_next_try;
 	int exits_filtered;	/* the listener hears the target only: drained when ready */
 	struct client_dir_watch page_dir;	/* nothing new there: no need to look */
-	int squat_warned;	/* another user took the page's name: said once */
+	int squat_warned;	/* someone took the page's name: said once */
+	int find_capped_warned;	/* a look for the page hit its bounds: said once */
+	/* The pace of sampling (check_pace): timer expirations and samples taken since
+	 * pace_since (CLOCK_MONOTONIC); a collapse is said once. */
+	uint64_t pace_due, pace_taken;
+	int64_t pace_since;
+	int behind_said;
 	/* Marks lost to ring overruns: said at once, then at most every LOST_SAY_NS, and
 	 * stored as one event at the end. */
 	uint64_t marks_lost, marks_lost_said;
@@ -140,8 +156,15 @@ struct recorder {
 	double mark_tokens;
 	int64_t mark_tokens_at;
 	uint64_t marks_over;
-	struct client_counter counters[CLIENT_COUNTERS_MAX];	/* last stored values */
+	/* The application's counters, as last read; each is stored when it changes, at
+	 * most COUNTERS_PER_S times a second (counter_dirty: a value read is not stored
+	 * yet; counter_at: elapsed ns of its last row). Values read and replaced before
+	 * they could be stored are counted in counters_coalesced. */
+	struct client_counter counters[CLIENT_COUNTERS_MAX];
 	size_t ncounters;
+	int64_t counter_at[CLIENT_COUNTERS_MAX];
+	unsigned char counter_dirty[CLIENT_COUNTERS_MAX];
+	uint64_t counters_coalesced, counter_rows;
 	int store_error;	/* the last flush error, reported once */
 	struct oom_watch oom;
 	struct oom_evidence ev;	/* what is known about the target's death */
@@ -318,29 +341,70 @@ static void reset_hwm(struct recorder *rc)
 	proc_reader_invalidate(&rc->sampler.proc);
 }
 
-/* The application's own marks and counters (librsswatch), when it publishes them.
- * The page may appear at any time: look for it every PAGE_RETRY_NS until found. */
-static void poll_client(struct recorder *rc, int64_t elapsed)
+static const char *file_type_words(mode_t type)
 {
-	if (!rc->page) {
-		if (elapsed < rc->page_next_try)
-			return;
-		rc->page_next_try = elapsed + PAGE_RETRY_NS;
-		if (!client_page_dir_changed(&rc->page_dir))
-			return;
-		/* The owner now: a launched command may have changed its user (setpriv, su) */
-		int e = client_page_open(rc->target->pid, target_owner(rc->target->pid), &rc->page);
-		if ((e == -EEXIST || (e == 0 && client_page_squatted(rc->page))) &&
-		    !rc->squat_warned && rc->opts->sink) {
-			rc->squat_warned = 1;
-			say(rc, RECORDER_NOTE, "rsswatch: warning: another user took the name of the "
-			    "shared page of pid %d; %s", (int)rc->target->pid, e == 0 ?
-			    "its marks and counters are read from the page it made instead" :
-			    "its marks and counters cannot be read unless it makes another page");
-		}
-		if (e < 0)
-			return;
+	return type == S_IFREG ? "file" : type == S_IFDIR ? "directory" :
+	       type == S_IFLNK ? "symbolic link" : type == S_IFIFO ? "FIFO" :
+	       type == S_IFSOCK ? "socket" : "special file";
+}
+
+/* Looks for the application's page (librsswatch) until it is found. Called from the
+ * loop after a sample, never within one, at most every PAGE_RETRY_NS (while the page
+ * directory changes; PAGE_SQUAT_RETRY_NS once the page's name is found taken), and
+ * each look is bounded whatever other users make in the directory
+ * (client_page_find: one fstatat, or one bounded read of the target's memory map). */
+static void find_page(struct recorder *rc)
+{
+	pid_t pid = rc->target->pid;
+	int64_t elapsed = mono_ns() - rc->start_mono;
+	struct client_find f;
+	if (rc->page || pid <= 0 || elapsed < rc->page_next_try)
+		return;
+	rc->page_next_try = elapsed + PAGE_RETRY_NS;
+	if (!client_page_dir_changed(&rc->page_dir))
+		return;
+	/* The owner now: a launched command may have changed its user (setpriv, su) */
+	uid_t owner = target_owner(pid);
+	int e = client_page_find(pid, owner, &f, &rc->page);
+	if (f.squatted)
+		rc->page_next_try = elapsed + PAGE_SQUAT_RETRY_NS;
+	if (f.squatted && (e == 0 || e == -EEXIST) && !rc->squat_warned) {
+		rc->squat_warned = 1;
+		say(rc, RECORDER_NOTE, "rsswatch: warning: %s took the name of the shared page "
+		    "of pid %d (a %s of uid %u); %s",
+		    f.squat_uid == owner ? "the target's own user" : "another user", (int)pid,
+		    file_type_words(f.squat_type), (unsigned)f.squat_uid, e == 0 ?
+		    "its marks and counters are read from the page it made instead" :
+		    "its marks and counters cannot be read unless it makes another page");
 	}
+	if (f.capped && !rc->find_capped_warned) {
+		rc->find_capped_warned = 1;
+		say(rc, RECORDER_NOTE, "rsswatch: warning: the memory map of pid %d is longer than "
+		    "%d KiB or names more than %d fallback pages: its shared page was looked for "
+		    "in the first part only", (int)pid, CLIENT_MAPS_MAX / 1024,
+		    CLIENT_CANDIDATES_MAX);
+	}
+}
+
+/* Stores counter k's value when it is due (at most COUNTERS_PER_S rows a second;
+ * final: the run's end, all that wait). */
+static void store_counter(struct recorder *rc, size_t k, int64_t elapsed, int final)
+{
+	if (!rc->counter_dirty[k] ||
+	    (!final && elapsed - rc->counter_at[k] < NS_PER_S / COUNTERS_PER_S))
+		return;
+	store_add_counter(rc->st, rc->run->id, elapsed, rc->counters[k].name, rc->counters[k].value);
+	rc->counter_dirty[k] = 0;
+	rc->counter_at[k] = elapsed;
+	rc->counter_rows++;
+}
+
+/* The application's own marks and counters, once its page is found (find_page).
+ * final: the run's end (every counter's last value is stored). */
+static void poll_client(struct recorder *rc, int64_t elapsed, int final)
+{
+	if (!rc->page)
+		return;
 	rc->mark_tokens += (double)(elapsed - rc->mark_tokens_at) * MARKS_PER_S / NS_PER_S;
 	if (rc->mark_tokens > MARKS_BURST)
 		rc->mark_tokens = MARKS_BURST;
@@ -353,6 +417,7 @@ static void poll_client(struct recorder *rc, int64_t elapsed)
 		say_lost_marks(rc, elapsed);
 	struct client_counter c[CLIENT_COUNTERS_MAX];
 	size_t n = client_page_counters(rc->page, c, CLIENT_COUNTERS_MAX);
+	uint64_t coalesced = rc->counters_coalesced;
 	for (size_t i = 0; i < n; i++) {
 		/* Stored when a value changes; readers carry it forward. */
 		size_t k;
@@ -365,10 +430,54 @@ static void poll_client(struct recorder *rc, int64_t elapsed)
 			if (k == CLIENT_COUNTERS_MAX)
 				continue;
 			rc->ncounters++;
+			rc->counter_at[k] = INT64_MIN / 2;	/* the first value: at once */
+		} else if (rc->counter_dirty[k]) {
+			rc->counters_coalesced++;	/* replaced before it was stored */
 		}
 		rc->counters[k] = c[i];
-		store_add_counter(rc->st, rc->run->id, elapsed, c[i].name, c[i].value);
+		rc->counter_dirty[k] = 1;
 	}
+	for (size_t k = 0; k < rc->ncounters; k++)
+		store_counter(rc, k, elapsed, final);
+	if (!coalesced && rc->counters_coalesced)
+		say(rc, RECORDER_NOTE, "rsswatch: counters of pid %d changed more than %d times a "
+		    "second: each is stored at most %d times a second, its last value always (the "
+		    "values in between are counted, not stored)", (int)rc->target->pid,
+		    COUNTERS_PER_S, COUNTERS_PER_S);
+}
+
+/* Sampling far behind its interval: a recorder starved of CPU, stalled, or slowed by
+ * what it reads. The timer's expirations (ticks: how many since the last read, missed
+ * ones included) are counted against the samples taken; a window of at least
+ * BEHIND_WINDOW_NS and BEHIND_WINDOW_TICKS intervals with fewer than a quarter of
+ * the samples asked is said once, in one line and one event, so that a collapse is
+ * never silent. */
+static void check_pace(struct recorder *rc, uint64_t ticks, int64_t now)
+{
+	int64_t window = BEHIND_WINDOW_TICKS * rc->opts->interval_ns;
+	if (window < BEHIND_WINDOW_NS)
+		window = BEHIND_WINDOW_NS;
+	rc->pace_due += ticks ? ticks : 1;
+	rc->pace_taken++;
+	if (now - rc->pace_since < window)
+		return;
+	if (!rc->behind_said && rc->pace_taken * 4 < rc->pace_due) {
+		char every[32], detail[128];
+		double secs = (double)(now - rc->pace_since) / NS_PER_S;
+		rc->behind_said = 1;
+		fmt_duration(every, sizeof(every), rc->opts->interval_ns);
+		say(rc, RECORDER_NOTE, "rsswatch: warning: sampling fell behind: %llu samples in "
+		    "%.1fs where %llu were asked (every %s); the recorder is starved of CPU or "
+		    "stalled, and the run has gaps", (unsigned long long)rc->pace_taken, secs,
+		    (unsigned long long)rc->pace_due, every);
+		snprintf(detail, sizeof(detail), "asked=%llu taken=%llu window_ms=%lld",
+			 (unsigned long long)rc->pace_due, (unsigned long long)rc->pace_taken,
+			 (long long)((now - rc->pace_since) / NS_PER_MS));
+		store_add_event(rc->st, rc->run->id, real_ns(), "sampling_behind",
+				rc->target->pid, detail);
+	}
+	rc->pace_due = rc->pace_taken = 0;
+	rc->pace_since = now;
 }
 
 /* Runs the user's command for an event, if there is one (record/hooks.h). comm NULL:
@@ -988,7 +1097,7 @@ static int take_sample(struct recorder *rc)
 		for (size_t i = 0; i < rc->sampler.ngpus; i++)
 			store_add_gpu(rc->st, r->id, s.elapsed_ns, &rc->sampler.gpus[i]);
 	if (rc->target->pid > 0)
-		poll_client(rc, s.elapsed_ns);
+		poll_client(rc, s.elapsed_ns, 0);
 	if (rc->set_open) {
 		store_members(rc, s.elapsed_ns, t);
 		set_status_bound(rc);
@@ -1738,6 +1847,9 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 			target_ended(&rc);	/* ended before the first sample */
 	}
 
+	if (e == 0)
+		find_page(&rc);
+	rc.pace_since = mono_ns();
 	int ep = e == 0 ? loop_open(&rc) : -1;
 	if (e == 0 && ep < 0)
 		e = ep;
@@ -1770,10 +1882,14 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		}
 		if (ready & (1u << LOOP_TIMER)) {
 			uint64_t ticks;
-			if (read(rc.timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN) {
-				e = -errno;
-				break;
+			if (read(rc.timerfd, &ticks, sizeof(ticks)) != (ssize_t)sizeof(ticks)) {
+				if (errno != EAGAIN) {
+					e = -errno;
+					break;
+				}
+				ticks = 1;
 			}
+			check_pace(&rc, ticks, mono_ns());
 			/* -ESRCH: a zombie already; its pidfd becomes readable at once. */
 			if (take_sample(&rc) == -ESRCH && rc.stop == RUNNING) {
 				if (target->pidfd < 0) {
@@ -1784,6 +1900,8 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 					target_ended(&rc);
 				}
 			}
+			if (rc.stop == RUNNING)
+				find_page(&rc);	/* after the sample, never within it */
 		}
 		if (rc.stop == RUNNING && opts->duration_ns &&
 		    mono_ns() - rc.start_mono >= opts->duration_ns)
@@ -1814,8 +1932,16 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	}
 	/* Marks and counters written just before the target ended are still in its page. */
 	if (rc.page)
-		poll_client(&rc, mono_ns() - rc.start_mono);
+		poll_client(&rc, mono_ns() - rc.start_mono, 1);
 	say_lost_marks(&rc, 0);
+	if (rc.counters_coalesced) {
+		char detail[96];
+		snprintf(detail, sizeof(detail), "coalesced=%llu stored=%llu per_s=%d",
+			 (unsigned long long)rc.counters_coalesced,
+			 (unsigned long long)rc.counter_rows, COUNTERS_PER_S);
+		store_add_event(st, run->id, run->ended_at ? run->ended_at : real_ns(),
+				"counters_coalesced", target->pid, detail);
+	}
 	if (rc.marks_lost || rc.marks_over) {
 		char detail[96];
 		snprintf(detail, sizeof(detail), "count=%llu overrun=%llu over_rate=%llu",

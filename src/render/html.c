@@ -395,8 +395,8 @@ static void marks_section(struct buf *b, const struct chart_run *r)
 		stages_end(&sg);
 		for (size_t i = 0; i < sg.n; i++) {
 			const struct stage *at = &sg.s[i];
-			buf_printf(b, "<tr><td>+%s</td><td class=\"l\">",
-				   fmt_duration(v, sizeof(v), at->elapsed_ns));
+			buf_printf(b, "<tr><td>%s</td><td class=\"l\">",
+				   fmt_offset(v, sizeof(v), at->elapsed_ns));
 			xml_text(b, r->marks[i].label);
 			buf_printf(b, "</td><td class=\"r\">%s</td><td class=\"r\">",
 				   fmt_bytes(w, sizeof(w), at->rss));

@@ -282,7 +282,9 @@ static void marks_table(struct buf *b, const struct mark *m, const struct stages
 	size_t shown = all || nm <= SHOW_MARKS ? nm : SHOW_MARKS;
 	for (size_t i = 0; i < shown; i++) {
 		const struct stage *g = &sg->s[i];
-		buf_printf(b, "  %c +%-9s", tchart_mark_letter(i), fmt_duration(t, sizeof(t), g->elapsed_ns));
+		/* a mark made before the run began (an attached process's) is shown before
+		 * its start, not moved to it */
+		buf_printf(b, "  %c %-10s", tchart_mark_letter(i), fmt_offset(t, sizeof(t), g->elapsed_ns));
 		if (sg->known) {
 			uint64_t ch = g->change < 0 ? (uint64_t)-g->change : (uint64_t)g->change;
 			fmt_bytes(d, sizeof(d), ch);
@@ -371,9 +373,9 @@ void show_json(struct buf *b, const struct show_run *sh, const struct show_figur
 	for (size_t i = 0; i < nm; i++) {
 		buf_puts(b, i ? ",{\"time\":" : "{\"time\":");
 		json_time(b, m[i].t);
-		/* A launched program can mark a moment before the run's first sample; such a
-		 * mark is at 0 on the run's time axis (its own time is in "time"). */
-		int64_t el = m[i].t > r->started_at ? m[i].t - r->started_at : 0;
+		/* A mark made before the run began (an attached process marked earlier) has
+		 * a negative elapsed_s: it is not moved to the start. */
+		int64_t el = m[i].t - r->started_at;
 		buf_printf(b, ",\"elapsed_s\":%.3f,\"label\":", (double)el / NS_PER_S);
 		json_str(b, m[i].label);
 		buf_putc(b, '}');

@@ -13,12 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
 #include "base/clock.h"
 #include "base/parse.h"
+#include "base/sysroot.h"
 #include "source/proc.h"
 #include "lib/page.h"
 
@@ -294,50 +296,173 @@ int client_page_open_fd(int fd, pid_t pid, uid_t uid, const struct client_ident 
 	return 0;
 }
 
-/* The page dir/name for a fallback "rsswatch.<pid>.<16 hex digits>" of pid? */
-static int is_fallback_name(const char *name, pid_t pid)
+/* Whether name[0..len) is a fallback name "rsswatch.<pid>.<16 hex digits>" of pid. */
+static int is_fallback_name_n(const char *name, size_t len, pid_t pid)
 {
 	char prefix[32];
 	int n = snprintf(prefix, sizeof(prefix), RSW_PAGE_PREFIX "%ld.", (long)pid);
 
-	if (n < 0 || (size_t)n >= sizeof(prefix) || strncmp(name, prefix, (size_t)n) != 0)
+	if (n < 0 || (size_t)n >= sizeof(prefix) || len != (size_t)n + RSW_PAGE_FALLBACK_DIGITS ||
+	    memcmp(name, prefix, (size_t)n) != 0)
 		return 0;
-	name += n;
-	for (n = 0; n < RSW_PAGE_FALLBACK_DIGITS; n++)
-		if (!((name[n] >= '0' && name[n] <= '9') || (name[n] >= 'a' && name[n] <= 'f')))
+	for (size_t k = (size_t)n; k < len; k++)
+		if (!((name[k] >= '0' && name[k] <= '9') || (name[k] >= 'a' && name[k] <= 'f')))
 			return 0;
-	return name[n] == '\0';
+	return 1;
 }
 
-/* The page pid made under a fallback name because its own was taken (lib/rsswatch.c):
- * the newest that passes every check, when there are several (an exec'd program makes
- * a new one, and the old one stays). */
-static int open_fallback(pid_t pid, uid_t uid, struct client_page **out)
+static int is_fallback_name(const char *name, pid_t pid)
+{
+	return is_fallback_name_n(name, strlen(name), pid);
+}
+
+/* Hex digits in s[*i..len) up to the byte stop; moves *i past stop. 0 or -EINVAL. */
+static int scan_hex(const char *s, size_t len, size_t *i, char stop, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t k = *i;
+
+	for (; k < len && s[k] != stop; k++) {
+		int d = s[k] >= '0' && s[k] <= '9' ? s[k] - '0' :
+			s[k] >= 'a' && s[k] <= 'f' ? s[k] - 'a' + 10 : -1;
+		if (d < 0 || v > (UINT64_MAX >> 4))
+			return -EINVAL;
+		v = v << 4 | (uint64_t)d;
+	}
+	if (k == *i || k == len)
+		return -EINVAL;
+	*i = k + 1;
+	*out = v;
+	return 0;
+}
+
+int client_maps_line_parse(const char *line, size_t len, pid_t pid, struct client_map_page *out)
+{
+	uint64_t lo, hi, off, maj, min, ino;
+	size_t i = 0, k, name;
+
+	if (scan_hex(line, len, &i, '-', &lo) || scan_hex(line, len, &i, ' ', &hi))
+		return 0;
+	/* perms: "rw-s", shared as the library maps its page */
+	if (len - i < 5 || line[i + 3] != 's' || line[i + 4] != ' ')
+		return 0;
+	i += 5;
+	if (scan_hex(line, len, &i, ' ', &off) || scan_hex(line, len, &i, ':', &maj) ||
+	    scan_hex(line, len, &i, ' ', &min) || maj > 0xfff || min > 0xfffff)
+		return 0;
+	for (k = i; k < len && line[k] >= '0' && line[k] <= '9'; k++)
+		;
+	if (k == i || k == len || line[k] != ' ' || parse_u64_n(line + i, k - i, &ino) != 0 ||
+	    ino == 0)
+		return 0;
+	for (i = k; i < len && line[i] == ' '; i++)
+		;
+	if (i == len || line[i] != '/')
+		return 0;	/* anonymous, [heap], [stack]: no file */
+	for (name = k = i; k < len; k++)
+		if (line[k] == '/')
+			name = k + 1;
+	if (!is_fallback_name_n(line + name, len - name, pid))
+		return 0;	/* also " (deleted)": its name no longer leads to it */
+	(void)lo;
+	(void)hi;
+	(void)off;
+	out->ino = ino;
+	out->dev_major = (unsigned)maj;
+	out->dev_minor = (unsigned)min;
+	memcpy(out->name, line + name, len - name);
+	out->name[len - name] = '\0';
+	return 1;
+}
+
+/* The page at path, when it is the file the target mapped (c: from its memory map).
+ * Nothing is opened before fstatat() shows a regular file of uid that is that inode. */
+static int open_candidate(const char *path, const struct client_map_page *c, pid_t pid, uid_t uid,
+			  const struct client_ident *who, struct client_page **out)
+{
+	struct stat st, fst;
+	int fd, rc;
+
+	if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_uid != uid || (uint64_t)st.st_ino != c->ino ||
+	    major(st.st_dev) != c->dev_major || minor(st.st_dev) != c->dev_minor)
+		return -EPERM;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &fst) < 0 || fst.st_ino != st.st_ino || fst.st_dev != st.st_dev) {
+		close(fd);
+		return -EAGAIN;	/* replaced between the two */
+	}
+	rc = client_page_open_fd(fd, pid, uid, who, out);
+	if (rc)
+		close(fd);
+	return rc;
+}
+
+/* The page pid made under a fallback name because its own was taken (lib/rsswatch.c).
+ * It is not looked for in the directory, where any user can make as many files at
+ * fallback names as it likes: the target keeps its page mapped, so its memory map
+ * (/proc/PID/maps, readable by root and by the target's user) names it, with its
+ * inode. At most CLIENT_MAPS_MAX bytes of the map are read and CLIENT_CANDIDATES_MAX
+ * fallback names in it looked at (f->capped says when there was more); the newest page
+ * that passes every check is taken. */
+static int open_fallback(pid_t pid, uid_t uid, struct client_find *f, struct client_page **out)
 {
 	const char *dir = secure_getenv(RSW_PAGE_DIR_ENV);
+	struct client_map_page cand[CLIENT_CANDIDATES_MAX];
 	struct client_page *best = NULL, *p;
 	struct client_ident who;
-	struct dirent *de;
-	DIR *d;
-	int rc;
+	char path[PATH_MAX];
+	size_t len = 0, n = 0, at;
+	ssize_t r = 0;
+	char *buf;
+	int fd, rc;
 
 	if ((rc = client_ident_read(pid, &who)) < 0)
 		return rc;
 	if (!dir || !*dir)
 		dir = RSW_PAGE_DIR_DEFAULT;
-	if (!(d = opendir(dir)))
-		return -errno;
-	while ((de = readdir(d))) {
-		if (!is_fallback_name(de->d_name, pid))
-			continue;
-		int fd = openat(dirfd(d), de->d_name,
-				O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (client_page_open_fd(fd, pid, uid, &who, &p) != 0) {
-			close(fd);
-			continue;
+	if (sysroot_path(path, sizeof(path), "/proc/%ld/maps", (long)pid) < 0)
+		return -ENAMETOOLONG;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	if (!(buf = malloc(CLIENT_MAPS_MAX))) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (len < CLIENT_MAPS_MAX &&
+	       ((r = read(fd, buf + len, CLIENT_MAPS_MAX - len)) > 0 || (r < 0 && errno == EINTR)))
+		if (r > 0)
+			len += (size_t)r;
+	if (len == CLIENT_MAPS_MAX) {
+		char more;
+		if (read(fd, &more, 1) == 1)
+			f->capped = 1;
+	}
+	close(fd);
+	for (at = 0; at < len;) {
+		char *nl = memchr(buf + at, '\n', len - at);
+		size_t end = nl ? (size_t)(nl - buf) : len;
+
+		if (!nl && f->capped)
+			break;		/* a line cut short by the cap */
+		if (client_maps_line_parse(buf + at, end - at, pid, &cand[n]) == 1) {
+			if (n == CLIENT_CANDIDATES_MAX) {
+				f->capped = 1;
+				break;
+			}
+			n++;
 		}
+		at = end + 1;
+	}
+	free(buf);
+	for (size_t k = 0; k < n; k++) {
+		int w = snprintf(path, sizeof(path), "%s/%s", dir, cand[k].name);
+		if (w < 0 || (size_t)w >= sizeof(path) ||
+		    open_candidate(path, &cand[k], pid, uid, &who, &p) != 0)
+			continue;
 		if (best && best->created_boot_ns >= p->created_boot_ns) {
 			client_page_close(p);
 		} else {
@@ -345,45 +470,61 @@ static int open_fallback(pid_t pid, uid_t uid, struct client_page **out)
 			best = p;
 		}
 	}
-	closedir(d);
 	if (!best)
 		return -ENOENT;
 	*out = best;
 	return 0;
 }
 
-int client_page_open(pid_t pid, uid_t uid, struct client_page **out)
+int client_page_find(pid_t pid, uid_t uid, struct client_find *f, struct client_page **out)
 {
+	struct client_find none;
 	char path[PATH_MAX];
-	struct stat st;
+	struct stat st, fst;
 	int fd, rc;
 
+	if (!f)
+		f = &none;
+	memset(f, 0, sizeof(*f));
 	if (pid <= 0)
 		return -EINVAL;
 	rc = page_path(pid, path, sizeof(path));
 	if (rc)
 		return rc;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0 && errno != ELOOP && errno != ENXIO)
+	/* Looked at before it is opened: another user's file is never opened. */
+	if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
-	/* A symlink, a socket, any other kind of file than a regular one, or a file of
-	 * another user: what the library never makes there. Another user took the name
-	 * first (squatting), and the library made its page under a fallback name. */
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == uid) {
+	if (S_ISREG(st.st_mode) && st.st_uid == uid) {
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			return errno == ELOOP || errno == ENXIO ? -ENOENT : -errno;
+		if (fstat(fd, &fst) < 0 || fst.st_ino != st.st_ino || fst.st_dev != st.st_dev) {
+			close(fd);
+			return -ENOENT;	/* replaced meanwhile: look again later */
+		}
 		rc = client_page_open_fd(fd, pid, uid, NULL, out);
 		if (rc)
 			close(fd);
 		return rc;
 	}
-	if (fd >= 0)
-		close(fd);
-	rc = open_fallback(pid, uid, out);
+	/* A symlink, a socket, any other kind of file than a regular one, or a file of
+	 * another user: what the library never makes there. Someone took the name first
+	 * (squatting), and the library made its page under a fallback name. */
+	f->squatted = 1;
+	f->squat_uid = st.st_uid;
+	f->squat_type = st.st_mode & S_IFMT;
+	rc = open_fallback(pid, uid, f, out);
 	if (rc == -ESRCH)
 		return rc;
 	if (rc)
 		return -EEXIST;
 	(*out)->squatted = 1;
 	return 0;
+}
+
+int client_page_open(pid_t pid, uid_t uid, struct client_page **out)
+{
+	return client_page_find(pid, uid, NULL, out);
 }
 
 int client_page_squatted(const struct client_page *p)

@@ -87,18 +87,44 @@ int client_mark_parse(const void *slot, size_t len, uint64_t t, int64_t *ns, cha
 /* ---- The reader ------------------------------------------------------------------ */
 
 /* Finds and opens the page of process pid whose owner must be uid. Its directory is
- * $RSSWATCH_SHM_DIR, else /dev/shm, its name rsswatch.PID; when another user took
- * that name first (a file of another owner, a symlink, a directory, a FIFO: squatting),
- * the library made its page under a fallback name rsswatch.PID.<16 hex digits>, and
- * the newest such page that passes every check is taken (client_page_squatted() then
- * says so). Returns 0, -ENOENT (none yet, or still being created: try again later),
- * -EEXIST (the name is taken by something not uid's, and no fallback page is there),
- * -EPERM (uid's file, but of the wrong mode or with more than one link), -EPROTO (bad
- * size, magic or version), -ESTALE (the page of another process that had this pid
- * before: its creator is not the process now running under the pid), -ESRCH (no
- * process pid), other -errno (-EACCES when we may not open it, -ENOMEM). *out is
- * written only on success. */
+ * $RSSWATCH_SHM_DIR, else /dev/shm, its name rsswatch.PID; when someone took that name
+ * first (a file of another owner, a symlink, a directory, a FIFO: squatting), the
+ * library made its page under a fallback name rsswatch.PID.<16 hex digits>. That page
+ * is not looked for among the directory's files (any user can make a hundred thousand
+ * there): the target keeps it mapped, and its memory map (/proc/PID/maps) names it and
+ * its inode; the newest such page that passes every check is taken
+ * (client_page_squatted() then says so). What holds a name is looked at with fstatat()
+ * first: a file of another owner is never opened. The cost is one fstatat(), and when
+ * squatted one read of at most CLIENT_MAPS_MAX bytes of the target's map and at most
+ * CLIENT_CANDIDATES_MAX pages tried, whatever other users make in the directory.
+ * Returns 0, -ENOENT (none yet, or still being created: try again later), -EEXIST (the
+ * name is taken by something not uid's, and no fallback page is there), -EPERM (uid's
+ * file, but of the wrong mode or with more than one link), -EPROTO (bad size, magic or
+ * version), -ESTALE (the page of another process that had this pid before: its creator
+ * is not the process now running under the pid), -ESRCH (no process pid), other -errno
+ * (-EACCES when we may not open it, -ENOMEM). *out is written only on success. */
+#define CLIENT_MAPS_MAX (512 * 1024)	/* bytes of /proc/PID/maps read, at most */
+#define CLIENT_CANDIDATES_MAX 8	/* fallback pages of the map tried, at most */
+struct client_find {
+	int squatted;		/* the pid's own name is held by what uid did not make there */
+	uid_t squat_uid;	/* ... whose owner is this */
+	mode_t squat_type;	/* ... of this type (S_IFREG, S_IFDIR, S_IFLNK, ...) */
+	int capped;		/* the map was longer than CLIENT_MAPS_MAX, or named more
+				   than CLIENT_CANDIDATES_MAX fallback pages: the rest unread */
+};
+/* f (NULL: not wanted) is written whatever the result. */
+int client_page_find(pid_t pid, uid_t uid, struct client_find *f, struct client_page **out);
 int client_page_open(pid_t pid, uid_t uid, struct client_page **out);
+
+/* One line of /proc/PID/maps (line[0..len), without its newline; any bytes): 1 when it
+ * maps, shared, a file whose name (after the last '/') is a fallback name of pid, and
+ * out then holds that name (terminated), the inode and the device; else 0. */
+struct client_map_page {
+	uint64_t ino;
+	unsigned dev_major, dev_minor;
+	char name[64];		/* "rsswatch.<pid>.<16 hex digits>" */
+};
+int client_maps_line_parse(const char *line, size_t len, pid_t pid, struct client_map_page *out);
 /* A cheap test to make before client_page_open() while no page is found: 0 when the
  * page directory is as it was at the last call and has not changed for a second (so
  * that a file made within the same clock tick as that look cannot hide), 1 when it may
@@ -117,8 +143,8 @@ void client_dir_watch_close(struct client_dir_watch *w);
  * the fuzzer. */
 int client_page_open_fd(int fd, pid_t pid, uid_t uid, const struct client_ident *who,
 			struct client_page **out);
-/* 1 when the page was found under a fallback name because another user took the
- * pid's own name (the recorder warns about it), else 0. */
+/* 1 when the page was found under a fallback name because the pid's own name was
+ * taken (the recorder warns about it), else 0. */
 int client_page_squatted(const struct client_page *p);
 
 /* Calls cb for each new mark since the last call, in ticket order; label is

@@ -15,6 +15,14 @@
  *                              many it wrote) and exits
  *   hostile at PID CMD...      runs CMD as process PID (through ns_last_pid: root only)
  *                              and exits with its status; 99 when PID stays taken
+ *   hostile shmflood PID N READY STOP  squats the page name of PID (a file of the
+ *                              caller's), makes N empty files at its fallback names,
+ *                              touches READY, then changes the page directory every
+ *                              50 ms until STOP exists (a recorder that scans the
+ *                              directory never finds it unchanged); removes them all
+ *   hostile counters MS        an application that adds 1 to each of 64 counters as
+ *                              fast as it can for MS milliseconds, then prints
+ *                              "counter NAME VALUE" for each and exits
  *
  * The page directory is $RSSWATCH_SHM_DIR, as in the library. */
 #include <errno.h>
@@ -190,6 +198,87 @@ static int do_flood(const char *ms_s)
 	return 0;
 }
 
+/* The directory of the pages, as the library finds it. */
+static const char *page_dir(void)
+{
+	const char *dir = getenv(RSW_PAGE_DIR_ENV);
+	return dir && *dir ? dir : RSW_PAGE_DIR_DEFAULT;
+}
+
+static int do_shmflood(const char *pid_s, const char *n_s, const char *ready, const char *stop)
+{
+	long pid = strtol(pid_s, NULL, 10), n = strtol(n_s, NULL, 10), made = 0;
+	char path[4096];
+	int rc = 0;
+	if (pid <= 0 || n < 0 || n > 1000000)
+		return 2;
+	snprintf(path, sizeof(path), "%s/%s%ld", page_dir(), RSW_PAGE_PREFIX, pid);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		fprintf(stderr, "hostile: cannot create %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	close(fd);
+	for (; made < n; made++) {
+		snprintf(path, sizeof(path), "%s/%s%ld.%016llx", page_dir(), RSW_PAGE_PREFIX, pid,
+			 (unsigned long long)made * 0x9e3779b97f4a7c15ull);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			fprintf(stderr, "hostile: cannot create %s: %s\n", path, strerror(errno));
+			rc = 1;
+			break;
+		}
+		close(fd);
+	}
+	if (rc == 0)
+		touch(ready);
+	char poke[4096];
+	snprintf(poke, sizeof(poke), "%s/hostile-poke.%ld", page_dir(), (long)getpid());
+	time_t end = time(NULL) + LIFETIME_S;
+	while (rc == 0 && !exists(stop) && time(NULL) < end) {
+		touch(poke);
+		unlink(poke);
+		sleep_ms(50);
+	}
+	for (long k = 0; k < made; k++) {
+		snprintf(path, sizeof(path), "%s/%s%ld.%016llx", page_dir(), RSW_PAGE_PREFIX, pid,
+			 (unsigned long long)k * 0x9e3779b97f4a7c15ull);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/%s%ld", page_dir(), RSW_PAGE_PREFIX, pid);
+	unlink(path);
+	return rc;
+}
+
+#define HAMMERED 64
+
+static int do_counters(const char *ms_s)
+{
+	rsw_counter_t *h[HAMMERED];
+	long long v[HAMMERED] = { 0 };
+	struct timespec t0, t;
+	char name[32];
+	long ms = strtol(ms_s, NULL, 10);
+	if (ms <= 0 || ms > LIFETIME_S * 1000L || rsw_init() != 0)
+		return 1;
+	for (int k = 0; k < HAMMERED; k++) {
+		snprintf(name, sizeof(name), "hammer_%02d", k);
+		if (!(h[k] = rsw_counter(name)))
+			return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (int i = 0; i < 100; i++)
+			for (int k = 0; k < HAMMERED; k++)
+				if (rsw_counter_add_h(h[k], 1) == 0)
+					v[k]++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L < ms);
+	for (int k = 0; k < HAMMERED; k++)
+		printf("counter hammer_%02d %lld\n", k, v[k]);
+	return 0;
+}
+
 static int do_squat(const char *path)
 {
 	struct rsw_page *pg = calloc(1, sizeof(*pg));
@@ -273,9 +362,13 @@ int main(int argc, char **argv)
 		return do_squat(argv[2]);
 	if (strcmp(cmd, "flood") == 0 && argc == 3)
 		return do_flood(argv[2]);
+	if (strcmp(cmd, "shmflood") == 0 && argc == 6)
+		return do_shmflood(argv[2], argv[3], argv[4], argv[5]);
+	if (strcmp(cmd, "counters") == 0 && argc == 3)
+		return do_counters(argv[2]);
 	if (strcmp(cmd, "at") == 0 && argc >= 4)
 		return do_at(argv[2], argv + 3);
 	fputs("usage: hostile shrink READY | stale READY | victim READY GO END | squat PATH |"
-	      " flood MS | at PID CMD...\n", stderr);
+	      " flood MS | at PID CMD... | shmflood PID N READY STOP | counters MS\n", stderr);
 	return 2;
 }

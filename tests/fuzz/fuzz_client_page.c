@@ -5,7 +5,8 @@
  * header, then edits of 11 bytes each (1 byte op, 2 bytes offset scaled to the page,
  * 8 bytes data) made to the file between reads, as a hostile owner would make them
  * while the recorder reads: writes anywhere, truncations, regrowth. The parsers are
- * also fed the raw input. Build and run: make fuzz. */
+ * also fed the raw input, and client_maps_line_parse its lines. Build and run: make
+ * fuzz. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -38,6 +39,17 @@ static void parsers(const uint8_t *data, size_t size)
 	client_counters_parse(data, data + size / 2, size / 2, c, RSW_PAGE_COUNTERS);
 	for (size_t off = 0; off + sizeof(struct rsw_page_mark) <= size; off += 64)
 		client_mark_parse(data + off, size - off, off / 64, &ns, label);
+	/* the input as lines of a memory map, for a pid its first bytes name */
+	struct client_map_page mp;
+	pid_t pid = size >= 2 ? (pid_t)(data[0] | data[1] << 8) : 1;
+	for (size_t at = 0; at < size;) {
+		const uint8_t *nl = memchr(data + at, '\n', size - at);
+		size_t end = nl ? (size_t)(nl - data) : size;
+		if (client_maps_line_parse((const char *)data + at, end - at, pid, &mp) == 1 &&
+		    strlen(mp.name) >= sizeof(mp.name))
+			abort();
+		at = end + 1;
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

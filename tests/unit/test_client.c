@@ -1118,6 +1118,73 @@ static void test_squatted(void **state)
 	free(m);
 }
 
+/* A line of /proc/PID/maps names a fallback page of pid only when shared, with an
+ * inode, and with a last path component that is exactly a fallback name. */
+static void test_maps_line(void **state)
+{
+	struct client_map_page m;
+	const char *ok = "7f1c2a3b4000-7f1c2a3bd000 rw-s 00000000 00:1a 123456                     "
+			 "/dev/shm/rsswatch.4242.0123456789abcdef";
+	char buf[256];
+	size_t n = strlen(ok);
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	assert_int_equal(client_maps_line_parse(ok, n, 4242, &m), 1);
+	assert_int_equal(m.ino, 123456);
+	assert_int_equal(m.dev_major, 0);
+	assert_int_equal(m.dev_minor, 0x1a);
+	assert_string_equal(m.name, "rsswatch.4242.0123456789abcdef");
+	/* another pid's, a cut line, one byte short, private, deleted, no inode, anonymous */
+	assert_int_equal(client_maps_line_parse(ok, n, 424, &m), 0);
+	assert_int_equal(client_maps_line_parse(ok, n - 1, 4242, &m), 0);
+	assert_int_equal(client_maps_line_parse(ok, 40, 4242, &m), 0);
+	snprintf(buf, sizeof(buf), "%s", ok);
+	buf[29] = 'p';
+	assert_int_equal(client_maps_line_parse(buf, n, 4242, &m), 0);
+	snprintf(buf, sizeof(buf), "%s (deleted)", ok);
+	assert_int_equal(client_maps_line_parse(buf, strlen(buf), 4242, &m), 0);
+	snprintf(buf, sizeof(buf), "1000-2000 rw-s 00000000 00:1a 0 /dev/shm/rsswatch.4242.0123456789abcdef");
+	assert_int_equal(client_maps_line_parse(buf, strlen(buf), 4242, &m), 0);
+	snprintf(buf, sizeof(buf), "1000-2000 rw-s 00000000 00:00 0 ");
+	assert_int_equal(client_maps_line_parse(buf, strlen(buf), 4242, &m), 0);
+	/* upper-case digits are not the library's; a file merely named like a page in
+	 * another directory is still a candidate (its inode and owner decide) */
+	snprintf(buf, sizeof(buf), "1000-2000 r--s 00000000 fd:01 77 /x/rsswatch.4242.0123456789ABCDEF");
+	assert_int_equal(client_maps_line_parse(buf, strlen(buf), 4242, &m), 0);
+	snprintf(buf, sizeof(buf), "1000-2000 r--s 00000000 fd:01 77 /x/rsswatch.4242.0123456789abcdef");
+	assert_int_equal(client_maps_line_parse(buf, strlen(buf), 4242, &m), 1);
+	assert_int_equal(m.dev_major, 0xfd);
+	/* garbage: no crash, no match */
+	for (size_t k = 0; k < n; k++)
+		assert_int_equal(client_maps_line_parse(ok + k, n - k - 1, 4242, &m), 0);
+}
+
+/* A squatted name: what holds it is reported, and no file of another owner is taken
+ * for a page, however many there are at fallback names. */
+static void test_find_squat(void **state)
+{
+	struct client_page *p = NULL;
+	struct client_find f;
+	char path[PATH_MAX];
+	pid_t fake = idle_start();
+
+	(void)state;
+	page_path(fake, path, sizeof(path));
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_equal(client_page_find(fake, 0, &f, &p), -EEXIST);
+	assert_int_equal(f.squatted, 1);
+	assert_int_equal(f.squat_uid, geteuid());
+	assert_int_equal(f.squat_type, S_IFDIR);
+	assert_int_equal(f.capped, 0);
+	assert_null(p);
+	assert_int_equal(rmdir(path), 0);
+	/* nothing there: not squatted */
+	assert_int_equal(client_page_find(fake, 0, &f, &p), -ENOENT);
+	assert_int_equal(f.squatted, 0);
+	idle_stop(fake);
+}
+
 /* The parsers on bytes at odd addresses, short buffers and garbage. */
 static void test_parsers(void **state)
 {
@@ -1234,6 +1301,8 @@ int main(void)
 		cmocka_unit_test(test_parsers),
 		cmocka_unit_test(test_stale_owner),
 		cmocka_unit_test(test_squatted),
+		cmocka_unit_test(test_maps_line),
+		cmocka_unit_test(test_find_squat),
 		cmocka_unit_test(test_dir_changed),
 	};
 

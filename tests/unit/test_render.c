@@ -41,6 +41,18 @@ static void test_fmt_duration(void **state)
 	assert_string_equal(fmt_duration(b, sizeof(b), -5), "0ms");
 }
 
+/* A moment before the run's start keeps its sign. */
+static void test_fmt_offset(void **state)
+{
+	(void)state;
+	char b[32];
+	assert_string_equal(fmt_offset(b, sizeof(b), 850 * 1000000LL), "+850ms");
+	assert_string_equal(fmt_offset(b, sizeof(b), 0), "+0ms");
+	assert_string_equal(fmt_offset(b, sizeof(b), -1200 * 1000000LL), "-1.2s");
+	assert_string_equal(fmt_offset(b, sizeof(b), -245 * 1000000000LL), "-4m05s");
+	assert_string_equal(fmt_offset(b, sizeof(b), INT64_MIN), "-106751d23h");
+}
+
 static void test_fmt_time(void **state)
 {
 	(void)state;
@@ -694,6 +706,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fmt_bytes),
 		cmocka_unit_test(test_fmt_duration),
+		cmocka_unit_test(test_fmt_offset),
 		cmocka_unit_test(test_fmt_time),
 		cmocka_unit_test(test_live_line),
 		cmocka_unit_test(test_live_context),
