@@ -42,13 +42,19 @@ int proc_status_parse(const char *buf, size_t len, struct proc_status *out)
 			goto next;
 		size_t klen = (size_t)(colon - p) + 1;
 		if (klen == 5 && memcmp(p, "Name:", 5) == 0) {
+			/* "Name:", one tab, the name with its newlines and backslashes escaped
+			 * ("\\n", "\\\\"): unescaped, so that it is the name /proc/PID/stat and
+			 * exit records give (a name may begin with a tab of its own) */
 			const char *v = colon + 1;
-			while (v < le && *v == '\t')
+			if (v < le && *v == '\t')
 				v++;
-			size_t n = (size_t)(le - v);
-			if (n >= sizeof(st.name))
-				n = sizeof(st.name) - 1;
-			memcpy(st.name, v, n);
+			size_t n = 0;
+			for (; v < le && n + 1 < sizeof(st.name); v++) {
+				if (*v == '\\' && v + 1 < le && (v[1] == 'n' || v[1] == '\\'))
+					st.name[n++] = *++v == 'n' ? '\n' : '\\';
+				else
+					st.name[n++] = *v;
+			}
 			st.name[n] = '\0';
 			have |= ST_NAME;
 		} else if (klen == 5 && memcmp(p, "PPid:", 5) == 0) {

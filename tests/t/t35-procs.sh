@@ -203,4 +203,20 @@ inv=$(sqlite3 "$RSSWATCH_DB" "SELECT count(*) FROM process c JOIN process p ON p
 n=$(sqlite3 "$RSSWATCH_DB" "SELECT count(*) FROM process WHERE run_id = (SELECT max(id) FROM run)")
 check "none of its $n processes starts before its parent ($inv do)" test "$inv" -eq 0 -a "$n" -ge 61
 
+# --- a member's name with a newline and a backslash: /proc/PID/status escapes them,
+# stat and exit records do not; the per-process samples and the process table store
+# the same name. The member waits until the store holds a sample of it.
+WEIRD="$T/a\\b
+c"
+printf '#!/bin/sh\ni=0\nwhile [ $i -lt 300 ] && [ "$(sqlite3 "%s" "SELECT count(*) FROM proc_sample WHERE pid = $$")" = 0 ]; do sleep 0.1; i=$((i + 1)); done\n' \
+	"$RSSWATCH_DB" >"$WEIRD"
+chmod +x "$WEIRD"
+expect_exit 0 "a member named with a newline and a backslash: exit 0" "$RSW" record -q -i 20ms -- \
+	sh -c '"$1"; true' - "$WEIRD"
+names=$(sqlite3 "$RSSWATCH_DB" "SELECT count(DISTINCT hex(comm)) || ' ' || min(hex(comm)) FROM (
+	SELECT comm FROM proc_sample WHERE run_id = (SELECT max(id) FROM run) AND comm LIKE 'a%'
+	UNION ALL SELECT comm FROM process WHERE run_id = (SELECT max(id) FROM run) AND comm LIKE 'a%')")
+check "one spelling of the name in samples and processes, the name itself ($names)" \
+	test "$names" = "1 615C620A63"
+
 done_testing

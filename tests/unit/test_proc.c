@@ -28,6 +28,19 @@ static void test_status_weird_name(void **state)
 	free(buf);
 }
 
+/* The kernel escapes a name's newlines and backslashes in status (not in stat): the
+ * parser gives the name itself, as stat and exit records do, leading tab included. */
+static void test_status_name_unescaped(void **state)
+{
+	(void)state;
+	static const char text[] = "Name:\t\ta\\\\b\\nc\\x\nPPid:\t1\nThreads:\t1\n"
+				   "VmHWM:\t1 kB\nVmRSS:\t1 kB\nRssAnon:\t1 kB\n"
+				   "RssFile:\t0 kB\nRssShmem:\t0 kB\nVmSwap:\t0 kB\n";
+	struct proc_status st;
+	assert_int_equal(proc_status_parse(text, strlen(text), &st), 0);
+	assert_string_equal(st.name, "\ta\\b\nc\\x");
+}
+
 static void test_status_exact_values(void **state)
 {
 	(void)state;
@@ -318,6 +331,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_status_weird_name),
 		cmocka_unit_test(test_status_exact_values),
+		cmocka_unit_test(test_status_name_unescaped),
 		cmocka_unit_test(test_status_zombie_and_kthread),
 		cmocka_unit_test(test_status_malformed),
 		cmocka_unit_test(test_stat_weird_name),
