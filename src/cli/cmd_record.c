@@ -11,6 +11,7 @@
 #include "record/facts.h"
 #include "record/follow.h"
 #include "record/gpus.h"
+#include "record/oom.h"
 #include "record/recorder.h"
 #include "record/target.h"
 #include "render/live.h"
@@ -631,6 +632,7 @@ struct session {
 	char cg_dir[PATH_MAX];	/* -g --follow: the cgroup's directory */
 	int gpu_open;
 	struct taskstats_listener ts;	/* exit records, from before a launch (record_opts) */
+	struct oom_watch oom;		/* OOM evidence, from before a launch (record_opts) */
 };
 
 /* The pid, the database and the --listen address: refused before anything starts. */
@@ -920,6 +922,9 @@ static int start_run(struct session *s)
 	    taskstats_open(&s->ts) < 0)
 		taskstats_close(&s->ts);
 	a->opts.exit_listener = &s->ts;
+	if (!s->oom.open)
+		oom_watch_open(&s->oom, s->t.cg);
+	a->opts.oom_watch = &s->oom;
 	pid_t child = launch_command(a->command, &s->old, tc->made ? run_cgroup_join : NULL,
 				     &tc->loc, &setup_failed, &s->t.pre_exec_rss);
 	if (child < 0) {
@@ -1109,6 +1114,7 @@ static int follow_loop(struct session *s)
 static void close_session(struct session *s)
 {
 	taskstats_close(&s->ts);
+	oom_watch_close(&s->oom);
 	if (s->fw_open)
 		follow_release(&s->fw);
 	release_cgroup(s->tc);
@@ -1145,6 +1151,7 @@ int cmd_record(int argc, char **argv)
 	s.sigfd = -1;
 	s.t.pidfd = -1;
 	s.ts = (struct taskstats_listener)TASKSTATS_LISTENER_INIT;
+	s.oom.kmsg.fd = -1;
 	s.out.f = stderr;
 	s.sink = (struct recorder_sink){ show_live, show_note, &s.out };
 	a.opts.sink = &s.sink;

@@ -108,6 +108,7 @@ void oom_decide(const struct oom_evidence *ev, struct oom_verdict *out)
 void oom_watch_open(struct oom_watch *w, struct cg_reader *cg)
 {
 	memset(w, 0, sizeof(*w));
+	w->open = true;
 	w->kmsg.fd = -1;
 	w->kmsg_err = kmsg_reader_open(&w->kmsg, 0);
 	w->vm_known = vmstat_read_oom_kill(&w->vm_start) == 0;
@@ -170,4 +171,5 @@ void oom_watch_counters(struct oom_watch *w, struct oom_evidence *ev)
 void oom_watch_close(struct oom_watch *w)
 {
 	kmsg_reader_close(&w->kmsg);
+	w->open = false;
 }

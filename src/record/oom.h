@@ -62,6 +62,7 @@ typedef void (*oom_kill_cb)(void *ctx, const struct kmsg_oom *kill, const char *
 
 /* Collects evidence while recording. */
 struct oom_watch {
+	bool open;			/* oom_watch_open was called, oom_watch_close not yet */
 	struct kmsg_reader kmsg;
 	int kmsg_err;			/* 0 while kmsg is open */
 	bool vm_known;

@@ -1621,7 +1621,14 @@ static int setup(struct recorder *rc)
 	}
 	if (rc->target->psi_cgroup_dir)
 		sampler_use_cgroup_psi(&rc->sampler, rc->target->psi_cgroup_dir);	/* none: fine */
-	oom_watch_open(&rc->oom, rc->target->cg);
+	struct oom_watch *early = rc->opts->oom_watch;
+	if (early && early->open) {
+		rc->oom = *early;	/* taken over: the caller's copy is left closed */
+		memset(early, 0, sizeof(*early));
+		early->kmsg.fd = -1;
+	} else {
+		oom_watch_open(&rc->oom, rc->target->cg);
+	}
 	rc->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (rc->timerfd < 0)
 		return -errno;

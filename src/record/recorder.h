@@ -22,6 +22,8 @@
 #include "source/taskstats.h"
 #include "store/store.h"
 
+struct oom_watch;
+
 /* What the recorder has to say while it records. It prints nothing itself (only the
  * CLI prints): it hands each line to a sink the caller supplies, which decides where
  * and how it is shown. */
@@ -79,6 +81,11 @@ struct record_opts {
 	 * does, in about a millisecond) still leaves its record. record() takes it over
 	 * and leaves it closed; without one it opens its own. */
 	struct taskstats_listener *exit_listener;
+	/* The OOM evidence (record/oom.h) opened before the command was launched, or NULL:
+	 * a command killed while its exec loads (a limit below what it needs, killed in 3
+	 * ms) was killed before the recording began, and the kill line and the cgroup's
+	 * count must be read from before. Taken over as exit_listener is. */
+	struct oom_watch *oom_watch;
 	/* --reset-peak: restart an attached target's VmHWM at the start (clear_refs 5). */
 	int reset_peak;
 	/* --on-warn, --on-oom: commands run at "warn", "warn_eta" and "oom_kill" events

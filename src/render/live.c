@@ -98,7 +98,7 @@ static void oom_words(struct buf *b, const struct run *r)
 		buf_printf(b, ", anon-rss %s", fmt_bytes(v, sizeof(v), r->oom_anon_rss));
 	if (r->outcome_note && r->outcome_note[0])
 		buf_printf(b, "; %s", r->outcome_note);
-	if (r->samples)
+	if (r->samples && r->peak_rss_at)
 		buf_printf(b, "; peak %s at %s", fmt_bytes(v, sizeof(v), r->peak_rss),
 			   fmt_hms(t, sizeof(t), r->peak_rss_at));
 }

@@ -56,7 +56,10 @@ static void summary_peaks(struct buf *b, const struct run *r, uint64_t max_sampl
 {
 	char a[48], c[48], d[48];
 	int set = run_is_set(r);
-	if (r->samples) {
+	if (r->samples && !r->peak_rss_at) {
+		/* a command killed while its exec loaded: no source had a figure of it */
+		buf_puts(b, "peak      not known: no figure of its memory reached the recorder\n");
+	} else if (r->samples) {
 		buf_printf(b, "peak      %s at %s (+%s)", fmt_bytes(a, sizeof(a), r->peak_rss),
 			   fmt_hms(c, sizeof(c), r->peak_rss_at),
 			   fmt_duration(d, sizeof(d), r->peak_rss_at - r->started_at));

@@ -165,5 +165,21 @@ if command -v setpriv >/dev/null 2>&1; then
 	check "not root: one line that says why" sh -c \
 		'test "$(wc -l <"$1")" -eq 1 && grep -q "^rsswatch: --memory-limit 64.0 MiB: cannot create a memory cgroup in .*: permission denied" "$1"' - "$T/err"
 fi
+# A limit below what an exec needs: the command is killed while its exec loads, a few
+# milliseconds after the launch, before the recording's first sample. The kill is
+# still the OOM killer's, held against the kernel's own line for the pid.
+for i in 1 2 3; do
+	"$RSW" record -q --memory-limit 64K -i 100ms -- python3 -c 'print(1)' >"$T/out" 2>"$T/err"
+	rc=$?
+	"$RSW" show --json >"$T/json"
+	vpid=$(jget "$T/json" '$.pid')
+	check "killed in its exec $i: the kernel's log names pid $vpid" \
+		sh -c 'dmesg | grep -q "Killed process $1 "' - "$vpid"
+	check "killed in its exec $i: exit status 137 ($rc)" test "$rc" -eq 137
+	check "killed in its exec $i: outcome oom_killed, one kill" test \
+		"$(jget "$T/json" '$.outcome') $(jget "$T/json" '$.oom_kills')" = "oom_killed 1"
+	check "killed in its exec $i: the summary names no peak it does not know" \
+		grep -q '^peak      not known' "$T/err"
+done
 check "no cgroup is left at the end" no_leftovers
 done_testing
