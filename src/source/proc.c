@@ -234,14 +234,16 @@ int proc_cmdline_quote(const char *buf, size_t len, struct buf *out, size_t max)
 {
 	struct buf word = { 0 };
 	int args = 0;
+	size_t arg_max = max / 8 > 64 ? max / 8 : 64;
 	while (len > 0 && buf[len - 1] == '\0')
 		len--;
 	for (size_t i = 0; i < len;) {
 		size_t end = i;
 		while (end < len && buf[end] != '\0')
 			end++;
+		size_t keep = end - i > arg_max ? arg_max : end - i;
 		buf_reset(&word);
-		for (size_t k = i; k < end; k++) {
+		for (size_t k = i; k < i + keep; k++) {
 			unsigned char c = (unsigned char)buf[k];
 			buf_putc(&word, c < 0x20 || c == 0x7f ? '?' : (char)c);
 		}
@@ -249,10 +251,15 @@ int proc_cmdline_quote(const char *buf, size_t len, struct buf *out, size_t max)
 		if (args)
 			buf_putc(out, ' ');
 		buf_put_shell_word(out, buf_str(&word));
+		if (keep < end - i)
+			buf_printf(out, "[+%zu bytes]", end - i - keep);
 		if (out->len > max) {
+			size_t more = 1;
+			for (size_t k = i; k < len; k++)
+				more += buf[k] == '\0';
 			out->len = before;
 			out->p[before] = '\0';
-			buf_puts(out, " ...");
+			buf_printf(out, " ... (%zu more argument%s)", more, more == 1 ? "" : "s");
 			break;
 		}
 		args++;

@@ -59,9 +59,11 @@ int proc_io_parse(const char *buf, size_t len, struct proc_io *out);
 int proc_cmdline_join(const char *buf, size_t len, char *out, size_t n);
 
 /* /proc/PID/cmdline (NUL-separated) as a shell command line: each argument as
- * buf_put_shell_word writes it, control characters replaced by '?'. Stops before the
- * argument that would take the text past max bytes, and then ends with " ...".
- * Returns the number of arguments written. */
+ * buf_put_shell_word writes it, control characters replaced by '?'. One long argument
+ * must not hide those after it: each keeps at most max / 8 bytes (64 at least), and
+ * one cut says "[+N bytes]" after it. Stops before the argument that would take the
+ * text past max bytes, and then ends with " ... (N more arguments)". Returns the
+ * number of arguments written. */
 int proc_cmdline_quote(const char *buf, size_t len, struct buf *out, size_t max);
 
 /* From /proc/meminfo. */

@@ -170,4 +170,19 @@ else
 	check "hidden pid: the message names pid 1 (got: $(head -1 "$ERR"))" grep -q 'pid 1[^0-9]' "$ERR"
 fi
 
+# One long argument (64 KiB) hides none after it in the stored command line: it keeps
+# its head and says how much was cut, and the arguments after it follow.
+LONGARG=$(head -c 65536 /dev/zero | tr '\0' x)
+spawn longarg sh -c 'sleep 30; :' "$LONGARG" after-one after-two
+LPID=$!
+wait_until 10 sh -c 'grep -q after-two "/proc/$1/cmdline"' - "$LPID"
+expect_exit 0 "a process with a 64 KiB argument: attached for 200ms" \
+	"$RSW" record -q -d 200ms --db "$T/long.db" -p "$LPID"
+pkill -P "$LPID" sleep 2>/dev/null; kill "$LPID" 2>/dev/null
+target=$(sqlite3 "$T/long.db" "SELECT target FROM run")
+diag "stored: $(printf '%s' "$target" | cut -c1-40)...$(printf '%s' "$target" | tail -c 60)"
+check "the target keeps the arguments after the long one" \
+	sh -c 'printf "%s" "$1" | grep -q "x\[+[0-9]* bytes\] after-one after-two$"' - "$target"
+check "the stored command line stays bounded (${#target} bytes)" test "${#target}" -le 4200
+
 done_testing

@@ -216,9 +216,18 @@ static void test_cmdline_quoted(void **state)
 	buf_reset(&out);
 	assert_int_equal(proc_cmdline_quote("", 0, &out, 4096), 0);
 	assert_string_equal(buf_str(&out), "");
-	/* bounded: what fits, then " ..." */
+	/* bounded: what fits, then how many did not */
 	assert_int_equal(proc_cmdline_quote(buf, len, &out, 26), 1);
-	assert_string_equal(buf_str(&out), "'/tmp/my (weird) hog) x' ...");
+	assert_string_equal(buf_str(&out), "'/tmp/my (weird) hog) x' ... (3 more arguments)");
+	buf_reset(&out);
+	/* one long argument keeps its head, and those after it are still there */
+	char longarg[600 + 12];
+	memcpy(longarg, "sh\0", 3);
+	memset(longarg + 3, 'x', 600);
+	memcpy(longarg + 603, "\0after\0", 7);
+	assert_int_equal(proc_cmdline_quote(longarg, 610, &out, 1024), 3);
+	assert_int_equal(out.len, strlen("sh ") + 128 + strlen("[+472 bytes] after"));
+	assert_non_null(strstr(buf_str(&out), "xxx[+472 bytes] after"));
 	buf_release(&out);
 	free(buf);
 }
