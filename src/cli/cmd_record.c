@@ -11,6 +11,7 @@
 #include "record/facts.h"
 #include "record/follow.h"
 #include "record/gpus.h"
+#include "record/pattern.h"
 #include "record/recorder.h"
 #include "record/target.h"
 #include "render/live.h"
@@ -744,12 +745,9 @@ static int resolve_pattern(struct session *s, pid_t *pid)
 	const struct record_args *a = s->a;
 	int sigfd = s->sigfd;
 	regex_t re;
-	int rc = regcomp(&re, a->pattern, REG_EXTENDED | REG_NOSUB);
-	if (rc != 0) {
-		char msg[128];
-		regerror(rc, &re, msg, sizeof(msg));
+	char msg[128];
+	if (pattern_compile(&re, a->pattern, msg, sizeof(msg)) < 0)
 		return cli_usage("record", "invalid pattern '%s': %s", a->pattern, msg);
-	}
 	struct proc_match *m = NULL;
 	size_t n = 0;
 	int said = 0, ret = EXIT_OK;

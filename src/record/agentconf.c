@@ -1,6 +1,7 @@
 #include "record/agentconf.h"
 #include "base/parse.h"
 #include "base/util.h"
+#include "record/pattern.h"
 
 #include <errno.h>
 #include <regex.h>
@@ -116,13 +117,10 @@ int agentconf_add(struct agentconf *c, enum agent_kind kind, const char *value,
 			return fail(err, line, "a control character in %s", key);
 	if (kind == AGENT_MATCH) {
 		regex_t re;
-		int rc = regcomp(&re, value, REG_EXTENDED | REG_NOSUB);
-		if (rc != 0) {
-			char why[128];
-			regerror(rc, &re, why, sizeof(why));
+		char why[128];
+		if (pattern_compile(&re, value, why, sizeof(why)) < 0)
 			return fail(err, line, "invalid pattern '%s': %s",
 				    shown(value, vlen, sv, sizeof(sv)), why);
-		}
 		regfree(&re);
 	} else if (kind == AGENT_PID) {
 		pid_t pid;

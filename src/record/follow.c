@@ -3,6 +3,7 @@
 #include "base/parse.h"
 #include "base/util.h"
 #include "record/facts.h"
+#include "record/pattern.h"
 #include "record/target.h"
 #include "source/cgroup.h"
 #include "store/store.h"
@@ -26,11 +27,8 @@ int follow_init(struct follow *f, const char *pattern, const char *cgroup_dir, i
 	f->cgroup_dir = cgroup_dir;
 	f->oldest = oldest;
 	if (pattern) {
-		int rc = regcomp(&f->re, pattern, REG_EXTENDED | REG_NOSUB);
-		if (rc != 0) {
-			regerror(rc, &f->re, err, errlen);
+		if (pattern_compile(&f->re, pattern, err, errlen) < 0)
 			return -EINVAL;
-		}
 		f->have_re = 1;
 	}
 	/* Whether the connector can be had at all, to be said once, before any wait. */

@@ -1,6 +1,7 @@
 #include "record/target.h"
 #include "base/sysroot.h"
 #include "base/util.h"
+#include "record/pattern.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -14,6 +15,11 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* What a pattern is matched against is bounded (record/pattern.h). */
+_Static_assert(sizeof(((struct proc_match *)0)->cmdline) <= PATTERN_SUBJECT_MAX &&
+	       sizeof(((struct proc_match *)0)->name) <= PATTERN_SUBJECT_MAX,
+	       "a pattern's subject is longer than PATTERN_SUBJECT_MAX");
 
 static int by_start(const void *a, const void *b)
 {
