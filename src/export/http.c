@@ -235,14 +235,15 @@ static void conn_reap(struct exporter *x, int64_t now)
 }
 
 /* Under conn_lock: the new connection conns[nw] is over a limit, among those of its
- * address (same) or all: closes the oldest of them past HTTP_GRACE_MS, or else the new
- * one. */
-static void conn_evict(struct exporter *x, size_t nw, int same, int64_t now)
+ * address (same) or all: closes the one of them whose request has waited longest
+ * (never the new one: a scrape is answered within milliseconds of its connection, so
+ * only a burst of connections in that time can push it out). */
+static void conn_evict(struct exporter *x, size_t nw, int same)
 {
 	size_t victim = nw;
 	for (size_t i = 0; i < x->nconns; i++) {
 		const struct http_conn *k = &x->conns[i];
-		if (i == nw || k->closing || now - k->since < HTTP_GRACE_MS * NS_PER_MS ||
+		if (i == nw || k->closing ||
 		    (same && memcmp(k->addr, x->conns[nw].addr, sizeof(k->addr)) != 0))
 			continue;
 		if (victim == nw || k->since < x->conns[victim].since)
@@ -300,9 +301,9 @@ static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_conte
 		same += memcmp(x->conns[i].addr, k->addr, sizeof(k->addr)) == 0;
 	}
 	if (same > HTTP_MAX_PER_ADDR)
-		conn_evict(x, nw, 1, now);
+		conn_evict(x, nw, 1);
 	else if (all > HTTP_MAX_CONNECTIONS)
-		conn_evict(x, nw, 0, now);
+		conn_evict(x, nw, 0);
 	pthread_mutex_unlock(&x->conn_lock);
 }
 

@@ -18,14 +18,13 @@
 /* What one client can hold (docs/METRICS.md): connections in all and from one address
  * (an IPv6 /64 counts as one), the time a request may take from its connection (or the
  * end of the one before on it) to its answer, however it trickles in, and the idle time
- * of a connection. A connection beyond a limit closes the oldest one past
- * HTTP_GRACE_MS (the same address's first), or is closed itself when none is: a
- * scrape sends its request at once and is answered within milliseconds, so a slow
- * client cannot keep it out. HTTP_LINGER_MAX_S bounds exporter_free's wait. */
+ * of a connection. A connection beyond a limit closes the one whose request has waited
+ * longest (of the same address when that address is over its limit): a scrape sends
+ * its request at once and is answered within milliseconds, so slow clients cannot
+ * keep it out. HTTP_LINGER_MAX_S bounds exporter_free's wait. */
 #define HTTP_MAX_CONNECTIONS 32
 #define HTTP_MAX_PER_ADDR 8
 #define HTTP_REQUEST_S 5
-#define HTTP_GRACE_MS 500
 #define HTTP_TIMEOUT_S 10
 #define HTTP_LINGER_MAX_S 2
 #define HTTP_MEMORY_LIMIT (32 * 1024)
