@@ -16,6 +16,7 @@
 #include "record/target.h"
 #include "render/live.h"
 #include "render/summary.h"
+#include "source/proc.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -41,6 +42,8 @@ static const char usage_text[] =
 	"                         the extended regular expression PATTERN\n"
 	"      --newest, --oldest with -n: pick among several matches\n"
 	"      --wait             with -n: wait until a match appears\n"
+	"      --user USER        with -n: only processes of that owner (a uid or a name;\n"
+	"                         any user can start a process of any name)\n"
 	"      --follow           with -n or -g: keep recording across restarts. When the\n"
 	"                         target ends (exit, signal, OOM kill), wait for the next\n"
 	"                         process that matches PATTERN (or for the cgroup to hold a\n"
@@ -147,6 +150,7 @@ struct record_args {
 	enum pick pick;
 	int wait;
 	int follow;		/* --follow */
+	struct proc_filter filter;	/* --user */
 	int64_t follow_deadline;	/* --follow -d: CLOCK_MONOTONIC end of it all; 0: none */
 	const char *label;
 	const char *db;
@@ -172,7 +176,7 @@ struct record_args {
 enum { OPT_DB = CLI_OPT_DB, OPT_NEWEST, OPT_OLDEST, OPT_WAIT, OPT_EVERY, OPT_NO_GPU,
        OPT_GPU_INTERVAL, OPT_MEMORY_LIMIT, OPT_WARN, OPT_PSS, OPT_NO_TREE, OPT_NO_CGROUP,
        OPT_RESET_PEAK, OPT_PARAM, OPT_WARN_ETA, OPT_ON_WARN, OPT_ON_OOM, OPT_ON_TIMEOUT,
-       OPT_LISTEN, OPT_KEEP, OPT_MAX_DB, OPT_FOLLOW };
+       OPT_LISTEN, OPT_KEEP, OPT_MAX_DB, OPT_FOLLOW, OPT_USER };
 
 #define PSS_DEFAULT_NS (10 * NS_PER_S)
 
@@ -197,6 +201,7 @@ static const struct option longopts[] = {
 	{ "oldest", no_argument, NULL, OPT_OLDEST },
 	{ "wait", no_argument, NULL, OPT_WAIT },
 	{ "follow", no_argument, NULL, OPT_FOLLOW },
+	{ "user", required_argument, NULL, OPT_USER },
 	{ "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
 	{ "warn", required_argument, NULL, OPT_WARN },
 	{ "warn-eta", required_argument, NULL, OPT_WARN_ETA },
@@ -354,6 +359,8 @@ static int take_option(struct record_args *a, int c, int argc, char **argv)
 static int check_args(struct record_args *a)
 {
 	int targets = !!a->pid_arg + !!a->pattern + !!a->command + !!a->cgroup;
+	if (a->filter.have_uid && !a->pattern)
+		return cli_usage("record", "--user goes with -n PATTERN");
 	if (a->follow && !a->pattern && !a->cgroup)
 		return cli_usage("record", "--follow goes with -n PATTERN (also -p PID -n PATTERN) or -g CGROUP");
 	if (a->follow && a->pid_arg && a->pattern)
@@ -404,6 +411,11 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case OPT_OLDEST: a->pick = PICK_OLDEST; break;
 		case OPT_WAIT: a->wait = 1; break;
 		case OPT_FOLLOW: a->follow = 1; break;
+		case OPT_USER:
+			if (user_uid(optarg, &a->filter.uid) < 0)
+				return cli_usage("record", "no user '%s'", optarg);
+			a->filter.have_uid = 1;
+			break;
 		case OPT_DB: a->db = optarg; break;
 		case OPT_KEEP:
 			a->keep_given = 1;
@@ -630,6 +642,8 @@ struct session {
 	int64_t prev_end;
 	int64_t prev_run;
 	char cg_dir[PATH_MAX];	/* -g --follow: the cgroup's directory */
+	uid_t prev_uid;		/* --follow: the owner of the last instance */
+	int have_prev_uid;
 	int gpu_open;
 	struct taskstats_listener ts;	/* exit records, from before a launch (record_opts) */
 };
@@ -675,6 +689,7 @@ static int open_session(struct session *s)
 		if (follow_init(&s->fw, a->pattern, NULL, a->pick == PICK_OLDEST, why, sizeof(why)) < 0)
 			return cli_usage("record", "invalid pattern '%s': %s", a->pattern, why);
 		s->fw_open = 1;
+		s->fw.filter = a->filter;
 		if (a->opts.no_proccn) {	/* the test knob: the fallback, on purpose */
 			s->fw.polling = 1;
 			s->fw.poll_err = -EPERM;
@@ -760,6 +775,11 @@ static int resolve_pattern(struct session *s, pid_t *pid)
 			ret = EXIT_FAIL;
 			goto out;
 		}
+		size_t kept = 0;
+		for (size_t i = 0; i < n; i++)
+			if (proc_filter_ok(&a->filter, m[i].pid))
+				m[kept++] = m[i];
+		n = kept;
 		if (n == 0 && a->follow) {	/* the proc connector's events, not a retry */
 			ret = follow_next(s, pid);
 			goto out;
@@ -903,6 +923,18 @@ static int start_run(struct session *s)
 	}
 	if (a->follow && !s->series)
 		s->series = run->id;	/* the series is named after its first run */
+	uid_t uid;
+	if (a->follow && s->pid > 0 && proc_read_uid(s->pid, &uid) == 0) {
+		if (s->have_prev_uid && uid != s->prev_uid) {
+			char line[256];
+			if (follow_owner_changed(s->st, run, uid, s->prev_uid, line, sizeof(line)) < 0)
+				cli_error("cannot store an event of run %lld: %s", (long long)run->id,
+					  store_errmsg(s->st));
+			fprintf(stderr, "rsswatch: %s\n", line);
+		}
+		s->prev_uid = uid;
+		s->have_prev_uid = 1;
+	}
 	run->series = s->series;	/* the first run's is written with its progress */
 	if (store_put_params(s->st, run->id, a->params, a->nparams) < 0) {
 		cli_error("%s: cannot store the run's parameters: %s", s->dbpath, store_errmsg(s->st));
