@@ -16,7 +16,6 @@
 #include "record/target.h"
 #include "render/live.h"
 #include "render/summary.h"
-#include "source/proc.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -923,18 +922,14 @@ static int start_run(struct session *s)
 	}
 	if (a->follow && !s->series)
 		s->series = run->id;	/* the series is named after its first run */
-	uid_t uid;
-	if (a->follow && s->pid > 0 && proc_read_uid(s->pid, &uid) == 0) {
-		if (s->have_prev_uid && uid != s->prev_uid) {
-			char line[256];
-			if (follow_owner_changed(s->st, run, uid, s->prev_uid, line, sizeof(line)) < 0)
-				cli_error("cannot store an event of run %lld: %s", (long long)run->id,
-					  store_errmsg(s->st));
-			fprintf(stderr, "rsswatch: %s\n", line);
-		}
-		s->prev_uid = uid;
-		s->have_prev_uid = 1;
-	}
+	char line[256];
+	int oc = a->follow ? follow_owner_check(s->st, run, &s->prev_uid, &s->have_prev_uid,
+						line, sizeof(line)) : 0;
+	if (oc < 0)
+		cli_error("cannot store an event of run %lld: %s", (long long)run->id,
+			  store_errmsg(s->st));
+	if (oc != 0)
+		fprintf(stderr, "rsswatch: %s\n", line);
 	run->series = s->series;	/* the first run's is written with its progress */
 	if (store_put_params(s->st, run->id, a->params, a->nparams) < 0) {
 		cli_error("%s: cannot store the run's parameters: %s", s->dbpath, store_errmsg(s->st));

@@ -9,7 +9,6 @@
 #include "record/follow.h"
 #include "record/recorder.h"
 #include "record/target.h"
-#include "source/proc.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -193,18 +192,14 @@ static int record_instance(struct slot *s, pid_t pid)
 	if ((ret = attach_instance(s, pid, tc, &t)) < 0 ||
 	    (ret = begin_instance(s, &run, pid, tc)) < 0)
 		goto out;
-	uid_t uid;
-	if (pid > 0 && proc_read_uid(pid, &uid) == 0) {
-		if (s->have_prev_uid && uid != s->prev_uid) {
-			char line[256];
-			if (follow_owner_changed(s->st, &run, uid, s->prev_uid, line, sizeof(line)) < 0)
-				note(s, "rsswatch: cannot store an event of run %lld: %s",
-				     (long long)run.id, store_errmsg(s->st));
-			note(s, "rsswatch: %s", line);
-		}
-		s->prev_uid = uid;
-		s->have_prev_uid = 1;
-	}
+	char line[256];
+	int oc = follow_owner_check(s->st, &run, &s->prev_uid, &s->have_prev_uid, line,
+				    sizeof(line));
+	if (oc < 0)
+		note(s, "rsswatch: cannot store an event of run %lld: %s", (long long)run.id,
+		     store_errmsg(s->st));
+	if (oc != 0)
+		note(s, "rsswatch: %s", line);
 	int e = record(&s->ro, &t, s->sigfd, s->st, &run, &store_err);
 	if (e == -ESRCH && !run.samples && !store_err) {
 		forget_instance(s, &run);

@@ -293,14 +293,14 @@ static int parse_line(struct agentconf *c, const char *s, size_t len, unsigned l
 		value = within;
 		within = NULL;
 	}
-	if (kind < 0) {
-		if (have_name || user)
-			ret = fail(err, line, "no target: give match=, pid= or cgroup=");
-		goto out;	/* a blank line or a comment */
-	}
 	if ((user || within) && kind != AGENT_MATCH) {
 		ret = fail(err, line, "%s goes with match=", user ? "user=" : "cgroup=");
 		goto out;
+	}
+	if (kind < 0) {
+		if (have_name)
+			ret = fail(err, line, "no target: give match=, pid= or cgroup=");
+		goto out;	/* a blank line or a comment */
 	}
 	ret = agentconf_add(c, (enum agent_kind)kind, value, have_name ? name : NULL, line, err);
 	if (ret == 0 && (user || within))

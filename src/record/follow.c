@@ -6,6 +6,7 @@
 #include "record/pattern.h"
 #include "record/target.h"
 #include "source/cgroup.h"
+#include "source/proc.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -202,15 +203,24 @@ out:
 	return r;
 }
 
-int follow_owner_changed(struct store *st, const struct run *r, uid_t uid, uid_t prev_uid,
-			 char *line, size_t n)
+int follow_owner_check(struct store *st, const struct run *r, uid_t *prev_uid, int *have_prev,
+		       char *line, size_t n)
 {
 	char detail[64];
+	uid_t uid;
+	if (r->pid <= 0 || proc_read_uid(r->pid, &uid) < 0)
+		return 0;	/* gone already: its run says so */
+	int changed = *have_prev && uid != *prev_uid;
+	uid_t last = *prev_uid;
+	*prev_uid = uid;
+	*have_prev = 1;
+	if (!changed)
+		return 0;
 	snprintf(line, n, "warning: pid %d belongs to uid %u, the last instance to uid %u: "
 		 "another user's process may have the target's name (match by owner: user=, "
-		 "--user)", (int)r->pid, (unsigned)uid, (unsigned)prev_uid);
-	snprintf(detail, sizeof(detail), "uid=%u last_uid=%u", (unsigned)uid, (unsigned)prev_uid);
-	return store_add_event(st, r->id, r->started_at, "owner_changed", r->pid, detail);
+		 "--user)", (int)r->pid, (unsigned)uid, (unsigned)last);
+	snprintf(detail, sizeof(detail), "uid=%u last_uid=%u", (unsigned)uid, (unsigned)last);
+	return store_add_event(st, r->id, r->started_at, "owner_changed", r->pid, detail) < 0 ? -1 : 1;
 }
 
 static int first_sample_cb(void *ctx, const struct sample *smp)

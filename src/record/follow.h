@@ -89,11 +89,13 @@ int follow_use_hub(struct follow *f, struct follow_hub *h);
 int follow_store_restart(struct store *st, const struct run *r, int64_t prev_end,
 			 int64_t prev_run, int64_t *gap_ns);
 
-/* A new instance whose owner (uid) is not the last instance's (prev_uid): another user
- * may have started a process of the followed name. Stores an "owner_changed" event of
- * run r (detail uid, last_uid) and writes the warning line, without "rsswatch: ", into
- * line. Returns 0, or what the store said. */
-int follow_owner_changed(struct store *st, const struct run *r, uid_t uid, uid_t prev_uid,
-			 char *line, size_t n);
+/* The owner of a followed instance (run r of process r->pid), against the last
+ * instance's (*prev_uid, when *have_prev): another user may have started a process of
+ * the followed name. When they differ, stores an "owner_changed" event of r (detail
+ * uid, last_uid), writes the warning line (without "rsswatch: ") into line and returns
+ * 1, or -1 when the event could not be stored (line written too); else 0. Then
+ * remembers this owner. */
+int follow_owner_check(struct store *st, const struct run *r, uid_t *prev_uid, int *have_prev,
+		       char *line, size_t n);
 
 #endif
