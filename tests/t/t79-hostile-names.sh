@@ -52,9 +52,15 @@ LIMIT=20 expect_exit 2 "agent: -n with stacked quantifiers is refused" \
 	"$RSW" agent --db "$T/bomb.db" -n "$BOMB_Q"
 # regcomp's memory: under a 1 GiB address-space limit the old code ran out of memory
 # in regcomp (or took seconds); the check refuses before it
-LIMIT=20 expect_exit 2 "record -n with 22 '+' under a 1 GiB limit: refused, no regcomp" \
-	sh -c "ulimit -v 1048576; exec '$RSW' record -n '$BOMB_Q' --wait -q"
-check "  by the check, not by regcomp running out of memory" grep -q "quantifier after a quantifier" "$ERR"
+if ldd "$RSW" 2>/dev/null | grep -q libasan; then
+	# AddressSanitizer reserves terabytes of address space: no ulimit -v under it
+	skip "record -n with 22 '+' under a 1 GiB limit: not under AddressSanitizer"
+	skip "  by the check: not under AddressSanitizer"
+else
+	LIMIT=20 expect_exit 2 "record -n with 22 '+' under a 1 GiB limit: refused, no regcomp" \
+		sh -c "ulimit -v 1048576; exec '$RSW' record -n '$BOMB_Q' --wait -q"
+	check "  by the check, not by regcomp running out of memory" grep -q "quantifier after a quantifier" "$ERR"
+fi
 
 # SIGTERM while another user's processes come and go: a target's wait ends at once.
 # With the back-reference pattern (what the old code accepted), a process of another
