@@ -1,4 +1,8 @@
 #include "base/util.h"
+#include "base/parse.h"
+
+#include <errno.h>
+#include <pwd.h>
 
 #include <ctype.h>
 #include <stdio.h>
@@ -90,4 +94,24 @@ size_t strlcpy_rsw(char *dst, const char *src, size_t n)
 		dst[c] = '\0';
 	}
 	return len;
+}
+
+int user_uid(const char *s, uid_t *out)
+{
+	uint64_t v;
+	if (parse_u64(s, &v) == 0) {
+		if (v >= UINT32_MAX)
+			return -ERANGE;
+		*out = (uid_t)v;
+		return 0;
+	}
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	int e = getpwnam_r(s, &pw, buf, sizeof(buf), &res);
+	if (e != 0)
+		return -e;
+	if (!res)
+		return -ENOENT;
+	*out = pw.pw_uid;
+	return 0;
 }

@@ -4,6 +4,7 @@
 #define RSW_BASE_UTIL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -23,5 +24,9 @@ const char *errstr(int err);
 
 /* Copy at most n-1 bytes of src into dst and terminate it. Returns strlen(src). */
 size_t strlcpy_rsw(char *dst, const char *src, size_t n);
+
+/* A user given as a uid ("1000") or a name (the password database). Returns 0, -ENOENT
+ * (no such user), -ERANGE, or another -errno. */
+int user_uid(const char *s, uid_t *out);
 
 #endif

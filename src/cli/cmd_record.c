@@ -12,6 +12,7 @@
 #include "record/follow.h"
 #include "record/gpus.h"
 #include "record/oom.h"
+#include "record/pattern.h"
 #include "record/recorder.h"
 #include "record/target.h"
 #include "render/live.h"
@@ -41,6 +42,8 @@ static const char usage_text[] =
 	"                         the extended regular expression PATTERN\n"
 	"      --newest, --oldest with -n: pick among several matches\n"
 	"      --wait             with -n: wait until a match appears\n"
+	"      --user USER        with -n: only processes of that owner (a uid or a name;\n"
+	"                         any user can start a process of any name)\n"
 	"      --follow           with -n or -g: keep recording across restarts. When the\n"
 	"                         target ends (exit, signal, OOM kill), wait for the next\n"
 	"                         process that matches PATTERN (or for the cgroup to hold a\n"
@@ -147,6 +150,7 @@ struct record_args {
 	enum pick pick;
 	int wait;
 	int follow;		/* --follow */
+	struct proc_filter filter;	/* --user */
 	int64_t follow_deadline;	/* --follow -d: CLOCK_MONOTONIC end of it all; 0: none */
 	const char *label;
 	const char *db;
@@ -172,7 +176,7 @@ struct record_args {
 enum { OPT_DB = CLI_OPT_DB, OPT_NEWEST, OPT_OLDEST, OPT_WAIT, OPT_EVERY, OPT_NO_GPU,
        OPT_GPU_INTERVAL, OPT_MEMORY_LIMIT, OPT_WARN, OPT_PSS, OPT_NO_TREE, OPT_NO_CGROUP,
        OPT_RESET_PEAK, OPT_PARAM, OPT_WARN_ETA, OPT_ON_WARN, OPT_ON_OOM, OPT_ON_TIMEOUT,
-       OPT_LISTEN, OPT_KEEP, OPT_MAX_DB, OPT_FOLLOW };
+       OPT_LISTEN, OPT_KEEP, OPT_MAX_DB, OPT_FOLLOW, OPT_USER };
 
 #define PSS_DEFAULT_NS (10 * NS_PER_S)
 
@@ -197,6 +201,7 @@ static const struct option longopts[] = {
 	{ "oldest", no_argument, NULL, OPT_OLDEST },
 	{ "wait", no_argument, NULL, OPT_WAIT },
 	{ "follow", no_argument, NULL, OPT_FOLLOW },
+	{ "user", required_argument, NULL, OPT_USER },
 	{ "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
 	{ "warn", required_argument, NULL, OPT_WARN },
 	{ "warn-eta", required_argument, NULL, OPT_WARN_ETA },
@@ -354,6 +359,8 @@ static int take_option(struct record_args *a, int c, int argc, char **argv)
 static int check_args(struct record_args *a)
 {
 	int targets = !!a->pid_arg + !!a->pattern + !!a->command + !!a->cgroup;
+	if (a->filter.have_uid && !a->pattern)
+		return cli_usage("record", "--user goes with -n PATTERN");
 	if (a->follow && !a->pattern && !a->cgroup)
 		return cli_usage("record", "--follow goes with -n PATTERN (also -p PID -n PATTERN) or -g CGROUP");
 	if (a->follow && a->pid_arg && a->pattern)
@@ -404,6 +411,11 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case OPT_OLDEST: a->pick = PICK_OLDEST; break;
 		case OPT_WAIT: a->wait = 1; break;
 		case OPT_FOLLOW: a->follow = 1; break;
+		case OPT_USER:
+			if (user_uid(optarg, &a->filter.uid) < 0)
+				return cli_usage("record", "no user '%s'", optarg);
+			a->filter.have_uid = 1;
+			break;
 		case OPT_DB: a->db = optarg; break;
 		case OPT_KEEP:
 			a->keep_given = 1;
@@ -630,6 +642,8 @@ struct session {
 	int64_t prev_end;
 	int64_t prev_run;
 	char cg_dir[PATH_MAX];	/* -g --follow: the cgroup's directory */
+	uid_t prev_uid;		/* --follow: the owner of the last instance */
+	int have_prev_uid;
 	int gpu_open;
 	struct taskstats_listener ts;	/* exit records, from before a launch (record_opts) */
 	struct oom_watch oom;		/* OOM evidence, from before a launch (record_opts) */
@@ -676,6 +690,7 @@ static int open_session(struct session *s)
 		if (follow_init(&s->fw, a->pattern, NULL, a->pick == PICK_OLDEST, why, sizeof(why)) < 0)
 			return cli_usage("record", "invalid pattern '%s': %s", a->pattern, why);
 		s->fw_open = 1;
+		s->fw.filter = a->filter;
 		if (a->opts.no_proccn) {	/* the test knob: the fallback, on purpose */
 			s->fw.polling = 1;
 			s->fw.poll_err = -EPERM;
@@ -746,12 +761,9 @@ static int resolve_pattern(struct session *s, pid_t *pid)
 	const struct record_args *a = s->a;
 	int sigfd = s->sigfd;
 	regex_t re;
-	int rc = regcomp(&re, a->pattern, REG_EXTENDED | REG_NOSUB);
-	if (rc != 0) {
-		char msg[128];
-		regerror(rc, &re, msg, sizeof(msg));
+	char msg[128];
+	if (pattern_compile(&re, a->pattern, msg, sizeof(msg)) < 0)
 		return cli_usage("record", "invalid pattern '%s': %s", a->pattern, msg);
-	}
 	struct proc_match *m = NULL;
 	size_t n = 0;
 	int said = 0, ret = EXIT_OK;
@@ -764,6 +776,11 @@ static int resolve_pattern(struct session *s, pid_t *pid)
 			ret = EXIT_FAIL;
 			goto out;
 		}
+		size_t kept = 0;
+		for (size_t i = 0; i < n; i++)
+			if (proc_filter_ok(&a->filter, m[i].pid))
+				m[kept++] = m[i];
+		n = kept;
 		if (n == 0 && a->follow) {	/* the proc connector's events, not a retry */
 			ret = follow_next(s, pid);
 			goto out;
@@ -907,6 +924,14 @@ static int start_run(struct session *s)
 	}
 	if (a->follow && !s->series)
 		s->series = run->id;	/* the series is named after its first run */
+	char line[256];
+	int oc = a->follow ? follow_owner_check(s->st, run, &s->prev_uid, &s->have_prev_uid,
+						line, sizeof(line)) : 0;
+	if (oc < 0)
+		cli_error("cannot store an event of run %lld: %s", (long long)run->id,
+			  store_errmsg(s->st));
+	if (oc != 0)
+		fprintf(stderr, "rsswatch: %s\n", line);
 	run->series = s->series;	/* the first run's is written with its progress */
 	if (store_put_params(s->st, run->id, a->params, a->nparams) < 0) {
 		cli_error("%s: cannot store the run's parameters: %s", s->dbpath, store_errmsg(s->st));

@@ -16,6 +16,20 @@
 #include <time.h>
 #include <unistd.h>
 
+/* HTTP_MAX_CONNECTIONS and the ones past it that are being closed: the server's own
+ * limit, so that it accepts a new connection for us to judge. */
+#define HTTP_CONN_SLOTS (2 * HTTP_MAX_CONNECTIONS)
+
+/* One open connection: its socket (the server's: shut down, never closed, here), the
+ * address it came from, and when its current request began (mono ns). */
+struct http_conn {
+	struct MHD_Connection *c;
+	int fd;
+	unsigned char addr[16];	/* IPv4 address, or the first 8 bytes of an IPv6 one */
+	int64_t since;
+	int closing;		/* shut down by a limit: no longer counted */
+};
+
 /* Everything below d is shared by the sampling thread and the server's, under lock.
  * scrapes counts the requests of /metrics; last_scrape and gap (monotonic ns) are the
  * time of the last one and its distance from the one before (0: not known yet);
@@ -36,6 +50,12 @@ struct exporter {
 	uint64_t scrapes, end_served;
 	int64_t last_scrape, gap;
 	int ended;
+	/* The endpoint's open connections (see http.h), under conn_lock: added when the
+	 * server accepts one, removed when it closes it (before it closes the socket, so
+	 * that fd is still the connection's while it is here). */
+	pthread_mutex_t conn_lock;
+	struct http_conn conns[HTTP_CONN_SLOTS];
+	size_t nconns;
 };
 
 /* libmicrohttpd is loaded by the first exporter_start, not linked: linked, it and the
@@ -53,6 +73,7 @@ static struct {
 	__typeof__(&MHD_queue_response) queue_response;
 	__typeof__(&MHD_destroy_response) destroy_response;
 	__typeof__(&MHD_lookup_connection_value) lookup_value;
+	__typeof__(&MHD_get_connection_info) conn_info;
 } mhd;
 
 #define RESOLVE(h, field, name) (*(void **)&mhd.field = dlsym(h, name)) != NULL
@@ -71,7 +92,8 @@ static int mhd_load(void)
 		 RESOLVE(h, add_header, "MHD_add_response_header") &&
 		 RESOLVE(h, queue_response, "MHD_queue_response") &&
 		 RESOLVE(h, destroy_response, "MHD_destroy_response") &&
-		 RESOLVE(h, lookup_value, "MHD_lookup_connection_value");
+		 RESOLVE(h, lookup_value, "MHD_lookup_connection_value") &&
+		 RESOLVE(h, conn_info, "MHD_get_connection_info");
 	return mhd.ok;	/* never closed: its threads may outlive a stop */
 }
 
@@ -176,19 +198,123 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return ret;
 }
 
+static void conn_answered(struct exporter *x, struct MHD_Connection *c);
+
 /* A request is done: an answer with the run's end that was sent in full ends
  * exporter_free's wait. */
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		      enum MHD_RequestTerminationCode toe)
 {
 	struct exporter *x = cls;
-	(void)c;
+	conn_answered(x, c);
 	if (*con_cls != &END_MARK || toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		return;
 	pthread_mutex_lock(&x->lock);
 	x->end_served++;
 	pthread_cond_broadcast(&x->scraped);
 	pthread_mutex_unlock(&x->lock);
+}
+
+/* Under conn_lock: closes conns[i] (its socket shut down: the server sees the end of
+ * it and closes it). */
+static void conn_close(struct exporter *x, size_t i)
+{
+	struct http_conn *k = &x->conns[i];
+	if (k->closing)
+		return;
+	shutdown(k->fd, SHUT_RDWR);
+	k->closing = 1;
+}
+
+/* Under conn_lock: closes every request older than HTTP_REQUEST_S. */
+static void conn_reap(struct exporter *x, int64_t now)
+{
+	for (size_t i = 0; i < x->nconns; i++)
+		if (!x->conns[i].closing && now - x->conns[i].since > HTTP_REQUEST_S * NS_PER_S)
+			conn_close(x, i);
+}
+
+/* Under conn_lock: the new connection conns[nw] is over a limit, among those of its
+ * address (same) or all: closes the one of them whose request has waited longest
+ * (never the new one: a scrape is answered within milliseconds of its connection, so
+ * only a burst of connections in that time can push it out). */
+static void conn_evict(struct exporter *x, size_t nw, int same)
+{
+	size_t victim = nw;
+	for (size_t i = 0; i < x->nconns; i++) {
+		const struct http_conn *k = &x->conns[i];
+		if (i == nw || k->closing ||
+		    (same && memcmp(k->addr, x->conns[nw].addr, sizeof(k->addr)) != 0))
+			continue;
+		if (victim == nw || k->since < x->conns[victim].since)
+			victim = i;
+	}
+	conn_close(x, victim);
+}
+
+static void conn_key(const struct sockaddr *sa, unsigned char key[16])
+{
+	memset(key, 0, 16);
+	if (!sa)
+		return;
+	if (sa->sa_family == AF_INET)
+		memcpy(key, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+	else if (sa->sa_family == AF_INET6)
+		memcpy(key, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 8);
+}
+
+static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+			enum MHD_ConnectionNotificationCode code)
+{
+	struct exporter *x = cls;
+	(void)socket_context;
+	int64_t now = mono_ns();
+	pthread_mutex_lock(&x->conn_lock);
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		for (size_t i = 0; i < x->nconns; i++)
+			if (x->conns[i].c == c) {
+				x->conns[i] = x->conns[--x->nconns];
+				break;
+			}
+		pthread_mutex_unlock(&x->conn_lock);
+		return;
+	}
+	const union MHD_ConnectionInfo *fi = mhd.conn_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *ai = mhd.conn_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (!fi || x->nconns == HTTP_CONN_SLOTS) {
+		pthread_mutex_unlock(&x->conn_lock);
+		return;	/* cannot happen: the server's own limit is HTTP_CONN_SLOTS */
+	}
+	size_t nw = x->nconns++;
+	struct http_conn *k = &x->conns[nw];
+	memset(k, 0, sizeof(*k));
+	k->c = c;
+	k->fd = fi->connect_fd;
+	k->since = now;
+	conn_key(ai ? ai->client_addr : NULL, k->addr);
+	conn_reap(x, now);
+	size_t all = 0, same = 0;
+	for (size_t i = 0; i < x->nconns; i++) {
+		if (x->conns[i].closing)
+			continue;
+		all++;
+		same += memcmp(x->conns[i].addr, k->addr, sizeof(k->addr)) == 0;
+	}
+	if (same > HTTP_MAX_PER_ADDR)
+		conn_evict(x, nw, 1);
+	else if (all > HTTP_MAX_CONNECTIONS)
+		conn_evict(x, nw, 0);
+	pthread_mutex_unlock(&x->conn_lock);
+}
+
+/* An answer was sent: the connection's next request starts its own time. */
+static void conn_answered(struct exporter *x, struct MHD_Connection *c)
+{
+	pthread_mutex_lock(&x->conn_lock);
+	for (size_t i = 0; i < x->nconns; i++)
+		if (x->conns[i].c == c)
+			x->conns[i].since = mono_ns();
+	pthread_mutex_unlock(&x->conn_lock);
 }
 
 static int start(struct exporter **out, const char *addr, const char *const *names, size_t n)
@@ -223,6 +349,7 @@ static int start(struct exporter **out, const char *addr, const char *const *nam
 		}
 	}
 	pthread_mutex_init(&x->lock, NULL);
+	pthread_mutex_init(&x->conn_lock, NULL);
 	pthread_cond_init(&x->scraped, NULL);
 	/* The server's thread takes no signals: SIGINT and SIGTERM are for the sampling
 	 * thread (its signalfd), and a thread that let them through would die of them. */
@@ -232,15 +359,17 @@ static int start(struct exporter **out, const char *addr, const char *const *nam
 	x->d = mhd.start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL,
 				handle, x,
 				MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONN_SLOTS,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT,
 				MHD_OPTION_NOTIFY_COMPLETED, completed, x,
+				MHD_OPTION_NOTIFY_CONNECTION, conn_notify, x,
 				MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!x->d) {
 		close(fd);
 		pthread_cond_destroy(&x->scraped);
+		pthread_mutex_destroy(&x->conn_lock);
 		pthread_mutex_destroy(&x->lock);
 		free(x->targets);
 		free(x->slots);
@@ -309,6 +438,11 @@ void exporter_update(struct exporter *x, const struct prom_snapshot *snap)
 {
 	if (!x)
 		return;
+	/* a request that takes too long is closed even when no new connection comes */
+	struct exporter *e = x->owner ? x->owner : x;
+	pthread_mutex_lock(&e->conn_lock);
+	conn_reap(e, mono_ns());
+	pthread_mutex_unlock(&e->conn_lock);
 	struct prom_snapshot *p = lock_snap(x);
 	memcpy(p, snap, sizeof(*snap));
 	unlock_snap(x);
@@ -373,6 +507,7 @@ void exporter_free(struct exporter *x)
 	linger(x);
 	mhd.stop_daemon(x->d);	/* also closes the listening socket */
 	pthread_cond_destroy(&x->scraped);
+	pthread_mutex_destroy(&x->conn_lock);
 	pthread_mutex_destroy(&x->lock);
 	free(x->targets);
 	free(x->slots);

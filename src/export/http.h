@@ -15,9 +15,18 @@
 #include "export/prom.h"
 #include "store/model.h"
 
+/* What one client can hold (docs/METRICS.md): connections in all and from one address
+ * (an IPv6 /64 counts as one), the time a request may take from its connection (or the
+ * end of the one before on it) to its answer, however it trickles in, and the idle time
+ * of a connection. A connection beyond a limit closes the one whose request has waited
+ * longest (of the same address when that address is over its limit): a scrape sends
+ * its request at once and is answered within milliseconds, so slow clients cannot
+ * keep it out. HTTP_LINGER_MAX_S bounds exporter_free's wait. */
 #define HTTP_MAX_CONNECTIONS 32
+#define HTTP_MAX_PER_ADDR 8
+#define HTTP_REQUEST_S 5
 #define HTTP_TIMEOUT_S 10
-#define HTTP_LINGER_MAX_S 30
+#define HTTP_LINGER_MAX_S 2
 #define HTTP_MEMORY_LIMIT (32 * 1024)
 
 struct exporter;
@@ -54,8 +63,9 @@ void exporter_end(struct exporter *x, const struct run *r);
 /* Stops serving and frees x (NULL: nothing). After exporter_end, when /metrics was
  * being scraped (two scrapes or more), it first waits for one more scrape, so that
  * the scraper sees how the run ended: at most one and a half of the last gap between
- * scrapes plus a second, never over HTTP_LINGER_MAX_S, and not once SIGINT or SIGTERM
- * is pending (blocked) in the process. */
+ * scrapes plus a second, never over HTTP_LINGER_MAX_S (a fixed bound: scrapes can end
+ * the wait early, never make it longer), and not once SIGINT or SIGTERM is pending
+ * (blocked) in the process. */
 void exporter_free(struct exporter *x);
 
 #endif

@@ -185,7 +185,7 @@ static void pressure(struct pw *w, int cg, const char *name, const char *help)
 
 static void app(struct pw *w, int gauges)
 {
-	fam(w, gauges ? "rsswatch_app_value" : "rsswatch_app_counter", "gauge", gauges
+	fam(w, gauges ? "rsswatch_app_value" : "rsswatch_app_accumulated", "gauge", gauges
 	    ? "An application gauge (rsw_gauge_set), by name."
 	    : "An application counter (the sum of rsw_counter_add; it may go down), by name.");
 	for (size_t i = 0; i < w->n; i++) {

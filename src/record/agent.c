@@ -38,11 +38,14 @@ struct slot {
 	struct follow fw;
 	int fw_open;
 	char cg_dir[PATH_MAX];	/* a cgroup target's directory, found at the start */
+	struct proc_filter filter;	/* a match target's user= and cgroup= */
 	int64_t series;		/* the id of the target's first run; 0 before it */
 	int64_t prev_end;	/* realtime ns the last kept instance ended; 0: none yet */
 	int64_t prev_run;
 	uint64_t instances;
 	pid_t failed_pid;	/* the last instance that could not be attached (said once) */
+	uid_t prev_uid;		/* the owner of the last instance, when have_prev_uid */
+	int have_prev_uid;
 	int failed;
 	atomic_int done;
 };
@@ -52,6 +55,7 @@ struct agent {
 	struct slot *s;
 	size_t n;
 	struct store_hub *hub;	/* one writer for every target's batches; NULL: each its own */
+	struct follow_hub *events;	/* one proc connector listener for every wait; NULL: poll */
 	atomic_int stop;
 };
 
@@ -188,6 +192,14 @@ static int record_instance(struct slot *s, pid_t pid)
 	if ((ret = attach_instance(s, pid, tc, &t)) < 0 ||
 	    (ret = begin_instance(s, &run, pid, tc)) < 0)
 		goto out;
+	char line[256];
+	int oc = follow_owner_check(s->st, &run, &s->prev_uid, &s->have_prev_uid, line,
+				    sizeof(line));
+	if (oc < 0)
+		note(s, "rsswatch: cannot store an event of run %lld: %s", (long long)run.id,
+		     store_errmsg(s->st));
+	if (oc != 0)
+		note(s, "rsswatch: %s", line);
 	int e = record(&s->ro, &t, s->sigfd, s->st, &run, &store_err);
 	if (e == -ESRCH && !run.samples && !store_err) {
 		forget_instance(s, &run);
@@ -247,9 +259,13 @@ static void *target_main(void *arg)
 			goto out;
 		}
 		s->fw_open = 1;
+		s->fw.filter = s->filter;
 		if (s->a->o->no_proccn) {
 			s->fw.polling = 1;
 			s->fw.poll_err = -EPERM;
+		} else if (s->a->events && follow_use_hub(&s->fw, s->a->events) < 0) {
+			s->fw.polling = 1;
+			s->fw.poll_err = -EMFILE;
 		}
 		if (t->kind == AGENT_MATCH)
 			note(s, "rsswatch: waiting for a process matching '%s'", t->value);
@@ -362,6 +378,12 @@ int agent_start(struct agent **out, const struct agentconf *c, const struct agen
 			s->ro.nvml = NULL;
 		if (s->t->kind == AGENT_CGROUP && (ret = find_cgroup(s, err, errlen)) < 0)
 			goto fail;
+		if (s->t->user && (ret = user_uid(s->t->user, &s->filter.uid)) < 0) {
+			snprintf(err, errlen, "target %s: no user '%s'", s->t->name, s->t->user);
+			goto fail;
+		}
+		s->filter.have_uid = s->t->user != NULL;
+		s->filter.cgroup = s->t->within;
 		/* one after the other: the first creates and migrates the database */
 		char why[256];
 		int e = store_open(o->db_path, STORE_CREATE, &s->st, why, sizeof(why));
@@ -379,6 +401,11 @@ int agent_start(struct agent **out, const struct agentconf *c, const struct agen
 	if (store_hub_open(o->db_path, &a->hub, hwhy, sizeof(hwhy)) == 0)
 		for (size_t i = 0; i < a->n; i++)
 			store_use_hub(a->s[i].st, a->hub);
+	/* One listener of the host's fork and exec events for every target's wait: one
+	 * read of each new process, one pass over the patterns, only the target that
+	 * matches woken. Without it (no connector) every target polls /proc. */
+	if (!o->no_proccn && follow_hub_start(&a->events) < 0)
+		a->events = NULL;
 	for (size_t i = 0; i < a->n; i++) {
 		struct slot *s = &a->s[i];
 		int e = pthread_create(&s->th, NULL, target_main, s);
@@ -429,6 +456,7 @@ int agent_stop(struct agent *a)
 		store_close(s->st);
 	}
 	store_hub_close(a->hub);	/* every target's recorder has finished */
+	follow_hub_stop(a->events);	/* every target's wait has been released */
 	free(a->s);
 	free(a);
 	return failed;

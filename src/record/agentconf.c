@@ -1,6 +1,7 @@
 #include "record/agentconf.h"
 #include "base/parse.h"
 #include "base/util.h"
+#include "record/pattern.h"
 
 #include <errno.h>
 #include <regex.h>
@@ -116,13 +117,10 @@ int agentconf_add(struct agentconf *c, enum agent_kind kind, const char *value,
 			return fail(err, line, "a control character in %s", key);
 	if (kind == AGENT_MATCH) {
 		regex_t re;
-		int rc = regcomp(&re, value, REG_EXTENDED | REG_NOSUB);
-		if (rc != 0) {
-			char why[128];
-			regerror(rc, &re, why, sizeof(why));
+		char why[128];
+		if (pattern_compile(&re, value, why, sizeof(why)) < 0)
 			return fail(err, line, "invalid pattern '%s': %s",
 				    shown(value, vlen, sv, sizeof(sv)), why);
-		}
 		regfree(&re);
 	} else if (kind == AGENT_PID) {
 		pid_t pid;
@@ -172,7 +170,7 @@ static int parse_line(struct agentconf *c, const char *s, size_t len, unsigned l
 		      struct agentconf_err *err)
 {
 	char name[AGENT_NAME_MAX + 2] = "", sv[64];
-	char *value = NULL;
+	char *value = NULL, *user = NULL, *within = NULL;
 	int have_name = 0, kind = -1, ret = 0;
 	size_t i = 0;
 	for (;;) {
@@ -248,13 +246,32 @@ static int parse_line(struct agentconf *c, const char *s, size_t len, unsigned l
 			free(v.p);
 			continue;
 		}
+		if (klen == 4 && memcmp(key, "user", 4) == 0) {
+			if (user) {
+				free(v.p);
+				ret = fail(err, line, "user given twice");
+				goto out;
+			}
+			user = v.p;
+			continue;
+		}
+		/* cgroup= is a target, or beside match= a condition: decided at the end */
+		if (klen == 6 && memcmp(key, "cgroup", 6) == 0) {
+			if (within) {
+				free(v.p);
+				ret = fail(err, line, "cgroup given twice");
+				goto out;
+			}
+			within = v.p;
+			continue;
+		}
 		int k = -1;
 		for (int j = 0; j < 3; j++)
 			if (strlen(kind_keys[j]) == klen && memcmp(key, kind_keys[j], klen) == 0)
 				k = j;
 		if (k < 0) {
 			free(v.p);
-			ret = fail(err, line, "unknown key '%s' (name, match, pid, cgroup)",
+			ret = fail(err, line, "unknown key '%s' (name, match, pid, cgroup, user)",
 				   shown(key, klen, sv, sizeof(sv)));
 			goto out;
 		}
@@ -267,14 +284,31 @@ static int parse_line(struct agentconf *c, const char *s, size_t len, unsigned l
 		kind = k;
 		value = v.p;
 	}
+	if (within && kind == AGENT_PID) {
+		ret = fail(err, line, "one target per line: pid and cgroup");
+		goto out;
+	}
+	if (within && kind < 0) {
+		kind = AGENT_CGROUP;
+		value = within;
+		within = NULL;
+	}
+	if ((user || within) && kind != AGENT_MATCH) {
+		ret = fail(err, line, "%s goes with match=", user ? "user=" : "cgroup=");
+		goto out;
+	}
 	if (kind < 0) {
 		if (have_name)
 			ret = fail(err, line, "no target: give match=, pid= or cgroup=");
 		goto out;	/* a blank line or a comment */
 	}
 	ret = agentconf_add(c, (enum agent_kind)kind, value, have_name ? name : NULL, line, err);
+	if (ret == 0 && (user || within))
+		ret = agentconf_restrict(c, user, within, line, err);
 out:
 	free(value);
+	free(user);
+	free(within);
 	return ret;
 }
 
@@ -304,10 +338,43 @@ int agentconf_parse(struct agentconf *c, const char *buf, size_t len, struct age
 	return 0;
 }
 
+int agentconf_restrict(struct agentconf *c, const char *user, const char *within,
+		       unsigned line, struct agentconf_err *err)
+{
+	struct agent_target *t = c->n ? &c->t[c->n - 1] : NULL;
+	char sv[64];
+	if (!t || t->kind != AGENT_MATCH)
+		return fail(err, line, "user= and cgroup= go with match=");
+	if (user) {
+		size_t n = strlen(user);
+		int ok = n > 0 && n <= 32;
+		for (size_t i = 0; ok && i < n; i++)
+			ok = (user[i] >= 'a' && user[i] <= 'z') || (user[i] >= 'A' && user[i] <= 'Z') ||
+			     (user[i] >= '0' && user[i] <= '9') || user[i] == '_' || user[i] == '-' ||
+			     user[i] == '.';
+		if (!ok)
+			return fail(err, line, "invalid user '%s': a uid or a user name",
+				    shown(user, n, sv, sizeof(sv)));
+	}
+	if (within && (within[0] != '/' || strlen(within) > AGENT_VALUE_MAX))
+		return fail(err, line, "invalid cgroup '%s': a path from the hierarchy's root, "
+			    "as /proc/PID/cgroup writes it (/system.slice/x.service)",
+			    shown(within, strlen(within), sv, sizeof(sv)));
+	free(t->user);
+	free(t->within);
+	t->user = user ? xstrdup(user) : NULL;
+	t->within = within ? xstrdup(within) : NULL;
+	return 0;
+}
+
 void agentconf_release(struct agentconf *c)
 {
 	if (!c)
 		return;
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->t[i].user);
+		free(c->t[i].within);
+	}
 	for (size_t i = 0; i < c->n; i++)
 		free(c->t[i].value);
 	free(c->t);

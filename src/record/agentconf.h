@@ -3,7 +3,9 @@
  *
  * A line is whitespace-separated KEY=VALUE words; a VALUE may be double-quoted (then it
  * may hold spaces, and \" and \\ stand for " and \). Keys: name, and exactly one of
- * match (an extended regular expression, as record -n), pid, cgroup. '#' starts a
+ * match (an extended regular expression, as record -n), pid, cgroup; with match, also
+ * user (the owner: a uid or a user name) and cgroup (the process must be in it or
+ * below it), so that another user's process of the same name is not taken. '#' starts a
  * comment (outside quotes); blank lines are skipped.
  *
  * A target's name is its Prometheus label value and its runs' label: 1..AGENT_NAME_MAX
@@ -27,6 +29,11 @@ struct agent_target {
 	enum agent_kind kind;
 	char *value;		/* the pattern, the pid as given, or the cgroup; owned */
 	unsigned line;		/* where it was given: a config line, 0 for the command line */
+	/* A match target's conditions besides its pattern (NULL: none; owned): user= (a
+	 * uid or a user name, resolved by the agent) and cgroup= (the process is in that
+	 * cgroup or below it, the path as /proc/PID/cgroup writes it). */
+	char *user;
+	char *within;
 };
 
 /* Targets in the order given. */
@@ -59,6 +66,11 @@ int agentconf_add(struct agentconf *c, enum agent_kind kind, const char *value,
  * bad line: returns -EINVAL with *err (its line number and why); targets of earlier
  * lines stay in c. */
 int agentconf_parse(struct agentconf *c, const char *buf, size_t len, struct agentconf_err *err);
+
+/* Sets the user= and cgroup= conditions of the last target added (match only; values
+ * copied; NULL: none). Returns 0 or -EINVAL with *err set. */
+int agentconf_restrict(struct agentconf *c, const char *user, const char *within,
+		       unsigned line, struct agentconf_err *err);
 
 void agentconf_release(struct agentconf *c);
 

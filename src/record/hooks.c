@@ -95,6 +95,18 @@ static void store_status(struct hooks *h, struct store *st, int64_t run_id,
 	j->pid = 0;
 }
 
+/* The --on-warn runs left out since the last one, in one event. */
+static void say_suppressed(struct hooks *h, struct store *st, int64_t run_id)
+{
+	char detail[96];
+	if (!h->suppressed)
+		return;
+	snprintf(detail, sizeof(detail), "on=warn status=suppressed count=%llu min_interval_s=%d",
+		 (unsigned long long)h->suppressed, (int)(HOOK_MIN_INTERVAL_NS / NS_PER_S));
+	store_add_event(st, run_id, real_ns(), "hook", 0, detail);
+	h->suppressed = 0;
+}
+
 void hooks_fire(struct hooks *h, struct store *st, const char *event,
 		const struct hook_facts *f)
 {
@@ -104,11 +116,20 @@ void hooks_fire(struct hooks *h, struct store *st, const char *event,
 	const char *cmd = oom ? h->on_oom : h->on_warn;
 	if (!cmd)
 		return;
+	char detail[160];
+	if (!oom) {
+		int64_t now = mono_ns();
+		if (h->last_warn && now - h->last_warn < HOOK_MIN_INTERVAL_NS) {
+			h->suppressed++;
+			return;
+		}
+		say_suppressed(h, st, f->run);
+		h->last_warn = now;
+	}
 	struct hook_job *j = NULL;
 	for (size_t i = 0; i < HOOKS_MAX_RUNNING && !j; i++)
 		if (!h->jobs[i].pid)
 			j = &h->jobs[i];
-	char detail[160];
 	if (!j) {
 		snprintf(detail, sizeof(detail), "on=%s event=%s status=skipped reason=%d still running",
 			 oom ? "oom" : "warn", event, HOOKS_MAX_RUNNING);
@@ -196,6 +217,8 @@ void hooks_finish(struct hooks *h, struct store *st, int64_t run_id)
 {
 	if (!h)
 		return;
+	say_suppressed(h, st, run_id);
+	h->last_warn = 0;	/* a next run (--follow) starts afresh */
 	for (;;) {
 		int running = 0;
 		for (size_t i = 0; i < HOOKS_MAX_RUNNING; i++)

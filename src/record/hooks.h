@@ -23,6 +23,12 @@
 #define HOOKS_MAX_RUNNING 8
 #define HOOK_KILL_GRACE_NS (2 * NS_PER_S)
 #define HOOK_TIMEOUT_DEFAULT_NS (30 * NS_PER_S)
+/* --on-warn runs at most once every HOOK_MIN_INTERVAL_NS: a target that oscillates
+ * around the threshold (warn re-arms only below WARN_REARM_PCT of it, recorder.c)
+ * cannot make root run the command many times a second. The runs left out are
+ * counted, and said in one "hook" event (status=suppressed count=N) when the next one
+ * runs or the recording ends. */
+#define HOOK_MIN_INTERVAL_NS (10 * NS_PER_S)
 
 struct hook_job {
 	pid_t pid;		/* 0: the slot is free */
@@ -40,6 +46,8 @@ struct hooks {
 	int64_t timeout_ns;
 	const char *db_path;	/* RSSWATCH_DB */
 	struct hook_job jobs[HOOKS_MAX_RUNNING];
+	int64_t last_warn;	/* CLOCK_MONOTONIC ns of the last --on-warn start; 0: none */
+	uint64_t suppressed;	/* --on-warn runs left out since then */
 };
 
 /* What is known about an event. limit 0: none known; comm NULL: none known. */

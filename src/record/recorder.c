@@ -480,6 +480,9 @@ static void check_pace(struct recorder *rc, uint64_t ticks, int64_t now)
 	rc->pace_since = now;
 }
 
+/* --warn: a warning ends when memory falls below this share of the threshold. */
+#define WARN_REARM_PCT 90
+
 /* Runs the user's command for an event, if there is one (record/hooks.h). comm NULL:
  * the target's name. */
 static void fire_hook(struct recorder *rc, const char *event, pid_t pid, const char *comm,
@@ -544,7 +547,9 @@ static void check_warn(struct recorder *rc, const struct sample *s, int64_t t)
 			 rc->warn_cgroup ? "the cgroup limit" : "MemTotal");
 	uint64_t cur = rc->warn_cgroup ? s->cgroup : s->rss;
 	const char *what = rc->warn_cgroup ? "cgroup usage" : "rss";
-	int above = cur >= rc->warn_at;
+	/* Hysteresis: once over, back under only below WARN_REARM_PCT of the threshold,
+	 * so that a target hovering around it makes one warn, not one per sample. */
+	int above = rc->warned ? cur >= rc->warn_at / 100 * WARN_REARM_PCT : cur >= rc->warn_at;
 	if (above == rc->warned)
 		return;
 	rc->warned = above;

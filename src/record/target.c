@@ -1,6 +1,7 @@
 #include "record/target.h"
 #include "base/sysroot.h"
 #include "base/util.h"
+#include "record/pattern.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -14,6 +15,11 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* What a pattern is matched against is bounded (record/pattern.h). */
+_Static_assert(sizeof(((struct proc_match *)0)->cmdline) <= PATTERN_SUBJECT_MAX &&
+	       sizeof(((struct proc_match *)0)->name) <= PATTERN_SUBJECT_MAX,
+	       "a pattern's subject is longer than PATTERN_SUBJECT_MAX");
 
 static int by_start(const void *a, const void *b)
 {
@@ -61,8 +67,7 @@ static int is_in(const struct proc_id *ids, size_t n, pid_t pid, uint64_t startt
 	return 0;
 }
 
-int proc_matches(const regex_t *re, pid_t pid, const struct proc_id *anc, size_t nanc,
-		 struct proc_match *pm)
+int proc_candidate(pid_t pid, const struct proc_id *anc, size_t nanc, struct proc_match *pm)
 {
 	struct proc_stat ps;
 	memset(pm, 0, sizeof(*pm));
@@ -75,7 +80,30 @@ int proc_matches(const regex_t *re, pid_t pid, const struct proc_id *anc, size_t
 		return 0;
 	strlcpy_rsw(pm->name, ps.comm, sizeof(pm->name));
 	pm->starttime = ps.starttime;
+	return 1;
+}
+
+int proc_match_re(const regex_t *re, const struct proc_match *pm)
+{
 	return regexec(re, pm->name, 0, NULL, 0) == 0 || regexec(re, pm->cmdline, 0, NULL, 0) == 0;
+}
+
+int proc_filter_ok(const struct proc_filter *f, pid_t pid)
+{
+	uid_t uid;
+	if (!f)
+		return 1;
+	if (f->have_uid && (proc_read_uid(pid, &uid) < 0 || uid != f->uid))
+		return 0;
+	if (f->cgroup && proc_in_cgroup(pid, f->cgroup) != 1)
+		return 0;
+	return 1;
+}
+
+int proc_matches(const regex_t *re, pid_t pid, const struct proc_id *anc, size_t nanc,
+		 struct proc_match *pm)
+{
+	return proc_candidate(pid, anc, nanc, pm) && proc_match_re(re, pm);
 }
 
 int find_matches(const regex_t *re, struct proc_match **out, size_t *n)

@@ -47,6 +47,25 @@ int find_matches(const regex_t *re, struct proc_match **out, size_t *n);
  * zombie) has a name or command line that matches re; fills *pm either way. */
 int proc_matches(const regex_t *re, pid_t pid, const struct proc_id *anc, size_t nanc,
 		 struct proc_match *pm);
+/* proc_matches() in two steps, for one process checked against several patterns (the
+ * agent reads a new process once, then tries every target's pattern): whether pid may
+ * match at all (the rule above, without the pattern), with *pm filled; and whether
+ * a candidate's name or command line matches re. */
+int proc_candidate(pid_t pid, const struct proc_id *anc, size_t nanc, struct proc_match *pm);
+int proc_match_re(const regex_t *re, const struct proc_match *pm);
+
+/* Conditions on a match besides its pattern: its owner (the real uid) and its cgroup
+ * (the process in that cgroup or below it, in any hierarchy; the path as
+ * /proc/PID/cgroup writes it). Any user can start a process of any name; only root can
+ * start one as another user or in a cgroup it does not own. */
+struct proc_filter {
+	int have_uid;
+	uid_t uid;
+	const char *cgroup;	/* NULL: any */
+};
+/* Whether pid passes f (NULL f, or no condition: 1). A process that cannot be read
+ * does not pass. */
+int proc_filter_ok(const struct proc_filter *f, pid_t pid);
 
 /* Starts argv as a child. The child gets orig_mask as its signal mask (the recorder
  * blocks signals for its signalfd) and default dispositions. pre_exec, when not NULL,

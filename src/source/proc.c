@@ -503,3 +503,79 @@ int proc_read_boot_id(char *out, size_t n)
 	free(buf);
 	return 0;
 }
+
+int proc_status_uid_parse(const char *buf, size_t len, uid_t *out)
+{
+	size_t i = 0;
+	while (i < len) {
+		const char *line = buf + i;
+		const char *nl = memchr(line, '\n', len - i);
+		size_t ll = nl ? (size_t)(nl - line) : len - i;
+		if (ll > 4 && memcmp(line, "Uid:", 4) == 0) {
+			size_t j = 4, k;
+			while (j < ll && (line[j] == ' ' || line[j] == '\t'))
+				j++;
+			for (k = j; k < ll && line[k] >= '0' && line[k] <= '9'; k++)
+				;
+			uint64_t v;
+			if (k == j || (k < ll && line[k] != ' ' && line[k] != '\t') ||
+			    parse_u64_n(line + j, k - j, &v) < 0 || v > UINT32_MAX)
+				return -EINVAL;
+			*out = (uid_t)v;
+			return 0;
+		}
+		i += ll + 1;
+	}
+	return -EINVAL;
+}
+
+int proc_cgroup_within(const char *buf, size_t len, const char *path)
+{
+	size_t plen = strlen(path);
+	while (plen > 1 && path[plen - 1] == '/')
+		plen--;
+	size_t i = 0;
+	while (i < len) {
+		const char *line = buf + i;
+		const char *nl = memchr(line, '\n', len - i);
+		size_t ll = nl ? (size_t)(nl - line) : len - i;
+		/* ID:CONTROLLERS:PATH; the path may hold ':' */
+		const char *c1 = memchr(line, ':', ll);
+		const char *c2 = c1 ? memchr(c1 + 1, ':', ll - (size_t)(c1 + 1 - line)) : NULL;
+		if (c2) {
+			const char *p = c2 + 1;
+			size_t n = ll - (size_t)(p - line);
+			if (n >= plen && memcmp(p, path, plen) == 0 &&
+			    (n == plen || p[plen] == '/' || plen == 1))
+				return 1;
+		}
+		i += ll + 1;
+	}
+	return 0;
+}
+
+int proc_read_uid(pid_t pid, uid_t *out)
+{
+	char path[64], *buf;
+	size_t len;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	int e = read_file(path, &buf, &len);
+	if (e < 0)
+		return e;
+	e = proc_status_uid_parse(buf, len, out);
+	free(buf);
+	return e;
+}
+
+int proc_in_cgroup(pid_t pid, const char *cgroup)
+{
+	char path[64], *buf;
+	size_t len;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	int e = read_file(path, &buf, &len);
+	if (e < 0)
+		return e;
+	e = proc_cgroup_within(buf, len, cgroup);
+	free(buf);
+	return e;
+}

@@ -142,6 +142,18 @@ int proc_read_stat(pid_t pid, struct proc_stat *out);
 /* Reads /proc/PID/cmdline once into out, joined (see proc_cmdline_join). A process
  * without a command line (kernel thread, zombie) gives an empty string. */
 int proc_read_cmdline(pid_t pid, char *out, size_t n);
+
+/* The real uid of /proc/PID/status (its "Uid:" line, first field): the owner of the
+ * process, which the process cannot hide (the owner of /proc/PID is root for a process
+ * that made itself non-dumpable). Returns 0, or -EINVAL for no such line. Pure. */
+int proc_status_uid_parse(const char *buf, size_t len, uid_t *out);
+/* Whether /proc/PID/cgroup text puts the process in cgroup path or below it, in any
+ * hierarchy (path as the file writes it, from the hierarchy's root: "/system.slice/x";
+ * "/" holds every process). 1 or 0. Pure. */
+int proc_cgroup_within(const char *buf, size_t len, const char *path);
+/* The readers of the two (under the sysroot): 0/1, or -errno (-ENOENT: gone). */
+int proc_read_uid(pid_t pid, uid_t *out);
+int proc_in_cgroup(pid_t pid, const char *cgroup);
 /* The same, quoted (see proc_cmdline_quote) into out. */
 int proc_read_cmdline_quoted(pid_t pid, struct buf *out, size_t max);
 /* /proc/sys/kernel/random/boot_id, to tell one boot from the next. */

@@ -165,8 +165,9 @@ check "  the instances are still alive (recording stopped, not them)" alive "$b1
 
 # --- six targets, one writer -----------------------------------------------------
 # The targets' batches are written by one thread for all of them (store.h, store_hub),
-# in shared transactions, not by a writer thread per target: the agent runs its main
-# thread, one per target and that one (a thread per target more without it).
+# in shared transactions, not by a writer thread per target; and the host's fork and
+# exec events are read by one listener for every target's wait (follow.h, follow_hub):
+# the agent runs its main thread, one per target, the writer and the listener.
 : >"$T/six.conf"
 for i in 1 2 3 4 5 6; do
 	start_as "ag6-$tag-$i" +2M touch "$T/six$i" await "$T/six.go"
@@ -178,8 +179,8 @@ agent6=$!
 six_running() { [ "$(grep -c ': recording pid ' "$T/agent6.err")" -eq 6 ]; }
 wait_until 30 six_running || diag "the six were not all recorded: $(cat "$T/agent6.err")"
 threads=$(ls "/proc/$agent6/task" 2>/dev/null | wc -l)
-check "six targets: the agent runs 8 threads (main, one per target, one writer), not 13 ($threads)" \
-	test "$threads" -eq 8
+check "six targets: the agent runs 9 threads (main, one per target, writer, listener), not 13 ($threads)" \
+	test "$threads" -eq 9
 six_stored() {	# every target's samples reach the database while the agent runs
 	[ "$(sql "$T/six.db" "select count(distinct run_id) from sample" 2>/dev/null)" = 6 ]
 }

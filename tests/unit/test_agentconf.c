@@ -149,12 +149,45 @@ static void test_add(void **state)
 	agentconf_release(NULL);
 }
 
+/* user= and cgroup= beside match=: conditions; cgroup= alone: a target. */
+static void test_conditions(void **state)
+{
+	(void)state;
+	struct agentconf c = { 0 };
+	struct agentconf_err err;
+	const char *text =
+		"name=db cgroup=/system.slice/pg.service match=^postgres user=postgres\n"
+		"name=p match=^prover user=0\n"
+		"name=g cgroup=/sys/fs/cgroup/x\n";
+	assert_int_equal(parse(&c, text, &err), 0);
+	assert_int_equal(c.n, 3);
+	assert_int_equal(c.t[0].kind, AGENT_MATCH);
+	assert_string_equal(c.t[0].value, "^postgres");
+	assert_string_equal(c.t[0].user, "postgres");
+	assert_string_equal(c.t[0].within, "/system.slice/pg.service");
+	assert_string_equal(c.t[1].user, "0");
+	assert_null(c.t[1].within);
+	assert_int_equal(c.t[2].kind, AGENT_CGROUP);
+	assert_null(c.t[2].user);
+	assert_null(c.t[2].within);
+	agentconf_release(&c);
+	refused("user=0\n", 1, "user= goes with match=");
+	refused("pid=4 user=0\n", 1, "user= goes with match=");
+	refused("pid=4 cgroup=/x\n", 1, "one target per line: pid and cgroup");
+	refused("match=a user=0 user=1\n", 1, "user given twice");
+	refused("match=a user=\"a b\"\n", 1, "invalid user");
+	refused("match=a cgroup=x\n", 1, "invalid cgroup 'x'");
+	refused("match=(a)\\1\n", 1, "back-references");
+	refused("match=a+++\n", 1, "quantifier after a quantifier");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_derive),
 		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_conditions),
 		cmocka_unit_test(test_nul),
 		cmocka_unit_test(test_add),
 	};

@@ -335,6 +335,33 @@ static void test_reader_cache(void **state)
 	close(done[0]);
 }
 
+static void test_uid_cgroup(void **state)
+{
+	(void)state;
+	static const char st[] = "Name:\tsleep\nUmask:\t0022\nState:\tS (sleeping)\n"
+				 "Uid:\t61370\t61370\t61370\t61370\nGid:\t5\t5\t5\t5\n";
+	uid_t u = 7;
+	assert_int_equal(proc_status_uid_parse(st, sizeof(st) - 1, &u), 0);
+	assert_int_equal(u, 61370);
+	static const char nouid[] = "Name:\tx\nUidx:\t1\n";
+	assert_int_equal(proc_status_uid_parse(nouid, sizeof(nouid) - 1, &u), -EINVAL);
+	static const char bad[] = "Uid:\t12a\t0\t0\t0\n";
+	assert_int_equal(proc_status_uid_parse(bad, sizeof(bad) - 1, &u), -EINVAL);
+	static const char big[] = "Uid:\t99999999999\t0\t0\t0\n";
+	assert_int_equal(proc_status_uid_parse(big, sizeof(big) - 1, &u), -EINVAL);
+
+	static const char v2[] = "0::/system.slice/pg.service/sub\n";
+	assert_int_equal(proc_cgroup_within(v2, sizeof(v2) - 1, "/system.slice/pg.service"), 1);
+	assert_int_equal(proc_cgroup_within(v2, sizeof(v2) - 1, "/system.slice/pg.service/"), 1);
+	assert_int_equal(proc_cgroup_within(v2, sizeof(v2) - 1, "/system.slice/pg"), 0);
+	assert_int_equal(proc_cgroup_within(v2, sizeof(v2) - 1, "/user.slice"), 0);
+	assert_int_equal(proc_cgroup_within(v2, sizeof(v2) - 1, "/"), 1);
+	static const char v1[] = "12:memory:/user.slice/user-1.slice\n11:cpu,cpuacct:/a:b\n0::/\n";
+	assert_int_equal(proc_cgroup_within(v1, sizeof(v1) - 1, "/a:b"), 1);
+	assert_int_equal(proc_cgroup_within(v1, sizeof(v1) - 1, "/user.slice"), 1);
+	assert_int_equal(proc_cgroup_within(v1, sizeof(v1) - 1, "/system.slice"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -351,6 +378,7 @@ int main(void)
 		cmocka_unit_test(test_cmdline),
 		cmocka_unit_test(test_cmdline_quoted),
 		cmocka_unit_test(test_meminfo),
+		cmocka_unit_test(test_uid_cgroup),
 		cmocka_unit_test(test_reader_cache),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -94,7 +94,7 @@ static void test_text(void **state)
 	assert_non_null(strstr(t, want));
 	snprintf(want, sizeof(want), "\nrsswatch_cpu_seconds_total%s,mode=\"user\"} 1.5\n", L);
 	assert_non_null(strstr(t, want));
-	snprintf(want, sizeof(want), "\nrsswatch_app_counter%s,name=\"items_in_flight\"} -2\n", L);
+	snprintf(want, sizeof(want), "\nrsswatch_app_accumulated%s,name=\"items_in_flight\"} -2\n", L);
 	assert_non_null(strstr(t, want));
 	snprintf(want, sizeof(want), "\nrsswatch_app_value%s,name=\"queue_bytes\"} 64\n", L);
 	assert_non_null(strstr(t, want));
