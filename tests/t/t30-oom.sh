@@ -10,8 +10,14 @@ if [ "$(id -u)" -ne 0 ] || [ -z "$cgdir" ] || [ ! -d "$cgdir" ]; then
 	echo "1..0 # SKIP needs root and a memory cgroup controller"
 	exit 0
 fi
-leftovers() {	# the cgroups rsswatch made that are still there
-	ls -d "$cgdir"/rsswatch-[0-9]* 2>/dev/null
+# A recorder's cgroup is rsswatch-PID, PID its own: one whose recorder has ended is
+# left over; one whose recorder still runs is another recording's (another suite's,
+# on a machine that runs several at once).
+leftovers() {	# the cgroups rsswatch made whose recorder has ended
+	for _d in "$cgdir"/rsswatch-[0-9]*; do
+		[ -d "$_d" ] || continue
+		kill -0 "${_d##*rsswatch-}" 2>/dev/null || echo "$_d"
+	done
 }
 no_leftovers() { test -z "$(leftovers)"; }
 anon_kb() {	# the anon-rss of the oom_kill event, in kB
@@ -143,7 +149,7 @@ rm -f "$T/ready"
 	>/dev/null 2>"$T/err" &
 rpid=$!
 for _ in $(seq 1 500); do [ -e "$T/ready" ] && break; sleep 0.01; done
-check "while recording, the cgroup exists" test -n "$(leftovers)"
+check "while recording, the cgroup exists" test -d "$cgdir/rsswatch-$rpid"
 kill -TERM "$rpid"
 wait "$rpid"
 rc=$?
