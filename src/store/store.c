@@ -252,6 +252,12 @@ static int migrate(sqlite3 *db, int from, char *err, size_t errlen)
 	int now = from;
 	if (pragma_int(db, "PRAGMA user_version", &now) != SQLITE_OK)
 		goto fail;
+	if (now < 0 || now > SCHEMA_VERSION) {	/* changed since check_schema looked */
+		snprintf(err, errlen, "database schema version %d is not one this rsswatch can "
+			 "upgrade", now);
+		exec_sql(db, "ROLLBACK");
+		return -EIO;
+	}
 	for (int v = now; v < SCHEMA_VERSION; v++)
 		if (exec_sql(db, store_migrations[v]) < 0)
 			goto fail;
@@ -286,6 +292,13 @@ static int check_schema(sqlite3 *db, unsigned flags, char *err, size_t errlen)
 	}
 	if (tables > 0 && appid != STORE_APPLICATION_ID) {
 		snprintf(err, errlen, "not an rsswatch database");
+		return -EILSEQ;
+	}
+	/* user_version indexes store_migrations[]: anything outside 0..SCHEMA_VERSION
+	 * is refused before it is used. Nothing rsswatch writes is negative. */
+	if (version < 0) {
+		snprintf(err, errlen, "database is corrupt: its schema version (PRAGMA "
+			 "user_version) is %d, below 0", version);
 		return -EILSEQ;
 	}
 	if (version > SCHEMA_VERSION) {
