@@ -184,12 +184,70 @@ static FILE *open_failed(struct safefile *sf, int err)
 	return NULL;
 }
 
+/* What kind of file st is, in words for a refusal. */
+static const char *kind_words(const struct stat *st)
+{
+	return S_ISFIFO(st->st_mode) ? "a FIFO (named pipe)" : S_ISSOCK(st->st_mode) ? "a socket"
+	       : S_ISBLK(st->st_mode) ? "a block device" : S_ISDIR(st->st_mode) ? "a directory"
+	       : "not a regular file";
+}
+
+/* path names the caller's own standard output: "-", or /dev/stdout (a link to
+ * /proc/self/fd/1, which leads to whatever descriptor 1 is: a pipe, a terminal). */
+static int names_stdout(const char *path)
+{
+	return strcmp(path, "-") == 0 || strcmp(path, "/dev/stdout") == 0;
+}
+
+/* A character device of root's or the caller's (/dev/null, the caller's terminal),
+ * written in place: opened without blocking (a FIFO put there meanwhile has no
+ * reader: ENXIO) and checked on the descriptor itself, which must be the device that
+ * lst (lstat, or stat through a link of root's or the caller's) described. */
+static FILE *open_device(struct safefile *sf, const char *path, const struct stat *want,
+			 int via_link)
+{
+	struct stat st;
+	uid_t me = geteuid();
+	int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK |
+		      (via_link ? 0 : O_NOFOLLOW));
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		snprintf(sf->why, sizeof(sf->why), "%s", errstr(e));
+		return open_failed(sf, e);
+	}
+	if (!S_ISCHR(st.st_mode) || st.st_rdev != want->st_rdev || st.st_ino != want->st_ino ||
+	    (st.st_uid != 0 && st.st_uid != me)) {
+		close(fd);
+		snprintf(sf->why, sizeof(sf->why), "it was replaced while it was opened: "
+			 "refusing to write into it");
+		return open_failed(sf, EPERM);
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	if (!(sf->f = fdopen(fd, "w"))) {
+		int e = errno;
+		close(fd);
+		snprintf(sf->why, sizeof(sf->why), "%s", errstr(e));
+		return open_failed(sf, e);
+	}
+	sf->path = xstrdup(path);
+	return sf->f;
+}
+
 FILE *safefile_open(struct safefile *sf, const char *path, mode_t mode)
 {
 	struct stat lst, st;
 	int fd;
 
 	memset(sf, 0, sizeof(*sf));
+	if (names_stdout(path)) {
+		sf->f = stdout;
+		sf->is_stdout = 1;
+		return sf->f;
+	}
 	int have = lstat(path, &lst) == 0;
 	if (!have && errno != ENOENT) {
 		int e = errno;
@@ -217,19 +275,22 @@ FILE *safefile_open(struct safefile *sf, const char *path, mode_t mode)
 		return open_failed(sf, EISDIR);
 	}
 	if (have && !S_ISREG(st.st_mode)) {
-		/* A terminal, a FIFO, /dev/null, /dev/stdout: written in place, never
-		 * created or truncated; a symlink here is one of root's or the caller's. */
-		fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC |
-			  (S_ISLNK(lst.st_mode) ? 0 : O_NOFOLLOW));
-		if (fd < 0 || !(sf->f = fdopen(fd, "w"))) {
-			int e = errno;
-			if (fd >= 0)
-				close(fd);
-			snprintf(sf->why, sizeof(sf->why), "%s", errstr(e));
-			return open_failed(sf, e);
+		/* Another user's FIFO would read the output (and, without a reader, keep
+		 * the writer waiting for ever); a socket or a block device is no place for
+		 * it either. Only a character device of root's or the caller's is kept. */
+		if (!S_ISCHR(st.st_mode)) {
+			snprintf(sf->why, sizeof(sf->why), "it is %s, not a regular file: refusing "
+				 "to write into it; give a regular file, or - for standard output",
+				 kind_words(&st));
+			return open_failed(sf, EPERM);
 		}
-		sf->path = xstrdup(path);
-		return sf->f;
+		if (st.st_uid != 0 && st.st_uid != geteuid()) {
+			snprintf(sf->why, sizeof(sf->why), "it is a device of another user (uid %u): "
+				 "refusing to write into it; give a regular file, or - for standard "
+				 "output", (unsigned)st.st_uid);
+			return open_failed(sf, EPERM);
+		}
+		return open_device(sf, path, &st, S_ISLNK(lst.st_mode));
 	}
 	/* A regular file, or none yet: a new file beside it, renamed over it at the end. */
 	if (have && S_ISLNK(lst.st_mode)) {
@@ -272,6 +333,15 @@ int safefile_close(struct safefile *sf, int keep)
 
 	if (!sf->f)
 		return 0;
+	if (sf->is_stdout) {
+		errno = 0;
+		if (fflush(sf->f) != 0 || ferror(sf->f))
+			rc = -(errno ? errno : EIO);
+		sf->f = NULL;
+		if (rc)
+			snprintf(sf->why, sizeof(sf->why), "%s", errstr(rc));
+		return rc;
+	}
 	if (fflush(sf->f) != 0 || ferror(sf->f))
 		rc = -(errno ? errno : EIO);
 	if (sf->tmp && keep && rc == 0 && fsync(fileno(sf->f)) < 0)

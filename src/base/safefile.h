@@ -36,12 +36,17 @@ int safe_file_check(const struct stat *st, const char *path, int root_ok, char *
  * goes to a new file made with O_CREAT|O_EXCL in the target's directory (so a symlink
  * or a file planted at its name is never followed or reused), which replaces the
  * target by rename() when complete. A symlink at the target is refused unless root or
- * the caller owns it; then the file it leads to is replaced. A target that is not a
- * regular file (a terminal, a FIFO, /dev/null, /dev/stdout) is written in place. */
+ * the caller owns it; then the file it leads to is replaced. "-" and /dev/stdout are
+ * the caller's own standard output, written as it is. A character device of root's or
+ * the caller's (/dev/null, a terminal) is written in place, after checking on the open
+ * descriptor that it is still that device. Anything else that is not a regular file (a
+ * FIFO, which another user could read from or leave without a reader, a socket, a
+ * block device) is refused. */
 struct safefile {
 	FILE *f;
 	char *path;		/* where the file goes */
 	char *tmp;		/* the new file, renamed to path at the end; NULL: in place */
+	int is_stdout;		/* f is stdout: flushed at the end, never closed */
 	char why[256];		/* the reason, after a failure */
 };
 
