@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -516,7 +517,16 @@ static int make_run_cgroup(uint64_t limit, int verbose, struct run_cgroup *rc)
 	if (e == 0)
 		return 0;
 	if (step == RUN_CGROUP_READ) {
-		cli_error("--memory-limit: cannot read the memory cgroup %s: %s", rc->loc.dir, errstr(e));
+		/* blamed on --memory-limit only when it was given; running out of
+		 * descriptors is named as such, whichever step met it */
+		struct rlimit nofile;
+		if ((e == -EMFILE || e == -ENFILE) && getrlimit(RLIMIT_NOFILE, &nofile) == 0)
+			cli_error("cannot read the memory cgroup %s: too few file descriptors (%s, "
+				  "the limit is %llu): raise it (ulimit -n)", rc->loc.dir, errstr(e),
+				  (unsigned long long)nofile.rlim_cur);
+		else
+			cli_error("%s: cannot read the memory cgroup %s: %s", limit ? "--memory-limit"
+				  : "the command's cgroup", rc->loc.dir, errstr(e));
 		return EXIT_CANCELED;
 	}
 	if (!limit) {
