@@ -553,8 +553,18 @@ static int make_run_cgroup(uint64_t limit, int verbose, struct run_cgroup *rc)
 /* -g PATH: returns 0, or EXIT_FAIL (printed). */
 static int open_named_cgroup(const char *arg, struct run_cgroup *rc)
 {
-	if (run_cgroup_open_named(rc, arg) == 0)
+	int e = run_cgroup_open_named(rc, arg);
+	if (e == 0)
 		return 0;
+	if (e == -EINVAL) {
+		cli_error("-g %s: refusing a cgroup path with a '..' component: give it without",
+			  arg);
+		return EXIT_FAIL;
+	}
+	if (e == -EXDEV) {
+		cli_error("-g %s: %s is not on a cgroup file system", arg, rc->loc.dir);
+		return EXIT_FAIL;
+	}
 	cli_error("no memory cgroup '%s' (give its path in the memory hierarchy, e.g. "
 		  "/system.slice/x.service, or its directory under /sys/fs/cgroup)", arg);
 	return EXIT_FAIL;
