@@ -41,7 +41,7 @@ static const char usage_text[] =
 	"\n"
 	"  -f, --format F   csv or jsonl\n"
 	"      --procs      one row per process of the set per sample\n"
-	"  -o, --output F   write to file F instead of standard output\n"
+	"  -o, --output F   write to file F (mode 0600) instead of standard output (-)\n"
 	"      --db PATH    the run database\n";
 
 /* Where the rows go: the renderer's row in line, then the file. */
@@ -134,7 +134,7 @@ static int export_write(const struct export_args *a, struct store *st, int64_t i
 			struct sink *k)
 {
 	struct safefile sf;
-	k->out = a->output ? safefile_open(&sf, a->output, 0644) : stdout;
+	k->out = a->output ? safefile_open(&sf, a->output, 0600) : stdout;
 	if (!k->out) {
 		cli_error("cannot write %s: %s", a->output, sf.why);
 		return EXIT_FAIL;
@@ -156,7 +156,8 @@ static int export_write(const struct export_args *a, struct store *st, int64_t i
 	if (a->output && safefile_close(&sf, !why) < 0 && !why)
 		why = "write error";
 	if (why) {
-		cli_error("cannot write %s: %s", a->output ? a->output : "to standard output", why);
+		cli_error("cannot write %s: %s", a->output && strcmp(a->output, "-") ? a->output
+			  : "to standard output", why);
 		return EXIT_FAIL;
 	}
 	return 0;

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -529,7 +530,16 @@ static int make_run_cgroup(uint64_t limit, int verbose, struct run_cgroup *rc)
 	if (e == 0)
 		return 0;
 	if (step == RUN_CGROUP_READ) {
-		cli_error("--memory-limit: cannot read the memory cgroup %s: %s", rc->loc.dir, errstr(e));
+		/* blamed on --memory-limit only when it was given; running out of
+		 * descriptors is named as such, whichever step met it */
+		struct rlimit nofile;
+		if ((e == -EMFILE || e == -ENFILE) && getrlimit(RLIMIT_NOFILE, &nofile) == 0)
+			cli_error("cannot read the memory cgroup %s: too few file descriptors (%s, "
+				  "the limit is %llu): raise it (ulimit -n)", rc->loc.dir, errstr(e),
+				  (unsigned long long)nofile.rlim_cur);
+		else
+			cli_error("%s: cannot read the memory cgroup %s: %s", limit ? "--memory-limit"
+				  : "the command's cgroup", rc->loc.dir, errstr(e));
 		return EXIT_CANCELED;
 	}
 	if (!limit) {
@@ -556,8 +566,18 @@ static int make_run_cgroup(uint64_t limit, int verbose, struct run_cgroup *rc)
 /* -g PATH: returns 0, or EXIT_FAIL (printed). */
 static int open_named_cgroup(const char *arg, struct run_cgroup *rc)
 {
-	if (run_cgroup_open_named(rc, arg) == 0)
+	int e = run_cgroup_open_named(rc, arg);
+	if (e == 0)
 		return 0;
+	if (e == -EINVAL) {
+		cli_error("-g %s: refusing a cgroup path with a '..' component: give it without",
+			  arg);
+		return EXIT_FAIL;
+	}
+	if (e == -EXDEV) {
+		cli_error("-g %s: %s is not on a cgroup file system", arg, rc->loc.dir);
+		return EXIT_FAIL;
+	}
 	cli_error("no memory cgroup '%s' (give its path in the memory hierarchy, e.g. "
 		  "/system.slice/x.service, or its directory under /sys/fs/cgroup)", arg);
 	return EXIT_FAIL;

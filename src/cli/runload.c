@@ -75,22 +75,16 @@ int64_t loaded_run_mark(const struct loaded_run *lr, const char *label)
 
 int write_output(const char *path, const struct buf *b)
 {
-	if (strcmp(path, "-") == 0) {
-		if (fwrite(buf_str(b), 1, b->len, stdout) != b->len || fflush(stdout) != 0) {
-			cli_error("cannot write to standard output: %s", errstr(errno));
-			return EXIT_FAIL;
-		}
-		return 0;
-	}
 	struct safefile sf;
-	FILE *f = safefile_open(&sf, path, 0644);
+	FILE *f = safefile_open(&sf, path, 0600);	/* as the database: command lines */
 	if (!f) {
 		cli_error("cannot write %s: %s", path, sf.why);
 		return EXIT_FAIL;
 	}
 	size_t w = fwrite(buf_str(b), 1, b->len, f);
 	if (safefile_close(&sf, w == b->len) < 0 || w != b->len) {
-		cli_error("cannot write %s: %s", path, w == b->len ? sf.why : "write error");
+		cli_error("cannot write %s: %s", strcmp(path, "-") ? path : "to standard output",
+			  w == b->len ? sf.why : "write error");
 		return EXIT_FAIL;
 	}
 	return 0;
@@ -123,7 +117,7 @@ void runs_title(struct buf *t, const struct run *const *runs, size_t n)
 
 int cli_output_kind(const char *verb, const char *path, const char *const *exts)
 {
-	if (strcmp(path, "-") == 0)
+	if (strcmp(path, "-") == 0 || strcmp(path, "/dev/stdout") == 0)	/* as safefile */
 		return 0;
 	for (size_t i = 0; exts[i]; i++)
 		if (path_has_ext(path, exts[i]))

@@ -46,7 +46,8 @@ int path_is_png(const char *path);
 /* A picture's title when none is given: "run 7: LABEL", or "runs 7, 8 and 9" (a PNG
  * travels alone, without the page or the command that made it). Appended to t. */
 void runs_title(struct buf *t, const struct run *const *runs, size_t n);
-/* Whether -o path ends in one of exts (NULL-terminated, any case) or is "-": 0, or
+/* Whether -o path ends in one of exts (NULL-terminated, any case) or is "-" or
+ * /dev/stdout (standard output): 0, or
  * EXIT_USAGE (printed: a chart written into "x.txt" would be a silent surprise). */
 int cli_output_kind(const char *verb, const char *path, const char *const *exts);
 /* Writes the SVG document in svg to path as a PNG image at twice its size (sharp on

@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -377,10 +379,21 @@ void run_cgroup_watch(struct run_cgroup *c, pid_t pid)
 	c->open = 1;
 }
 
+/* Whether arg has a ".." component: it could lead out of the cgroup hierarchy. */
+static int has_dotdot(const char *arg)
+{
+	for (const char *p = arg; (p = strstr(p, "..")); p += 2)
+		if ((p == arg || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
+			return 1;
+	return 0;
+}
+
 int run_cgroup_open_named(struct run_cgroup *c, const char *arg)
 {
 	const struct cg_mount *m = &c->mount;
 	int found = 0;
+	if (has_dotdot(arg))
+		return -EINVAL;
 	int has_v1 = c->have_mount && m->has_v1, has_v2 = c->have_mount && m->has_v2;
 	/* The v1 memory hierarchy first, then v2; a directory given in full is taken as
 	 * it is. */
@@ -407,6 +420,14 @@ int run_cgroup_open_named(struct run_cgroup *c, const char *arg)
 	}
 	if (!found)
 		return -ENOENT;
+	/* Only a directory on a cgroup file system is a cgroup. Under RSSWATCH_SYSROOT
+	 * (a fixture tree for tests) the tree is plain files: the check is left out. */
+	struct statfs fs;
+	if (!sysroot()[0] && (statfs(c->loc.dir, &fs) < 0 ||
+			      (fs.f_type != CGROUP_SUPER_MAGIC && fs.f_type != CGROUP2_SUPER_MAGIC))) {
+		cg_reader_close(&c->reader);
+		return -EXDEV;
+	}
 	c->open = 1;
 	set_path(c);
 	return 0;

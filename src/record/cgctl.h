@@ -87,7 +87,10 @@ int run_cgroup_make(struct run_cgroup *c, uint64_t limit, enum run_cgroup_step *
 void run_cgroup_watch(struct run_cgroup *c, pid_t pid);
 
 /* -g ARG: a directory of a memory cgroup, or a path in the memory hierarchy (v1
- * first: a hybrid host's v2 mount has no memory). Opens its reader. 0, or -ENOENT. */
+ * first: a hybrid host's v2 mount has no memory). Opens its reader. 0, or -ENOENT (no
+ * such cgroup), -EINVAL (a ".." component: refused, not resolved) or -EXDEV (not on a
+ * cgroup or cgroup2 file system, checked with statfs except under RSSWATCH_SYSROOT,
+ * whose fixture trees are plain directories). */
 int run_cgroup_open_named(struct run_cgroup *c, const char *arg);
 
 /* Closes the reader and removes a cgroup rsswatch made; processes the command left

@@ -44,6 +44,13 @@ void row_null(struct row *w, const char *name)
 		buf_puts(w->b, "null");
 }
 
+/* Whether a CSV text cell would be taken for a formula by a spreadsheet: it begins
+ * with = + - @, a tab or a carriage return (OWASP's list for CSV injection). */
+static int csv_formula(const char *v)
+{
+	return v[0] && strchr("=+-@\t\r", v[0]);
+}
+
 void row_str(struct row *w, const char *name, const char *s)
 {
 	field(w, name);
@@ -54,10 +61,14 @@ void row_str(struct row *w, const char *name, const char *s)
 	struct buf t = { 0 };
 	buf_put_printable(&t, s);	/* no line breaks are left: only , and " need quoting */
 	const char *v = buf_str(&t);
-	if (!strpbrk(v, ",\"")) {
+	/* A name from a process (comm, a counter's name) that a spreadsheet would run as
+	 * a formula is written as text: a quote before it, the cell quoted. Numbers never
+	 * come here (row_raw, row_u64), so a negative value stays a number. */
+	int formula = csv_formula(v);
+	if (!formula && !strpbrk(v, ",\"")) {
 		buf_puts(w->b, v);
 	} else {
-		buf_putc(w->b, '"');
+		buf_puts(w->b, formula ? "\"'" : "\"");
 		for (; *v; v++) {
 			if (*v == '"')
 				buf_putc(w->b, '"');

@@ -1,6 +1,7 @@
 /* Rows of CSV or JSON lines for `export`, written field by field. CSV follows RFC 4180
  * (a field with a comma, quote or line break is quoted, quotes doubled); JSON lines are
- * one object per row, the field names as keys. Text from elsewhere (a process name)
+ * one object per row, the field names as keys. A CSV text cell that a spreadsheet would
+ * take for a formula is neutralised (row_str). Text from elsewhere (a process name)
  * reaches CSV through buf_put_printable and JSON through json_str. */
 #ifndef RSW_RENDER_ROWS_H
 #define RSW_RENDER_ROWS_H
@@ -24,7 +25,9 @@ void row_raw(struct row *w, const char *name, const char *value);
 void row_u64(struct row *w, const char *name, uint64_t v);
 /* A missing value: empty in CSV, null in JSON lines. */
 void row_null(struct row *w, const char *name);
-/* A text field. */
+/* A text field. In CSV, one that begins with = + - @, a tab or a carriage return is
+ * written as "'TEXT" (quoted, a single quote before it), so that no spreadsheet runs it
+ * as a formula. */
 void row_str(struct row *w, const char *name, const char *s);
 /* Column c of row (a struct of c's table), under its export name, written as its
  * export_fmt says; a value its NULL rule says is not stored is missing (row_null). */

@@ -194,30 +194,6 @@ const char *const store_migrations[] = {
 #define SCHEMA_VERSION ((int)ARRAY_SIZE(store_migrations))
 const int store_schema_version = SCHEMA_VERSION;
 
-/* Makes dir and the directories above it that are missing, each 0700: the runs hold
- * command lines, which may hold secrets. */
-static int mkdir_p(const char *dir)
-{
-	char tmp[PATH_MAX];
-	if (strlcpy_rsw(tmp, dir, sizeof(tmp)) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	for (char *p = tmp + 1; ; p++) {
-		if (*p == '/' || *p == '\0') {
-			char c = *p;
-			*p = '\0';
-			if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
-				return -errno;
-			*p = c;
-			if (!c)
-				break;
-		}
-	}
-	struct stat sb;
-	if (stat(tmp, &sb) < 0)
-		return -errno;
-	return S_ISDIR(sb.st_mode) ? 0 : -ENOTDIR;
-}
-
 static int on_readonly_fs(const char *path)
 {
 	struct statvfs sv;
@@ -252,6 +228,12 @@ static int migrate(sqlite3 *db, int from, char *err, size_t errlen)
 	int now = from;
 	if (pragma_int(db, "PRAGMA user_version", &now) != SQLITE_OK)
 		goto fail;
+	if (now < 0 || now > SCHEMA_VERSION) {	/* changed since check_schema looked */
+		snprintf(err, errlen, "database schema version %d is not one this rsswatch can "
+			 "upgrade", now);
+		exec_sql(db, "ROLLBACK");
+		return -EIO;
+	}
 	for (int v = now; v < SCHEMA_VERSION; v++)
 		if (exec_sql(db, store_migrations[v]) < 0)
 			goto fail;
@@ -286,6 +268,13 @@ static int check_schema(sqlite3 *db, unsigned flags, char *err, size_t errlen)
 	}
 	if (tables > 0 && appid != STORE_APPLICATION_ID) {
 		snprintf(err, errlen, "not an rsswatch database");
+		return -EILSEQ;
+	}
+	/* user_version indexes store_migrations[]: anything outside 0..SCHEMA_VERSION
+	 * is refused before it is used. Nothing rsswatch writes is negative. */
+	if (version < 0) {
+		snprintf(err, errlen, "database is corrupt: its schema version (PRAGMA "
+			 "user_version) is %d, below 0", version);
 		return -EILSEQ;
 	}
 	if (version > SCHEMA_VERSION) {
@@ -345,10 +334,11 @@ static int readable_without_wal(const char *path)
  * write them, and no symlink leads to it. fd is the file, opened without following a
  * link. SQLite's side files (-wal, -shm, -journal), which it opens by name, must not
  * be links or another user's either. Returns 0 or -errno with a reason in err. */
-static int check_file(const char *path, int fd, unsigned flags, char *err, size_t errlen)
+static int check_file(const char *path, int dfd, const char *base, int fd, unsigned flags,
+		      char *err, size_t errlen)
 {
 	static const char *const sides[] = { "-wal", "-shm", "-journal" };
-	char why[400], side[PATH_MAX];
+	char why[400], side[PATH_MAX], sidename[NAME_MAX + 16];
 	struct stat sb;
 	int r = 0;
 
@@ -364,7 +354,8 @@ static int check_file(const char *path, int fd, unsigned flags, char *err, size_
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(sides); i++) {
 		snprintf(side, sizeof(side), "%s%s", path, sides[i]);
-		if (lstat(side, &sb) == 0 && (!S_ISREG(sb.st_mode) ||
+		snprintf(sidename, sizeof(sidename), "%s%s", base, sides[i]);
+		if (fstatat(dfd, sidename, &sb, AT_SYMLINK_NOFOLLOW) == 0 && (!S_ISREG(sb.st_mode) ||
 		    (sb.st_uid != geteuid() && sb.st_uid != 0))) {
 			snprintf(err, errlen, "refusing the database: %s is %s: remove it", side,
 				 S_ISLNK(sb.st_mode) ? "a symbolic link" : !S_ISREG(sb.st_mode) ?
@@ -386,70 +377,93 @@ static void sqlite_setup(void)
 	(void)sqlite3_config(SQLITE_CONFIG_PAGECACHE, (void *)0, 0, 0);
 }
 
-/* A path that does not exist yet: where it may be made (its directory checked, made
- * if missing, writable); a directory is refused. Returns 0 or -errno with err set. */
-static int check_place(const char *path, unsigned flags, char *err, size_t errlen)
+/* The directory that holds the database at path, walked and checked component by
+ * component (safe_dir_open), and made (each missing part 0700) when the file does not
+ * exist yet and may be created. *dfd: its descriptor; base: the file's name in it.
+ * A directory at path is refused. Returns 0 or -errno with err set. */
+static int open_place(const char *path, unsigned flags, int *dfd, char *base, size_t bn,
+		      char *err, size_t errlen)
 {
 	struct stat sb;
 	char dir[PATH_MAX], why[400];
-	int r;
-	if (lstat(path, &sb) == 0) {
-		if (!S_ISDIR(sb.st_mode))
-			return 0;
+	int r, exists = lstat(path, &sb) == 0;
+	if (exists && S_ISDIR(sb.st_mode)) {
 		snprintf(err, errlen, "%s is a directory, not a database", path);
 		return -EISDIR;
 	}
-	if (errno != ENOENT || !(flags & STORE_CREATE)) {
+	if (!exists && (errno != ENOENT || !(flags & STORE_CREATE))) {
 		r = -errno;
 		snprintf(err, errlen, r == -ENOENT ? "no runs recorded yet (no database at %s)"
 						  : "cannot open %s: %s", path, errstr(r));
 		return r;
 	}
-	strlcpy_rsw(dir, path, sizeof(dir));
-	if ((r = safe_dir_check_way(dirname(dir), why, sizeof(why))) < 0) {
-		snprintf(err, errlen, "refusing the database: %s", why);
-		return r;
+	if (strlcpy_rsw(dir, path, sizeof(dir)) >= sizeof(dir)) {
+		snprintf(err, errlen, "%s: path too long", path);
+		return -ENAMETOOLONG;
+	}
+	if (strlcpy_rsw(base, basename(dir), bn) >= bn) {
+		snprintf(err, errlen, "%s: name too long", path);
+		return -ENAMETOOLONG;
 	}
 	strlcpy_rsw(dir, path, sizeof(dir));
-	if ((r = mkdir_p(dirname(dir))) < 0) {
-		strlcpy_rsw(dir, path, sizeof(dir));
-		snprintf(err, errlen, "cannot create directory %s: %s", dirname(dir), errstr(r));
+	r = safe_dir_open(dirname(dir), exists ? SAFE_DIR_OPEN : SAFE_DIR_MAKE, why, sizeof(why));
+	if (r < 0) {
+		snprintf(err, errlen, r == -EPERM ? "refusing the database: %s" : "%s", why);
 		return r;
 	}
-	strlcpy_rsw(dir, path, sizeof(dir));
-	if (access(dirname(dir), W_OK) < 0) {
+	*dfd = r;
+	if (!exists && faccessat(r, ".", W_OK, 0) < 0) {
 		r = -errno;
 		strlcpy_rsw(dir, path, sizeof(dir));
 		snprintf(err, errlen, "cannot create database in %s: %s", dirname(dir), errstr(r));
+		close(*dfd);
 		return r;
 	}
 	return 0;
 }
 
-/* The file itself, opened by us first (never through a symlink; a new one made here,
- * 0600) in a directory no other user could plant files in. Returns the fd or -errno
- * with err set. */
-static int open_file(const char *path, unsigned flags, char *err, size_t errlen)
+/* The name SQLite is given for the file base in the directory dfd: the directory's own
+ * path as the kernel has it (/proc/self/fd), with no symlink left in it. SQLite
+ * resolves every symlink of a name it is given (and refuses them all with
+ * SQLITE_OPEN_NOFOLLOW), so it cannot be handed /proc/self/fd/N itself. Each directory
+ * of that path was checked on its descriptor and is writable by nobody else (or is
+ * sticky, and then its entry on the path is root's or the caller's): no other user can
+ * change where it leads. open_sqlite checks afterwards that it led to our file. */
+static char *sqlite_name(int dfd, const char *base, char *err, size_t errlen)
 {
-	char dir[PATH_MAX], why[400];
-	int r;
-	strlcpy_rsw(dir, path, sizeof(dir));
-	if ((r = safe_dir_check(dirname(dir), why, sizeof(why))) < 0) {
-		snprintf(err, errlen, "refusing the database: %s", why);
-		return r;
+	char fdp[64], real[PATH_MAX];
+	snprintf(fdp, sizeof(fdp), "/proc/self/fd/%d", dfd);
+	ssize_t n = readlink(fdp, real, sizeof(real) - 1);
+	if (n <= 0 || real[0] != '/') {
+		snprintf(err, errlen, "cannot find the path of the database's directory (%s): %s",
+			 fdp, n < 0 ? errstr(-errno) : "not a path");
+		return NULL;
 	}
+	real[n] = '\0';
+	struct buf b = { 0 };
+	buf_printf(&b, "%s%s%s", real, n > 1 ? "/" : "", base);
+	return b.p;
+}
+
+/* The file itself, base in the directory dfd, opened by us first (never through a
+ * symlink; a new one made here, 0600). Returns the fd or -errno with err set. */
+static int open_file(const char *path, int dfd, const char *base, unsigned flags, char *err,
+		     size_t errlen)
+{
+	int r;
 	/* O_PATH: closing it keeps the POSIX locks that this process's SQLite connections
 	 * hold on the file (closing any other descriptor of it drops them all, and a
 	 * reader could then take the last connection's part and delete the WAL that they
 	 * still write: the agent opens one store per target). A file made here had no
 	 * connection yet. */
-	int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(dfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT && (flags & STORE_CREATE)) {
-		int made = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		int made = openat(dfd, base, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				  0600);
 		if (made >= 0 || errno == EEXIST) {	/* EEXIST: made by another meanwhile */
 			if (made >= 0)
 				close(made);
-			fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+			fd = openat(dfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		}
 	}
 	struct stat ls;
@@ -467,32 +481,33 @@ static int open_file(const char *path, unsigned flags, char *err, size_t errlen)
 			snprintf(err, errlen, "cannot open %s: %s", path, errstr(r));
 		return r == -ELOOP ? -EPERM : r;
 	}
-	if ((r = check_file(path, fd, flags, err, errlen)) < 0) {
+	if ((r = check_file(path, dfd, base, fd, flags, err, errlen)) < 0) {
 		close(fd);
 		return r;
 	}
 	return fd;
 }
 
-/* SQLite's handle on the file fd was opened on (closed here), refused when the path
- * was replaced meanwhile. *flags gains STORE_READONLY | STORE_IMMUTABLE for a
+/* SQLite's handle on the file fd was opened on (closed here), through real (its name
+ * from sqlite_name; path is the name the user gave, for messages), refused when real
+ * no longer leads to it. *flags gains STORE_READONLY | STORE_IMMUTABLE for a
  * database on a read-only filesystem. Returns 0 or -errno with err set. */
-static int open_sqlite(const char *path, unsigned *flags, int fd, sqlite3 **out, char *err,
-		       size_t errlen)
+static int open_sqlite(const char *path, const char *real, unsigned *flags, int fd,
+		       sqlite3 **out, char *err, size_t errlen)
 {
 	sqlite3 *db = NULL;
 	int oflags = (*flags & STORE_READONLY) ? SQLITE_OPEN_READONLY
 					       : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-	const char *name = path;
+	const char *name = real;
 	char *uri = NULL;
-	if (!(*flags & STORE_CREATE) && on_readonly_fs(path)) {
+	if (!(*flags & STORE_CREATE) && on_readonly_fs(real)) {
 		/* A database on a read-only filesystem (a mounted backup, a snapshot) cannot
 		 * change under us, and SQLite could not make its WAL side files there: read it
 		 * as immutable. */
 		*flags |= STORE_READONLY | STORE_IMMUTABLE;
 	}
 	if (*flags & STORE_IMMUTABLE) {
-		uri = immutable_uri(path);
+		uri = immutable_uri(real);
 		name = uri;
 		oflags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
 	}
@@ -501,7 +516,7 @@ static int open_sqlite(const char *path, unsigned *flags, int fd, sqlite3 **out,
 				  NULL);
 	free(uri);
 	struct stat now, then;
-	if (orc == SQLITE_OK && (fstat(fd, &then) < 0 || lstat(path, &now) < 0 ||
+	if (orc == SQLITE_OK && (fstat(fd, &then) < 0 || lstat(real, &now) < 0 ||
 				 now.st_dev != then.st_dev || now.st_ino != then.st_ino)) {
 		/* Only someone who may write the directory could have done this. */
 		snprintf(err, errlen, "refusing the database: %s was replaced while it was opened",
@@ -532,6 +547,8 @@ static int writer_pragmas(sqlite3 *db, const char *path, char *err, size_t errle
 	 * process it watches. */
 	if (exec_sql(db, "PRAGMA journal_mode = WAL") < 0 ||
 	    exec_sql(db, "PRAGMA synchronous = NORMAL") < 0 ||
+	    /* a WAL that grew past its bound (write.c) is cut back to it when it restarts */
+	    exec_sql(db, "PRAGMA journal_size_limit = 4194304") < 0 ||
 	    exec_sql(db, "PRAGMA cache_size = -64") < 0) {
 		snprintf(err, errlen, "cannot use database %s: %s", path, sqlite3_errmsg(db));
 		return -EIO;
@@ -576,15 +593,15 @@ static int single_threaded(void)
  * allocator's, SQLite's) as they are, and the child could wait on them for ever; with
  * another thread the schema is made here. The caller has no connection to the file
  * (the header is read through a descriptor of its own). */
-static void migrate_apart(const char *path, unsigned flags, int fd)
+static void migrate_apart(const char *path, const char *real, unsigned flags, int fd)
 {
-	if (!may_need_migration(path) || !single_threaded())
+	if (!may_need_migration(real) || !single_threaded())
 		return;
 	pid_t pid = fork();
 	if (pid == 0) {
 		char err[256];
 		sqlite3 *db = NULL;
-		int ok = open_sqlite(path, &flags, fd, &db, err, sizeof(err)) == 0 &&
+		int ok = open_sqlite(path, real, &flags, fd, &db, err, sizeof(err)) == 0 &&
 			 check_schema(db, flags, err, sizeof(err)) == 0;
 		sqlite3_close(db);
 		_exit(ok ? 0 : 1);
@@ -597,20 +614,33 @@ static void migrate_apart(const char *path, unsigned flags, int fd)
 int store_open(const char *path, unsigned flags, struct store **out, char *err, size_t errlen)
 {
 	sqlite3 *db = NULL;
-	int r = check_place(path, flags, err, errlen);
+	char base[NAME_MAX + 1];
+	int dfd;
+	int r = open_place(path, flags, &dfd, base, sizeof(base), err, errlen);
 	if (r < 0)
 		return r;
-	int fd = open_file(path, flags, err, errlen);
+	int fd = open_file(path, dfd, base, flags, err, errlen);
+	char *real = fd >= 0 ? sqlite_name(dfd, base, err, errlen) : NULL;
+	close(dfd);
 	if (fd < 0)
 		return fd;
+	if (!real) {
+		close(fd);
+		return -EIO;
+	}
 	if ((flags & STORE_SMALL) && !(flags & STORE_READONLY))
-		migrate_apart(path, flags, fd);
-	if ((r = open_sqlite(path, &flags, fd, &db, err, errlen)) < 0)
+		migrate_apart(path, real, flags, fd);
+	r = open_sqlite(path, real, &flags, fd, &db, err, errlen);
+	if (r < 0) {
+		free(real);
 		return r;
+	}
 	r = check_schema(db, flags, err, errlen);
 	int ec = sqlite3_errcode(db);
+	int no_wal = readable_without_wal(real);
+	free(real);
 	if (r == -EIO && (flags & STORE_READONLY) && !(flags & STORE_IMMUTABLE) &&
-	    (ec == SQLITE_READONLY || ec == SQLITE_CANTOPEN) && readable_without_wal(path)) {
+	    (ec == SQLITE_READONLY || ec == SQLITE_CANTOPEN) && no_wal) {
 		/* A user who may read the database but not write beside it (a database
 		 * shared read-only, with no recorder writing to it now). */
 		sqlite3_close(db);
@@ -637,6 +667,8 @@ int store_open(const char *path, unsigned flags, struct store **out, char *err, 
 	}
 	struct store *st = xcalloc(1, sizeof(*st));
 	st->db = db;
+	if (!(flags & STORE_READONLY) && sqlite3_db_readonly(db, "main") != 1)
+		sqlite3_wal_hook(db, store_wal_hook, st);
 	*out = st;
 	return 0;
 }

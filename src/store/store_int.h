@@ -18,6 +18,14 @@
  * store_schema_version steps in all. Exposed for the test that builds a database at
  * every old version. */
 extern const char *const store_migrations[];
+
+/* The WAL's bound, in frames (pages): SQLite's own automatic checkpoint size, about
+ * 4.1 MB of WAL with 4 KiB pages. */
+#define WAL_MAX_FRAMES 1000
+
+/* The WAL hook set on every writer's connection (write.c): records the frame count and
+ * checkpoints, passively, past WAL_MAX_FRAMES, as SQLite's automatic checkpoint did. */
+int store_wal_hook(void *ctx, sqlite3 *db, const char *name, int frames);
 extern const int store_schema_version;
 
 /* The rows a recorder hands over, waiting for one transaction. Every row is a value
@@ -85,7 +93,11 @@ struct store {
 	int back_full;		/* back holds rows the thread has not written yet */
 	int stop;		/* the thread is to write back once more and end */
 	int werr;		/* the last write's result: 0 or -errno */
-	char werrmsg[160];	/* its words */
+	char werrmsg[240];	/* its words */
+	/* Frames in the WAL after this connection's last commit (the WAL hook's count,
+	 * anyone's frames included). Past WAL_MAX_FRAMES the writer thread starts no
+	 * transaction until a checkpoint can empty the WAL (write.c). */
+	int wal_frames;
 	/* A shared writer (store_use_hub): hub writes back while in_hub; hurry asks the
 	 * next flush to be written at once. */
 	struct store_hub *hub;

@@ -13,6 +13,10 @@
  *   hostile flood MS           an application that writes marks ("flood N") as fast as
  *                              it can for MS milliseconds, then prints "marks N" (how
  *                              many it wrote) and exits
+ *   hostile flip NAME A B READY  makes NAME a symlink to A, removes it, makes it a
+ *                              symlink to B, removes it, in a loop (a directory
+ *                              component that changes under a recorder making its
+ *                              database's directories); touches READY once started
  *   hostile at PID CMD...      runs CMD as process PID (through ns_last_pid: root only)
  *                              and exits with its status; 99 when PID stays taken
  *   hostile shmflood PID N READY STOP  squats the page name of PID (a file of the
@@ -303,6 +307,23 @@ static int do_squat(const char *path)
 	return w == (ssize_t)sizeof(*pg) ? 0 : 1;
 }
 
+static int do_flip(const char *name, const char *a, const char *b, const char *ready)
+{
+	struct timespec t0, t;
+	unsigned long n = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (int i = 0; i < 256; i++, n++) {
+			(void)symlink(n % 2 ? b : a, name);
+			unlink(name);
+			if (n == 0)
+				touch(ready);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < LIFETIME_S);
+	return 0;
+}
+
 /* Forks until the child gets pid want (the kernel hands out ns_last_pid + 1 next, unless
  * another process forks first or want is taken), then runs argv in it. */
 static int do_at(const char *want_s, char **argv)
@@ -366,9 +387,12 @@ int main(int argc, char **argv)
 		return do_shmflood(argv[2], argv[3], argv[4], argv[5]);
 	if (strcmp(cmd, "counters") == 0 && argc == 3)
 		return do_counters(argv[2]);
+	if (strcmp(cmd, "flip") == 0 && argc == 6)
+		return do_flip(argv[2], argv[3], argv[4], argv[5]);
 	if (strcmp(cmd, "at") == 0 && argc >= 4)
 		return do_at(argv[2], argv + 3);
 	fputs("usage: hostile shrink READY | stale READY | victim READY GO END | squat PATH |"
-	      " flood MS | at PID CMD... | shmflood PID N READY STOP | counters MS\n", stderr);
+	      " flood MS | flip NAME A B READY | at PID CMD... | shmflood PID N READY STOP |"
+	      " counters MS\n", stderr);
 	return 2;
 }

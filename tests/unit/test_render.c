@@ -578,6 +578,42 @@ static void test_proc_rows(void **state)
 	buf_release(&b);
 }
 
+/* CSV injection: a text cell that begins with = + - @ (a tab or CR become '?' first)
+ * is quoted with a single quote before it; numbers, negative ones included, and plain
+ * text stay as they are; JSON lines are untouched. */
+static void test_csv_formula(void **state)
+{
+	(void)state;
+	static const struct { const char *in, *csv; } c[] = {
+		{ "=cmd|'/c calc'!", "\"'=cmd|'/c calc'!\"" },
+		{ "+SUM(1+1)", "\"'+SUM(1+1)\"" },
+		{ "-2+3", "\"'-2+3\"" },
+		{ "@SUM(A1)", "\"'@SUM(A1)\"" },
+		{ "=a,\"b\"", "\"'=a,\"\"b\"\"\"" },
+		{ "a=b", "a=b" },
+		{ " =x", " =x" },
+		{ "", "" },
+	};
+	struct buf b = { 0 };
+	struct row w;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		buf_reset(&b);
+		row_begin(&w, &b, 0);
+		row_str(&w, "comm", c[i].in);
+		row_raw(&w, "n", "-12");
+		row_end(&w);
+		char want[96];
+		snprintf(want, sizeof(want), "%s,-12\n", c[i].csv);
+		assert_string_equal(buf_str(&b), want);
+	}
+	buf_reset(&b);
+	row_begin(&w, &b, 1);
+	row_str(&w, "comm", "=x");
+	row_end(&w);
+	assert_string_equal(buf_str(&b), "{\"comm\":\"=x\"}\n");
+	buf_release(&b);
+}
+
 /* A ramp up to a peak at 60% of the time, then down: the golden chart shows the ramp,
  * the peak column marked '^' and the axes. */
 static void test_tchart_golden(void **state)
@@ -721,6 +757,7 @@ int main(void)
 		cmocka_unit_test(test_procs_table),
 		cmocka_unit_test(test_json_kills_processes),
 		cmocka_unit_test(test_proc_rows),
+		cmocka_unit_test(test_csv_formula),
 		cmocka_unit_test(test_tchart_golden),
 		cmocka_unit_test(test_tchart_marks_golden),
 	};

@@ -8,7 +8,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "base/safefile.h"
@@ -206,7 +208,7 @@ static void test_writer(void **state)
 	assert_true(S_ISLNK(a.st_mode));
 	assert_true(holds(v, "through"));
 
-	/* Not a regular file: written in place. A directory: refused. */
+	/* A character device of root's: written in place. A directory: refused. */
 	assert_non_null(f = safefile_open(&sf, "/dev/null", 0644));
 	fputs("nothing", f);
 	assert_int_equal(safefile_close(&sf, 1), 0);
@@ -217,12 +219,63 @@ static void test_writer(void **state)
 	assert_int_equal(errno, ENOENT);
 }
 
+/* Outputs are regular files: a FIFO, anyone's, is refused at once (it would not block:
+ * nothing reads it here), and so is a FIFO behind the caller's own symlink, and a
+ * socket; "-" and /dev/stdout are standard output, never opened by name. */
+static void test_writer_not_regular(void **state)
+{
+	struct safefile sf;
+	char p[PATH_MAX], l[PATH_MAX];
+	struct stat st;
+	(void)state;
+	in_dir(p, sizeof(p), "fifo");
+	in_dir(l, sizeof(l), "to-fifo");
+	assert_int_equal(mkfifo(p, 0666), 0);
+	for (int owner = 0; owner < 2; owner++) {
+		assert_int_equal(lchown(p, owner ? OTHER : 0, owner ? OTHER : 0), 0);
+		errno = 0;
+		assert_null(safefile_open(&sf, p, 0600));
+		assert_int_equal(errno, EPERM);
+		assert_non_null(strstr(sf.why, "FIFO"));
+	}
+	assert_int_equal(symlink(p, l), 0);
+	assert_null(safefile_open(&sf, l, 0600));
+	assert_int_equal(errno, EPERM);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));	/* left as it was */
+
+	in_dir(p, sizeof(p), "sock");
+	int s = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	assert_true(strlen(p) < sizeof(sa.sun_path));
+	strlcpy_rsw(sa.sun_path, p, sizeof(sa.sun_path));
+	assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_null(safefile_open(&sf, p, 0600));
+	assert_int_equal(errno, EPERM);
+	assert_non_null(strstr(sf.why, "socket"));
+	close(s);
+
+	FILE *f;
+	assert_ptr_equal(f = safefile_open(&sf, "-", 0600), stdout);
+	assert_int_equal(safefile_close(&sf, 1), 0);
+	assert_ptr_equal(f = safefile_open(&sf, "/dev/stdout", 0600), stdout);
+	assert_int_equal(safefile_close(&sf, 1), 0);
+
+	/* the mode asked for, less the umask: 0600 stays 0600 */
+	in_dir(p, sizeof(p), "new.csv");
+	assert_non_null(f = safefile_open(&sf, p, 0600));
+	assert_int_equal(safefile_close(&sf, 1), 0);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_dir_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_writer_not_regular, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

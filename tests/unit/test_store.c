@@ -107,6 +107,31 @@ static void test_newer_schema(void **state)
 	assert_non_null(strstr(err, "99"));
 }
 
+/* user_version indexes the migrations: a negative one (anyone who can write the file
+ * can set it) is refused as corrupt, by writers and readers, never used. */
+static void test_negative_schema(void **state)
+{
+	(void)state;
+	static const char *const v[] = { "-1", "-5", "-2147483648" };
+	struct store *st = NULL;
+	char err[256], sql[64];
+	assert_int_equal(store_open(path, STORE_CREATE, &st, err, sizeof(err)), 0);
+	store_close(st);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		sqlite3 *db;
+		assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %s", v[i]);
+		assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+		sqlite3_close(db);
+		assert_int_equal(store_open(path, STORE_CREATE, &st, err, sizeof(err)), -EILSEQ);
+		assert_non_null(strstr(err, "corrupt"));
+		assert_non_null(strstr(err, v[i]));
+		assert_int_equal(store_open(path, STORE_READONLY, &st, err, sizeof(err)), -EILSEQ);
+		assert_int_equal(store_open(path, STORE_CREATE | STORE_SMALL, &st, err, sizeof(err)),
+				 -EILSEQ);
+	}
+}
+
 static int count_cb(void *ctx, const struct sample *s)
 {
 	int64_t *last = ctx;
@@ -855,6 +880,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_open_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_ours, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_newer_schema, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_negative_schema, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_interrupted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_processes_and_kills, setup, teardown),
