@@ -13,25 +13,8 @@ if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null 2>&1 || [ ! -x "$HOSTI
 fi
 
 # Two uids that no account and no process use: the hostile user, and a user it harms.
-free_uid() {	# free_uid FROM: the first free uid from FROM on, up to FROM + 99
-	for _u in $(seq "$1" $(($1 + 99))); do
-		getent passwd "$_u" >/dev/null 2>&1 && continue
-		[ -n "$(ps -o pid= -u "$_u" 2>/dev/null)" ] && continue
-		echo "$_u"
-		return 0
-	done
-	return 1
-}
-EVIL=$(free_uid 61070)
-VICTIM=$(free_uid 61170)
-if [ -z "$EVIL" ] || [ -z "$VICTIM" ]; then
-	echo "1..0 # SKIP no free uids in 61070..61269"
-	exit 0
-fi
-# A command, not a function: a function run in the background is a subshell, and $!
-# would be its pid instead of the command's.
-AS_EVIL="setpriv --reuid=$EVIL --regid=$EVIL --clear-groups"
-AS_VICTIM="setpriv --reuid=$VICTIM --regid=$VICTIM --clear-groups"
+. tests/t/hostile.sh
+need_uids 61070
 
 # $PUB: a directory everyone can write, as /tmp is; $SHM: the page directory, sticky
 # as /dev/shm is. Both inside $T, which the suite removes.

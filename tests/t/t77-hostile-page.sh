@@ -13,23 +13,8 @@ if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null 2>&1 || [ ! -x "$HOSTI
 	exit 0
 fi
 
-free_uid() {	# free_uid FROM: the first free uid from FROM on, up to FROM + 99
-	for _u in $(seq "$1" $(($1 + 99))); do
-		getent passwd "$_u" >/dev/null 2>&1 && continue
-		[ -n "$(ps -o pid= -u "$_u" 2>/dev/null)" ] && continue
-		echo "$_u"
-		return 0
-	done
-	return 1
-}
-EVIL=$(free_uid 61370)
-VICTIM=$(free_uid 61470)
-if [ -z "$EVIL" ] || [ -z "$VICTIM" ]; then
-	echo "1..0 # SKIP no free uids in 61370..61569"
-	exit 0
-fi
-AS_EVIL="setpriv --reuid=$EVIL --regid=$EVIL --clear-groups"
-AS_VICTIM="setpriv --reuid=$VICTIM --regid=$VICTIM --clear-groups"
+. tests/t/hostile.sh
+need_uids 61370
 
 PUB="$T/pub"
 mkdir -m 1777 "$PUB"

@@ -13,21 +13,8 @@ if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null 2>&1; then
 	exit 0
 fi
 
-free_uid() {	# free_uid FROM: the first free uid from FROM on, up to FROM + 99
-	for _u in $(seq "$1" $(($1 + 99))); do
-		getent passwd "$_u" >/dev/null 2>&1 && continue
-		[ -n "$(ps -o pid= -u "$_u" 2>/dev/null)" ] && continue
-		echo "$_u"
-		return 0
-	done
-	return 1
-}
-EVIL=$(free_uid 61270)
-if [ -z "$EVIL" ]; then
-	echo "1..0 # SKIP no free uid in 61270..61369"
-	exit 0
-fi
-AS_EVIL="setpriv --reuid=$EVIL --regid=$EVIL --clear-groups"
+. tests/t/hostile.sh
+need_uids 61270
 
 # The host this was written against lets root open another user's FIFO and follow
 # another user's symlink in a sticky directory; the tests ask for the same, and put the
