@@ -43,7 +43,7 @@ ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN) $(PKG_CFLAGS)
 LDLIBS    = $(PKG_LIBS) -ldl -lm -lpthread
 # The rsswatch binary links SQLite's static archive (libsqlite3-dev has it) where there
 # is one: a recorder then maps only the SQLite code it runs, without the shared
-# library's relocated pages, about 370 KiB less resident (docs/BENCHMARKS.md).
+# library's relocated pages, about 370 KiB less resident (docs/dev/BENCHMARKS.md).
 # SQLITE_SHARED=1 links the shared library (the unit tests always do).
 SQLITE_A  := $(shell pkg-config --variable=libdir sqlite3 2>/dev/null)/libsqlite3.a
 RSSWATCH_LIBS = $(LDLIBS)

@@ -8,7 +8,7 @@
  *   1s-flat: every sample closes a point; the trend test says "not rising" and no
  *     slope is fitted (the usual case of a steady process).
  * Prints, per case: the mean per sample, the median, the 99th percentile and the
- * largest single call, in ns. A benchmark, not a test: figures in docs/BENCHMARKS.md. */
+ * largest single call, in ns. A benchmark, not a test: figures in docs/dev/BENCHMARKS.md. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The recorder's VmHWM while it records a tree that forks and reaps N short children:
-# what it keeps per process ever seen (docs/BENCHMARKS.md, section 18).
+# what it keeps per process ever seen (docs/dev/BENCHMARKS.md, section 18).
 # Usage: bench/fork-memory.sh RSSWATCH N [DIR]   (DIR: a private directory for the db)
 set -u
 RSW=$1

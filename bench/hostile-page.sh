@@ -1,6 +1,6 @@
 #!/bin/sh
 # The two attacks of tests/t/t77-hostile-page.sh at full size, on two builds side by
-# side (docs/BENCHMARKS.md section 16). Run as root after `make tests-built` in both:
+# side (docs/dev/BENCHMARKS.md section 16). Run as root after `make tests-built` in both:
 #
 #   bench/hostile-page.sh OLD_BUILD NEW_BUILD      e.g. /tmp/old/build build
 #

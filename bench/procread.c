@@ -1,7 +1,7 @@
 /* procread [PID]: the cost of one pread at offset 0 of a kept-open /proc/PID/stat,
  * status, statm and io (default: this process), averaged over 20,000 reads after 1,000
  * to warm up. Prints one line per file: "stat 6.11 us/pread". The recorder's choice of
- * how often to read each file rests on these figures (docs/BENCHMARKS.md). */
+ * how often to read each file rests on these figures (docs/dev/BENCHMARKS.md). */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>

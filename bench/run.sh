@@ -14,7 +14,7 @@
 #   time -v    /usr/bin/time -v: wait4's ru_maxrss, the exact peak of a launched command
 #   floors     build/bench/statmloop (one pread of statm per interval, nothing stored) and
 #              build/bench/timerloop (an empty timer loop: the cost of waking up)
-# The measurements (the method of each is in docs/BENCHMARKS.md):
+# The measurements (the method of each is in docs/dev/BENCHMARKS.md):
 #   1. CPU per sample and the tool's own peak RSS (wait4, in bench/rusage), at 1 s and at
 #      each tool's fastest interval: the CPU time of the tool's process over a window of a
 #      long run that leaves out its start (bench/cpuwindow) over the samples in it; for

@@ -1,5 +1,5 @@
 #!/bin/sh
-# make lint: the one-way include rule between the layers of src/ (docs/ARCHITECTURE.md),
+# make lint: the one-way include rule between the layers of src/ (docs/dev/ARCHITECTURE.md),
 # and no banned functions anywhere in C sources. Prints each violation and exits 1 when
 # there is one.
 #

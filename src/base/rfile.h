@@ -1,7 +1,7 @@
 /* An open-once file reader: the file is opened at start and re-read with
  * pread(fd, buf, cap, 0) at every sample, into one buffer that grows when a read fills
  * it. Kept-open /proc and cgroup files return fresh data at every pread and cost a
- * fraction of open+read+close (docs/BENCHMARKS.md).
+ * fraction of open+read+close (docs/dev/BENCHMARKS.md).
  *
  * Invariant: after a successful rfile_read(), buf[len] == '\0' and len < cap. */
 #ifndef RSW_BASE_RFILE_H

@@ -1,6 +1,6 @@
 /* rsswatch gc: keep the run database bounded (retention), by hand; and the same after a
  * recording (record --keep, --max-db). The rules live in the store (src/store/retention.c,
- * docs/STORAGE.md); this verb parses the bounds and says what was done. */
+ * docs/guide/storage.md); this verb parses the bounds and says what was done. */
 #include "cli/cli.h"
 #include "base/buf.h"
 #include "base/clock.h"

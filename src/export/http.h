@@ -15,7 +15,7 @@
 #include "export/prom.h"
 #include "store/model.h"
 
-/* What one client can hold (docs/METRICS.md): connections in all and from one address
+/* What one client can hold (docs/guide/metrics.md): connections in all and from one address
  * (an IPv6 /64 counts as one), the time a request may take from its connection (or the
  * end of the one before on it) to its answer, however it trickles in, and the idle time
  * of a connection. A connection beyond a limit closes the one whose request has waited

@@ -1,7 +1,7 @@
 /* The Prometheus text exposition format (version 0.0.4) and OpenMetrics 1.0 text, for
  * `record --listen`: one snapshot of the recording in, text out. Pure: no I/O, no
  * clock; the HTTP endpoint (export/http.h) takes the snapshot under its lock and calls
- * prom_write on its own thread. Every metric is documented in docs/METRICS.md. */
+ * prom_write on its own thread. Every metric is documented in docs/guide/metrics.md. */
 #ifndef RSW_EXPORT_PROM_H
 #define RSW_EXPORT_PROM_H
 

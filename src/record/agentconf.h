@@ -1,5 +1,5 @@
 /* The targets of `rsswatch agent`: from -n/-p/-g on the command line and from a config
- * file of one target per line (docs/AGENT.md). Pure: bytes in, a list out, no I/O.
+ * file of one target per line (docs/guide/agent.md). Pure: bytes in, a list out, no I/O.
  *
  * A line is whitespace-separated KEY=VALUE words; a VALUE may be double-quoted (then it
  * may hold spaces, and \" and \\ stand for " and \). Keys: name, and exactly one of

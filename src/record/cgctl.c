@@ -291,7 +291,7 @@ static void set_path(struct run_cgroup *c)
 /* The cgroups "rsswatch-PID" and "rsswatch-PID-N" in parent whose PID is no rsswatch
  * now were left by recorders killed before they could clean up (SIGKILL, a crash).
  * Processes still in one (the command, or what it started, outlived its recorder:
- * rsswatch does not kill it, see docs/CGROUPS.md) are moved up to parent, as
+ * rsswatch does not kill it, see docs/guide/cgroups.md) are moved up to parent, as
  * run_cgroup_release() does, and keep running without the limit (on v2 into the
  * parent's leaf: see cg_evacuate()); then the cgroup is removed. The leaf stays for
  * this run's cgroup; run_cgroup_release() undoes it at the end. */

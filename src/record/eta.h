@@ -1,7 +1,7 @@
 /* Time to exhaustion: how long until memory reaches the nearest limit, if it goes on
  * rising as it has lately. Pure: samples in, a projection out; no I/O, no allocation.
  *
- * The method (docs/MODELS.md, "Time to exhaustion"):
+ * The method (docs/guide/models.md, "Time to exhaustion"):
  * - Samples are averaged into points, one per ETA_WINDOW_NS / ETA_POINTS (470 ms) or
  *   per sampling interval when that is longer; the last ETA_POINTS points make the
  *   window: the last 30 s, or the last 64 samples when sampling is slower than 470 ms.

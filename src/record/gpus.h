@@ -13,7 +13,7 @@
 #include "source/proc.h"
 
 /* GPU memory has no high-water mark: a spike between two reads is missed. Reads cost
- * tens of microseconds (docs/GPU.md), so by default they come every 20 ms, whatever
+ * tens of microseconds (docs/guide/gpu.md), so by default they come every 20 ms, whatever
  * the sampling interval, and each sample keeps the highest figures since the last. */
 #define GPU_INTERVAL_DEFAULT_NS (20 * NS_PER_MS)
 

@@ -5,7 +5,7 @@
  * then. While recording it drains the kernel log (its fd is in the poll set) and keeps
  * the OOM kill lines it sees; when the target dies of SIGKILL, oom_decide() weighs
  * what was collected. The decision is a pure function, so every mix of partial
- * evidence is unit-tested (tests/unit/test_oom.c). The rule (docs/CGROUPS.md):
+ * evidence is unit-tested (tests/unit/test_oom.c). The rule (docs/guide/cgroups.md):
  *
  *   - a kernel "Killed process PID" line for the target: the OOM killer, certain;
  *   - no such line, but the kernel log was not readable (or lost records) and the

@@ -863,7 +863,7 @@ static void collect_exits(struct recorder *rc)
 /* The per-process rows of a tree or cgroup: a member's row is stored when its figures
  * change (an idle member of a large tree costs nothing), and a row of zeros when it
  * leaves the set; readers take a member's last row at or before a sample as its
- * figures then (docs/STORAGE.md). */
+ * figures then (docs/guide/storage.md). */
 static void store_members(struct recorder *rc, int64_t elapsed, int64_t t)
 {
 	for (size_t i = 0; i < rc->set.n; i++) {
@@ -946,7 +946,7 @@ static unsigned status_reuse_for(int64_t interval_ns, int64_t bound_ns)
  * is lost by it, only the moment of a member's spike: a member's VmHWM only grows and
  * is read at the latest one bound later, a member whose figures change is read at
  * once (statm is the cache's key), and one that exits has its exact peak from its
- * exit record (docs/PEAKS.md). Called at each sample; costs nothing unless the bound
+ * exit record (docs/guide/peaks.md). Called at each sample; costs nothing unless the bound
  * changed with the set's size. */
 static void set_status_bound(struct recorder *rc)
 {

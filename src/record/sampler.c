@@ -20,7 +20,7 @@ int sampler_open(struct sampler *s, pid_t pid)
 		proc_reader_close(&s->proc);
 		return e;
 	}
-	/* /proc/PID/stat costs about three statm reads (docs/BENCHMARKS.md), and its CPU
+	/* /proc/PID/stat costs about three statm reads (docs/dev/BENCHMARKS.md), and its CPU
 	 * times only move once a clock tick: at 1 kHz it is read every tenth sample. */
 	s->stat_every_ns = (int64_t)proc_ticks_ns(1);
 	if (s->stat_every_ns < 10 * NS_PER_MS)

@@ -101,7 +101,7 @@ int pidfd_exit_status(int pidfd, int is_child, int *wstatus, struct rusage *ru);
 /* What PIDFD_GET_INFO's answer says (err: its errno, 0 when it succeeded): as above. Pure. */
 int pidfd_info_status(int err, uint64_t mask, int32_t exit_code, int *wstatus);
 
-/* The bounded wait for a status (docs/ARCHITECTURE.md): after answer e of pidfd_exit_status
+/* The bounded wait for a status (docs/dev/ARCHITECTURE.md): after answer e of pidfd_exit_status
  * and tries asks, whether to ask again EXIT_STATUS_POLL_MS later. -EAGAIN: until
  * EXIT_STATUS_TRIES (2 s); -ESRCH: EXIT_STATUS_ESRCH_TRIES (100 ms: a kernel without
  * exit information answers so for ever). Pure. */

@@ -1,5 +1,5 @@
 /* NVML through dlopen: a table of resolved symbols, the device and process queries, and
- * the PID namespace helpers. See nvml.h for the contract and docs/GPU.md for the driver
+ * the PID namespace helpers. See nvml.h for the contract and docs/guide/gpu.md for the driver
  * differences handled here. */
 #include "source/nvml.h"
 #include "base/parse.h"

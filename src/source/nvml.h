@@ -4,7 +4,7 @@
  * tests) and every symbol is resolved once into a table; no NVIDIA header or library is
  * needed to build. When the library is absent nvml_open() fails with -ENOENT and the
  * caller simply records no GPU figures (the "null backend"). tests/fake/fake_nvml.c is
- * a scriptable stand-in library for tests and benchmarks (see docs/GPU.md).
+ * a scriptable stand-in library for tests and benchmarks (see docs/guide/gpu.md).
  *
  * Cost: a device memory query costs a few microseconds and a process query a few tens
  * per device on real drivers. The recorder reads GPUs on their own interval (every
@@ -13,7 +13,7 @@
  *
  * PIDs: NVML reports host PIDs (the initial PID namespace). They match the PIDs rsswatch
  * reads under /proc only when rsswatch itself runs in the initial PID namespace; see
- * pidns_is_initial() and nspid_parse() below, and docs/GPU.md.
+ * pidns_is_initial() and nspid_parse() below, and docs/guide/gpu.md.
  *
  * Not thread-safe: one struct nvml per recorder thread. */
 #ifndef RSW_SOURCE_NVML_H

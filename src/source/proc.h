@@ -130,7 +130,7 @@ void proc_reader_max_reuse(struct proc_reader *r, unsigned n);
 void proc_reader_invalidate(struct proc_reader *r);
 void proc_reader_close(struct proc_reader *r);
 /* Re-reads /proc/PID/stat (kept open; about three times the cost of a statm read, see
- * docs/BENCHMARKS.md). Returns 0, -ESRCH when the process is reaped, or -errno. A
+ * docs/dev/BENCHMARKS.md). Returns 0, -ESRCH when the process is reaped, or -errno. A
  * zombie's stat still reads: its final counters. */
 int proc_reader_read_stat(struct proc_reader *r, struct proc_stat *out);
 /* Re-reads /proc/PID/io, opened at the first call. Returns 0, -ESRCH, or the -errno

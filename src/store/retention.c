@@ -1,6 +1,6 @@
 /* Retention: thinning and emptying the series of finished runs, and giving the freed
  * pages back to the file system. The contract is in store.h; the rules for users in
- * docs/STORAGE.md ("Retention").
+ * docs/guide/storage.md ("Retention").
  *
  * How: a bucket is (elapsed_ns - first) / bucket_ns (integer division; first: the
  * run's first sample), the same key in every table, so a run's samples, counters, GPU

@@ -177,7 +177,7 @@ int store_delete_run(struct store *st, int64_t id);
  *             they were. So the largest RSS of the series, and every bucket's, survive.
  *             Two levels: at most STORE_GC_FINE rows per run, then STORE_GC_COARSE.
  *   emptied   the series removed (only to meet a size bound that thinning could not).
- * Each changed run has a row in run_gc (docs/STORAGE.md). */
+ * Each changed run has a row in run_gc (docs/guide/storage.md). */
 #define STORE_GC_FINE 1000u
 #define STORE_GC_COARSE 100u
 

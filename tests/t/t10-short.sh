@@ -51,7 +51,7 @@ if [ "$(id -u)" = 0 ]; then
 		diag "$load: $(awk -F'|' '$2 == 1' "$T/$load.rows" | wc -l) of $N runs with one sample"
 		check "$load: each of $N runs of true has a sample, a peak and a process" all_have "$T/$load.rows"
 		[ -s "$T/$load.err" ] && diag "$(head -5 "$T/$load.err")"
-		# a sample may stand a few pages above the exit record (docs/PEAKS.md)
+		# a sample may stand a few pages above the exit record (docs/guide/peaks.md)
 		check "$load: every peak is the command's own (its exit record, or a sample of it)" \
 			awk -F'|' -v n="$N" '$6 == 1 && ($4 == "exit record" || $4 == "sample" || $4 == "VmHWM") { k++ }
 				END { exit !(k == n) }' "$T/$load.rows"

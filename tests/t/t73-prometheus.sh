@@ -1,10 +1,10 @@
 #!/bin/sh
 # record --listen scraped by a real Prometheus server (Debian's prometheus package, from
-# scripts/deps.sh test) every second, with the alerting rules of docs/alerts.yml loaded:
+# scripts/deps.sh test) every second, with the alerting rules of docs/guide/alerts.yml loaded:
 # the resident bytes Prometheus holds agree with what rsswatch stored for the same
 # moment (memory held steady), and after a real OOM kill of a member in a
 # --memory-limit cgroup the OOM-kill counter rises and RsswatchOOMKill fires. Also
-# promtool check rules on docs/alerts.yml. Skipped only where prometheus cannot run,
+# promtool check rules on docs/guide/alerts.yml. Skipped only where prometheus cannot run,
 # or (the OOM part) without root and a memory cgroup controller. Prints TAP.
 . tests/t/lib.sh
 
@@ -18,8 +18,8 @@ cgdir=$(memcg_dir)
 oom_ok=0
 [ "$(id -u)" -eq 0 ] && [ -n "$cgdir" ] && [ -d "$cgdir" ] && oom_ok=1
 
-promtool check rules docs/alerts.yml >"$T/rules" 2>&1
-check "promtool check rules docs/alerts.yml" test "$?" -eq 0
+promtool check rules docs/guide/alerts.yml >"$T/rules" 2>&1
+check "promtool check rules docs/guide/alerts.yml" test "$?" -eq 0
 grep -q "SUCCESS: 3 rules found" "$T/rules" || diag "$(cat "$T/rules")"
 
 free_port() {
@@ -44,7 +44,7 @@ global:
   scrape_timeout: 1s
   evaluation_interval: 1s
 rule_files:
-  - $TOP/docs/alerts.yml
+  - $TOP/docs/guide/alerts.yml
 scrape_configs:
   - job_name: rsswatch
     static_configs:
