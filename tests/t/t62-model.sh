@@ -69,11 +69,15 @@ esac
 
 # inside a run: the pipeline example's memory follows its buffers in flight (32 MiB each)
 if [ -x "$BUILD/examples/pipeline" ]; then
-	# (a slower consumer: each state lasts several samples, the fit holds on a loaded machine)
+	# (one round of 8 partitions, the consumer 800 ms each: the buffers pile up even when
+	# a loaded machine makes their synthesis slow (at 150 ms a partition, under
+	# stress-ng --cpu 2, they did not, and the buffers being synthesized, which no gauge
+	# counts yet, made the fit half the truth); each state then lasts 40 samples)
 	# (and under SANITIZE=1 without AddressSanitizer's quarantine, which would keep each
 	# freed buffer resident for a while)
 	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0 \
-		"$RSW" record -q -i 20ms -- "$BUILD/examples/pipeline" --workers 8 --bug --gpu-ms 150 >/dev/null 2>&1
+		"$RSW" record -q -i 20ms -- "$BUILD/examples/pipeline" --workers 8 --rounds 1 --bug \
+		--gpu-ms 800 >/dev/null 2>&1
 	run "$RSW" model last 'rss ~ counter.buffers_in_flight' --json
 	per=$(sed -n 's/.*"term":"counter.buffers_in_flight","estimate":\([0-9.e+]*\),.*/\1/p' "$OUT")
 	check "in-run model: about 32 MiB per buffer in flight ($per)" \
