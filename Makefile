@@ -27,7 +27,7 @@ endif
 
 PKGS      := sqlite3 libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# libmicrohttpd's header only: export/http.c loads the library with dlopen for --listen.
+# libmicrohttpd's header only: metrics/http.c loads the library with dlopen for --listen.
 PKG_LIBS   := $(shell pkg-config --libs sqlite3 2>/dev/null)
 # PNG output (plot -o FILE.png, report --png) through librsvg and cairo, where
 # pkg-config finds them at build time; NO_PNG=1 builds without (the verbs then say so).
@@ -53,7 +53,7 @@ RSSWATCH_LIBS = $(SQLITE_A) -ldl -lm -lpthread
 endif
 endif
 
-CORE_SRC := $(sort $(wildcard src/base/*.c src/source/*.c src/record/*.c src/store/*.c src/export/*.c \
+CORE_SRC := $(sort $(wildcard src/base/*.c src/source/*.c src/record/*.c src/store/*.c src/metrics/*.c \
 	src/render/*.c src/model/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 LIB_SRC  := $(sort $(wildcard lib/*.c))
@@ -235,7 +235,7 @@ clean:
 FUZZ_SECONDS ?= 20
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
-FUZZ_CORE := $(filter src/base/% src/source/% src/export/prom.c,$(CORE_SRC))
+FUZZ_CORE := $(filter src/base/% src/source/% src/metrics/prom.c,$(CORE_SRC))
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_CORE)
 	@mkdir -p $(@D)
 	clang $(CPPFLAGS) -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< \

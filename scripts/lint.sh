@@ -14,11 +14,11 @@ allowed() {	# allowed LAYER: the layers (or headers) that LAYER may include
 	base) echo "base" ;;
 	source) echo "base lib/page.h" ;;
 	store) echo "base" ;;
-	export) echo "base store/model.h source/cgroup.h" ;;
-	record) echo "base source store export" ;;
-	model) echo "base store/model.h" ;;
-	render) echo "base store/model.h model/model.h" ;;
-	cli) echo "base store export record model render" ;;
+	metrics) echo "base store/run.h source/cgroup.h" ;;
+	record) echo "base source store metrics" ;;
+	model) echo "base store/run.h" ;;
+	render) echo "base store/run.h model/model.h" ;;
+	cli) echo "base store metrics record model render" ;;
 	*) echo "" ;;
 	esac
 }

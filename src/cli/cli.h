@@ -77,7 +77,7 @@ enum {
  * database yet and flags has CLI_STORE_QUIET_MISSING. */
 int cli_open_store(const char *db_opt, struct store **st, int flags);
 /* Resolves a RUN argument ("last", an id, or "sID": series ID's last run; see
- * run_ref_parse in store/model.h) to one run; prints the error and returns EXIT_USAGE
+ * run_ref_parse in store/run.h) to one run; prints the error and returns EXIT_USAGE
  * or EXIT_FAIL, else 0. */
 int cli_resolve_run(struct store *st, const char *ref, int64_t *id);
 /* For verbs that take several RUNs: a copy of refs[0..n) in which each "sID:N" (the

@@ -5,7 +5,7 @@
 #include "base/sysroot.h"
 #include "base/util.h"
 #include "cli/cli.h"
-#include "export/http.h"
+#include "metrics/http.h"
 #include "record/agent.h"
 #include "record/agentconf.h"
 #include "record/recorder.h"
@@ -295,7 +295,7 @@ int cmd_agent(int argc, char **argv)
 		const char **names = xcalloc(a.targets.n, sizeof(*names));
 		for (size_t i = 0; i < a.targets.n; i++)
 			names[i] = a.targets.t[i].name;
-		int e = exporter_start_set(&a.o.exporter, a.listen, names, a.targets.n);
+		int e = metrics_server_start_set(&a.o.metrics, a.listen, names, a.targets.n);
 		free(names);
 		if (e < 0) {
 			cli_error("cannot listen on %s: %s", a.listen, errstr(e));
@@ -318,7 +318,7 @@ int cmd_agent(int argc, char **argv)
 		fprintf(stderr, "rsswatch: agent stopped\n");
 	ret = failed ? EXIT_FAIL : EXIT_OK;
 free_db:
-	exporter_free(a.o.exporter);
+	metrics_server_free(a.o.metrics);
 	free(dbpath);
 done:
 	agentconf_release(&a.targets);

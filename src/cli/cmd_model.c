@@ -6,7 +6,7 @@
 #include "cli/cli.h"
 #include "cli/runload.h"
 #include "model/model.h"
-#include "render/model.h"
+#include "render/fit_view.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -186,14 +186,14 @@ static int across_runs(struct store *st, const struct model_formula *f, char **r
 	model_runs_fit(&m);
 	struct buf b = { 0 };
 	if (svg_out) {
-		model_runs_svg(&b, &m, 0, 0);
+		fit_view_runs_svg(&b, &m, 0, 0);
 		ret = write_output(svg_out, &b);
 		buf_reset(&b);
 	}
 	if (json)
-		model_runs_json(&b, &m);
+		fit_view_runs_json(&b, &m);
 	else
-		model_runs_text(&b, &m);
+		fit_view_runs_text(&b, &m);
 	if (!svg_out || strcmp(svg_out, "-") != 0)
 		fputs(buf_str(&b), stdout);
 	buf_release(&b);
@@ -274,9 +274,9 @@ static int inside_run(struct store *st, const char *ref, const struct model_form
 			   lr.run.started_at);
 	struct buf b = { 0 };
 	if (json)
-		model_counters_json(&b, &m);
+		fit_view_counters_json(&b, &m);
 	else
-		model_counters_text(&b, &m);
+		fit_view_counters_text(&b, &m);
 	fputs(buf_str(&b), stdout);
 	buf_release(&b);
 out:

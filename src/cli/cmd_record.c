@@ -698,7 +698,7 @@ static int open_session(struct session *s)
 	/* The address is bound before the target is looked for or started: one that
 	 * cannot be is refused like a bad argument. */
 	if (a->listen) {
-		int e = exporter_start(&a->opts.exporter, a->listen);
+		int e = metrics_server_start(&a->opts.metrics, a->listen);
 		if (e < 0) {
 			cli_error("cannot listen on %s: %s", a->listen, errstr(e));
 			return EXIT_USAGE;
@@ -1170,7 +1170,7 @@ static void close_session(struct session *s)
 		close(s->t.pidfd);
 	if (s->sigfd >= 0)
 		close(s->sigfd);
-	exporter_free(s->a->opts.exporter);
+	metrics_server_free(s->a->opts.metrics);
 	store_close(s->st);
 	free(s->dbpath);
 	buf_release(&s->out.line);

@@ -4,7 +4,7 @@
 #include "cli/cli.h"
 #include "cli/runload.h"
 #include "model/model.h"
-#include "render/model.h"
+#include "render/fit_view.h"
 #include "render/html.h"
 #include "render/png.h"
 #include "render/procs.h"
@@ -52,7 +52,7 @@ static void counter_models(const struct loaded_run *lr, struct buf *out)
 				   lr->nmarks, lr->run.started_at);
 		if (out->len)
 			buf_putc(out, '\n');
-		model_counters_text(out, &m);
+		fit_view_counters_text(out, &m);
 	}
 	free(values);
 }

@@ -1,5 +1,5 @@
 #include "cli/compare_by.h"
-#include "store/model.h"
+#include "store/run.h"
 
 #include <errno.h>
 #include <stdlib.h>

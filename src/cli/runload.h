@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "render/counters.h"
-#include "store/model.h"
+#include "store/run.h"
 #include "store/store.h"
 
 struct loaded_run {

@@ -1,4 +1,4 @@
-#include "export/http.h"
+#include "metrics/http.h"
 #include "base/clock.h"
 #include "base/parse.h"
 #include "base/util.h"
@@ -34,14 +34,14 @@ struct http_conn {
  * scrapes counts the requests of /metrics; last_scrape and gap (monotonic ns) are the
  * time of the last one and its distance from the one before (0: not known yet);
  * end_served counts the answers that held the run's end and were sent in full.
- * The agent's endpoint (exporter_start_set) has ntargets targets instead of latest;
+ * The agent's endpoint (metrics_server_start_set) has ntargets targets instead of latest;
  * each target's recorder holds a handle of its own (slots[i]: owner and slot set, no
  * server), whose calls go to the owner's targets[slot] under the owner's lock. */
-struct exporter {
+struct metrics_server {
 	struct MHD_Daemon *d;
-	struct exporter *owner;	/* a target's handle: the endpoint; NULL for the endpoint */
+	struct metrics_server *owner;	/* a target's handle: the endpoint; NULL for the endpoint */
 	size_t slot;
-	struct exporter *slots;
+	struct metrics_server *slots;
 	struct prom_target *targets;
 	size_t ntargets;
 	pthread_mutex_t lock;
@@ -58,7 +58,7 @@ struct exporter {
 	size_t nconns;
 };
 
-/* libmicrohttpd is loaded by the first exporter_start, not linked: linked, it and the
+/* libmicrohttpd is loaded by the first metrics_server_start, not linked: linked, it and the
  * TLS stack under it (gnutls, p11-kit, nettle, gmp: nine libraries) are mapped into
  * every rsswatch process and touch about 2.3 MiB of a recorder that serves nothing.
  * The header gives the types. */
@@ -120,7 +120,7 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 }
 
 /* The agent's /metrics: every target's latest, copied under the lock. */
-static enum MHD_Result serve_set(struct exporter *x, struct MHD_Connection *c)
+static enum MHD_Result serve_set(struct metrics_server *x, struct MHD_Connection *c)
 {
 	struct prom_target *t = malloc(x->ntargets * sizeof(*t));
 	if (!t)
@@ -153,7 +153,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_size, void **con_cls)
 {
-	struct exporter *x = cls;
+	struct metrics_server *x = cls;
 	(void)version;
 	(void)upload;
 	if (*upload_size)	/* a body: not for us; discard it */
@@ -198,14 +198,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return ret;
 }
 
-static void conn_answered(struct exporter *x, struct MHD_Connection *c);
+static void conn_answered(struct metrics_server *x, struct MHD_Connection *c);
 
 /* A request is done: an answer with the run's end that was sent in full ends
- * exporter_free's wait. */
+ * metrics_server_free's wait. */
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		      enum MHD_RequestTerminationCode toe)
 {
-	struct exporter *x = cls;
+	struct metrics_server *x = cls;
 	conn_answered(x, c);
 	if (*con_cls != &END_MARK || toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		return;
@@ -217,7 +217,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 /* Under conn_lock: closes conns[i] (its socket shut down: the server sees the end of
  * it and closes it). */
-static void conn_close(struct exporter *x, size_t i)
+static void conn_close(struct metrics_server *x, size_t i)
 {
 	struct http_conn *k = &x->conns[i];
 	if (k->closing)
@@ -227,7 +227,7 @@ static void conn_close(struct exporter *x, size_t i)
 }
 
 /* Under conn_lock: closes every request older than HTTP_REQUEST_S. */
-static void conn_reap(struct exporter *x, int64_t now)
+static void conn_reap(struct metrics_server *x, int64_t now)
 {
 	for (size_t i = 0; i < x->nconns; i++)
 		if (!x->conns[i].closing && now - x->conns[i].since > HTTP_REQUEST_S * NS_PER_S)
@@ -238,7 +238,7 @@ static void conn_reap(struct exporter *x, int64_t now)
  * address (same) or all: closes the one of them whose request has waited longest
  * (never the new one: a scrape is answered within milliseconds of its connection, so
  * only a burst of connections in that time can push it out). */
-static void conn_evict(struct exporter *x, size_t nw, int same)
+static void conn_evict(struct metrics_server *x, size_t nw, int same)
 {
 	size_t victim = nw;
 	for (size_t i = 0; i < x->nconns; i++) {
@@ -266,7 +266,7 @@ static void conn_key(const struct sockaddr *sa, unsigned char key[16])
 static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
 			enum MHD_ConnectionNotificationCode code)
 {
-	struct exporter *x = cls;
+	struct metrics_server *x = cls;
 	(void)socket_context;
 	int64_t now = mono_ns();
 	pthread_mutex_lock(&x->conn_lock);
@@ -308,7 +308,7 @@ static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_conte
 }
 
 /* An answer was sent: the connection's next request starts its own time. */
-static void conn_answered(struct exporter *x, struct MHD_Connection *c)
+static void conn_answered(struct metrics_server *x, struct MHD_Connection *c)
 {
 	pthread_mutex_lock(&x->conn_lock);
 	for (size_t i = 0; i < x->nconns; i++)
@@ -317,7 +317,7 @@ static void conn_answered(struct exporter *x, struct MHD_Connection *c)
 	pthread_mutex_unlock(&x->conn_lock);
 }
 
-static int start(struct exporter **out, const char *addr, const char *const *names, size_t n)
+static int start(struct metrics_server **out, const char *addr, const char *const *names, size_t n)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -337,7 +337,7 @@ static int start(struct exporter **out, const char *addr, const char *const *nam
 		close(fd);
 		return e;
 	}
-	struct exporter *x = xcalloc(1, sizeof(*x));
+	struct metrics_server *x = xcalloc(1, sizeof(*x));
 	if (n) {
 		x->ntargets = n;
 		x->targets = xcalloc(n, sizeof(*x->targets));
@@ -380,12 +380,12 @@ static int start(struct exporter **out, const char *addr, const char *const *nam
 	return 0;
 }
 
-int exporter_start(struct exporter **out, const char *addr)
+int metrics_server_start(struct metrics_server **out, const char *addr)
 {
 	return start(out, addr, NULL, 0);
 }
 
-int exporter_start_set(struct exporter **out, const char *addr, const char *const *names,
+int metrics_server_start_set(struct metrics_server **out, const char *addr, const char *const *names,
 		       size_t n)
 {
 	if (n == 0)
@@ -393,12 +393,12 @@ int exporter_start_set(struct exporter **out, const char *addr, const char *cons
 	return start(out, addr, names, n);
 }
 
-struct exporter *exporter_slot(struct exporter *x, size_t i)
+struct metrics_server *metrics_server_slot(struct metrics_server *x, size_t i)
 {
 	return x && i < x->ntargets ? &x->slots[i] : NULL;
 }
 
-void exporter_target(struct exporter *x, int up, int64_t run, pid_t pid, uint64_t instances,
+void metrics_server_target(struct metrics_server *x, int up, int64_t run, pid_t pid, uint64_t instances,
 		     uint64_t restarts)
 {
 	if (!x || !x->owner)
@@ -419,7 +419,7 @@ void exporter_target(struct exporter *x, int up, int64_t run, pid_t pid, uint64_
 }
 
 /* The snapshot x writes to, with its endpoint locked. */
-static struct prom_snapshot *lock_snap(struct exporter *x)
+static struct prom_snapshot *lock_snap(struct metrics_server *x)
 {
 	if (!x->owner) {
 		pthread_mutex_lock(&x->lock);
@@ -429,17 +429,17 @@ static struct prom_snapshot *lock_snap(struct exporter *x)
 	return &x->owner->targets[x->slot].snap;
 }
 
-static void unlock_snap(struct exporter *x)
+static void unlock_snap(struct metrics_server *x)
 {
 	pthread_mutex_unlock(x->owner ? &x->owner->lock : &x->lock);
 }
 
-void exporter_update(struct exporter *x, const struct prom_snapshot *snap)
+void metrics_server_update(struct metrics_server *x, const struct prom_snapshot *snap)
 {
 	if (!x)
 		return;
 	/* a request that takes too long is closed even when no new connection comes */
-	struct exporter *e = x->owner ? x->owner : x;
+	struct metrics_server *e = x->owner ? x->owner : x;
 	pthread_mutex_lock(&e->conn_lock);
 	conn_reap(e, mono_ns());
 	pthread_mutex_unlock(&e->conn_lock);
@@ -448,7 +448,7 @@ void exporter_update(struct exporter *x, const struct prom_snapshot *snap)
 	unlock_snap(x);
 }
 
-void exporter_end(struct exporter *x, const struct run *r)
+void metrics_server_end(struct metrics_server *x, const struct run *r)
 {
 	if (!x)
 		return;
@@ -476,8 +476,8 @@ static int stop_pending(void)
 	return sigpending(&p) == 0 && (sigismember(&p, SIGINT) == 1 || sigismember(&p, SIGTERM) == 1);
 }
 
-/* exporter_free's wait for the scrape that sees the end. */
-static void linger(struct exporter *x)
+/* metrics_server_free's wait for the scrape that sees the end. */
+static void linger(struct metrics_server *x)
 {
 	pthread_mutex_lock(&x->lock);
 	if (x->ended && x->gap > 0) {
@@ -500,7 +500,7 @@ static void linger(struct exporter *x)
 	pthread_mutex_unlock(&x->lock);
 }
 
-void exporter_free(struct exporter *x)
+void metrics_server_free(struct metrics_server *x)
 {
 	if (!x || x->owner)
 		return;

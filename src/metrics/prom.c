@@ -1,4 +1,4 @@
-#include "export/prom.h"
+#include "metrics/prom.h"
 #include "base/parse.h"
 #include "source/cgroup.h"
 

@@ -1,9 +1,9 @@
 /* The Prometheus text exposition format (version 0.0.4) and OpenMetrics 1.0 text, for
  * `record --listen`: one snapshot of the recording in, text out. Pure: no I/O, no
- * clock; the HTTP endpoint (export/http.h) takes the snapshot under its lock and calls
+ * clock; the HTTP endpoint (metrics/http.h) takes the snapshot under its lock and calls
  * prom_write on its own thread. Every metric is documented in docs/guide/metrics.md. */
-#ifndef RSW_EXPORT_PROM_H
-#define RSW_EXPORT_PROM_H
+#ifndef RSW_METRICS_PROM_H
+#define RSW_METRICS_PROM_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -12,7 +12,7 @@
 
 #include "base/buf.h"
 #include "base/parse.h"
-#include "store/model.h"
+#include "store/run.h"
 
 #define PROM_COUNTERS_MAX 64
 
@@ -48,7 +48,7 @@ struct prom_snapshot {
 	double eta_s;
 	struct prom_counter counters[PROM_COUNTERS_MAX];
 	size_t ncounters;
-	/* How the run ended (exporter_end): outcome "" while recording. */
+	/* How the run ended (metrics_server_end): outcome "" while recording. */
 	char outcome[16];
 	int64_t ended_at;	/* ns since the epoch */
 	int exit_code, signal;	/* as in struct run */

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "base/fit.h"
-#include "store/model.h"
+#include "store/run.h"
 
 #define MODEL_MAX_TERMS (FIT_MAX_COEF - 1)
 #define MODEL_NAME_MAX 72

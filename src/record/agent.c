@@ -31,7 +31,7 @@ struct slot {
 	pthread_t th;
 	int started;
 	struct store *st;
-	struct exporter *x;
+	struct metrics_server *x;
 	struct record_opts ro;
 	struct recorder_sink sink;
 	int sigfd;
@@ -157,7 +157,7 @@ static int begin_instance(struct slot *s, struct run *run, pid_t pid, struct run
 		s->series = run->id;	/* the series is named after its first run */
 	run->series = s->series;
 	s->instances++;
-	exporter_target(s->x, 1, run->id, pid, s->instances, s->instances - 1);
+	metrics_server_target(s->x, 1, run->id, pid, s->instances, s->instances - 1);
 	if (pid)
 		note(s, "rsswatch: recording pid %d as run %lld", (int)pid, (long long)run->id);
 	else
@@ -173,7 +173,7 @@ static void forget_instance(struct slot *s, const struct run *run)
 	if (s->series == run->id)
 		s->series = 0;
 	s->instances--;
-	exporter_target(s->x, 0, 0, 0, s->instances, s->instances ? s->instances - 1 : 0);
+	metrics_server_target(s->x, 0, 0, 0, s->instances, s->instances ? s->instances - 1 : 0);
 }
 
 /* Attaches to pid (0 for a cgroup target) and records it to its end or a stop. Returns
@@ -216,7 +216,7 @@ static int record_instance(struct slot *s, pid_t pid)
 	note(s, "rsswatch: run %lld ended: %s", (long long)run.id, run.outcome);
 	s->prev_end = run.ended_at ? run.ended_at : real_ns();
 	s->prev_run = run.id;
-	exporter_target(s->x, 0, run.id, pid, s->instances, s->instances - 1);
+	metrics_server_target(s->x, 0, run.id, pid, s->instances, s->instances - 1);
 out:
 	run_release(&run);
 	if (t.pidfd >= 0)
@@ -362,13 +362,13 @@ int agent_start(struct agent **out, const struct agentconf *c, const struct agen
 		s->a = a;
 		s->t = &c->t[i];
 		s->sigfd = -1;
-		s->x = exporter_slot(o->exporter, i);
+		s->x = metrics_server_slot(o->metrics, i);
 		s->sink.note = sink_note;
 		s->sink.ctx = s;
 		s->ro.interval_ns = o->interval_ns;
 		s->ro.quiet = 1;
 		s->ro.sink = &s->sink;
-		s->ro.exporter = s->x;
+		s->ro.metrics = s->x;
 		s->ro.no_proccn = o->no_proccn;
 		/* GPU figures where a driver is present: a handle of each target's own (its
 		 * thread's buffers and device state); without a driver, none, quietly, as

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "export/http.h"
+#include "metrics/http.h"
 #include "record/agentconf.h"
 
 #define AGENT_STOP_SIGNAL SIGUSR1
@@ -29,7 +29,7 @@ struct agent_opts {
 	int oldest;		/* several matches at once: the oldest (else the newest) */
 	int no_proccn;		/* wait by polling /proc (tests; RSSWATCH_NO_PROCCN=1) */
 	int no_gpu;		/* no GPU figures even where NVML is present */
-	struct exporter *exporter;	/* exporter_start_set's, targets in config order; or NULL */
+	struct metrics_server *metrics;	/* metrics_server_start_set's, targets in config order; or NULL */
 	/* Every line the agent and its recorders have to say, with the target's name
 	 * (text as a recorder note: one line, no newline, "rsswatch: ..." or not). Called
 	 * from the targets' threads. */

@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store/model.h"
+#include "store/run.h"
 #include "base/parse.h"
 
 #define ETA_WINDOW_NS (30 * NS_PER_S)

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "store/model.h"
+#include "store/run.h"
 
 /* Fills r's host, kernel, mem_total (MemTotal), recorder_pid, recorder_start and
  * boot_id (strings malloc'ed; a figure that cannot be read stays 0 or ""). The last

@@ -51,7 +51,7 @@
 
 #include "source/proc.h"
 #include "source/taskstats.h"
-#include "store/model.h"
+#include "store/run.h"
 
 struct procset;
 

@@ -50,7 +50,7 @@
 
 #include "base/rfile.h"
 #include "source/proc.h"
-#include "store/model.h"
+#include "store/run.h"
 #include "source/proccn.h"
 #include "source/smaps.h"
 

@@ -520,7 +520,7 @@ static void publish(struct recorder *rc, const struct sample *s)
 		p.counters[i].value = rc->counters[i].value;
 		p.counters[i].is_gauge = rc->counters[i].is_gauge;
 	}
-	exporter_update(rc->opts->exporter, &p);
+	metrics_server_update(rc->opts->metrics, &p);
 }
 
 /* --warn: an event and a line each time memory crosses the threshold, either way. */
@@ -1028,7 +1028,7 @@ static void hand_over(struct recorder *rc, struct sample *s, int64_t t)
 	r->last_at = t;
 	rc->last = *s;
 	store_add_sample(rc->st, r->id, s);
-	if (rc->opts->exporter)
+	if (rc->opts->metrics)
 		publish(rc, s);
 	const struct recorder_sink *k = rc->opts->sink;
 	if (k && k->live && !rc->opts->quiet && ++rc->since_live >= rc->every) {
@@ -1994,7 +1994,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 		free(run->peak_process_comm);
 		run->peak_process_comm = xstrdup(rc.log.p[big].comm);
 	}
-	exporter_end(opts->exporter, run);	/* how it ended, for the scrapes still to come */
+	metrics_server_end(opts->metrics, run);	/* how it ended, for the scrapes still to come */
 	hooks_finish(opts->hooks, st, run->id);	/* their status is part of the run */
 	/* The end is written on this thread (FINISH_GIVE_UP_NS). */
 	int fe;

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "export/http.h"
+#include "metrics/http.h"
 #include "record/hooks.h"
 #include "source/cgroup.h"
 #include "source/client.h"
@@ -91,8 +91,8 @@ struct record_opts {
 	/* --on-warn, --on-oom: commands run at "warn", "warn_eta" and "oom_kill" events
 	 * (record/hooks.h), or NULL. */
 	struct hooks *hooks;
-	/* --listen: each sample is handed to this endpoint (export/http.h), or NULL. */
-	struct exporter *exporter;
+	/* --listen: each sample is handed to this endpoint (metrics/http.h), or NULL. */
+	struct metrics_server *metrics;
 };
 
 #define PSS_WARN_RSS (2ULL << 30)

@@ -14,7 +14,7 @@
 #include "source/nvml.h"
 #include "source/psi.h"
 #include "source/smaps.h"
-#include "store/model.h"
+#include "store/run.h"
 
 /* Every device NVML can enumerate: none is dropped. */
 #define SAMPLER_MAX_GPUS NVML_MAX_DEVICES

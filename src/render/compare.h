@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "base/buf.h"
-#include "store/model.h"
+#include "store/run.h"
 
 struct cmp_run {
 	const struct run *run;

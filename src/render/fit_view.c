@@ -1,4 +1,4 @@
-#include "render/model.h"
+#include "render/fit_view.h"
 #include "base/fmt.h"
 #include "base/parse.h"
 #include "base/util.h"
@@ -67,7 +67,7 @@ static void value_text(struct buf *b, double v)
 		buf_printf(b, "%.4g", v);
 }
 
-void model_runs_text(struct buf *b, const struct runs_model *m)
+void fit_view_runs_text(struct buf *b, const struct runs_model *m)
 {
 	char a[48], c[48], e[48];
 	buf_printf(b, "model     %s ~", m->f.lhs);
@@ -192,7 +192,7 @@ static int fitted(enum model_status s)
 	return s == MODEL_OK || s == MODEL_POOR;
 }
 
-void model_runs_json(struct buf *b, const struct runs_model *m)
+void fit_view_runs_json(struct buf *b, const struct runs_model *m)
 {
 	buf_putc(b, '{');
 	json_formula(b, &m->f);
@@ -268,7 +268,7 @@ void model_runs_json(struct buf *b, const struct runs_model *m)
 	buf_puts(b, "}\n");
 }
 
-void model_counters_text(struct buf *b, const struct counter_model *m)
+void fit_view_counters_text(struct buf *b, const struct counter_model *m)
 {
 	char a[48], c[48];
 	buf_printf(b, "model     run %lld: %s ~", (long long)m->run_id, m->f.lhs);
@@ -318,7 +318,7 @@ void model_counters_text(struct buf *b, const struct counter_model *m)
 	buf_putc(b, '\n');
 }
 
-void model_counters_json(struct buf *b, const struct counter_model *m)
+void fit_view_counters_json(struct buf *b, const struct counter_model *m)
 {
 	buf_printf(b, "{\"run\":%lld,", (long long)m->run_id);
 	json_formula(b, &m->f);
@@ -685,7 +685,7 @@ static void model_points(struct buf *b, const struct runs_model *m, const struct
 			   sbytes(a, sizeof(a), (double)m->budget, 0));
 }
 
-void model_runs_svg(struct buf *b, const struct runs_model *m, int W, int H)
+void fit_view_runs_svg(struct buf *b, const struct runs_model *m, int W, int H)
 {
 	struct model_view v;
 	struct fig g;

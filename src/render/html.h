@@ -17,7 +17,7 @@ struct html_procs {
 	size_t nprocs;
 	const struct oom_kill *kills;
 	size_t nkills;
-	/* The run's memory against each of its counters and gauges (render/model.h's text
+	/* The run's memory against each of its counters and gauges (render/fit_view.h's text
 	 * of model/model.h's fits), shown as it is; NULL: none. */
 	const char *counter_models;
 	/* A set's memory by process, drawn next to its process table; NULL: none. */

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "base/buf.h"
-#include "store/model.h"
+#include "store/run.h"
 
 void json_str(struct buf *b, const char *s);
 /* An ISO 8601 UTC time string, or null when t is 0. */

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "base/buf.h"
-#include "store/model.h"
+#include "store/run.h"
 
 /* "02:24:19 rss 666.4 GiB (anon 660.1, file 6.3, shmem 0.0) hwm 668.0 GiB avail 80.2 GiB"
  * (plus swap when any, gpu and "cg 60.1/64.0 MiB" (cgroup usage/limit) when sampled). The figures in parentheses share the unit of rss. */

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "base/buf.h"
-#include "store/model.h"
+#include "store/run.h"
 
 /* The run's figures are totals over a set of processes (--tree, or a cgroup's members). */
 int run_is_set(const struct run *r);

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "base/buf.h"
-#include "store/model.h"
+#include "store/run.h"
 
 struct row {
 	struct buf *b;

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "base/buf.h"
-#include "store/model.h"
+#include "store/run.h"
 
 /* What `show` read of a run besides its samples (borrowed). */
 struct show_run {

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "store/model.h"
+#include "store/run.h"
 
 struct stack_layer {
 	pid_t pid;		/* 0 for "others" */

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store/model.h"
+#include "store/run.h"
 
 struct stage {
 	int64_t elapsed_ns;	/* the mark's time from the run's start (may be < 0) */

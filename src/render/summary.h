@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "base/buf.h"
-#include "store/model.h"
+#include "store/run.h"
 
 /* Several "key   value" lines: run, target, when, duration and samples, peak (when, and
  * where the figure came from: PEAK_FROM_* in words), the target's peak from before the

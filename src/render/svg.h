@@ -21,7 +21,7 @@
 #include "base/buf.h"
 #include "render/counters.h"
 #include "render/stack.h"
-#include "store/model.h"
+#include "store/run.h"
 #include "base/fmt.h"	/* enum unit */
 
 /* One run to draw. The arrays are borrowed; samples in time order. */

@@ -1,12 +1,12 @@
 /* Every stored column of a run, a sample, a member of a set at a sample and a process
- * of a run: one table per row type (store/model.h says what a row of a table holds).
+ * of a run: one table per row type (store/run.h says what a row of a table holds).
  * The store's INSERT, UPDATE and SELECT statements, their bindings and reads, and
  * export's columns are all derived from these tables, so adding a column is a
  * migration step (store.c) and one row here.
  *
  * A table's rows must agree with the schema the migrations produce: test_store checks
  * PRAGMA table_info of a fresh database against them. */
-#include "store/model.h"
+#include "store/run.h"
 #include "store/store_int.h"
 #include "base/buf.h"
 #include "base/util.h"

@@ -1,4 +1,4 @@
-#include "store/model.h"
+#include "store/run.h"
 #include "base/utf8.h"
 #include "base/util.h"
 

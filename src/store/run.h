@@ -1,8 +1,8 @@
 /* The persisted data model: what a run and a sample are. The recorder fills these and
  * the store writes them; the readers (ls, show, export, ...) get them back from the
  * store. Nothing here does I/O. */
-#ifndef RSW_STORE_MODEL_H
-#define RSW_STORE_MODEL_H
+#ifndef RSW_STORE_RUN_H
+#define RSW_STORE_RUN_H
 
 #include <stddef.h>
 #include <stdint.h>

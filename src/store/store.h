@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store/model.h"
+#include "store/run.h"
 
 struct store;
 
@@ -106,7 +106,7 @@ struct store_lost store_lost(const struct store *st);
 
 /* --- reading --- */
 
-/* Resolves a RUN argument (store/model.h, run_ref_parse: "last", an id, "sID")
+/* Resolves a RUN argument (store/run.h, run_ref_parse: "last", an id, "sID")
  * to one existing run id: 0, -EINVAL (not a run reference), -E2BIG (it
  * names several runs: "sID:N" with N > 1), -ENOENT (no such run). */
 int store_resolve(struct store *st, const char *ref, int64_t *id);
@@ -232,7 +232,7 @@ int64_t store_gc_bucket_ns(int64_t span_ns, int64_t interval_ns, unsigned points
 int store_gc(struct store *st, const struct store_gc_opts *o, store_gc_cb cb, void *ctx,
 	     struct store_gc_result *res);
 
-/* What retention did to run id's series (struct run_thinning, store/model.h): 1 with
+/* What retention did to run id's series (struct run_thinning, store/run.h): 1 with
  * *out filled, 0 when its series is as recorded, or -errno. */
 int store_run_thinning(struct store *st, int64_t id, struct run_thinning *out);
 

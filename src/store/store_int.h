@@ -155,7 +155,7 @@ static inline void bind_opt_f64(sqlite3_stmt *s, int i, double v, int present)
 		sqlite3_bind_null(s, i);
 }
 
-/* The column tables (store/model.h) as SQL (columns.c). when selects a run's columns
+/* The column tables (store/run.h) as SQL (columns.c). when selects a run's columns
  * by COL_AT_* (0: every column). The strings returned are freed with free(). */
 /* "VERB INTO table (keys..., columns...) VALUES (?,...)" */
 char *columns_insert_sql(const struct store_table *t, const char *verb, unsigned when);

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "base/parse.h"
-#include "export/prom.h"
+#include "metrics/prom.h"
 #include "source/cgroup.h"
 #include "source/kmsg.h"
 #include "source/nvml.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "base/fit.h"
-#include "store/model.h"
+#include "store/run.h"
 
 #define near(a, b, tol) assert_true(fabs((a) - (b)) <= (tol))
 

@@ -13,7 +13,7 @@
 #include "base/util.h"
 #include "record/oom.h"
 #include "render/live.h"
-#include "store/model.h"
+#include "store/run.h"
 
 static const char KILL_LINE[] =
 	"Memory cgroup out of memory: Killed process 7457 (python3) total-vm:75160kB, "

@@ -1,4 +1,4 @@
-/* The exposition writer (export/prom.c): label escaping, both formats' shapes, and the
+/* The exposition writer (metrics/prom.c): label escaping, both formats' shapes, and the
  * strict --listen parser. */
 #include "testutil.h"
 
@@ -7,7 +7,7 @@
 #include <netinet/in.h>
 #include <string.h>
 
-#include "export/prom.h"
+#include "metrics/prom.h"
 
 static void test_escape(void **state)
 {

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
-#include "store/model.h"
+#include "store/run.h"
 #include "store/store.h"
 
 static void test_parse_good(void **state)
