@@ -84,6 +84,26 @@ check "agent beside another user's fork+exec loop: exit 0 within 5 s of SIGTERM 
 touch "$PUB/stop"
 touch "$PUB/evil.go"
 
+# 100 waiting targets share one proc connector listener: every fork and exec on the host
+# reaches one socket, read once, not one socket (and a wake-up) per target.
+: >"$T/many.conf"
+for i in $(seq 1 100); do printf 'name=w%d match="^churnm-%s-%d$"\n' "$i" "$tag" "$i" >>"$T/many.conf"; done
+spawn manyagent "$RSW" agent --db "$T/many.db" --config "$T/many.conf"
+ma=$!
+wait_until 20 test "$(grep -c "waiting for a process matching" "$T/manyagent.err")" -ge 100
+cn_sockets() {	# cn_sockets PID: its netlink sockets of the proc connector (protocol 11)
+	for fd in /proc/"$1"/fd/*; do
+		l=$(readlink "$fd" 2>/dev/null) || continue
+		case "$l" in socket:*) i=${l#socket:[}; echo "${i%]}" ;; esac
+	done | sort >"$T/inodes"
+	awk '$2 == 11 { print $10 }' /proc/net/netlink | sort | join - "$T/inodes" | wc -l
+}
+ncn=$(cn_sockets "$ma")
+diag "100 waiting targets: $ncn proc connector sockets, $(ls /proc/$ma/task | wc -l) threads"
+check "100 waiting targets: one proc connector socket ($ncn)" test "$ncn" -eq 1
+kill -TERM "$ma"
+finish "$ma" 30
+
 # --- a process named like the followed service --------------------------------------
 # user=0: another user's process of that name is not taken; root's is.
 svc="svc79-$tag"
