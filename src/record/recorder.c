@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <limits.h>
@@ -135,6 +136,7 @@ struct recorder {
 	int64_t start_boot;	/* CLOCK_BOOTTIME at start_mono: the clock of a process's start */
 	unsigned every, since_live;
 	enum stop_reason stop;
+	int stop_signo;		/* the stop signal read (SIGNALED), or 0 */
 	int sampler_open;	/* sampler needs closing */
 	struct client_page *page;	/* the application's page, once found */
 	int64_t page_next_try;
@@ -1528,6 +1530,7 @@ static void handle_signal(struct recorder *rc)
 	while (read(rc->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (!rc->target->is_child) {
 			rc->stop = SIGNALED;
+			rc->stop_signo = (int)si.ssi_signo;
 			continue;
 		}
 		/* A launched command: pass the signal on and record until it ends. A signal
@@ -2028,5 +2031,11 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	proclog_release(&rc.log);
 	if (rc.stop == TARGET_ENDED && target->pid > 0)
 		client_page_remove_stale(target->pid);
+	/* A stop signal read in the pass that found the target ended: the run is the
+	 * target's end, and the stop is still to be done by the caller (record --follow
+	 * and the agent would wait for the next instance, deaf to it). It is blocked and
+	 * sent to this thread, so it waits on this thread's signalfd again. */
+	if (rc.stop == TARGET_ENDED && rc.stop_signo)
+		pthread_kill(pthread_self(), rc.stop_signo);
 	return e;
 }

@@ -101,10 +101,23 @@ spawn() {
 	_bg="$_bg $!"
 }
 
+# Where a process that should have ended is stuck: its threads' stacks (gdb where
+# present, else the kernel's wait channels), for the log of a failed run.
+hang_report() {
+	if command -v gdb >/dev/null 2>&1; then
+		timeout 30 gdb -q -batch -p "$1" -ex 'thread apply all bt' 2>/dev/null |
+			grep -E '^(Thread|#)' | head -80 | while IFS= read -r _l; do diag "  $_l"; done
+	fi
+	for _t in /proc/"$1"/task/*; do
+		diag "  task ${_t##*/}: $(cat "$_t/wchan" 2>/dev/null) $(cut -d' ' -f3 "$_t/stat" 2>/dev/null)"
+	done
+}
+
 finish() {
 	_fp=$1
 	if ! wait_until "${2:-$LIMIT}" gone "$_fp"; then
 		diag "pid $_fp still running after ${2:-$LIMIT}s: killed"
+		hang_report "$_fp"
 		kill -KILL "$_fp" 2>/dev/null
 	fi
 	wait "$_fp"

@@ -174,7 +174,8 @@ check "  its end is served while the next is awaited" wait_until 10 served "$r1"
 bash -c "exec -a fsvc-lis-$tag '$HOG' +4M touch '$T/lis2' await '$T/lis2.go'" &
 i2=$!
 wait_until 10 test -e "$T/lis2"
-wait_until 10 sh -c "[ \$(sql '$RSSWATCH_DB' 'select max(id) from run') -gt $r1 ]"
+newer_run() { [ "$(sql "$RSSWATCH_DB" "select max(id) from run")" -gt "$1" ]; }
+wait_until 10 newer_run "$r1"
 r2=$(sql "$RSSWATCH_DB" "select max(id) from run")
 check "  the next instance is served as a new run ($r2), running" wait_until 10 served "$r2" running
 check "  with its resident bytes" grep -q "^rsswatch_resident_bytes{run=\"$r2\"," "$T/lis.m"
@@ -183,6 +184,28 @@ wait "$i2"
 kill -INT "$l"
 finish "$l"
 check "  status 0 at the end" test "$RC" -eq 0
+
+# --- SIGINT in the same wake-up as the instance's end ------------------------------
+# The recorder is stopped while its instance ends and SIGINT comes: when it goes on, it
+# reads both at once. The run is the instance's end, and the stop still holds (it used
+# to be taken for the run's and lost: the recorder waited for a next instance forever).
+spawn both "$RSW" record -n "^fsvc-both-$tag" --follow -i 50ms
+b=$!
+wait_until 10 waiting "$T/both.err"
+bash -c "exec -a fsvc-both-$tag '$HOG' +4M touch '$T/both1' await '$T/both1.go'" &
+i1=$!
+wait_until 10 test -e "$T/both1"
+wait_until 10 grep -q "as run " "$T/both.err"
+kill -STOP "$b"
+touch "$T/both1.go"
+wait "$i1"
+kill -INT "$b"
+kill -CONT "$b"
+finish "$b" 20
+check "SIGINT read with the instance's end: status 0, no wait for a next" test "$RC" -eq 0
+check "  the run is the instance's end" \
+	test "$(sql "$RSSWATCH_DB" "select outcome from run order by id desc limit 1")" = exited
+check "  and says it stopped waiting" grep -q "stopped waiting" "$T/both.err"
 
 # --- -p PID -n PATTERN: PID first, then the pattern --------------------------------
 "$HOG" sleep 400ms &
