@@ -47,7 +47,7 @@ static const char usage_text[] =
 /* Where the rows go: the renderer's row in line, then the file. */
 struct sink {
 	FILE *out;
-	struct metrics_server ex;
+	struct exporter ex;
 	struct buf line;
 };
 

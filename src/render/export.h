@@ -28,7 +28,7 @@ struct export_side {
 	char *seen;		/* the column has a (known) value */
 };
 
-struct metrics_server {
+struct exporter {
 	int jsonl;
 	int64_t started_at;
 	unsigned have;		/* the optional figures (SAMPLE_*) some sample has */
@@ -36,20 +36,20 @@ struct metrics_server {
 	struct export_side counters, gpus;
 };
 
-void export_init(struct metrics_server *ex, int jsonl, int64_t started_at);
+void export_init(struct exporter *ex, int jsonl, int64_t started_at);
 /* The first pass over the samples; a store_each_sample callback (returns 0). */
 int export_scan(void *ex, const struct sample *s);
 /* A store_each_counter and a store_each_gpu callback (return 0). */
 int export_counter(void *ex, int64_t elapsed_ns, const char *name, long long value);
 int export_gpu(void *ex, int64_t elapsed_ns, const struct gpu_figures *g);
 /* Ends the first pass. */
-void export_ready(struct metrics_server *ex);
+void export_ready(struct exporter *ex);
 /* The CSV header line: the columns this run has. */
-void export_header(const struct metrics_server *ex, struct buf *b);
+void export_header(const struct exporter *ex, struct buf *b);
 /* One sample's row, appended to b. Called for every sample, in time order: the last
  * row also takes the counters stored after the last sample (read once the target had
  * ended: the values at the end of the run). */
-void export_row(struct metrics_server *ex, struct buf *b, const struct sample *s);
-void export_release(struct metrics_server *ex);
+void export_row(struct exporter *ex, struct buf *b, const struct sample *s);
+void export_release(struct exporter *ex);
 
 #endif
