@@ -15,10 +15,10 @@ struct export_side_row {
 	int known;		/* 0: the value became unknown (a GPU lost) */
 };
 
-void export_init(struct exporter *ex, int jsonl, int64_t started_at)
+void export_init(struct exporter *ex, enum output_format format, int64_t started_at)
 {
 	memset(ex, 0, sizeof(*ex));
-	ex->jsonl = jsonl;
+	ex->format = format;
 	ex->started_at = started_at;
 }
 
@@ -128,7 +128,9 @@ static int exported(const struct exporter *ex, const struct store_column *c)
 void export_header(const struct exporter *ex, struct buf *b)
 {
 	struct row w;
-	row_begin(&w, b, 0);
+	if (!row_format_has_header(ex->format))
+		return;
+	row_begin(&w, b, ex->format);
 	row_str(&w, "time", "time");
 	row_str(&w, "elapsed_s", "elapsed_s");
 	for (size_t i = 0; i < store_sample_table.ncols; i++) {
@@ -147,7 +149,7 @@ void export_row(struct exporter *ex, struct buf *b, const struct sample *s)
 {
 	char v[48];
 	struct row w;
-	row_begin(&w, b, ex->jsonl);
+	row_begin(&w, b, ex->format);
 	row_str(&w, "time", fmt_iso8601(v, sizeof(v), ex->started_at + s->elapsed_ns));
 	snprintf(v, sizeof(v), "%.3f", (double)s->elapsed_ns / NS_PER_S);
 	row_raw(&w, "elapsed_s", v);
