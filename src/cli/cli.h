@@ -112,6 +112,8 @@ int cli_chart_time(const char *verb, const char *arg, enum chart_time *out);
  * does not write, is one line naming the accepted ones. Returns 0, or EXIT_USAGE
  * (printed). --json is the same as --format json wherever it exists. */
 int cli_format(const char *verb, const char *name, unsigned accepted, enum output_format *out);
+/* What most reading verbs write: text for people (the default) or one JSON document. */
+#define CLI_TEXT_JSON (FORMAT_BIT(FORMAT_TEXT) | FORMAT_BIT(FORMAT_JSON))
 
 /* Long options every verb accepts; pass to getopt_long via these macros. */
 #define CLI_OPT_DB 0x100
