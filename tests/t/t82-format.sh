@@ -94,6 +94,16 @@ same "export -f csv prints what --format csv prints"
 expect_exit 0 "export --format jsonl: exit 0" "$RSW" export 3 --format=jsonl
 check "export jsonl: no header, one object per sample" test "$(lines "$OUT")" -eq "$samples"
 check "export jsonl: every line an object" sh -c "! grep -qv '^{.*}\$' '$OUT'"
+# every row format export --help names (the table's) writes every sample, with its
+# header line where it has one: a format added to the table is tried here with no edit
+formats=$("$RSW" export --help | sed -n 's/^  -f, --format F   //p' | sed 's/,/ /g; s/ or / /')
+check "export --help names the row formats ($formats)" test -n "$formats"
+for f in $formats; do
+	expect_exit 0 "export --format $f: exit 0" "$RSW" export 3 --format "$f"
+	n=$(lines "$OUT")
+	check "export --format $f: one line per sample, a header at most ($n)" \
+		test "$n" -eq "$samples" -o "$n" -eq $((samples + 1))
+done
 
 # report and plot: the format of the file they write
 run "$RSW" report 2 -o -
