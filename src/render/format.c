@@ -42,8 +42,25 @@ static void json_key(struct buf *b, const char *name)
 	buf_putc(b, ':');
 }
 
+/* A TSV text cell (IANA text/tab-separated-values): no field may hold a tab or a line
+ * break, so control characters become '?' and nothing is quoted; a cell a spreadsheet
+ * would run as a formula gets a quote before it, as in CSV. */
+static void tsv_text(struct buf *b, const char *s)
+{
+	struct buf t = { 0 };
+	buf_put_printable(&t, s);
+	if (csv_formula(buf_str(&t)))
+		buf_putc(b, '\'');
+	buf_puts(b, buf_str(&t));
+	buf_release(&t);
+}
+
 static const struct row_ops csv_rows = {
 	.header = 1, .open = "", .sep = ",", .close = "\n", .text = csv_text, .null = "",
+};
+
+static const struct row_ops tsv_rows = {
+	.header = 1, .open = "", .sep = "\t", .close = "\n", .text = tsv_text, .null = "",
 };
 
 static const struct row_ops jsonl_rows = {
@@ -58,6 +75,7 @@ static const struct output_format_ops table[FORMAT_COUNT] = {
 	[FORMAT_JSON] = { "json", "one JSON document", NULL, NULL },
 	[FORMAT_CSV] = { "csv", "comma-separated values, a header line first", NULL, &csv_rows },
 	[FORMAT_JSONL] = { "jsonl", "JSON lines: one object per row", NULL, &jsonl_rows },
+	[FORMAT_TSV] = { "tsv", "tab-separated values, a header line first", NULL, &tsv_rows },
 	[FORMAT_HTML] = { "html", "a self-contained HTML page", ".html", NULL },
 	[FORMAT_SVG] = { "svg", "an SVG image", ".svg", NULL },
 	[FORMAT_PNG] = { "png", "a PNG image", ".png", NULL },

@@ -17,6 +17,7 @@ enum output_format {
 	FORMAT_JSON,		/* one JSON document (--json) */
 	FORMAT_CSV,		/* rows (export): RFC 4180, a header line */
 	FORMAT_JSONL,		/* rows (export): one JSON object per line */
+	FORMAT_TSV,		/* rows (export): tab-separated, a header line */
 	FORMAT_HTML,		/* a page (report) */
 	FORMAT_SVG,		/* a picture (plot) */
 	FORMAT_PNG,		/* a picture (plot) */

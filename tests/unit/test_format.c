@@ -19,6 +19,7 @@ static const struct {
 	{ FORMAT_CSV, "comm,n,gone,d\n", "\"a,\"\"b\"\"?c\",7,,-1.5\n" },
 	{ FORMAT_JSONL, "",
 	  "{\"comm\":\"a,\\\"b\\\"\\tc\",\"n\":7,\"gone\":null,\"d\":-1.5}\n" },
+	{ FORMAT_TSV, "comm\tn\tgone\td\n", "a,\"b\"?c\t7\t\t-1.5\n" },
 };
 
 static void test_every_row(void **state)
@@ -125,6 +126,22 @@ static void test_row_formats(void **state)
 	buf_release(&b);
 }
 
+/* TSV has no quoting: a formula cell gets a quote before it, a tab or line break in
+ * text becomes '?', so a row stays one line of fields. */
+static void test_tsv_text(void **state)
+{
+	(void)state;
+	struct buf b = { 0 };
+	struct row w;
+	row_begin(&w, &b, FORMAT_TSV);
+	row_str(&w, "comm", "=cmd|x");
+	row_str(&w, "comm", "a\tb\nc");
+	row_raw(&w, "n", "-12");
+	row_end(&w);
+	assert_string_equal(buf_str(&b), "'=cmd|x\ta?b?c\t-12\n");
+	buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -132,6 +149,7 @@ int main(void)
 		cmocka_unit_test(test_lookup),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_row_formats),
+		cmocka_unit_test(test_tsv_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
