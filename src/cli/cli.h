@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "render/format.h"
 #include "render/svg.h"
 
 /* Exit codes (man/rsswatch.1, EXIT STATUS). A launched command's own status is passed through; 125, 126
@@ -105,6 +106,14 @@ int cli_one_run(const char *verb, int argc, char **argv, const char *db_opt,
 /* --time KIND of a chart: "elapsed" or "wall" into *out. Returns 0, or EXIT_USAGE
  * (printed). */
 int cli_chart_time(const char *verb, const char *arg, enum chart_time *out);
+
+/* --format NAME (-f NAME) of a verb that writes the formats in accepted (a mask of
+ * FORMAT_BIT, render/format.h) into *out. A name no format has, or a format the verb
+ * does not write, is one line naming the accepted ones. Returns 0, or EXIT_USAGE
+ * (printed). --json is the same as --format json wherever it exists. */
+int cli_format(const char *verb, const char *name, unsigned accepted, enum output_format *out);
+/* What most reading verbs write: text for people (the default) or one JSON document. */
+#define CLI_TEXT_JSON (FORMAT_BIT(FORMAT_TEXT) | FORMAT_BIT(FORMAT_JSON))
 
 /* Long options every verb accepts; pass to getopt_long via these macros. */
 #define CLI_OPT_DB 0x100

@@ -27,7 +27,8 @@ static const char usage_text[] =
 	"\n"
 	"      --by KEY        group the runs by the value of their parameter KEY (record\n"
 	"                      --param), one group per value, in order of value\n"
-	"      --json          one JSON object for scripts\n"
+	"  -f, --format F      text (the default) or json\n"
+	"      --json          the same as --format json: one JSON object for scripts\n"
 	"  -o, --output FILE   also draw the RSS of every run, overlaid, as an SVG file\n"
 	"      --align MARK    in that drawing, align the runs at the mark MARK\n"
 	"      --db PATH       the run database\n";
@@ -59,7 +60,7 @@ static int regroup(const char *key, struct cmp_run *cr, size_t n, struct cmp_gro
 /* What the command line asks for. */
 struct compare_args {
 	const char *db, *out, *align, *by;
-	int json;
+	enum output_format format;
 	int grouped;		/* an argument lists several runs */
 	char **groups;		/* the arguments, ng of them: each one run or a group */
 	size_t ng;
@@ -72,6 +73,7 @@ static int read_args(int argc, char **argv, struct compare_args *a)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "align", required_argument, NULL, 'a' },
 		{ "by", required_argument, NULL, 'b' },
@@ -79,12 +81,17 @@ static int read_args(int argc, char **argv, struct compare_args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, ret;
 	memset(a, 0, sizeof(*a));
+	a->format = FORMAT_TEXT;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hf:o:", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'j': a->json = 1; break;
+		case 'j': a->format = FORMAT_JSON; break;
+		case 'f':
+			if ((ret = cli_format("compare", optarg, CLI_TEXT_JSON, &a->format)) != 0)
+				return ret;
+			break;
 		case 'o': a->out = optarg; break;
 		case 'a': a->align = optarg; break;
 		case 'b': a->by = optarg; break;
@@ -202,10 +209,10 @@ int cmd_compare(int argc, char **argv)
 		goto out;
 	if (a.by) {
 		grouped = 1;
-		if ((ret = regroup(a.by, cr, loaded, g, &ng, a.json ? NULL : &b)) != 0)
+		if ((ret = regroup(a.by, cr, loaded, g, &ng, a.format == FORMAT_JSON ? NULL : &b)) != 0)
 			goto out;
 	}
-	if (a.json)
+	if (a.format == FORMAT_JSON)
 		compare_json(&b, g, ng, grouped);
 	else
 		compare_text(&b, g, ng, grouped);

@@ -1,5 +1,6 @@
-/* rsswatch export: a run's samples as CSV or JSON lines, one row per sample; with
- * --procs, one row per process of a set per sample. */
+/* rsswatch export: a run's samples in a row format (CSV, JSON lines, ...: every format
+ * of render/format.h with row ops), one row per sample; with --procs, one row per
+ * process of a set per sample. */
 #include "base/buf.h"
 #include "base/safefile.h"
 #include "base/util.h"
@@ -15,8 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The formats are named from render/format.h's table (usage()): the first %s is
+ * "csv|jsonl|...", the second "csv, jsonl or ...". */
 static const char usage_text[] =
-	"usage: rsswatch export [RUN] --format csv|jsonl [--procs] [-o FILE] [--db PATH]\n"
+	"usage: rsswatch export [RUN] --format %s [--procs] [-o FILE] [--db PATH]\n"
 	"\n"
 	"Writes one row per sample of RUN (default: the last): time (ISO 8601 UTC),\n"
 	"elapsed_s, rss_bytes, hwm_bytes, anon_bytes, file_bytes, shmem_bytes, swap_bytes,\n"
@@ -39,7 +42,7 @@ static const char usage_text[] =
 	"process per sample instead: time, elapsed_s, pid, ppid, comm, rss_bytes,\n"
 	"anon_bytes, file_bytes, shmem_bytes, swap_bytes.\n"
 	"\n"
-	"  -f, --format F   csv or jsonl\n"
+	"  -f, --format F   %s\n"
 	"      --procs      one row per process of the set per sample\n"
 	"  -o, --output F   write to file F (mode 0600) instead of standard output (-)\n"
 	"      --db PATH    the run database\n";
@@ -47,7 +50,7 @@ static const char usage_text[] =
 /* Where the rows go: the renderer's row in line, then the file. */
 struct sink {
 	FILE *out;
-	struct metrics_server ex;
+	struct exporter ex;
 	struct buf line;
 };
 
@@ -63,15 +66,27 @@ static int write_proc_row(void *ctx, int64_t elapsed_ns, const struct proc_figur
 {
 	struct sink *k = ctx;
 	buf_reset(&k->line);
-	proc_row(&k->line, k->ex.jsonl, k->ex.started_at, elapsed_ns, p);
+	proc_row(&k->line, k->ex.format, k->ex.started_at, elapsed_ns, p);
 	return fputs(buf_str(&k->line), k->out) < 0 ? -EIO : 0;
 }
 
 /* What the command line asks for. */
 struct export_args {
-	const char *db, *format, *output;
+	const char *db, *output;
+	int have_format;
+	enum output_format format;
 	int procs;
 };
+
+static void usage(void)
+{
+	struct buf bars = { 0 }, words = { 0 };
+	output_format_names(&bars, output_formats_with_rows(), "|", "|");
+	output_format_names(&words, output_formats_with_rows(), ", ", " or ");
+	printf(usage_text, buf_str(&bars), buf_str(&words));
+	buf_release(&bars);
+	buf_release(&words);
+}
 
 /* Reads the options into *a. Returns 0, CLI_DONE (--help printed) or EXIT_USAGE
  * (printed). */
@@ -85,23 +100,31 @@ static int read_args(int argc, char **argv, struct export_args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, ret;
 	memset(a, 0, sizeof(*a));
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":f:o:h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'f': a->format = optarg; break;
+		case 'f':
+			if ((ret = cli_format("export", optarg, output_formats_with_rows(),
+					      &a->format)) != 0)
+				return ret;
+			a->have_format = 1;
+			break;
 		case 'o': a->output = optarg; break;
 		case 'P': a->procs = 1; break;
 		case CLI_OPT_DB: a->db = optarg; break;
-		case 'h': fputs(usage_text, stdout); return CLI_DONE;
+		case 'h': usage(); return CLI_DONE;
 		default: return cli_bad_option("export", c, argv);
 		}
 	}
-	if (!a->format)
-		return cli_usage("export", "give --format csv or --format jsonl");
-	if (strcmp(a->format, "csv") != 0 && strcmp(a->format, "jsonl") != 0)
-		return cli_usage("export", "unknown format '%s': give csv or jsonl", a->format);
+	if (!a->have_format) {
+		struct buf names = { 0 };
+		output_format_names(&names, output_formats_with_rows(), ", ", " or ");
+		ret = cli_usage("export", "give --format %s", buf_str(&names));
+		buf_release(&names);
+		return ret;
+	}
 	return 0;
 }
 
@@ -128,8 +151,8 @@ static int export_scan_run(const struct export_args *a, struct store *st, int64_
 	return 0;
 }
 
-/* The header (CSV) and the rows of run id to the output file or standard output.
- * Returns 0 or EXIT_FAIL (printed). */
+/* The header (where the format has one) and the rows of run id to the output file or
+ * standard output. Returns 0 or EXIT_FAIL (printed). */
 static int export_write(const struct export_args *a, struct store *st, int64_t id,
 			struct sink *k)
 {
@@ -139,14 +162,12 @@ static int export_write(const struct export_args *a, struct store *st, int64_t i
 		cli_error("cannot write %s: %s", a->output, sf.why);
 		return EXIT_FAIL;
 	}
-	if (!k->ex.jsonl) {
-		buf_reset(&k->line);
-		if (a->procs)
-			proc_rows_header(&k->line);
-		else
-			export_header(&k->ex, &k->line);
-		fputs(buf_str(&k->line), k->out);
-	}
+	buf_reset(&k->line);
+	if (a->procs)
+		proc_rows_header(&k->line, k->ex.format);
+	else
+		export_header(&k->ex, &k->line);
+	fputs(buf_str(&k->line), k->out);
 	int e = a->procs ? store_each_proc_at_sample(st, id, write_proc_row, k)
 			 : store_each_sample(st, id, write_row, k);
 	const char *why = e < 0 ? store_errmsg(st) : NULL;
@@ -178,7 +199,7 @@ int cmd_export(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	struct sink k;
 	memset(&k, 0, sizeof(k));
-	export_init(&k.ex, a.format[0] == 'j', 0);
+	export_init(&k.ex, a.format, 0);
 	if ((ret = cli_resolve_run(st, ref, &id)) == 0 &&
 	    (ret = export_scan_run(&a, st, id, &r, &k)) == 0)
 		ret = export_write(&a, st, id, &k);

@@ -15,7 +15,8 @@
 #include <string.h>
 
 static const char usage_text[] =
-	"usage: rsswatch gc [--keep AGE] [--max-db SIZE] [--dry-run] [--json] [--db PATH]\n"
+	"usage: rsswatch gc [--keep AGE] [--max-db SIZE] [--dry-run] [--format text|json]\n"
+	"                  [--json] [--db PATH]\n"
 	"\n"
 	"Keeps the run database bounded. Runs that ended more than AGE ago are thinned to at\n"
 	"most 1000 samples each: every bucket of time keeps its maximum, so peaks survive.\n"
@@ -33,7 +34,8 @@ static const char usage_text[] =
 	"                   of 1024; KiB, MB... too), e.g. 500M, 2G (default: no bound)\n"
 	"  --dry-run        say what would be done, change nothing (the work is done in a\n"
 	"                   transaction that is rolled back; sizes after are estimates)\n"
-	"  --json           the result as one JSON object\n"
+	"  -f, --format F   text (the default) or json\n"
+	"  --json           the same as --format json: the result as one JSON object\n"
 	"  --db PATH        the database (else $RSSWATCH_DB, else the default place)\n"
 	"\n"
 	"Exit status: 0; 1 when the database is locked by another process past 10 s, the\n"
@@ -178,15 +180,17 @@ int cmd_gc(int argc, char **argv)
 		{ "max-db", required_argument, NULL, OPT_MAX_DB },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "format", required_argument, NULL, 'f' },
 		{ "db", required_argument, NULL, CLI_OPT_DB },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct store_gc_opts o = { .keep_ns = GC_DEFAULT_KEEP_NS };
 	const char *db = NULL;
-	int c, json = 0, ret;
+	int c, ret;
+	enum output_format format = FORMAT_TEXT;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_KEEP:
 			if ((ret = cli_parse_keep("gc", optarg, &o.keep_ns)))
@@ -197,7 +201,11 @@ int cmd_gc(int argc, char **argv)
 				return ret;
 			break;
 		case OPT_DRY_RUN: o.dry_run = 1; break;
-		case OPT_JSON: json = 1; break;
+		case OPT_JSON: format = FORMAT_JSON; break;
+		case 'f':
+			if ((ret = cli_format("gc", optarg, CLI_TEXT_JSON, &format)) != 0)
+				return ret;
+			break;
 		case CLI_OPT_DB: db = optarg; break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
 		case ':': return cli_usage("gc", "option '%s' needs a value", argv[optind - 1]);
@@ -207,5 +215,5 @@ int cmd_gc(int argc, char **argv)
 	if (optind < argc)
 		return cli_usage("gc", "unexpected argument '%s'", argv[optind]);
 	o.now_ns = real_ns();
-	return gc_run(db, &o, json, 0, 0);
+	return gc_run(db, &o, format == FORMAT_JSON, 0, 0);
 }

@@ -14,13 +14,15 @@
 int cmd_gpus(int argc, char **argv);
 
 static const char usage_text[] =
-	"usage: rsswatch gpus [--json]\n"
+	"usage: rsswatch gpus [--format text|json] [--json]\n"
 	"\n"
 	"Lists the GPUs the NVIDIA driver reports (index, name, memory used and total)\n"
 	"and the processes holding memory on them (pid, command name, GPU, memory).\n"
 	"Pids are host pids, as the driver reports them.\n"
 	"\n"
-	"      --json     print one JSON object with \"devices\" and \"processes\"\n"
+	"  -f, --format F text (the default) or json\n"
+	"      --json     the same as --format json: one JSON object with \"devices\"\n"
+	"                 and \"processes\"\n"
 	"      --db PATH  accepted for uniformity; not used\n"
 	"  -h, --help     show this help\n"
 	"\n"
@@ -151,16 +153,22 @@ int cmd_gpus(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "format", required_argument, NULL, 'f' },
 		{ "db", required_argument, NULL, CLI_OPT_DB },
 		{ "help", no_argument, NULL, CLI_OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
-	int json = 0, c;
+	int c, ret;
+	enum output_format format = FORMAT_TEXT;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			json = 1;
+			format = FORMAT_JSON;
+			break;
+		case 'f':
+			if ((ret = cli_format("gpus", optarg, CLI_TEXT_JSON, &format)) != 0)
+				return ret;
 			break;
 		case CLI_OPT_DB:
 			break;
@@ -185,7 +193,7 @@ int cmd_gpus(int argc, char **argv)
 		cli_error("cannot use the NVIDIA driver (%s)", why);
 		return EXIT_FAIL;
 	}
-	if (json)
+	if (format == FORMAT_JSON)
 		print_json(&inv);
 	else
 		print_text(&inv);

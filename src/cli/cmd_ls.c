@@ -16,7 +16,7 @@
 #include <string.h>
 
 static const char usage_text[] =
-	"usage: rsswatch ls [--json] [-n N] [--series] [--param KEY=VALUE]... [--db PATH]\n"
+	"usage: rsswatch ls [--format text|json] [--json] [-n N] [--series] [--param KEY=VALUE]... [--db PATH]\n"
 	"\n"
 	"Lists recorded runs, newest first: id, start, label, parameters (when any run\n"
 	"listed has some), target, duration, peak RSS and outcome.\n"
@@ -30,7 +30,9 @@ static const char usage_text[] =
 	"                 first start, the last end, the largest peak, each run's outcome\n"
 	"                 and the restart gaps (from the end of one instance to the first\n"
 	"                 sample of the next); -n N: the N newest series\n"
-	"      --json     a JSON array of run objects (with --series: of series)\n"
+	"  -f, --format F text (the default) or json\n"
+	"      --json     the same as --format json: a JSON array of run objects (with\n"
+	"                 --series: of series)\n"
 	"      --db PATH  the run database\n";
 
 /* Copies s into out for one table cell: control characters become '?', and a value
@@ -56,6 +58,7 @@ int cmd_ls(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "format", required_argument, NULL, 'f' },
 		{ "last", required_argument, NULL, 'n' },
 		{ "param", required_argument, NULL, 'P' },
 		{ "series", no_argument, NULL, 'S' },
@@ -63,16 +66,21 @@ int cmd_ls(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, json = 0, series = 0;
+	int c, series = 0;
+	enum output_format format = FORMAT_TEXT;
 	uint64_t limit = 0;
 	const char *db = NULL;
 	struct run_param *want = NULL;
 	size_t nwant = 0;
 	int ret = EXIT_OK;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":n:f:h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'j': json = 1; break;
+		case 'j': format = FORMAT_JSON; break;
+		case 'f':
+			if ((ret = cli_format("ls", optarg, CLI_TEXT_JSON, &format)) != 0)
+				goto out_args;
+			break;
 		case 'S': series = 1; break;
 		case 'n':
 			if (parse_u64(optarg, &limit) < 0 || limit == 0) {
@@ -102,7 +110,7 @@ int cmd_ls(int argc, char **argv)
 		ret = cli_usage("ls", "unexpected argument '%s'", argv[optind]);
 		goto out_args;
 	}
-	ret = list(db, json, limit, want, nwant, series);
+	ret = list(db, format == FORMAT_JSON, limit, want, nwant, series);
 out_args:
 	run_params_free(want, nwant);
 	return ret;

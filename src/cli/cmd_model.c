@@ -17,7 +17,7 @@
 
 static const char usage_text[] =
 	"usage: rsswatch model 'FIGURE ~ KEY [+ KEY...]' [RUN...] [OPTIONS]\n"
-	"       rsswatch model RUN 'rss ~ counter.NAME [+ counter.NAME...]' [--json]\n"
+	"       rsswatch model RUN 'rss ~ counter.NAME [+ counter.NAME...]' [--format F]\n"
 	"\n"
 	"Across runs: fits FIGURE (peak, mean or cgroup_peak) of the runs given (default:\n"
 	"every run) against their numeric parameters (record --param KEY=VALUE) by least\n"
@@ -36,7 +36,8 @@ static const char usage_text[] =
 	"  -o, --output FILE.svg  across runs: also draw the runs, the fitted line with its\n"
 	"                         95% bands and the budget line along the first KEY\n"
 	"                         (\"-\": standard output, instead of the text)\n"
-	"      --json             one JSON object\n"
+	"  -f, --format F         text (the default) or json\n"
+	"      --json             the same as --format json: one JSON object\n"
 	"      --db PATH          the run database\n";
 
 enum { OPT_PARAM = CLI_OPT_DB + 1, OPT_BUDGET };
@@ -289,7 +290,7 @@ out:
  * run_params_free, also on failure. */
 struct model_args {
 	const char *db, *svg_out;
-	int json;
+	enum output_format format;
 	uint64_t budget;
 	struct run_param *want;
 	size_t nwant;
@@ -301,6 +302,7 @@ static int read_args(int argc, char **argv, struct model_args *a)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "format", required_argument, NULL, 'f' },
 		{ "param", required_argument, NULL, OPT_PARAM },
 		{ "budget", required_argument, NULL, OPT_BUDGET },
 		{ "output", required_argument, NULL, 'o' },
@@ -311,10 +313,15 @@ static int read_args(int argc, char **argv, struct model_args *a)
 	int c, ret;
 	char why[160];
 	memset(a, 0, sizeof(*a));
+	a->format = FORMAT_TEXT;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hf:o:", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'j': a->json = 1; break;
+		case 'j': a->format = FORMAT_JSON; break;
+		case 'f':
+			if ((ret = cli_format("model", optarg, CLI_TEXT_JSON, &a->format)) != 0)
+				return ret;
+			break;
 		case 'o': a->svg_out = optarg; break;
 		case OPT_PARAM:
 			a->want = xrealloc(a->want, (a->nwant + 1) * sizeof(*a->want));
@@ -379,10 +386,11 @@ int cmd_model(int argc, char **argv)
 		ret = read_formula(argc, argv, &a, &f, &inside);
 	if (ret == 0 && (ret = cli_open_store(a.db, &st, 0)) == 0) {
 		if (inside)
-			ret = inside_run(st, argv[optind], &f, a.json);
+			ret = inside_run(st, argv[optind], &f, a.format == FORMAT_JSON);
 		else
 			ret = across_runs(st, &f, argv + optind + 1, (size_t)(argc - optind - 1),
-					  a.want, a.nwant, a.budget, a.json, a.svg_out);
+					  a.want, a.nwant, a.budget, a.format == FORMAT_JSON,
+					  a.svg_out);
 		store_close(st);
 	}
 	run_params_free(a.want, a.nwant);

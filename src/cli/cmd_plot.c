@@ -30,6 +30,8 @@ static const char usage_text[] =
 	"  -o, --output FILE    the SVG file to write ('-' for standard output); a name\n"
 	"                       ending in .png gives a PNG image at twice the size (when\n"
 	"                       built with librsvg)\n"
+	"  -f, --format F       svg or png: what -o - writes (default svg); with a file\n"
+	"                       name, it must agree with the name's ending\n"
 	"      --align MARK     overlay runs aligned at the mark MARK (default: at their start)\n"
 	"      --by-process     one set (--tree, -g): its largest processes' RSS stacked,\n"
 	"                       the 8 largest by peak named, the rest as others\n"
@@ -115,10 +117,36 @@ static int parse_px(const char *s, int *out)
 struct plot_args {
 	const char *db, *out, *align, *counters;
 	int by_process;
+	enum output_format format;	/* FORMAT_SVG or FORMAT_PNG */
 	struct chart_opts o;
 	char **refs;		/* the runs to draw, n of them */
 	size_t n;
 };
+
+/* The picture -o names: a file's name says what it holds (a --format given must agree);
+ * standard output takes the --format given, else SVG. Into *f; returns 0 or EXIT_USAGE
+ * (printed). */
+static int picture_format(const char *verb, const char *out, int given, enum output_format *f)
+{
+	if (strcmp(out, "-") == 0 || strcmp(out, "/dev/stdout") == 0) {
+		if (!given)
+			*f = FORMAT_SVG;
+		return 0;
+	}
+	enum output_format named = path_is_png(out) ? FORMAT_PNG : FORMAT_SVG;
+	if (given && *f != named) {
+		struct buf shown = { 0 };
+		buf_put_printable(&shown, out);
+		int ret = cli_usage(verb, "--format %s and -o %s disagree: the name's ending says "
+				    "%s (give a name ending in %s, or - for standard output)",
+				    output_format_ops(*f)->name, buf_str(&shown),
+				    output_format_ops(named)->name, output_format_ops(*f)->ext);
+		buf_release(&shown);
+		return ret;
+	}
+	*f = named;
+	return 0;
+}
 
 /* Reads the options and runs into *a. Returns 0, CLI_DONE (--help printed) or
  * EXIT_USAGE / EXIT_FAIL (printed). */
@@ -126,6 +154,7 @@ static int read_args(int argc, char **argv, struct plot_args *a)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
 		{ "align", required_argument, NULL, 'a' },
 		{ "by-process", no_argument, NULL, 'P' },
 		{ "counters", required_argument, NULL, 'C' },
@@ -138,12 +167,18 @@ static int read_args(int argc, char **argv, struct plot_args *a)
 		{ NULL, 0, NULL, 0 },
 	};
 	static char *last[] = { "last" };
-	int c, ret;
+	const unsigned pictures = FORMAT_BIT(FORMAT_SVG) | FORMAT_BIT(FORMAT_PNG);
+	int c, ret, have_format = 0;
 	memset(a, 0, sizeof(*a));
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hf:o:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': a->out = optarg; break;
+		case 'f':
+			if ((ret = cli_format("plot", optarg, pictures, &a->format)) != 0)
+				return ret;
+			have_format = 1;
+			break;
 		case 'a': a->align = optarg; break;
 		case 'P': a->by_process = 1; break;
 		case 'C': a->counters = optarg; break;
@@ -170,7 +205,9 @@ static int read_args(int argc, char **argv, struct plot_args *a)
 		return cli_usage("plot", "give the output file with -o FILE.svg");
 	if ((ret = cli_output_kind("plot", a->out, kinds)) != 0)
 		return ret;
-	if (path_is_png(a->out) && !png_available()) {
+	if ((ret = picture_format("plot", a->out, have_format, &a->format)) != 0)
+		return ret;
+	if (a->format == FORMAT_PNG && !png_available()) {
 		cli_error("%s", png_unavailable());
 		return EXIT_FAIL;
 	}
@@ -214,7 +251,7 @@ static int plot_write(const struct plot_args *a, struct chart_run *cr, size_t n)
 		snprintf(xt, sizeof(xt), "time since mark \"%s\"", a->align);
 		o.x_title = xt;
 	}
-	int png = path_is_png(a->out);
+	int png = a->format == FORMAT_PNG;
 	if (png && !o.title) {	/* a picture travels alone: it says what it shows */
 		const struct run **runs = xcalloc(n, sizeof(*runs));
 		for (size_t i = 0; i < n; i++)

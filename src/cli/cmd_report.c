@@ -26,6 +26,8 @@ static const char usage_text[] =
 	"needs no network: styles, chart and script are inline. RUN is a run id or 'last'.\n"
 	"\n"
 	"  -o, --output FILE  the HTML file to write ('-' for standard output)\n"
+	"  -f, --format F     html, the one format of the page (show --format json gives\n"
+	"                     the run as JSON)\n"
 	"      --png FILE     also (or only) the page's chart as a PNG image, titled, for\n"
 	"                     chats and tickets (when built with librsvg)\n"
 	"      --time KIND    chart x axis: 'elapsed' (default) or 'wall' (local clock time)\n"
@@ -69,6 +71,7 @@ static int read_args(int argc, char **argv, struct report_args *a)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
 		{ "time", required_argument, NULL, 't' },
 		{ "png", required_argument, NULL, 'P' },
 		{ "db", required_argument, NULL, CLI_OPT_DB },
@@ -76,11 +79,16 @@ static int read_args(int argc, char **argv, struct report_args *a)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, ret;
+	enum output_format format;
 	memset(a, 0, sizeof(*a));
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hf:o:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': a->out = optarg; break;
+		case 'f':	/* the page is HTML: the option refuses what it cannot be */
+			if ((ret = cli_format("report", optarg, FORMAT_BIT(FORMAT_HTML), &format)) != 0)
+				return ret;
+			break;
 		case 'P': a->png = optarg; break;
 		case 't':
 			if ((ret = cli_chart_time("report", optarg, &a->o.time)) != 0)

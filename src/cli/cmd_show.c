@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 static const char usage_text[] =
-	"usage: rsswatch show [RUN] [--json] [--events] [--db PATH]\n"
+	"usage: rsswatch show [RUN] [--format text|json] [--json] [--events] [--db PATH]\n"
 	"\n"
 	"Shows one run (default: the last): its summary, the largest processes of a set\n"
 	"(--tree, -g), marks, events and a chart of RSS over time that fits the terminal.\n"
@@ -21,24 +21,32 @@ static const char usage_text[] =
 	"      --events   list every event, with each process start and exit of a set\n"
 	"                 (otherwise counted in one line), and every mark (otherwise the\n"
 	"                 first 52)\n"
-	"      --json     one run object with its marks, events, OOM kills and processes\n"
+	"  -f, --format F text (the default) or json\n"
+	"      --json     the same as --format json: one run object with its marks,\n"
+	"                 events, OOM kills and processes\n"
 	"      --db PATH  the run database\n";
 
 int cmd_show(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "format", required_argument, NULL, 'f' },
 		{ "events", no_argument, NULL, 'e' },
 		{ "db", required_argument, NULL, CLI_OPT_DB },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, json = 0, all_events = 0;
+	int c, all_events = 0, ret;
+	enum output_format format = FORMAT_TEXT;
 	const char *db = NULL;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'j': json = 1; break;
+		case 'j': format = FORMAT_JSON; break;
+		case 'f':
+			if ((ret = cli_format("show", optarg, CLI_TEXT_JSON, &format)) != 0)
+				return ret;
+			break;
 		case 'e': all_events = 1; break;
 		case CLI_OPT_DB: db = optarg; break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
@@ -47,7 +55,7 @@ int cmd_show(int argc, char **argv)
 	}
 	const char *ref;
 	struct store *st;
-	int ret = cli_one_run("show", argc, argv, db, &ref, &st);
+	ret = cli_one_run("show", argc, argv, db, &ref, &st);
 	if (ret)
 		return ret;
 	int64_t id;
@@ -80,7 +88,7 @@ int cmd_show(int argc, char **argv)
 	if (store_each_sample(st, id, show_add_sample, f) < 0 ||
 	    store_each_counter(st, id, show_add_counter, f) < 0)
 		goto fail;
-	if (json)
+	if (format == FORMAT_JSON)
 		show_json(&b, &sh, f);
 	else
 		show_text(&b, &sh, f, all_events, terminal_width(STDOUT_FILENO));

@@ -15,10 +15,10 @@ struct export_side_row {
 	int known;		/* 0: the value became unknown (a GPU lost) */
 };
 
-void export_init(struct metrics_server *ex, int jsonl, int64_t started_at)
+void export_init(struct exporter *ex, enum output_format format, int64_t started_at)
 {
 	memset(ex, 0, sizeof(*ex));
-	ex->jsonl = jsonl;
+	ex->format = format;
 	ex->started_at = started_at;
 }
 
@@ -44,7 +44,7 @@ static void side_add(struct export_side *sd, int64_t t, const char *name, long l
 
 int export_counter(void *ctx, int64_t t, const char *name, long long v)
 {
-	struct metrics_server *ex = ctx;
+	struct exporter *ex = ctx;
 	char col[64];
 	snprintf(col, sizeof(col), "counter.%s", name);
 	side_add(&ex->counters, t, col, v, 1);
@@ -53,7 +53,7 @@ int export_counter(void *ctx, int64_t t, const char *name, long long v)
 
 int export_gpu(void *ctx, int64_t t, const struct gpu_figures *g)
 {
-	struct metrics_server *ex = ctx;
+	struct exporter *ex = ctx;
 	char col[32];
 	snprintf(col, sizeof(col), "gpu%u_bytes", g->device);
 	side_add(&ex->gpus, t, col, (long long)g->target_bytes, g->target_known);
@@ -62,7 +62,7 @@ int export_gpu(void *ctx, int64_t t, const struct gpu_figures *g)
 
 int export_scan(void *ctx, const struct sample *s)
 {
-	struct metrics_server *ex = ctx;
+	struct exporter *ex = ctx;
 	ex->have |= s->have;
 	ex->rows++;
 	return 0;
@@ -74,7 +74,7 @@ static void side_ready(struct export_side *sd)
 	sd->seen = xcalloc(sd->ncols ? sd->ncols : 1, 1);
 }
 
-void export_ready(struct metrics_server *ex)
+void export_ready(struct exporter *ex)
 {
 	side_ready(&ex->counters);
 	side_ready(&ex->gpus);
@@ -91,7 +91,7 @@ static void side_release(struct export_side *sd)
 	memset(sd, 0, sizeof(*sd));
 }
 
-void export_release(struct metrics_server *ex)
+void export_release(struct exporter *ex)
 {
 	side_release(&ex->counters);
 	side_release(&ex->gpus);
@@ -118,17 +118,19 @@ static void side_fields(struct row *w, struct export_side *sd, int64_t t, int la
 
 /* Whether the run has column c: every sample has the fixed ones, the optional ones
  * (stored NULL where not measured) where some sample measured them. */
-static int exported(const struct metrics_server *ex, const struct store_column *c)
+static int exported(const struct exporter *ex, const struct store_column *c)
 {
 	if (!c->export_name)
 		return 0;
 	return c->null != COL_NULL_UNLESS_FLAG || (ex->have & c->flag);
 }
 
-void export_header(const struct metrics_server *ex, struct buf *b)
+void export_header(const struct exporter *ex, struct buf *b)
 {
 	struct row w;
-	row_begin(&w, b, 0);
+	if (!row_format_has_header(ex->format))
+		return;
+	row_begin(&w, b, ex->format);
 	row_str(&w, "time", "time");
 	row_str(&w, "elapsed_s", "elapsed_s");
 	for (size_t i = 0; i < store_sample_table.ncols; i++) {
@@ -143,11 +145,11 @@ void export_header(const struct metrics_server *ex, struct buf *b)
 	row_end(&w);
 }
 
-void export_row(struct metrics_server *ex, struct buf *b, const struct sample *s)
+void export_row(struct exporter *ex, struct buf *b, const struct sample *s)
 {
 	char v[48];
 	struct row w;
-	row_begin(&w, b, ex->jsonl);
+	row_begin(&w, b, ex->format);
 	row_str(&w, "time", fmt_iso8601(v, sizeof(v), ex->started_at + s->elapsed_ns));
 	snprintf(v, sizeof(v), "%.3f", (double)s->elapsed_ns / NS_PER_S);
 	row_raw(&w, "elapsed_s", v);

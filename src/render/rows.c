@@ -1,27 +1,29 @@
 #include "render/rows.h"
 #include "base/fmt.h"
 #include "base/parse.h"
-#include "render/json.h"
 
 #include <stdio.h>
 #include <string.h>
 
-void row_begin(struct row *w, struct buf *b, int jsonl)
+void row_begin(struct row *w, struct buf *b, enum output_format f)
 {
 	w->b = b;
-	w->jsonl = jsonl;
+	w->ops = output_format_ops(f)->rows;
 	w->fields = 0;
+	buf_puts(b, w->ops->open);
+}
+
+int row_format_has_header(enum output_format f)
+{
+	return output_format_ops(f)->rows->header;
 }
 
 static void field(struct row *w, const char *name)
 {
-	if (w->jsonl) {
-		buf_putc(w->b, w->fields ? ',' : '{');
-		json_str(w->b, name);	/* counter.NAME: the application chose NAME */
-		buf_putc(w->b, ':');
-	} else if (w->fields) {
-		buf_putc(w->b, ',');
-	}
+	if (w->fields)
+		buf_puts(w->b, w->ops->sep);
+	if (w->ops->key)
+		w->ops->key(w->b, name);
 	w->fields++;
 }
 
@@ -40,48 +42,18 @@ void row_u64(struct row *w, const char *name, uint64_t v)
 void row_null(struct row *w, const char *name)
 {
 	field(w, name);
-	if (w->jsonl)
-		buf_puts(w->b, "null");
-}
-
-/* Whether a CSV text cell would be taken for a formula by a spreadsheet: it begins
- * with = + - @, a tab or a carriage return (OWASP's list for CSV injection). */
-static int csv_formula(const char *v)
-{
-	return v[0] && strchr("=+-@\t\r", v[0]);
+	buf_puts(w->b, w->ops->null);
 }
 
 void row_str(struct row *w, const char *name, const char *s)
 {
 	field(w, name);
-	if (w->jsonl) {
-		json_str(w->b, s);
-		return;
-	}
-	struct buf t = { 0 };
-	buf_put_printable(&t, s);	/* no line breaks are left: only , and " need quoting */
-	const char *v = buf_str(&t);
-	/* A name from a process (comm, a counter's name) that a spreadsheet would run as
-	 * a formula is written as text: a quote before it, the cell quoted. Numbers never
-	 * come here (row_raw, row_u64), so a negative value stays a number. */
-	int formula = csv_formula(v);
-	if (!formula && !strpbrk(v, ",\"")) {
-		buf_puts(w->b, v);
-	} else {
-		buf_puts(w->b, formula ? "\"'" : "\"");
-		for (; *v; v++) {
-			if (*v == '"')
-				buf_putc(w->b, '"');
-			buf_putc(w->b, *v);
-		}
-		buf_putc(w->b, '"');
-	}
-	buf_release(&t);
+	w->ops->text(w->b, s);
 }
 
 void row_end(struct row *w)
 {
-	buf_puts(w->b, w->jsonl ? "}\n" : "\n");
+	buf_puts(w->b, w->ops->close);
 }
 
 void row_column(struct row *w, const struct store_column *c, const void *row)
@@ -106,10 +78,12 @@ void row_column(struct row *w, const struct store_column *c, const void *row)
 	}
 }
 
-void proc_rows_header(struct buf *b)
+void proc_rows_header(struct buf *b, enum output_format f)
 {
 	struct row w;
-	row_begin(&w, b, 0);
+	if (!row_format_has_header(f))
+		return;
+	row_begin(&w, b, f);
 	row_str(&w, "time", "time");
 	row_str(&w, "elapsed_s", "elapsed_s");
 	for (size_t i = 0; i < store_proc_sample_table.ncols; i++) {
@@ -120,12 +94,12 @@ void proc_rows_header(struct buf *b)
 	row_end(&w);
 }
 
-void proc_row(struct buf *b, int jsonl, int64_t started_at, int64_t elapsed_ns,
+void proc_row(struct buf *b, enum output_format f, int64_t started_at, int64_t elapsed_ns,
 	      const struct proc_figures *p)
 {
 	char t[40];
 	struct row w;
-	row_begin(&w, b, jsonl);
+	row_begin(&w, b, f);
 	row_str(&w, "time", fmt_iso8601(t, sizeof(t), started_at + elapsed_ns));
 	snprintf(t, sizeof(t), "%.3f", (double)elapsed_ns / NS_PER_S);
 	row_raw(&w, "elapsed_s", t);

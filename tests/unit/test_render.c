@@ -553,13 +553,13 @@ static void test_proc_rows(void **state)
 	f.shmem = 4096;
 	f.swap = 8192;
 	struct buf b = { 0 };
-	proc_rows_header(&b);
-	proc_row(&b, 0, 1795919059LL * 1000000000, 1250000000, &f);
+	proc_rows_header(&b, FORMAT_CSV);
+	proc_row(&b, FORMAT_CSV, 1795919059LL * 1000000000, 1250000000, &f);
 	assert_string_equal(buf_str(&b),
 		"time,elapsed_s,pid,ppid,comm,rss_bytes,anon_bytes,file_bytes,shmem_bytes,swap_bytes\n"
 		"2026-11-29T02:24:20.250Z,1.250,5123,5100,\"py,\"\"3\"\"?\",3145728,2097152,1048576,4096,8192\n");
 	buf_reset(&b);
-	proc_row(&b, 1, 1795919059LL * 1000000000, 1250000000, &f);
+	proc_row(&b, FORMAT_JSONL, 1795919059LL * 1000000000, 1250000000, &f);
 	assert_string_equal(buf_str(&b),
 		"{\"time\":\"2026-11-29T02:24:20.250Z\",\"elapsed_s\":1.250,\"pid\":5123,\"ppid\":5100,"
 		"\"comm\":\"py,\\\"3\\\"\\u001b\",\"rss_bytes\":3145728,\"anon_bytes\":2097152,"
@@ -567,10 +567,10 @@ static void test_proc_rows(void **state)
 	/* a missing value, and a key chosen by an application */
 	buf_reset(&b);
 	struct row w;
-	row_begin(&w, &b, 1);
+	row_begin(&w, &b, FORMAT_JSONL);
 	row_null(&w, "counter.a\"b");
 	row_end(&w);
-	row_begin(&w, &b, 0);
+	row_begin(&w, &b, FORMAT_CSV);
 	row_null(&w, "x");
 	row_u64(&w, "y", 7);
 	row_end(&w);
@@ -598,7 +598,7 @@ static void test_csv_formula(void **state)
 	struct row w;
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		buf_reset(&b);
-		row_begin(&w, &b, 0);
+		row_begin(&w, &b, FORMAT_CSV);
 		row_str(&w, "comm", c[i].in);
 		row_raw(&w, "n", "-12");
 		row_end(&w);
@@ -607,7 +607,7 @@ static void test_csv_formula(void **state)
 		assert_string_equal(buf_str(&b), want);
 	}
 	buf_reset(&b);
-	row_begin(&w, &b, 1);
+	row_begin(&w, &b, FORMAT_JSONL);
 	row_str(&w, "comm", "=x");
 	row_end(&w);
 	assert_string_equal(buf_str(&b), "{\"comm\":\"=x\"}\n");
