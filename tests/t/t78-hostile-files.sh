@@ -189,8 +189,10 @@ fi
 
 # --- 5. process names that are formulas: CSV cells as text ---------------------------
 for name in "=cmd|'/c calc'!" "+SUM(1+1)" "@SUM(A1)" "-2+3"; do
+	# the shell keeps the name to its end (its exit record says it, however late a
+	# loaded machine's first sample comes): the workload is its child, not an exec
 	"$RSW" record -q -i 10ms --db "$T/csv.db" -- sh -c \
-		'printf "%s" "$1" >/proc/$$/comm; "$2" +1M sleep 100ms' - "$name" "$HOG" \
+		'printf "%s" "$1" >/proc/$$/comm; "$2" +1M sleep 100ms; exit 0' - "$name" "$HOG" \
 		>/dev/null 2>&1
 	"$RSW" export --db "$T/csv.db" --format csv --procs >"$T/procs.csv" 2>"$ERR"
 	q=$(printf '%s' "$name" | sed 's/"/""/g')
