@@ -137,7 +137,7 @@ static int mark_the_running(struct store *st, int64_t now, const char *label)
 }
 
 /* Whether run r, which is being recorded, records process anc[0] (anc: its ancestry
- * from proc_ancestry(), nearest first): it is the run's own target, a descendant of a
+ * from target_ancestry(), nearest first): it is the run's own target, a descendant of a
  * tree's target, or the command a recorder launched (or a descendant of it, with a
  * tree). The last holds before the recorder has stored the command's pid: a launched
  * command can mark its own run from its first instruction. */
@@ -167,7 +167,7 @@ static int mark_pid(struct store *st, pid_t pid, int64_t now, const char *label)
 		cli_error("cannot list runs: %s", store_errmsg(st));
 		return EXIT_FAIL;
 	}
-	proc_ancestry(pid, &anc, &nanc);
+	target_ancestry(pid, &anc, &nanc);
 	struct proc_id self = { pid, 0 };
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(runs[i].outcome, OUTCOME_RUNNING) == 0 &&

@@ -441,7 +441,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 /* Attach: checks that pid exists and its memory can be read. */
 static int attach_pid(pid_t pid, struct record_target *t)
 {
-	int fd = pidfd_open_rsw(pid);
+	int fd = target_pidfd_open(pid);
 	if (fd < 0) {
 		cli_error("cannot attach to pid %d: %s", (int)pid,
 			  fd == -ESRCH ? "no such process" : errstr(fd));
@@ -790,7 +790,7 @@ static int resolve_pattern(struct session *s, pid_t *pid)
 	for (;;) {
 		free(m);
 		m = NULL;
-		int e = find_matches(&re, &m, &n);
+		int e = target_find_matches(&re, &m, &n);
 		if (e < 0) {
 			cli_error("cannot list processes: %s", errstr(e));
 			ret = EXIT_FAIL;
@@ -798,7 +798,7 @@ static int resolve_pattern(struct session *s, pid_t *pid)
 		}
 		size_t kept = 0;
 		for (size_t i = 0; i < n; i++)
-			if (proc_filter_ok(&a->filter, m[i].pid))
+			if (target_filter_ok(&a->filter, m[i].pid))
 				m[kept++] = m[i];
 		n = kept;
 		if (n == 0 && a->follow) {	/* the proc connector's events, not a retry */
@@ -970,15 +970,15 @@ static int start_run(struct session *s)
 	if (!s->oom.open)
 		oom_watch_open(&s->oom, s->t.cg);
 	a->opts.oom_watch = &s->oom;
-	pid_t child = launch_command(a->command, &s->old, tc->made ? run_cgroup_join : NULL,
-				     &tc->loc, &setup_failed, &s->t.pre_exec_rss);
+	pid_t child = target_launch(a->command, &s->old, tc->made ? run_cgroup_join : NULL,
+				    &tc->loc, &setup_failed, &s->t.pre_exec_rss);
 	if (child < 0) {
 		discard_run(s->st, run);
 		return launch_failed(s, child, setup_failed);
 	}
 	s->t.pid = child;
 	s->t.is_child = 1;
-	s->t.pidfd = pidfd_open_rsw(child);
+	s->t.pidfd = target_pidfd_open(child);
 	if (s->t.pidfd < 0) {
 		cli_error("cannot watch pid %d: %s", (int)child, errstr(s->t.pidfd));
 		return s->fail;

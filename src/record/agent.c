@@ -124,7 +124,7 @@ static int attach_instance(struct slot *s, pid_t pid, struct run_cgroup *tc,
 		t->cg_sample = 1;
 		t->cg_reset_peak = 1;
 	} else {
-		int fd = pidfd_open_rsw(pid);
+		int fd = target_pidfd_open(pid);
 		if (fd < 0)
 			return fd;
 		int e = facts_memory_readable(pid);

@@ -129,8 +129,8 @@ static int enable_memory_below(const char *dir, unsigned flags)
 	return e == -EINVAL || e == -ENOENT ? -EOPNOTSUPP : e;
 }
 
-int cg_child_create(const struct cg_loc *parent, const char *name, uint64_t limit,
-		    unsigned flags, struct cg_loc *out)
+int cgctl_child_create(const struct cg_loc *parent, const char *name, uint64_t limit,
+		       unsigned flags, struct cg_loc *out)
 {
 	struct cg_loc c;
 	char text[24];
@@ -168,7 +168,7 @@ int cg_child_create(const struct cg_loc *parent, const char *name, uint64_t limi
 	return 0;
 }
 
-int cg_attach(const struct cg_loc *cg, pid_t pid)
+int cgctl_attach(const struct cg_loc *cg, pid_t pid)
 {
 	return write_pid(cg->dir, pid ? pid : getpid());
 }
@@ -193,7 +193,7 @@ static size_t move_all(const char *from, const char *to)
 	return moved;
 }
 
-size_t cg_evacuate(const struct cg_loc *parent, const char *dir, char *where)
+size_t cgctl_evacuate(const struct cg_loc *parent, const char *dir, char *where)
 {
 	snprintf(where, PATH_MAX, "%s", parent->dir);
 	if (parent->version == 2) {
@@ -209,7 +209,7 @@ size_t cg_evacuate(const struct cg_loc *parent, const char *dir, char *where)
 	return move_all(dir, where);
 }
 
-int cg_leaf_undo(const struct cg_loc *parent)
+int cgctl_leaf_undo(const struct cg_loc *parent)
 {
 	char leaf[PATH_MAX];
 	int e;
@@ -242,7 +242,7 @@ int cg_leaf_undo(const struct cg_loc *parent)
 	return rmdir(leaf) == 0 || errno == ENOENT ? 0 : -errno;
 }
 
-int cg_child_destroy(const struct cg_loc *cg, int timeout_ms)
+int cgctl_child_destroy(const struct cg_loc *cg, int timeout_ms)
 {
 	int64_t deadline = mono_ns() + (int64_t)timeout_ms * NS_PER_MS;
 	for (;;) {
@@ -293,7 +293,7 @@ static void set_path(struct run_cgroup *c)
  * Processes still in one (the command, or what it started, outlived its recorder:
  * rsswatch does not kill it, see docs/guide/cgroups.md) are moved up to parent, as
  * run_cgroup_release() does, and keep running without the limit (on v2 into the
- * parent's leaf: see cg_evacuate()); then the cgroup is removed. The leaf stays for
+ * parent's leaf: see cgctl_evacuate()); then the cgroup is removed. The leaf stays for
  * this run's cgroup; run_cgroup_release() undoes it at the end. */
 static void remove_stale(const struct run_cgroup *c)
 {
@@ -314,14 +314,14 @@ static void remove_stale(const struct run_cgroup *c)
 		if (proc_read_stat((pid_t)pid, &ps) == 0 && strcmp(ps.comm, "rsswatch") == 0)
 			continue;	/* alive (or a namesake): leave it */
 		if (snprintf(stale.dir, sizeof(stale.dir), "%s/%s", parent->dir, de->d_name) >=
-		    (int)sizeof(stale.dir) || cg_child_destroy(&stale, 0) != -EBUSY)
+		    (int)sizeof(stale.dir) || cgctl_child_destroy(&stale, 0) != -EBUSY)
 			continue;
 		char where[PATH_MAX];
-		size_t moved = cg_evacuate(parent, stale.dir, where);
+		size_t moved = cgctl_evacuate(parent, stale.dir, where);
 		if (moved)
 			note(c, "rsswatch: %zu process%s left in %s by a recorder that was killed "
 			     "moved to %s", moved, moved == 1 ? "" : "es", stale.dir, where);
-		cg_child_destroy(&stale, STALE_DESTROY_WAIT_MS);
+		cgctl_child_destroy(&stale, STALE_DESTROY_WAIT_MS);
 	}
 	closedir(d);
 }
@@ -336,7 +336,7 @@ int run_cgroup_make(struct run_cgroup *c, uint64_t limit, enum run_cgroup_step *
 	if ((e = cg_find_in(&c->mount, 0, &c->parent)) < 0)
 		return e;
 	/* On v2, rsswatch may run in the leaf an earlier run made for the processes of its
-	 * cgroup (cg_child_create): the run's cgroup goes beside that leaf, where memory
+	 * cgroup (cgctl_child_create): the run's cgroup goes beside that leaf, where memory
 	 * is enabled already, not into a new leaf below it, and so on at every run. */
 	char *slash = strrchr(c->parent.dir, '/');
 	if (c->parent.version == 2 && slash && slash > c->parent.dir &&
@@ -349,15 +349,15 @@ int run_cgroup_make(struct run_cgroup *c, uint64_t limit, enum run_cgroup_step *
 			snprintf(name, sizeof(name), "rsswatch-%d-%d", (int)getpid(), i);
 		else
 			snprintf(name, sizeof(name), "rsswatch-%d", (int)getpid());
-		if ((e = cg_child_create(&c->parent, name, limit ? limit : CG_UNLIMITED,
-					 limit ? 0 : CG_CREATE_AS_IS, &c->loc)) != -EEXIST)
+		if ((e = cgctl_child_create(&c->parent, name, limit ? limit : CG_UNLIMITED,
+					    limit ? 0 : CG_CREATE_AS_IS, &c->loc)) != -EEXIST)
 			break;
 	}
 	if (e < 0)
 		return e;
 	*step = RUN_CGROUP_READ;
 	if ((e = cg_reader_open(&c->reader, c->loc.version, c->loc.dir, true)) < 0) {
-		cg_child_destroy(&c->loc, 0);
+		cgctl_child_destroy(&c->loc, 0);
 		return e;
 	}
 	c->made = 1;
@@ -441,21 +441,21 @@ int run_cgroup_release(struct run_cgroup *c)
 	if (!c->made)
 		return 0;
 	c->made = 0;
-	int e = cg_child_destroy(&c->loc, DESTROY_WAIT_MS);
+	int e = cgctl_child_destroy(&c->loc, DESTROY_WAIT_MS);
 	if (e == -EBUSY) {
 		char where[PATH_MAX];
-		size_t n = cg_evacuate(&c->parent, c->loc.dir, where);
+		size_t n = cgctl_evacuate(&c->parent, c->loc.dir, where);
 		if (n)
 			note(c, "rsswatch: %zu process%s left in %s moved to %s", n,
 			     n == 1 ? "" : "es", c->path, where);
-		e = cg_child_destroy(&c->loc, DESTROY_WAIT_MS);
+		e = cgctl_child_destroy(&c->loc, DESTROY_WAIT_MS);
 	}
 	/* v2: the parent as it was, unless other recorders (or others) use it now */
-	cg_leaf_undo(&c->parent);
+	cgctl_leaf_undo(&c->parent);
 	return e == -ENOENT ? 0 : e;
 }
 
 int run_cgroup_join(void *loc)
 {
-	return cg_attach(loc, 0);
+	return cgctl_attach(loc, 0);
 }

@@ -20,7 +20,7 @@
  * v2: the parent must list memory in cgroup.controllers. If memory is not yet enabled
  * in the parent's cgroup.subtree_control and the parent holds processes (v2 forbids
  * controllers below a cgroup with processes of its own), every process of the parent
- * is first moved into a leaf child named "rsswatch-leaf" (until cg_leaf_undo()), then
+ * is first moved into a leaf child named "rsswatch-leaf" (until cgctl_leaf_undo()), then
  * +memory is enabled, then the child is made with memory.max and, where the file
  * exists, memory.swap.max = 0, so that going over the limit ends in an OOM kill
  * rather than in swapping.
@@ -31,25 +31,25 @@
  * and EPERM without the right to manage cgroups). A child made before a later step
  * failed is removed again. */
 enum { CG_CREATE_AS_IS = 1u << 0 };
-int cg_child_create(const struct cg_loc *parent, const char *name, uint64_t limit,
-		    unsigned flags, struct cg_loc *out);
+int cgctl_child_create(const struct cg_loc *parent, const char *name, uint64_t limit,
+		       unsigned flags, struct cg_loc *out);
 /* Moves pid (0: the caller) into the cgroup by writing it to cgroup.procs. */
-int cg_attach(const struct cg_loc *cg, pid_t pid);
+int cgctl_attach(const struct cg_loc *cg, pid_t pid);
 /* Moves every process left in the cgroup dir (a child of parent) out of it: into
  * parent, or on v2, where parent may hold no processes while memory is enabled for its
  * children, into parent's "rsswatch-leaf" (made if needed). where (PATH_MAX bytes) gets
  * the directory they went to. Returns how many were moved. */
-size_t cg_evacuate(const struct cg_loc *parent, const char *dir, char *where);
-/* v2: undoes what cg_child_create() did to parent when it made "rsswatch-leaf", once
+size_t cgctl_evacuate(const struct cg_loc *parent, const char *dir, char *where);
+/* v2: undoes what cgctl_child_create() did to parent when it made "rsswatch-leaf", once
  * that leaf is parent's only child: memory is disabled for parent's children again,
  * the leaf's processes go back to parent and the leaf is removed. Nothing is done
  * while any other child exists (another recorder's, or one made by someone else).
  * Returns 0 when parent is as it was, or -errno (-EBUSY: other children). */
-int cg_leaf_undo(const struct cg_loc *parent);
+int cgctl_leaf_undo(const struct cg_loc *parent);
 /* Removes an empty cgroup. An exiting process can keep it busy for a moment after
  * waitpid() returned, so EBUSY is retried for up to timeout_ms. Returns 0, -ENOENT
  * when it is gone already, -EBUSY when processes remain, or -errno. */
-int cg_child_destroy(const struct cg_loc *cg, int timeout_ms);
+int cgctl_child_destroy(const struct cg_loc *cg, int timeout_ms);
 
 
 struct run_cgroup {
@@ -70,7 +70,7 @@ void run_cgroup_init(struct run_cgroup *c, const struct recorder_sink *sink);
 /* The step of run_cgroup_make that failed. */
 enum run_cgroup_step {
 	RUN_CGROUP_FIND,	/* rsswatch's own memory cgroup (-ENOENT: no controller) */
-	RUN_CGROUP_CREATE,	/* the child (see cg_child_create) */
+	RUN_CGROUP_CREATE,	/* the child (see cgctl_child_create) */
 	RUN_CGROUP_READ,	/* opening its files (the child is removed again) */
 };
 
@@ -95,11 +95,11 @@ int run_cgroup_open_named(struct run_cgroup *c, const char *arg);
 
 /* Closes the reader and removes a cgroup rsswatch made; processes the command left
  * in it (daemons it started) are moved to the parent first (a note) and keep running
- * without the limit. On v2 the parent is then put back as it was (cg_leaf_undo).
+ * without the limit. On v2 the parent is then put back as it was (cgctl_leaf_undo).
  * Returns 0, or -errno when the cgroup could not be removed. */
 int run_cgroup_release(struct run_cgroup *c);
 
-/* For launch_command's child (record/target.h): joins the cgroup loc (a struct
+/* For target_launch's child (record/target.h): joins the cgroup loc (a struct
  * cg_loc). */
 int run_cgroup_join(void *loc);
 

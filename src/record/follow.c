@@ -91,10 +91,10 @@ static int scan(struct follow *f, pid_t *pid)
 	}
 	struct proc_match *m = NULL;
 	size_t n = 0;
-	int e = find_matches(&f->re, &m, &n), found = 0;
+	int e = target_find_matches(&f->re, &m, &n), found = 0;
 	for (size_t i = 0; e == 0 && i < n && !found; i++) {
 		pid_t p = m[f->oldest ? i : n - 1 - i].pid;	/* sorted by start time */
-		if ((found = proc_filter_ok(&f->filter, p)))
+		if ((found = target_filter_ok(&f->filter, p)))
 			*pid = p;
 	}
 	free(m);
@@ -120,8 +120,8 @@ static void on_event(void *ctx, const struct proccn_event *ev)
 	if (c->f->cgroup_dir) {
 		c->found = cgroup_populated(c->f->cgroup_dir);
 		c->pid = 0;
-	} else if (proc_matches(&c->f->re, ev->tgid, c->anc, c->nanc, &pm) &&
-		   proc_filter_ok(&c->f->filter, ev->tgid)) {
+	} else if (target_matches(&c->f->re, ev->tgid, c->anc, c->nanc, &pm) &&
+		   target_filter_ok(&c->f->filter, ev->tgid)) {
 		c->found = 1;
 		c->pid = ev->tgid;
 	}
@@ -158,7 +158,7 @@ int follow_wait(struct follow *f, int sigfd, int64_t deadline, pid_t *pid)
 		}
 	}
 	if (!f->cgroup_dir)
-		proc_ancestry(getpid(), &anc, &c.nanc);
+		target_ancestry(getpid(), &anc, &c.nanc);
 	c.anc = anc;
 	if ((r = scan(f, pid)) != 0)
 		goto out;
@@ -297,13 +297,13 @@ static void hub_event(void *ctx, const struct proccn_event *ev)
 		kick_cgroups(h, mono_ns());
 	pthread_mutex_unlock(&h->lock);
 	/* read once, outside the lock, for every pattern */
-	if (!npat || !proc_candidate(ev->tgid, h->anc, h->nanc, &pm))
+	if (!npat || !target_candidate(ev->tgid, h->anc, h->nanc, &pm))
 		return;
 	pthread_mutex_lock(&h->lock);
 	for (size_t i = 0; i < h->n && !atomic_load(&h->stop); i++) {
 		struct follow *f = h->waiters[i];
-		if (f->cgroup_dir || f->hub_pid || !proc_match_re(&f->re, &pm) ||
-		    !proc_filter_ok(&f->filter, ev->tgid))
+		if (f->cgroup_dir || f->hub_pid || !target_match_re(&f->re, &pm) ||
+		    !target_filter_ok(&f->filter, ev->tgid))
 			continue;
 		f->hub_pid = ev->tgid;
 		wake(f);
@@ -385,7 +385,7 @@ int follow_hub_start(struct follow_hub **out)
 		return e;
 	}
 	pthread_mutex_init(&h->lock, NULL);
-	proc_ancestry(getpid(), &h->anc, &h->nanc);
+	target_ancestry(getpid(), &h->anc, &h->nanc);
 	e = pthread_create(&h->th, NULL, hub_main, h);
 	if (e != 0) {
 		close(h->stop_fd);

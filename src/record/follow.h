@@ -6,7 +6,7 @@
  * turn of a polling loop. Where the connector cannot be opened, /proc is scanned every
  * FOLLOW_POLL_MS instead (follow->polling says so, with the reason).
  *
- * A pattern matches by the rule of record -n (record/target.h, proc_matches: name or
+ * A pattern matches by the rule of record -n (record/target.h, target_matches: name or
  * command line; never rsswatch nor its ancestors). A cgroup (-g) counts as back once
  * its cgroup.procs lists a process again (a cgroup that does not exist counts as
  * empty: a service manager may remove and make it again at a restart); since a process

@@ -111,7 +111,7 @@ struct record_target {
 	int pidfd;
 	int is_child;		/* launched by us: we reap it and pass signals on */
 	uint64_t pre_exec_rss;	/* a launched command's footprint before its exec (see
-				 * launch_command()): wait4's peak counts only above it */
+				 * target_launch()): wait4's peak counts only above it */
 	/* The target's memory cgroup, or NULL: its oom_kill counter is evidence when the
 	 * target dies of SIGKILL. With cg_sample its usage, limit and peak go into every
 	 * sample (and with cg_reset_peak the peak is restarted after each read). cg_path

@@ -277,8 +277,8 @@ void rec_target_ended(struct recorder *rc)
 	r->ended_at = real_ns();
 	rc->end_mono = mono_ns();
 	for (int tries = 0; ; tries++) {
-		e = pidfd_exit_status(rc->target->pidfd, rc->target->is_child, &ws, &ru);
-		if (!exit_status_ask_again(e, tries))
+		e = target_exit_status(rc->target->pidfd, rc->target->is_child, &ws, &ru);
+		if (!target_exit_ask_again(e, tries))
 			break;
 		poll(NULL, 0, EXIT_STATUS_POLL_MS);
 	}

@@ -73,7 +73,7 @@
 /* A -g cgroup emptied: its last process's kill line may follow the exit by a moment. */
 #define CGROUP_KILL_LINE_WAIT_NS (200 * NS_PER_MS)
 /* A non-child's exit status is known once its parent reaps it: asked every
- * EXIT_STATUS_POLL_MS for at most 2 s (record/target.h: exit_status_ask_again), then
+ * EXIT_STATUS_POLL_MS for at most 2 s (record/target.h: target_exit_ask_again), then
  * the status is said to be not known rather than guessed. */
 /* A target whose status reads failed is a zombie whose pidfd turns readable at once;
  * a second is far more than that takes, and bounds a wait on a confused kernel. */

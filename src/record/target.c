@@ -29,7 +29,7 @@ static int by_start(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-void proc_ancestry(pid_t pid, struct proc_id **out, size_t *n)
+void target_ancestry(pid_t pid, struct proc_id **out, size_t *n)
 {
 	struct proc_id *a = NULL;
 	size_t cnt = 0, cap = 0, steps = 0;
@@ -67,7 +67,7 @@ static int is_in(const struct proc_id *ids, size_t n, pid_t pid, uint64_t startt
 	return 0;
 }
 
-int proc_candidate(pid_t pid, const struct proc_id *anc, size_t nanc, struct proc_match *pm)
+int target_candidate(pid_t pid, const struct proc_id *anc, size_t nanc, struct proc_match *pm)
 {
 	struct proc_stat ps;
 	memset(pm, 0, sizeof(*pm));
@@ -83,12 +83,12 @@ int proc_candidate(pid_t pid, const struct proc_id *anc, size_t nanc, struct pro
 	return 1;
 }
 
-int proc_match_re(const regex_t *re, const struct proc_match *pm)
+int target_match_re(const regex_t *re, const struct proc_match *pm)
 {
 	return regexec(re, pm->name, 0, NULL, 0) == 0 || regexec(re, pm->cmdline, 0, NULL, 0) == 0;
 }
 
-int proc_filter_ok(const struct proc_filter *f, pid_t pid)
+int target_filter_ok(const struct proc_filter *f, pid_t pid)
 {
 	uid_t uid;
 	if (!f)
@@ -100,13 +100,13 @@ int proc_filter_ok(const struct proc_filter *f, pid_t pid)
 	return 1;
 }
 
-int proc_matches(const regex_t *re, pid_t pid, const struct proc_id *anc, size_t nanc,
-		 struct proc_match *pm)
+int target_matches(const regex_t *re, pid_t pid, const struct proc_id *anc, size_t nanc,
+		   struct proc_match *pm)
 {
-	return proc_candidate(pid, anc, nanc, pm) && proc_match_re(re, pm);
+	return target_candidate(pid, anc, nanc, pm) && target_match_re(re, pm);
 }
 
-int find_matches(const regex_t *re, struct proc_match **out, size_t *n)
+int target_find_matches(const regex_t *re, struct proc_match **out, size_t *n)
 {
 	char path[PATH_MAX];
 	if (sysroot_path(path, sizeof(path), "/proc") < 0)
@@ -121,7 +121,7 @@ int find_matches(const regex_t *re, struct proc_match **out, size_t *n)
 	 * to a subreaper or init above it), so the scan meets no ancestor missing here. */
 	struct proc_id *anc;
 	size_t nanc;
-	proc_ancestry(self, &anc, &nanc);
+	target_ancestry(self, &anc, &nanc);
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		char *end;
@@ -129,7 +129,7 @@ int find_matches(const regex_t *re, struct proc_match **out, size_t *n)
 		if (*end || v <= 0 || v > INT32_MAX || (pid_t)v == self)
 			continue;
 		struct proc_match pm;
-		if (!proc_matches(re, (pid_t)v, anc, nanc, &pm))
+		if (!target_matches(re, (pid_t)v, anc, nanc, &pm))
 			continue;
 		if (cnt == cap) {
 			cap = cap ? cap * 2 : 8;
@@ -146,13 +146,13 @@ int find_matches(const regex_t *re, struct proc_match **out, size_t *n)
 	return 0;
 }
 
-/* What the child of launch_command() tells its parent through a pipe that closes at
+/* What the child of target_launch() tells its parent through a pipe that closes at
  * the exec. */
 enum { LAUNCH_SETUP = 1, LAUNCH_EXEC, LAUNCH_EXEC_FAILED };
 
-pid_t launch_command(char *const argv[], const sigset_t *orig_mask,
-		     int (*pre_exec)(void *ctx), void *ctx, int *setup_failed,
-		     uint64_t *pre_exec_rss)
+pid_t target_launch(char *const argv[], const sigset_t *orig_mask,
+		    int (*pre_exec)(void *ctx), void *ctx, int *setup_failed,
+		    uint64_t *pre_exec_rss)
 {
 	int pfd[2];
 	*setup_failed = 0;
@@ -213,7 +213,7 @@ pid_t launch_command(char *const argv[], const sigset_t *orig_mask,
 	return pid;
 }
 
-int pidfd_open_rsw(pid_t pid)
+int target_pidfd_open(pid_t pid)
 {
 	long fd = syscall(SYS_pidfd_open, pid, 0);
 	return fd < 0 ? -errno : (int)fd;
@@ -230,7 +230,7 @@ struct rsw_pidfd_info {
 #define RSW_PIDFD_INFO_EXIT (1ULL << 3)
 #define RSW_PIDFD_GET_INFO _IOWR(0xFF, 11, struct rsw_pidfd_info)
 
-int pidfd_exit_status(int pidfd, int is_child, int *wstatus, struct rusage *ru)
+int target_exit_status(int pidfd, int is_child, int *wstatus, struct rusage *ru)
 {
 	if (ru)
 		memset(ru, 0, sizeof(*ru));
@@ -252,10 +252,10 @@ int pidfd_exit_status(int pidfd, int is_child, int *wstatus, struct rusage *ru)
 	memset(&info, 0, sizeof(info));
 	info.mask = RSW_PIDFD_INFO_EXIT;
 	int err = ioctl(pidfd, RSW_PIDFD_GET_INFO, &info) < 0 ? errno : 0;
-	return pidfd_info_status(err, info.mask, info.exit_code, wstatus);
+	return target_info_status(err, info.mask, info.exit_code, wstatus);
 }
 
-int pidfd_info_status(int err, uint64_t mask, int32_t exit_code, int *wstatus)
+int target_info_status(int err, uint64_t mask, int32_t exit_code, int *wstatus)
 {
 	if (err == ENOTTY || err == EINVAL)
 		return -EOPNOTSUPP;
@@ -267,7 +267,7 @@ int pidfd_info_status(int err, uint64_t mask, int32_t exit_code, int *wstatus)
 	return 0;
 }
 
-int exit_status_ask_again(int e, int tries)
+int target_exit_ask_again(int e, int tries)
 {
 	if (e == -ESRCH)
 		return tries < EXIT_STATUS_ESRCH_TRIES;

@@ -25,7 +25,7 @@ struct proc_id {
 	uint64_t starttime;
 };
 
-/* The most steps proc_ancestry() takes: far deeper than real process trees, and a
+/* The most steps target_ancestry() takes: far deeper than real process trees, and a
  * bound on a walk through a fixture tree whose parent links form a loop. */
 #define ANCESTRY_MAX 4096
 
@@ -35,24 +35,24 @@ struct proc_id {
  * be read (hidden; one that has gone is passed over when its child, read again, names
  * a new parent), or after ANCESTRY_MAX steps. Sets *out (to free) and *n; *n is 0 when
  * pid itself cannot be read. */
-void proc_ancestry(pid_t pid, struct proc_id **out, size_t *n);
+void target_ancestry(pid_t pid, struct proc_id **out, size_t *n);
 
 /* All processes whose name or full command line matches re (like pgrep and pgrep -f
  * together), except rsswatch itself, its ancestors (the shell, timeout, sudo or sh -c
  * that started it carry the pattern in their own command lines) and processes without
  * a command line (kernel threads, zombies). Sorted by start time, oldest first. */
-int find_matches(const regex_t *re, struct proc_match **out, size_t *n);
-/* The rule of find_matches() for one process: whether pid (not rsswatch, not one of
- * anc[0..nanc), the caller's ancestry from proc_ancestry(), with a command line, not a
+int target_find_matches(const regex_t *re, struct proc_match **out, size_t *n);
+/* The rule of target_find_matches() for one process: whether pid (not rsswatch, not one of
+ * anc[0..nanc), the caller's ancestry from target_ancestry(), with a command line, not a
  * zombie) has a name or command line that matches re; fills *pm either way. */
-int proc_matches(const regex_t *re, pid_t pid, const struct proc_id *anc, size_t nanc,
-		 struct proc_match *pm);
-/* proc_matches() in two steps, for one process checked against several patterns (the
+int target_matches(const regex_t *re, pid_t pid, const struct proc_id *anc, size_t nanc,
+		   struct proc_match *pm);
+/* target_matches() in two steps, for one process checked against several patterns (the
  * agent reads a new process once, then tries every target's pattern): whether pid may
  * match at all (the rule above, without the pattern), with *pm filled; and whether
  * a candidate's name or command line matches re. */
-int proc_candidate(pid_t pid, const struct proc_id *anc, size_t nanc, struct proc_match *pm);
-int proc_match_re(const regex_t *re, const struct proc_match *pm);
+int target_candidate(pid_t pid, const struct proc_id *anc, size_t nanc, struct proc_match *pm);
+int target_match_re(const regex_t *re, const struct proc_match *pm);
 
 /* Conditions on a match besides its pattern: its owner (the real uid) and its cgroup
  * (the process in that cgroup or below it, in any hierarchy; the path as
@@ -65,7 +65,7 @@ struct proc_filter {
 };
 /* Whether pid passes f (NULL f, or no condition: 1). A process that cannot be read
  * does not pass. */
-int proc_filter_ok(const struct proc_filter *f, pid_t pid);
+int target_filter_ok(const struct proc_filter *f, pid_t pid);
 
 /* Starts argv as a child. The child gets orig_mask as its signal mask (the recorder
  * blocks signals for its signalfd) and default dispositions. pre_exec, when not NULL,
@@ -78,12 +78,12 @@ int proc_filter_ok(const struct proc_filter *f, pid_t pid);
  * *pre_exec_rss is the child's own peak RSS just before its exec, in bytes (a copy of
  * the recorder: the kernel keeps it in the child's ru_maxrss, so a wait4 peak not above
  * it may not be the command's), or UINT64_MAX when unknown. */
-pid_t launch_command(char *const argv[], const sigset_t *orig_mask,
-		     int (*pre_exec)(void *ctx), void *ctx, int *setup_failed,
-		     uint64_t *pre_exec_rss);
+pid_t target_launch(char *const argv[], const sigset_t *orig_mask,
+		    int (*pre_exec)(void *ctx), void *ctx, int *setup_failed,
+		    uint64_t *pre_exec_rss);
 
 /* pidfd_open(2). Returns the fd or -errno. */
-int pidfd_open_rsw(pid_t pid);
+int target_pidfd_open(pid_t pid);
 
 /* The wait status of an exited process through its pidfd: for a child, reaps it with
  * waitid(P_PIDFD); for another process, asks PIDFD_GET_INFO (Linux 6.15+), which knows
@@ -92,22 +92,22 @@ int pidfd_open_rsw(pid_t pid);
  * -ESRCH comes at the moment the parent reaps it (the kernel found the task, then its
  * pids gone: 6 of 300 first asks right after the pidfd turned readable, here), and
  * for good from a kernel that has PIDFD_GET_INFO but no exit information (6.13, 6.14):
- * ask again a few times (exit_status_ask_again).
+ * ask again a few times (target_exit_ask_again).
  * For a child, *ru (when not NULL) is its rusage, as wait4 gives it: ru_maxrss the
  * largest peak RSS (KiB) of the child and of every descendant it (or they) reaped, and
  * CPU times and faults summed over them, as time -v reports them; all 0 for another
  * process. */
-int pidfd_exit_status(int pidfd, int is_child, int *wstatus, struct rusage *ru);
+int target_exit_status(int pidfd, int is_child, int *wstatus, struct rusage *ru);
 /* What PIDFD_GET_INFO's answer says (err: its errno, 0 when it succeeded): as above. Pure. */
-int pidfd_info_status(int err, uint64_t mask, int32_t exit_code, int *wstatus);
+int target_info_status(int err, uint64_t mask, int32_t exit_code, int *wstatus);
 
-/* The bounded wait for a status (docs/dev/ARCHITECTURE.md): after answer e of pidfd_exit_status
+/* The bounded wait for a status (docs/dev/ARCHITECTURE.md): after answer e of target_exit_status
  * and tries asks, whether to ask again EXIT_STATUS_POLL_MS later. -EAGAIN: until
  * EXIT_STATUS_TRIES (2 s); -ESRCH: EXIT_STATUS_ESRCH_TRIES (100 ms: a kernel without
  * exit information answers so for ever). Pure. */
 #define EXIT_STATUS_POLL_MS 10
 #define EXIT_STATUS_TRIES 200
 #define EXIT_STATUS_ESRCH_TRIES 10
-int exit_status_ask_again(int e, int tries);
+int target_exit_ask_again(int e, int tries);
 
 #endif

@@ -5,7 +5,7 @@
  * Figures are bytes. A limit of CG_UNLIMITED means "no limit": v2 writes "max", v1
  * writes the page-rounded LONG_MAX (9223372036854771712 with 4 KiB pages).
  *
- * Paths: cg_find() (and record/cgctl.h's cg_child_create()) return absolute directories that already carry
+ * Paths: cg_find() (and record/cgctl.h's cgctl_child_create()) return absolute directories that already carry
  * the sysroot prefix (see base/sysroot.h); every function that takes a cgroup directory
  * expects such a path and adds no prefix of its own. */
 #ifndef RSW_SOURCE_CGROUP_H
@@ -174,7 +174,7 @@ struct cg_sample {
 	unsigned have;		/* CG_S_* bits */
 };
 
-/* Opens the files of dir (as from cg_find/cg_child_create). owned marks a cgroup this
+/* Opens the files of dir (as from cg_find/cgctl_child_create). owned marks a cgroup this
  * program created. Returns 0, or -errno when the usage file cannot be opened (ENOENT: no
  * such cgroup or not a memory cgroup). On failure nothing stays open. */
 int cg_reader_open(struct cg_reader *r, int version, const char *dir, bool owned);

@@ -1,4 +1,4 @@
-/* A real OOM kill in a memory cgroup made by cg_child_create(): a child process that
+/* A real OOM kill in a memory cgroup made by cgctl_child_create(): a child process that
  * touches 256 MiB under a 64 MiB limit must die of SIGKILL, and every piece of evidence
  * (the cgroup's oom_kill counter, /proc/vmstat, the /dev/kmsg line) must say so.
  * Needs root and a memory controller; skipped otherwise. */
@@ -31,11 +31,11 @@ static void test_oom_kill_in_child_cgroup(void **state)
 		skip();
 	char name[64];
 	snprintf(name, sizeof(name), "rsswatch-test-%d", (int)getpid());
-	int e = cg_child_create(&parent, name, LIMIT, 0, &child);
+	int e = cgctl_child_create(&parent, name, LIMIT, 0, &child);
 	if (e == -EACCES || e == -EPERM || e == -EROFS || e == -EOPNOTSUPP)
 		skip();
 	assert_int_equal(e, 0);
-	assert_int_equal(cg_child_create(&parent, name, LIMIT, 0, &child), -EEXIST);
+	assert_int_equal(cgctl_child_create(&parent, name, LIMIT, 0, &child), -EEXIST);
 
 	struct cg_reader *r = malloc(sizeof(*r));
 	struct cg_sample s;
@@ -52,7 +52,7 @@ static void test_oom_kill_in_child_cgroup(void **state)
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		if (cg_attach(&child, 0) < 0)
+		if (cgctl_attach(&child, 0) < 0)
 			_exit(3);
 		volatile char *p = malloc(HOG);
 		if (!p)
@@ -103,8 +103,8 @@ static void test_oom_kill_in_child_cgroup(void **state)
 	free(k);
 	cg_reader_close(r);
 	free(r);
-	assert_int_equal(cg_child_destroy(&child, 2000), 0);
-	assert_int_equal(cg_child_destroy(&child, 0), -ENOENT);
+	assert_int_equal(cgctl_child_destroy(&child, 2000), 0);
+	assert_int_equal(cgctl_child_destroy(&child, 0), -ENOENT);
 }
 
 int main(void)

@@ -1,6 +1,6 @@
 /* Finding a target by pattern: the ancestry walk on a constructed /proc tree (a chain, a
  * parent outside the namespace, a missing parent, a loop), and on this machine, that
- * find_matches never returns this process or one of its ancestors. */
+ * target_find_matches never returns this process or one of its ancestors. */
 #include "testutil.h"
 
 #include <errno.h>
@@ -65,7 +65,7 @@ static void test_ancestry_chain(void **state)
 	(void)state;
 	struct proc_id *a;
 	size_t n;
-	proc_ancestry(70, &a, &n);
+	target_ancestry(70, &a, &n);
 	assert_int_equal(n, 4);
 	static const pid_t pids[] = { 70, 60, 50, 1 };
 	static const uint64_t starts[] = { 300, 200, 100, 5 };
@@ -81,18 +81,18 @@ static void test_ancestry_ends(void **state)
 	(void)state;
 	struct proc_id *a;
 	size_t n;
-	proc_ancestry(80, &a, &n);
+	target_ancestry(80, &a, &n);
 	assert_int_equal(n, 1);
 	assert_int_equal(a[0].pid, 80);
 	free(a);
-	proc_ancestry(90, &a, &n);
+	target_ancestry(90, &a, &n);
 	assert_int_equal(n, 1);
 	assert_int_equal(a[0].pid, 90);
 	free(a);
-	proc_ancestry(12345, &a, &n);
+	target_ancestry(12345, &a, &n);
 	assert_int_equal(n, 0);
 	free(a);
-	proc_ancestry(200, &a, &n);
+	target_ancestry(200, &a, &n);
 	assert_int_equal(n, ANCESTRY_MAX);
 	assert_int_equal(a[n - 1].pid, 201);
 	free(a);
@@ -103,7 +103,7 @@ static void test_ancestry_real(void **state)
 	(void)state;
 	struct proc_id *a;
 	size_t n;
-	proc_ancestry(getpid(), &a, &n);
+	target_ancestry(getpid(), &a, &n);
 	assert_true(n >= 2);
 	assert_int_equal(a[0].pid, getpid());
 	assert_int_equal(a[1].pid, getppid());
@@ -126,7 +126,7 @@ static void test_find_matches_skips_ancestors(void **state)
 	struct proc_match *m = NULL;
 	size_t n = 0;
 	/* the child is listed, with the command line it shares with us, once fork returns */
-	assert_int_equal(find_matches(&re, &m, &n), 0);
+	assert_int_equal(target_find_matches(&re, &m, &n), 0);
 	int found = 0;
 	for (size_t i = 0; i < n; i++)
 		found |= m[i].pid == child;
@@ -136,7 +136,7 @@ static void test_find_matches_skips_ancestors(void **state)
 	assert_true(found);
 	struct proc_id *a;
 	size_t na;
-	proc_ancestry(getpid(), &a, &na);
+	target_ancestry(getpid(), &a, &na);
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < na; j++)
 			assert_int_not_equal(m[i].pid, a[j].pid);
@@ -151,22 +151,22 @@ static void test_exit_status_answers(void **state)
 	(void)state;
 	int ws = -1;
 	const uint64_t exit_bit = 1ULL << 3;
-	assert_int_equal(pidfd_info_status(0, exit_bit, 7 << 8, &ws), 0);
+	assert_int_equal(target_info_status(0, exit_bit, 7 << 8, &ws), 0);
 	assert_int_equal(ws, 7 << 8);
 	ws = -1;
-	assert_int_equal(pidfd_info_status(0, 0, 0, &ws), -EAGAIN);
-	assert_int_equal(pidfd_info_status(ESRCH, 0, 0, &ws), -ESRCH);
-	assert_int_equal(pidfd_info_status(ENOTTY, 0, 0, &ws), -EOPNOTSUPP);
-	assert_int_equal(pidfd_info_status(EINVAL, 0, 0, &ws), -EOPNOTSUPP);
-	assert_int_equal(pidfd_info_status(EBADF, 0, 0, &ws), -EBADF);
+	assert_int_equal(target_info_status(0, 0, 0, &ws), -EAGAIN);
+	assert_int_equal(target_info_status(ESRCH, 0, 0, &ws), -ESRCH);
+	assert_int_equal(target_info_status(ENOTTY, 0, 0, &ws), -EOPNOTSUPP);
+	assert_int_equal(target_info_status(EINVAL, 0, 0, &ws), -EOPNOTSUPP);
+	assert_int_equal(target_info_status(EBADF, 0, 0, &ws), -EBADF);
 	assert_int_equal(ws, -1);	/* written only with a status */
-	assert_true(exit_status_ask_again(-ESRCH, 0));
-	assert_true(exit_status_ask_again(-ESRCH, EXIT_STATUS_ESRCH_TRIES - 1));
-	assert_false(exit_status_ask_again(-ESRCH, EXIT_STATUS_ESRCH_TRIES));
-	assert_true(exit_status_ask_again(-EAGAIN, EXIT_STATUS_TRIES - 1));
-	assert_false(exit_status_ask_again(-EAGAIN, EXIT_STATUS_TRIES));
-	assert_false(exit_status_ask_again(0, 0));
-	assert_false(exit_status_ask_again(-EOPNOTSUPP, 0));
+	assert_true(target_exit_ask_again(-ESRCH, 0));
+	assert_true(target_exit_ask_again(-ESRCH, EXIT_STATUS_ESRCH_TRIES - 1));
+	assert_false(target_exit_ask_again(-ESRCH, EXIT_STATUS_ESRCH_TRIES));
+	assert_true(target_exit_ask_again(-EAGAIN, EXIT_STATUS_TRIES - 1));
+	assert_false(target_exit_ask_again(-EAGAIN, EXIT_STATUS_TRIES));
+	assert_false(target_exit_ask_again(0, 0));
+	assert_false(target_exit_ask_again(-EOPNOTSUPP, 0));
 }
 
 /* A real race: a parent reaps each of its children at once while this process, not
@@ -200,15 +200,15 @@ static void test_exit_status_race(void **state)
 	for (int i = 0; i < N; i++) {
 		pid_t c;
 		assert_int_equal(read(p[0], &c, sizeof(c)), (ssize_t)sizeof(c));
-		int fd = pidfd_open_rsw(c);
+		int fd = target_pidfd_open(c);
 		if (fd < 0)
 			continue;	/* reaped before it could be opened */
 		struct pollfd pf = { fd, POLLIN, 0 };
 		poll(&pf, 1, 5000);
 		int ws = -1, e;
 		for (int tries = 0;; tries++) {
-			e = pidfd_exit_status(fd, 0, &ws, NULL);
-			if (!exit_status_ask_again(e, tries))
+			e = target_exit_status(fd, 0, &ws, NULL);
+			if (!target_exit_ask_again(e, tries))
 				break;
 			poll(NULL, 0, EXIT_STATUS_POLL_MS);
 		}
