@@ -18,9 +18,13 @@ else
 	recs=$(sfield context.cpu_sys_s)
 	read -r tu ts <"$T/time.txt"
 	diag "recorded user $rec s sys $recs s; /usr/bin/time user $tu s sys $ts s"
-	check "recorded CPU is within 2% (or 20ms) of /usr/bin/time's" awk -v r="$rec" -v rs="$recs" \
-		-v u="$tu" -v s="$ts" 'BEGIN { d = (r + rs) - (u + s); if (d < 0) d = -d;
-			tol = (u + s) * 0.02; if (tol < 0.02) tol = 0.02; exit !(u + s > 1 && d <= tol) }'
+	# time prints %U and %S cut to 10ms each, so its sum is up to 20ms below the truth;
+	# the recorded tree also holds time's own few milliseconds (measured: the recorded
+	# sum is 16-22ms above time's, at 1.4 to 2.5 s)
+	check "recorded CPU is within 2% (or 20ms) of /usr/bin/time's, past its 20ms resolution" \
+		awk -v r="$rec" -v rs="$recs" -v u="$tu" -v s="$ts" 'BEGIN { d = (r + rs) - (u + s);
+			tol = (u + s) * 0.02; if (tol < 0.02) tol = 0.02;
+			exit !(u + s > 1 && d >= -tol && d <= tol + 0.02) }'
 	check "show prints the context line" sh -c "\"$RSW\" show | grep -Eq '^context +cpu [0-9.]+ s \\(user'"
 	check "export has the context columns" \
 		sh -c "head -1 '$T/cpu.csv' | grep -q ',cpu_user_s,cpu_sys_s,minflt,majflt,read_bytes,write_bytes'"
