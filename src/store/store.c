@@ -422,8 +422,84 @@ static void rollback(struct store *st)
 	exec_sql(st->db, "ROLLBACK");
 }
 
-
 /* --- reading --- */
+
+/* A reader's decoder of one result row: 0 to go on to the next row, non-zero to stop
+ * there. */
+typedef int (*row_fn)(void *ctx, sqlite3_stmt *s);
+
+/* The loop of every reader: prepares sql, binds args[0..nargs) to its parameters ?1,
+ * ?2, ..., hands each result row to row, and finalizes. Returns 0 once every row was
+ * read, row's non-zero value where it stopped, or -EIO when sql could not be prepared
+ * or a step failed. */
+static int each_row(struct store *st, const char *sql, const int64_t *args, int nargs,
+		    row_fn row, void *ctx)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, sql, &s) < 0)
+		return -EIO;
+	for (int i = 0; i < nargs; i++)
+		sqlite3_bind_int64(s, i + 1, args[i]);
+	int rc, ret = 0;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		if ((ret = row(ctx, s)) != 0)
+			break;
+	sqlite3_finalize(s);
+	if (ret == 0 && rc != SQLITE_DONE)
+		return -EIO;
+	return ret;
+}
+
+/* A row that a reader returns in an array: its size, its decoder (into a zeroed row),
+ * and what frees the strings a row owns (NULL: none). */
+struct row_kind {
+	size_t size;
+	void (*load)(sqlite3_stmt *s, void *row);
+	void (*release)(void *row);
+};
+
+struct gathered {
+	const struct row_kind *k;
+	char *rows;
+	size_t n, cap;
+};
+
+static int gather_row(void *ctx, sqlite3_stmt *s)
+{
+	struct gathered *g = ctx;
+	g->rows = xgrow(g->rows, g->n, &g->cap, g->k->size);
+	void *row = g->rows + g->n * g->k->size;
+	memset(row, 0, g->k->size);
+	g->k->load(s, row);
+	g->n++;
+	return 0;
+}
+
+/* Every row of sql (its parameters bound as each_row binds them) in an array of k's
+ * rows: *out, freed with free() after k's release of each row, and *n, written only on
+ * success. Returns 0 or -EIO, with nothing left allocated. */
+static int gather(struct store *st, const char *sql, const int64_t *args, int nargs,
+		  const struct row_kind *k, void **out, size_t *n)
+{
+	struct gathered g = { k, NULL, 0, 0 };
+	int e = each_row(st, sql, args, nargs, gather_row, &g);
+	if (e < 0) {
+		for (size_t i = 0; k->release && i < g.n; i++)
+			k->release(g.rows + i * k->size);
+		free(g.rows);
+		return e;
+	}
+	*out = g.rows;
+	*n = g.n;
+	return 0;
+}
+
+static int stop_at_row(void *ctx, sqlite3_stmt *s)
+{
+	(void)ctx;
+	(void)s;
+	return 1;
+}
 
 static char *col_text(sqlite3_stmt *s, int i)
 {
@@ -431,21 +507,19 @@ static char *col_text(sqlite3_stmt *s, int i)
 	return xstrdup(t ? (const char *)t : "");
 }
 
-static void col_copy(sqlite3_stmt *s, int i, char *out, size_t n);
-
-static void load_run(sqlite3_stmt *s, struct run *r)
+static void col_copy(sqlite3_stmt *s, int i, char *out, size_t n)
 {
-	memset(r, 0, sizeof(*r));
-	columns_load(s, 0, &store_run_table, r);
+	const unsigned char *t = sqlite3_column_text(s, i);
+	strlcpy_rsw(out, t ? (const char *)t : "", n);
 }
 
-/* "SELECT <every run column> FROM run " followed by rest. */
-static char *run_select(const char *rest)
+/* "SELECT <every column of t> FROM <t's table> " followed by rest. */
+static char *table_select(const struct store_table *t, const char *rest)
 {
 	struct buf b = { 0 };
 	buf_puts(&b, "SELECT ");
-	columns_list(&b, &store_run_table, "");
-	buf_printf(&b, " FROM run %s", rest);
+	columns_list(&b, t, "");
+	buf_printf(&b, " FROM %s %s", t->name, rest);
 	return b.p;
 }
 
@@ -463,33 +537,62 @@ static void settle_outcome(const struct store *st, struct run *r)
 	r->ended_at = r->last_at ? r->last_at : r->started_at;
 }
 
+static void load_run(sqlite3_stmt *s, void *row)
+{
+	columns_load(s, 0, &store_run_table, row);
+}
+
+static void release_run(void *row)
+{
+	run_release(row);
+}
+
+static const struct row_kind run_rows = { sizeof(struct run), load_run, release_run };
+
+/* The runs of "SELECT <every run column> FROM run <rest>", read as store_set_alive()
+ * says, without their parameters. */
+static int select_runs(struct store *st, const char *rest, const int64_t *args, int nargs,
+		       struct run **out, size_t *n)
+{
+	char *sql = table_select(&store_run_table, rest);
+	void *rows;
+	int e = gather(st, sql, args, nargs, &run_rows, &rows, n);
+	free(sql);
+	if (e < 0)
+		return e;
+	struct run *runs = rows;
+	for (size_t i = 0; i < *n; i++)
+		settle_outcome(st, &runs[i]);
+	*out = runs;
+	return 0;
+}
+
+static void load_param(sqlite3_stmt *s, void *row)
+{
+	struct run_param *q = row;
+	col_copy(s, 0, q->key, sizeof(q->key));
+	q->value = col_text(s, 1);
+	q->is_num = sqlite3_column_type(s, 2) != SQLITE_NULL;
+	q->num = q->is_num ? sqlite3_column_double(s, 2) : 0;
+}
+
+static void release_param(void *row)
+{
+	free(((struct run_param *)row)->value);
+}
+
+static const struct row_kind param_rows = { sizeof(struct run_param), load_param,
+					    release_param };
+
 /* Reads the run's parameters into r->params, sorted by key. */
 static int load_params(struct store *st, struct run *r)
 {
-	sqlite3_stmt *s;
-	if (prepare(st, "SELECT key, value, num FROM run_param WHERE run_id = ? ORDER BY key",
-		    &s) < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, r->id);
-	struct run_param *p = NULL;
-	size_t cnt = 0, cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		p = xgrow(p, cnt, &cap, sizeof(*p));
-		struct run_param *q = &p[cnt++];
-		col_copy(s, 0, q->key, sizeof(q->key));
-		q->value = col_text(s, 1);
-		q->is_num = sqlite3_column_type(s, 2) != SQLITE_NULL;
-		q->num = q->is_num ? sqlite3_column_double(s, 2) : 0;
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		run_params_free(p, cnt);
-		return -EIO;
-	}
-	r->params = p;
-	r->nparams = cnt;
-	return 0;
+	void *p;
+	int e = gather(st, "SELECT key, value, num FROM run_param WHERE run_id = ? ORDER BY key",
+		       &r->id, 1, &param_rows, &p, &r->nparams);
+	if (e == 0)
+		r->params = p;
+	return e;
 }
 
 int store_put_params(struct store *st, int64_t run_id, const struct run_param *p, size_t n)
@@ -519,35 +622,42 @@ fail:
 	return -EIO;
 }
 
+
+/* Run ids, NULLs passed over (max(id) of no runs). */
+struct ids {
+	int64_t *p;
+	size_t n, cap;
+};
+
+static int id_row(void *ctx, sqlite3_stmt *s)
+{
+	struct ids *ids = ctx;
+	if (sqlite3_column_type(s, 0) == SQLITE_NULL)
+		return 0;
+	ids->p = xgrow(ids->p, ids->n, &ids->cap, sizeof(*ids->p));
+	ids->p[ids->n++] = sqlite3_column_int64(s, 0);
+	return 0;
+}
+
 int store_resolve_runs(struct store *st, const char *ref, int64_t **ids, size_t *n)
 {
 	struct run_ref r;
-	sqlite3_stmt *s;
 	if (run_ref_parse(ref, &r) < 0)
 		return -EINVAL;
 	const char *sql = r.series ?
 		"SELECT id FROM run WHERE series = ? ORDER BY id DESC LIMIT ?" :
 		r.id ? "SELECT id FROM run WHERE id = ?" : "SELECT max(id) FROM run";
-	if (r.count > INT64_MAX || prepare(st, sql, &s) < 0)
+	if (r.count > INT64_MAX)
 		return -EIO;
-	if (r.id)
-		sqlite3_bind_int64(s, 1, r.id);
-	if (r.series)
-		sqlite3_bind_int64(s, 2, (int64_t)r.count);
-	int64_t *out = NULL;
-	size_t cnt = 0;
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (sqlite3_column_type(s, 0) == SQLITE_NULL)
-			continue;	/* max(id) of no runs */
-		out = xrealloc(out, (cnt + 1) * sizeof(*out));
-		out[cnt++] = sqlite3_column_int64(s, 0);
+	int64_t args[2] = { r.id, (int64_t)r.count };
+	struct ids got = { NULL, 0, 0 };
+	int e = each_row(st, sql, args, r.series ? 2 : r.id ? 1 : 0, id_row, &got);
+	if (e < 0 || !got.n) {
+		free(got.p);
+		return e < 0 ? e : -ENOENT;
 	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE || !cnt) {
-		free(out);
-		return rc != SQLITE_DONE ? -EIO : -ENOENT;
-	}
+	int64_t *out = got.p;
+	size_t cnt = got.n;
 	for (size_t i = 0; i < cnt / 2; i++) {	/* oldest first */
 		int64_t t = out[i];
 		out[i] = out[cnt - 1 - i];
@@ -577,88 +687,44 @@ int store_resolve(struct store *st, const char *ref, int64_t *id)
 
 int store_series_runs(struct store *st, int64_t series, struct run **out, size_t *n)
 {
-	sqlite3_stmt *s;
-	char *sql = run_select("WHERE series = ? ORDER BY id");
-	int pe = prepare(st, sql, &s);
-	free(sql);
-	if (pe < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, series);
-	struct run *runs = NULL;
-	size_t cnt = 0;
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		runs = xrealloc(runs, (cnt + 1) * sizeof(*runs));
-		load_run(s, &runs[cnt]);
-		settle_outcome(st, &runs[cnt]);
-		cnt++;
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		store_free_runs(runs, cnt);
-		return -EIO;
-	}
-	*out = runs;
-	*n = cnt;
-	return 0;
+	return select_runs(st, "WHERE series = ? ORDER BY id", &series, 1, out, n);
 }
 
 int store_get_run(struct store *st, int64_t id, struct run *out)
 {
-	sqlite3_stmt *s;
-	char *sql = run_select("WHERE id = ?");
-	int pe = prepare(st, sql, &s);
-	free(sql);
-	if (pe < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, id);
-	int rc = sqlite3_step(s);
-	int e = rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : -EIO;
-	if (e == 0) {
-		load_run(s, out);
-		settle_outcome(st, out);
+	struct run *runs;
+	size_t cnt;
+	int e = select_runs(st, "WHERE id = ?", &id, 1, &runs, &cnt);
+	if (e < 0)
+		return e;
+	if (!cnt) {
+		free(runs);
+		return -ENOENT;
 	}
-	sqlite3_finalize(s);
-	if (e == 0 && (e = load_params(st, out)) < 0)
+	*out = runs[0];
+	free(runs);
+	if ((e = load_params(st, out)) < 0) {
 		run_release(out);
-	if (e == 0 && prepare(st, "SELECT 1 FROM event WHERE run_id = ? AND kind = 'peak_reset' "
-			      "LIMIT 1", &s) == 0) {
-		sqlite3_bind_int64(s, 1, id);
-		out->hwm_reset = sqlite3_step(s) == SQLITE_ROW;
-		sqlite3_finalize(s);
+		return e;
 	}
-	return e;
+	out->hwm_reset = each_row(st, "SELECT 1 FROM event WHERE run_id = ? AND"
+				  " kind = 'peak_reset' LIMIT 1", &id, 1, stop_at_row, NULL) == 1;
+	return 0;
 }
 
 int store_list_runs(struct store *st, size_t limit, struct run **out, size_t *n)
 {
-	sqlite3_stmt *s;
-	char *sql = run_select("ORDER BY id DESC LIMIT ?");
-	int pe = prepare(st, sql, &s);
-	free(sql);
-	if (pe < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, limit ? (int64_t)limit : -1);
-	struct run *runs = NULL;
-	size_t cnt = 0, cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 16;
-			runs = xrealloc(runs, cap * sizeof(*runs));
+	int64_t lim = limit ? (int64_t)limit : -1;
+	struct run *runs;
+	size_t cnt;
+	int e = select_runs(st, "ORDER BY id DESC LIMIT ?", &lim, 1, &runs, &cnt);
+	if (e < 0)
+		return e;
+	for (size_t i = 0; i < cnt; i++)
+		if (load_params(st, &runs[i]) < 0) {
+			store_free_runs(runs, cnt);
+			return -EIO;
 		}
-		load_run(s, &runs[cnt]);
-		settle_outcome(st, &runs[cnt]);
-		cnt++;
-	}
-	sqlite3_finalize(s);
-	for (size_t i = 0; rc == SQLITE_DONE && i < cnt; i++)
-		if (load_params(st, &runs[i]) < 0)
-			rc = SQLITE_ERROR;
-	if (rc != SQLITE_DONE) {
-		store_free_runs(runs, cnt);
-		return -EIO;
-	}
 	*out = runs;
 	*n = cnt;
 	return 0;
@@ -671,80 +737,79 @@ void store_free_runs(struct run *runs, size_t n)
 	free(runs);
 }
 
+/* A caller's callback and its context, for the readers that hand rows over one at a
+ * time (store_each_*). */
+struct each {
+	union {
+		store_sample_cb sample;
+		store_counter_cb counter;
+		store_gpu_cb gpu;
+		store_proc_cb proc;
+	} cb;
+	void *ctx;
+};
+
+static int sample_row(void *ctx, sqlite3_stmt *s)
+{
+	const struct each *e = ctx;
+	struct sample m;
+	memset(&m, 0, sizeof(m));
+	columns_load(s, 0, &store_sample_table, &m);
+	return e->cb.sample(e->ctx, &m);
+}
+
 int store_each_sample(struct store *st, int64_t id, store_sample_cb cb, void *ctx)
 {
-	sqlite3_stmt *s;
-	struct buf sql = { 0 };
-	buf_puts(&sql, "SELECT ");
-	columns_list(&sql, &store_sample_table, "");
-	buf_puts(&sql, " FROM sample WHERE run_id = ? ORDER BY elapsed_ns");
-	int pe = prepare(st, buf_str(&sql), &s);
-	buf_release(&sql);
-	if (pe < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, id);
-	int rc, ret = 0;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		struct sample m;
-		memset(&m, 0, sizeof(m));
-		columns_load(s, 0, &store_sample_table, &m);
-		if ((ret = cb(ctx, &m)) != 0)
-			break;
-	}
-	sqlite3_finalize(s);
-	if (ret == 0 && rc != SQLITE_DONE)
-		return -EIO;
+	struct each e = { .cb.sample = cb, .ctx = ctx };
+	char *sql = table_select(&store_sample_table, "WHERE run_id = ? ORDER BY elapsed_ns");
+	int ret = each_row(st, sql, &id, 1, sample_row, &e);
+	free(sql);
 	return ret;
+}
+
+static int counter_row(void *ctx, sqlite3_stmt *s)
+{
+	const struct each *e = ctx;
+	const unsigned char *name = sqlite3_column_text(s, 1);
+	return e->cb.counter(e->ctx, sqlite3_column_int64(s, 0), name ? (const char *)name : "",
+			     sqlite3_column_int64(s, 2));
 }
 
 int store_each_counter(struct store *st, int64_t id, store_counter_cb cb, void *ctx)
 {
-	sqlite3_stmt *s;
-	if (prepare(st, "SELECT elapsed_ns, name, value FROM counter WHERE run_id = ?"
-			" ORDER BY elapsed_ns, name", &s) < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, id);
-	int rc, ret = 0;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const unsigned char *name = sqlite3_column_text(s, 1);
-		if ((ret = cb(ctx, sqlite3_column_int64(s, 0), name ? (const char *)name : "",
-			      sqlite3_column_int64(s, 2))) != 0)
-			break;
-	}
-	sqlite3_finalize(s);
-	if (ret == 0 && rc != SQLITE_DONE)
-		return -EIO;
-	return ret;
+	struct each e = { .cb.counter = cb, .ctx = ctx };
+	return each_row(st, "SELECT elapsed_ns, name, value FROM counter WHERE run_id = ?"
+			" ORDER BY elapsed_ns, name", &id, 1, counter_row, &e);
+}
+
+static int gpu_row(void *ctx, sqlite3_stmt *s)
+{
+	const struct each *e = ctx;
+	struct gpu_figures g;
+	memset(&g, 0, sizeof(g));
+	g.device = (unsigned)sqlite3_column_int64(s, 1);
+	g.target_known = sqlite3_column_type(s, 2) != SQLITE_NULL;
+	g.target_bytes = (uint64_t)sqlite3_column_int64(s, 2);
+	g.used_bytes = (uint64_t)sqlite3_column_int64(s, 3);
+	g.total_bytes = (uint64_t)sqlite3_column_int64(s, 4);
+	return e->cb.gpu(e->ctx, sqlite3_column_int64(s, 0), &g);
 }
 
 int store_each_gpu(struct store *st, int64_t id, store_gpu_cb cb, void *ctx)
 {
-	sqlite3_stmt *s;
-	if (prepare(st, "SELECT elapsed_ns, device, target_bytes, used_bytes, total_bytes FROM gpu"
-			" WHERE run_id = ? ORDER BY elapsed_ns, device", &s) < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, id);
-	int rc, ret = 0;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		struct gpu_figures g;
-		g.device = (unsigned)sqlite3_column_int64(s, 1);
-		g.target_known = sqlite3_column_type(s, 2) != SQLITE_NULL;
-		g.target_bytes = (uint64_t)sqlite3_column_int64(s, 2);
-		g.used_bytes = (uint64_t)sqlite3_column_int64(s, 3);
-		g.total_bytes = (uint64_t)sqlite3_column_int64(s, 4);
-		if ((ret = cb(ctx, sqlite3_column_int64(s, 0), &g)) != 0)
-			break;
-	}
-	sqlite3_finalize(s);
-	if (ret == 0 && rc != SQLITE_DONE)
-		return -EIO;
-	return ret;
+	struct each e = { .cb.gpu = cb, .ctx = ctx };
+	return each_row(st, "SELECT elapsed_ns, device, target_bytes, used_bytes, total_bytes"
+			" FROM gpu WHERE run_id = ? ORDER BY elapsed_ns, device", &id, 1, gpu_row,
+			&e);
 }
 
-static void col_copy(sqlite3_stmt *s, int i, char *out, size_t n)
+static int proc_row(void *ctx, sqlite3_stmt *s)
 {
-	const unsigned char *t = sqlite3_column_text(s, i);
-	strlcpy_rsw(out, t ? (const char *)t : "", n);
+	const struct each *e = ctx;
+	struct proc_figures f;
+	memset(&f, 0, sizeof(f));
+	columns_load(s, 1, &store_proc_sample_table, &f);
+	return e->cb.proc(e->ctx, sqlite3_column_int64(s, 0), &f);
 }
 
 /* The rows of the view proc_at_sample for one run. The view finds each member's row
@@ -753,7 +818,7 @@ static void col_copy(sqlite3_stmt *s, int i, char *out, size_t n)
  * row (lead()), and the samples in that range come from the sample table's key. */
 int store_each_proc_at_sample(struct store *st, int64_t id, store_proc_cb cb, void *ctx)
 {
-	sqlite3_stmt *s;
+	struct each e = { .cb.proc = cb, .ctx = ctx };
 	struct buf sql = { 0 };
 	buf_puts(&sql, "WITH p AS (SELECT elapsed_ns, ");
 	columns_list(&sql, &store_proc_sample_table, "");
@@ -764,51 +829,35 @@ int store_each_proc_at_sample(struct store *st, int64_t id, store_proc_cb cb, vo
 	buf_puts(&sql, " FROM p JOIN sample s ON s.run_id = ?1 AND"
 		       " s.elapsed_ns >= p.elapsed_ns AND s.elapsed_ns < p.until"
 		       " WHERE p.gone = 0 ORDER BY s.elapsed_ns, p.pid");
-	int pe = prepare(st, buf_str(&sql), &s);
+	int ret = each_row(st, buf_str(&sql), &id, 1, proc_row, &e);
 	buf_release(&sql);
-	if (pe < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, id);
-	int rc, ret = 0;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		struct proc_figures f;
-		memset(&f, 0, sizeof(f));
-		columns_load(s, 1, &store_proc_sample_table, &f);
-		if ((ret = cb(ctx, sqlite3_column_int64(s, 0), &f)) != 0)
-			break;
-	}
-	sqlite3_finalize(s);
-	if (ret == 0 && rc != SQLITE_DONE)
-		return -EIO;
 	return ret;
 }
 
+static void load_event(sqlite3_stmt *s, void *row)
+{
+	struct event *e = row;
+	e->t = sqlite3_column_int64(s, 0);
+	col_copy(s, 1, e->kind, sizeof(e->kind));
+	e->pid = (pid_t)sqlite3_column_int64(s, 2);
+	e->detail = col_text(s, 3);
+}
+
+static void release_event(void *row)
+{
+	free(((struct event *)row)->detail);
+}
+
+static const struct row_kind event_rows = { sizeof(struct event), load_event, release_event };
+
 int store_events(struct store *st, int64_t id, struct event **out, size_t *n)
 {
-	sqlite3_stmt *s;
-	if (prepare(st, "SELECT t, kind, pid, detail FROM event WHERE run_id = ? ORDER BY t, rowid", &s) < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, id);
-	struct event *ev = NULL;
-	size_t cnt = 0, cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		ev = xgrow(ev, cnt, &cap, sizeof(*ev));
-		struct event *e = &ev[cnt++];
-		e->t = sqlite3_column_int64(s, 0);
-		const unsigned char *k = sqlite3_column_text(s, 1);
-		strlcpy_rsw(e->kind, k ? (const char *)k : "", sizeof(e->kind));
-		e->pid = (pid_t)sqlite3_column_int64(s, 2);
-		e->detail = col_text(s, 3);
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		store_free_events(ev, cnt);
-		return -EIO;
-	}
-	*out = ev;
-	*n = cnt;
-	return 0;
+	void *rows;
+	int e = gather(st, "SELECT t, kind, pid, detail FROM event WHERE run_id = ?"
+		       " ORDER BY t, rowid", &id, 1, &event_rows, &rows, n);
+	if (e == 0)
+		*out = rows;
+	return e;
 }
 
 void store_free_events(struct event *ev, size_t n)
@@ -818,91 +867,73 @@ void store_free_events(struct event *ev, size_t n)
 	free(ev);
 }
 
+static void load_kill(sqlite3_stmt *s, void *row)
+{
+	struct oom_kill *o = row;
+	o->t = sqlite3_column_int64(s, 0);
+	o->pid = (pid_t)sqlite3_column_int64(s, 1);
+	col_copy(s, 2, o->comm, sizeof(o->comm));
+	o->anon_rss = (uint64_t)sqlite3_column_int64(s, 3);
+	o->file_rss = (uint64_t)sqlite3_column_int64(s, 4);
+	o->shmem_rss = (uint64_t)sqlite3_column_int64(s, 5);
+	o->total_vm = (uint64_t)sqlite3_column_int64(s, 6);
+	col_copy(s, 7, o->memcg, sizeof(o->memcg));
+}
+
+static const struct row_kind kill_rows = { sizeof(struct oom_kill), load_kill, NULL };
+
 int store_oom_kills(struct store *st, int64_t id, struct oom_kill **out, size_t *n)
 {
-	sqlite3_stmt *s;
-	if (prepare(st, "SELECT t, pid, comm, anon_rss, file_rss, shmem_rss, total_vm, memcg"
-			" FROM oom_kill WHERE run_id = ? ORDER BY t, rowid", &s) < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, id);
-	struct oom_kill *k = NULL;
-	size_t cnt = 0, cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		k = xgrow(k, cnt, &cap, sizeof(*k));
-		struct oom_kill *o = &k[cnt++];
-		o->t = sqlite3_column_int64(s, 0);
-		o->pid = (pid_t)sqlite3_column_int64(s, 1);
-		col_copy(s, 2, o->comm, sizeof(o->comm));
-		o->anon_rss = (uint64_t)sqlite3_column_int64(s, 3);
-		o->file_rss = (uint64_t)sqlite3_column_int64(s, 4);
-		o->shmem_rss = (uint64_t)sqlite3_column_int64(s, 5);
-		o->total_vm = (uint64_t)sqlite3_column_int64(s, 6);
-		col_copy(s, 7, o->memcg, sizeof(o->memcg));
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		free(k);
-		return -EIO;
-	}
-	*out = k;
-	*n = cnt;
-	return 0;
+	void *rows;
+	int e = gather(st, "SELECT t, pid, comm, anon_rss, file_rss, shmem_rss, total_vm, memcg"
+		       " FROM oom_kill WHERE run_id = ? ORDER BY t, rowid", &id, 1, &kill_rows,
+		       &rows, n);
+	if (e == 0)
+		*out = rows;
+	return e;
 }
+
+static void load_process(sqlite3_stmt *s, void *row)
+{
+	columns_load(s, 0, &store_process_table, row);
+}
+
+static const struct row_kind process_rows = { sizeof(struct proc_summary), load_process, NULL };
 
 int store_processes(struct store *st, int64_t id, struct proc_summary **out, size_t *n)
 {
-	sqlite3_stmt *s;
-	struct buf sql = { 0 };
-	buf_puts(&sql, "SELECT ");
-	columns_list(&sql, &store_process_table, "");
-	buf_puts(&sql, " FROM process WHERE run_id = ? ORDER BY peak_rss DESC, first_ns, pid");
-	int pe = prepare(st, buf_str(&sql), &s);
-	buf_release(&sql);
-	if (pe < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, id);
-	struct proc_summary *p = NULL;
-	size_t cnt = 0, cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		p = xgrow(p, cnt, &cap, sizeof(*p));
-		memset(&p[cnt], 0, sizeof(p[cnt]));
-		columns_load(s, 0, &store_process_table, &p[cnt++]);
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		free(p);
-		return -EIO;
-	}
-	*out = p;
-	*n = cnt;
-	return 0;
+	char *sql = table_select(&store_process_table,
+				 "WHERE run_id = ? ORDER BY peak_rss DESC, first_ns, pid");
+	void *rows;
+	int e = gather(st, sql, &id, 1, &process_rows, &rows, n);
+	free(sql);
+	if (e == 0)
+		*out = rows;
+	return e;
 }
+
+static void load_mark(sqlite3_stmt *s, void *row)
+{
+	struct mark *m = row;
+	m->t = sqlite3_column_int64(s, 0);
+	m->label = col_text(s, 1);
+}
+
+static void release_mark(void *row)
+{
+	free(((struct mark *)row)->label);
+}
+
+static const struct row_kind mark_rows = { sizeof(struct mark), load_mark, release_mark };
 
 int store_marks(struct store *st, int64_t id, struct mark **out, size_t *n)
 {
-	sqlite3_stmt *s;
-	if (prepare(st, "SELECT t, label FROM mark WHERE run_id = ? ORDER BY t, rowid", &s) < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, id);
-	struct mark *m = NULL;
-	size_t cnt = 0, cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		m = xgrow(m, cnt, &cap, sizeof(*m));
-		m[cnt].t = sqlite3_column_int64(s, 0);
-		m[cnt].label = col_text(s, 1);
-		cnt++;
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		store_free_marks(m, cnt);
-		return -EIO;
-	}
-	*out = m;
-	*n = cnt;
-	return 0;
+	void *rows;
+	int e = gather(st, "SELECT t, label FROM mark WHERE run_id = ? ORDER BY t, rowid", &id, 1,
+		       &mark_rows, &rows, n);
+	if (e == 0)
+		*out = rows;
+	return e;
 }
 
 void store_free_marks(struct mark *m, size_t n)
