@@ -1,3 +1,6 @@
+/* Opening the run database (the checks that keep another user from choosing what it is,
+ * SQLite's handle on it, the schema checked or migrated by schema.c, in a child process for
+ * STORE_SMALL), closing it, and reading runs. */
 #include "store/store.h"
 #include "store/store_int.h"
 #include "base/buf.h"
@@ -19,283 +22,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Migrations: schema step i brings user_version from i to i + 1. Append, never edit. */
-const char *const store_migrations[] = {
-	/* 1: runs, samples, events, marks */
-	"CREATE TABLE run ("
-	"  id INTEGER PRIMARY KEY,"
-	"  label TEXT NOT NULL DEFAULT '',"
-	"  host TEXT NOT NULL DEFAULT '',"
-	"  kernel TEXT NOT NULL DEFAULT '',"
-	"  target TEXT NOT NULL DEFAULT '',"
-	"  mode TEXT NOT NULL DEFAULT '',"
-	"  pid INTEGER NOT NULL DEFAULT 0,"
-	"  started_at INTEGER NOT NULL,"
-	"  ended_at INTEGER,"
-	"  last_at INTEGER,"
-	"  interval_ns INTEGER NOT NULL,"
-	"  samples INTEGER NOT NULL DEFAULT 0,"
-	"  outcome TEXT NOT NULL,"
-	"  exit_code INTEGER,"
-	"  signal INTEGER,"
-	"  peak_rss INTEGER NOT NULL DEFAULT 0,"
-	"  peak_rss_at INTEGER,"
-	"  peak_gpu INTEGER,"
-	"  peak_gpu_at INTEGER,"
-	"  sum_rss REAL NOT NULL DEFAULT 0,"
-	"  last_rss INTEGER NOT NULL DEFAULT 0,"
-	"  mem_total INTEGER NOT NULL DEFAULT 0,"
-	"  recorder_pid INTEGER NOT NULL DEFAULT 0,"
-	"  recorder_start INTEGER NOT NULL DEFAULT 0,"
-	"  boot_id TEXT NOT NULL DEFAULT ''"
-	");"
-	"CREATE TABLE sample ("
-	"  run_id INTEGER NOT NULL,"
-	"  elapsed_ns INTEGER NOT NULL,"
-	"  rss INTEGER NOT NULL, hwm INTEGER NOT NULL, anon INTEGER NOT NULL,"
-	"  file INTEGER NOT NULL, shmem INTEGER NOT NULL, swap INTEGER NOT NULL,"
-	"  threads INTEGER NOT NULL, mem_available INTEGER NOT NULL,"
-	"  pss INTEGER, uss INTEGER, cgroup INTEGER, gpu INTEGER,"
-	"  PRIMARY KEY (run_id, elapsed_ns)"
-	") WITHOUT ROWID;"
-	"CREATE TABLE event ("
-	"  run_id INTEGER NOT NULL, t INTEGER NOT NULL, kind TEXT NOT NULL,"
-	"  pid INTEGER NOT NULL DEFAULT 0, detail TEXT NOT NULL DEFAULT '');"
-	"CREATE INDEX event_run ON event (run_id, t);"
-	"CREATE TABLE mark ("
-	"  run_id INTEGER NOT NULL, t INTEGER NOT NULL, label TEXT NOT NULL);"
-	"CREATE INDEX mark_run ON mark (run_id, t);",
-	/* 2: application counters (stored when they change) and per-device GPU figures */
-	"CREATE TABLE counter ("
-	"  run_id INTEGER NOT NULL, elapsed_ns INTEGER NOT NULL, name TEXT NOT NULL,"
-	"  value INTEGER NOT NULL, PRIMARY KEY (run_id, name, elapsed_ns)) WITHOUT ROWID;"
-	"CREATE TABLE gpu ("
-	"  run_id INTEGER NOT NULL, elapsed_ns INTEGER NOT NULL, device INTEGER NOT NULL,"
-	"  target_bytes INTEGER, used_bytes INTEGER NOT NULL, total_bytes INTEGER NOT NULL,"
-	"  PRIMARY KEY (run_id, elapsed_ns, device)) WITHOUT ROWID;",
-	/* 3: why the target died (OOM evidence), the memory cgroup recorded or made, and
-	 * the cgroup's peak per sample */
-	"ALTER TABLE run ADD COLUMN oom_at INTEGER;"
-	"ALTER TABLE run ADD COLUMN oom_anon_rss INTEGER;"
-	"ALTER TABLE run ADD COLUMN oom_memcg TEXT NOT NULL DEFAULT '';"
-	"ALTER TABLE run ADD COLUMN outcome_note TEXT NOT NULL DEFAULT '';"
-	"ALTER TABLE run ADD COLUMN cgroup TEXT NOT NULL DEFAULT '';"
-	"ALTER TABLE run ADD COLUMN cgroup_limit INTEGER;"
-	"ALTER TABLE run ADD COLUMN peak_cgroup INTEGER;"
-	"ALTER TABLE run ADD COLUMN peak_cgroup_at INTEGER;"
-	"ALTER TABLE sample ADD COLUMN cgroup_peak INTEGER;",
-	/* 4: process sets (--tree, -g): one row per member per sample; the sample row
-	 * holds the totals. run.tree marks a run over a tree of processes. */
-	"CREATE TABLE proc_sample ("
-	"  run_id INTEGER NOT NULL, elapsed_ns INTEGER NOT NULL, pid INTEGER NOT NULL,"
-	"  ppid INTEGER NOT NULL, comm TEXT NOT NULL, rss INTEGER NOT NULL,"
-	"  anon INTEGER NOT NULL, file INTEGER NOT NULL, shmem INTEGER NOT NULL,"
-	"  swap INTEGER NOT NULL, PRIMARY KEY (run_id, elapsed_ns, pid)) WITHOUT ROWID;"
-	"ALTER TABLE run ADD COLUMN tree INTEGER NOT NULL DEFAULT 0;",
-	/* 5: memory pressure (PSI) per sample: the host's, and the v2 cgroup's where there
-	 * is one; avg10 as REAL percent, totals in microseconds; NULL when absent */
-	"ALTER TABLE sample ADD COLUMN psi_some_avg10 REAL;"
-	"ALTER TABLE sample ADD COLUMN psi_full_avg10 REAL;"
-	"ALTER TABLE sample ADD COLUMN psi_some_total_us INTEGER;"
-	"ALTER TABLE sample ADD COLUMN psi_full_total_us INTEGER;"
-	"ALTER TABLE sample ADD COLUMN cg_psi_some_avg10 REAL;"
-	"ALTER TABLE sample ADD COLUMN cg_psi_full_avg10 REAL;"
-	"ALTER TABLE sample ADD COLUMN cg_psi_some_total_us INTEGER;"
-	"ALTER TABLE sample ADD COLUMN cg_psi_full_total_us INTEGER;",
-	/* 6: --pss: SwapPss and the time each smaps_rollup read took, per sample (NULL
-	 * where none was read); run.pss_interval_ns, 0 when PSS was not asked for */
-	"ALTER TABLE sample ADD COLUMN swap_pss INTEGER;"
-	"ALTER TABLE sample ADD COLUMN pss_read_us INTEGER;"
-	"ALTER TABLE run ADD COLUMN pss_interval_ns INTEGER NOT NULL DEFAULT 0;",
-	/* 7: a member's row is stored when its figures change, and a row with gone = 1 when
-	 * it leaves the set; proc_at_sample gives every member's figures at every sample
-	 * (its last row at or before it), as one row per member per sample did before */
-	"ALTER TABLE proc_sample ADD COLUMN gone INTEGER NOT NULL DEFAULT 0;"
-	"CREATE INDEX proc_sample_pid ON proc_sample (run_id, pid, elapsed_ns);"
-	"CREATE VIEW proc_at_sample AS"
-	" SELECT s.run_id AS run_id, s.elapsed_ns AS elapsed_ns, p.pid AS pid, p.ppid AS ppid,"
-	"  p.comm AS comm, p.rss AS rss, p.anon AS anon, p.file AS file, p.shmem AS shmem,"
-	"  p.swap AS swap"
-	" FROM sample s JOIN proc_sample p ON p.run_id = s.run_id AND p.elapsed_ns ="
-	"  (SELECT max(q.elapsed_ns) FROM proc_sample q"
-	"   WHERE q.run_id = s.run_id AND q.pid = p.pid AND q.elapsed_ns <= s.elapsed_ns)"
-	" WHERE p.gone = 0;",
-	/* 8: the run's own peak and where it came from; the attached target's VmHWM before
-	 * the recording (hwm_before, NULL when launched); OOM kills during the run, each in
-	 * oom_kill with the kernel's figures; the largest single process; one row per
-	 * process of the run in process (its exact peak where an exit record gave it) */
-	"ALTER TABLE run ADD COLUMN hwm_before INTEGER;"
-	"ALTER TABLE run ADD COLUMN oom_kills INTEGER NOT NULL DEFAULT 0;"
-	"ALTER TABLE run ADD COLUMN peak_source TEXT NOT NULL DEFAULT '';"
-	"ALTER TABLE run ADD COLUMN peak_process_rss INTEGER;"
-	"ALTER TABLE run ADD COLUMN peak_process_pid INTEGER;"
-	"ALTER TABLE run ADD COLUMN peak_process_comm TEXT NOT NULL DEFAULT '';"
-	"ALTER TABLE run ADD COLUMN exit_records INTEGER NOT NULL DEFAULT 0;"
-	"ALTER TABLE run ADD COLUMN peak_cgroup_exact INTEGER NOT NULL DEFAULT 0;"
-	"CREATE TABLE oom_kill ("
-	"  run_id INTEGER NOT NULL, t INTEGER NOT NULL, pid INTEGER NOT NULL,"
-	"  comm TEXT NOT NULL, anon_rss INTEGER, file_rss INTEGER, shmem_rss INTEGER,"
-	"  total_vm INTEGER, memcg TEXT NOT NULL DEFAULT '');"
-	"CREATE INDEX oom_kill_run ON oom_kill (run_id, t);"
-	"CREATE TABLE process ("
-	"  run_id INTEGER NOT NULL, pid INTEGER NOT NULL, ppid INTEGER NOT NULL,"
-	"  comm TEXT NOT NULL, first_ns INTEGER NOT NULL, end_ns INTEGER,"
-	"  peak_rss INTEGER NOT NULL, peak_source TEXT NOT NULL, hwm_before INTEGER,"
-	"  ended TEXT NOT NULL, exit_code INTEGER, signal INTEGER,"
-	"  PRIMARY KEY (run_id, pid, first_ns)) WITHOUT ROWID;",
-	/* 9: run parameters (record --param KEY=VALUE): the text as given, and num, the
-	 * value as a number when the whole text is one (NULL otherwise) */
-	"CREATE TABLE run_param ("
-	"  run_id INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, num REAL,"
-	"  PRIMARY KEY (run_id, key)) WITHOUT ROWID;"
-	"CREATE INDEX run_param_key ON run_param (key, value);",
-	/* 10: the smallest time to exhaustion projected while recording (NULL: none), when
-	 * it was projected, and toward which limit ('cgroup' or 'host') */
-	"ALTER TABLE run ADD COLUMN min_eta_ns INTEGER;"
-	"ALTER TABLE run ADD COLUMN min_eta_at INTEGER;"
-	"ALTER TABLE run ADD COLUMN min_eta_limit TEXT NOT NULL DEFAULT '';",
-	/* 11: context with each sample, cumulative counters as read (NULL: not read):
-	 * CPU time in user and kernel mode (ns), minor and major page faults, bytes read
-	 * from and written to storage (/proc/PID/io; NULL where not permitted). Over a
-	 * set, sums over its members, those that left included. */
-	"ALTER TABLE sample ADD COLUMN cpu_user_ns INTEGER;"
-	"ALTER TABLE sample ADD COLUMN cpu_sys_ns INTEGER;"
-	"ALTER TABLE sample ADD COLUMN minflt INTEGER;"
-	"ALTER TABLE sample ADD COLUMN majflt INTEGER;"
-	"ALTER TABLE sample ADD COLUMN read_bytes INTEGER;"
-	"ALTER TABLE sample ADD COLUMN write_bytes INTEGER;",
-	/* 12: retention (gc, record --keep/--max-db): one row per run whose series it
-	 * thinned: points, the most sample rows it keeps (1000, 100; 0: its series removed,
-	 * its summary, marks and events kept); bucket_ns, the width of the buckets each
-	 * kept as its maximum (0 with points 0); rows_before, its sample rows before the
-	 * first thinning; t, when (CLOCK_REALTIME ns) */
-	"CREATE TABLE run_gc ("
-	"  run_id INTEGER PRIMARY KEY, points INTEGER NOT NULL, bucket_ns INTEGER NOT NULL,"
-	"  rows_before INTEGER NOT NULL, t INTEGER NOT NULL);",
-	/* 13: record --follow: the series of a followed service's runs (the id of its
-	 * first run; NULL: not followed) */
-	"ALTER TABLE run ADD COLUMN series INTEGER;"
-	"CREATE INDEX run_series ON run (series, id);",
-	/* 14: each process's own context totals over its life, at the end of the run (its
-	 * exit records, else its last read): CPU time in user and kernel mode (ns), minor
-	 * and major page faults, bytes read from and written to storage. NULL: not known
-	 * (and for every process of a run recorded before this step). */
-	"ALTER TABLE process ADD COLUMN cpu_user_ns INTEGER;"
-	"ALTER TABLE process ADD COLUMN cpu_sys_ns INTEGER;"
-	"ALTER TABLE process ADD COLUMN minflt INTEGER;"
-	"ALTER TABLE process ADD COLUMN majflt INTEGER;"
-	"ALTER TABLE process ADD COLUMN read_bytes INTEGER;"
-	"ALTER TABLE process ADD COLUMN write_bytes INTEGER;",
-	/* 15: a recorded cgroup's own peak when the recording began (-g on cgroup v1, or
-	 * v2 without a private reset): the kernel's all-time figure, history rather than
-	 * the run's. NULL: none, or the peak covers the run only. */
-	"ALTER TABLE run ADD COLUMN cgroup_peak_before INTEGER;",
-};
-#define SCHEMA_VERSION ((int)ARRAY_SIZE(store_migrations))
-const int store_schema_version = SCHEMA_VERSION;
-
 static int on_readonly_fs(const char *path)
 {
 	struct statvfs sv;
 	return statvfs(path, &sv) == 0 && (sv.f_flag & ST_RDONLY);
-}
-
-static int pragma_int(sqlite3 *db, const char *sql, int *out)
-{
-	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return rc;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*out = sqlite3_column_int(st, 0);
-		rc = SQLITE_OK;
-	}
-	sqlite3_finalize(st);
-	return rc;
-}
-
-/* Brings the schema up to date; on failure writes SQLite's reason into err (before
- * the ROLLBACK, which clears it). */
-static int migrate(sqlite3 *db, int from, char *err, size_t errlen)
-{
-	char sql[96];
-	if (exec_sql(db, "BEGIN IMMEDIATE") < 0) {
-		snprintf(err, errlen, "cannot set up the database: %s", sqlite3_errmsg(db));
-		return -EIO;
-	}
-	/* Another process may have migrated while we waited for the lock. */
-	int now = from;
-	if (pragma_int(db, "PRAGMA user_version", &now) != SQLITE_OK)
-		goto fail;
-	if (now < 0 || now > SCHEMA_VERSION) {	/* changed since check_schema looked */
-		snprintf(err, errlen, "database schema version %d is not one this rsswatch can "
-			 "upgrade", now);
-		exec_sql(db, "ROLLBACK");
-		return -EIO;
-	}
-	for (int v = now; v < SCHEMA_VERSION; v++)
-		if (exec_sql(db, store_migrations[v]) < 0)
-			goto fail;
-	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d", STORE_APPLICATION_ID);
-	if (exec_sql(db, sql) < 0)
-		goto fail;
-	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", SCHEMA_VERSION);
-	if (exec_sql(db, sql) < 0 || exec_sql(db, "COMMIT") < 0)
-		goto fail;
-	return 0;
-fail:
-	snprintf(err, errlen, "cannot set up the database: %s", sqlite3_errmsg(db));
-	exec_sql(db, "ROLLBACK");
-	return -EIO;
-}
-
-/* Checks that db is an rsswatch database of a schema we can use, migrating an older or
- * empty one when writing. */
-static int check_schema(sqlite3 *db, unsigned flags, char *err, size_t errlen)
-{
-	int version = 0, appid = 0, tables = 0;
-	int rc;
-	if ((rc = pragma_int(db, "PRAGMA user_version", &version)) != SQLITE_OK ||
-	    (rc = pragma_int(db, "PRAGMA application_id", &appid)) != SQLITE_OK ||
-	    (rc = pragma_int(db, "SELECT count(*) FROM sqlite_master", &tables)) != SQLITE_OK) {
-		if ((rc & 0xff) == SQLITE_NOTADB) {
-			snprintf(err, errlen, "not an rsswatch database");
-			return -EILSEQ;
-		}
-		snprintf(err, errlen, "cannot read the database: %s", sqlite3_errmsg(db));
-		return -EIO;
-	}
-	if (tables > 0 && appid != STORE_APPLICATION_ID) {
-		snprintf(err, errlen, "not an rsswatch database");
-		return -EILSEQ;
-	}
-	/* user_version indexes store_migrations[]: anything outside 0..SCHEMA_VERSION
-	 * is refused before it is used. Nothing rsswatch writes is negative. */
-	if (version < 0) {
-		snprintf(err, errlen, "database is corrupt: its schema version (PRAGMA "
-			 "user_version) is %d, below 0", version);
-		return -EILSEQ;
-	}
-	if (version > SCHEMA_VERSION) {
-		snprintf(err, errlen,
-			 "database schema version %d is newer than this rsswatch knows (%d); "
-			 "upgrade rsswatch", version, SCHEMA_VERSION);
-		return -EPROTONOSUPPORT;
-	}
-	if (version < SCHEMA_VERSION) {
-		if (flags & STORE_READONLY) {
-			if (tables == 0) {
-				snprintf(err, errlen, "no runs recorded yet");
-				return -ENOENT;
-			}
-			snprintf(err, errlen, "database needs an upgrade; open it once for writing");
-			return -ESTALE;
-		}
-		if (migrate(db, version, err, errlen) < 0)
-			return -EIO;
-	}
-	return 0;
 }
 
 /* Internal: a read-only open that must not upgrade the schema (it just did), and one
@@ -556,23 +286,6 @@ static int writer_pragmas(sqlite3 *db, const char *path, char *err, size_t errle
 	return 0;
 }
 
-/* Whether the database at path may need its schema made or upgraded: it is empty, or the
- * user_version in its header (4 bytes, big-endian, at offset 60) is older than ours.
- * A header whose last commit is still in the WAL may read older: a needless check,
- * never a missed one. */
-static int may_need_migration(const char *path)
-{
-	unsigned char v[4];
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? pread(fd, v, sizeof(v), 60) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n != (ssize_t)sizeof(v))
-		return 1;
-	uint32_t version = (uint32_t)v[0] << 24 | (uint32_t)v[1] << 16 | (uint32_t)v[2] << 8 | v[3];
-	return version < (uint32_t)SCHEMA_VERSION;
-}
-
 /* Whether this process runs one thread only: /proc/self/task holds "." and ".." and
  * one entry per thread. Unknown counts as more. */
 static int single_threaded(void)
@@ -595,14 +308,14 @@ static int single_threaded(void)
  * (the header is read through a descriptor of its own). */
 static void migrate_apart(const char *path, const char *real, unsigned flags, int fd)
 {
-	if (!may_need_migration(real) || !single_threaded())
+	if (!store_schema_may_need_migration(real) || !single_threaded())
 		return;
 	pid_t pid = fork();
 	if (pid == 0) {
 		char err[256];
 		sqlite3 *db = NULL;
 		int ok = open_sqlite(path, real, &flags, fd, &db, err, sizeof(err)) == 0 &&
-			 check_schema(db, flags, err, sizeof(err)) == 0;
+			 store_schema_check(db, flags, err, sizeof(err)) == 0;
 		sqlite3_close(db);
 		_exit(ok ? 0 : 1);
 	}
@@ -635,7 +348,7 @@ int store_open(const char *path, unsigned flags, struct store **out, char *err, 
 		free(real);
 		return r;
 	}
-	r = check_schema(db, flags, err, errlen);
+	r = store_schema_check(db, flags, err, errlen);
 	int ec = sqlite3_errcode(db);
 	int no_wal = readable_without_wal(real);
 	free(real);
@@ -709,8 +422,84 @@ static void rollback(struct store *st)
 	exec_sql(st->db, "ROLLBACK");
 }
 
-
 /* --- reading --- */
+
+/* A reader's decoder of one result row: 0 to go on to the next row, non-zero to stop
+ * there. */
+typedef int (*row_fn)(void *ctx, sqlite3_stmt *s);
+
+/* The loop of every reader: prepares sql, binds args[0..nargs) to its parameters ?1,
+ * ?2, ..., hands each result row to row, and finalizes. Returns 0 once every row was
+ * read, row's non-zero value where it stopped, or -EIO when sql could not be prepared
+ * or a step failed. */
+static int each_row(struct store *st, const char *sql, const int64_t *args, int nargs,
+		    row_fn row, void *ctx)
+{
+	sqlite3_stmt *s;
+	if (prepare(st, sql, &s) < 0)
+		return -EIO;
+	for (int i = 0; i < nargs; i++)
+		sqlite3_bind_int64(s, i + 1, args[i]);
+	int rc, ret = 0;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		if ((ret = row(ctx, s)) != 0)
+			break;
+	sqlite3_finalize(s);
+	if (ret == 0 && rc != SQLITE_DONE)
+		return -EIO;
+	return ret;
+}
+
+/* A row that a reader returns in an array: its size, its decoder (into a zeroed row),
+ * and what frees the strings a row owns (NULL: none). */
+struct row_kind {
+	size_t size;
+	void (*load)(sqlite3_stmt *s, void *row);
+	void (*release)(void *row);
+};
+
+struct gathered {
+	const struct row_kind *k;
+	char *rows;
+	size_t n, cap;
+};
+
+static int gather_row(void *ctx, sqlite3_stmt *s)
+{
+	struct gathered *g = ctx;
+	g->rows = xgrow(g->rows, g->n, &g->cap, g->k->size);
+	void *row = g->rows + g->n * g->k->size;
+	memset(row, 0, g->k->size);
+	g->k->load(s, row);
+	g->n++;
+	return 0;
+}
+
+/* Every row of sql (its parameters bound as each_row binds them) in an array of k's
+ * rows: *out, freed with free() after k's release of each row, and *n, written only on
+ * success. Returns 0 or -EIO, with nothing left allocated. */
+static int gather(struct store *st, const char *sql, const int64_t *args, int nargs,
+		  const struct row_kind *k, void **out, size_t *n)
+{
+	struct gathered g = { k, NULL, 0, 0 };
+	int e = each_row(st, sql, args, nargs, gather_row, &g);
+	if (e < 0) {
+		for (size_t i = 0; k->release && i < g.n; i++)
+			k->release(g.rows + i * k->size);
+		free(g.rows);
+		return e;
+	}
+	*out = g.rows;
+	*n = g.n;
+	return 0;
+}
+
+static int stop_at_row(void *ctx, sqlite3_stmt *s)
+{
+	(void)ctx;
+	(void)s;
+	return 1;
+}
 
 static char *col_text(sqlite3_stmt *s, int i)
 {
@@ -718,21 +507,19 @@ static char *col_text(sqlite3_stmt *s, int i)
 	return xstrdup(t ? (const char *)t : "");
 }
 
-static void col_copy(sqlite3_stmt *s, int i, char *out, size_t n);
-
-static void load_run(sqlite3_stmt *s, struct run *r)
+static void col_copy(sqlite3_stmt *s, int i, char *out, size_t n)
 {
-	memset(r, 0, sizeof(*r));
-	columns_load(s, 0, &store_run_table, r);
+	const unsigned char *t = sqlite3_column_text(s, i);
+	strlcpy_rsw(out, t ? (const char *)t : "", n);
 }
 
-/* "SELECT <every run column> FROM run " followed by rest. */
-static char *run_select(const char *rest)
+/* "SELECT <every column of t> FROM <t's table> " followed by rest. */
+static char *table_select(const struct store_table *t, const char *rest)
 {
 	struct buf b = { 0 };
 	buf_puts(&b, "SELECT ");
-	columns_list(&b, &store_run_table, "");
-	buf_printf(&b, " FROM run %s", rest);
+	columns_list(&b, t, "");
+	buf_printf(&b, " FROM %s %s", t->name, rest);
 	return b.p;
 }
 
@@ -750,33 +537,62 @@ static void settle_outcome(const struct store *st, struct run *r)
 	r->ended_at = r->last_at ? r->last_at : r->started_at;
 }
 
+static void load_run(sqlite3_stmt *s, void *row)
+{
+	columns_load(s, 0, &store_run_table, row);
+}
+
+static void release_run(void *row)
+{
+	run_release(row);
+}
+
+static const struct row_kind run_rows = { sizeof(struct run), load_run, release_run };
+
+/* The runs of "SELECT <every run column> FROM run <rest>", read as store_set_alive()
+ * says, without their parameters. */
+static int select_runs(struct store *st, const char *rest, const int64_t *args, int nargs,
+		       struct run **out, size_t *n)
+{
+	char *sql = table_select(&store_run_table, rest);
+	void *rows;
+	int e = gather(st, sql, args, nargs, &run_rows, &rows, n);
+	free(sql);
+	if (e < 0)
+		return e;
+	struct run *runs = rows;
+	for (size_t i = 0; i < *n; i++)
+		settle_outcome(st, &runs[i]);
+	*out = runs;
+	return 0;
+}
+
+static void load_param(sqlite3_stmt *s, void *row)
+{
+	struct run_param *q = row;
+	col_copy(s, 0, q->key, sizeof(q->key));
+	q->value = col_text(s, 1);
+	q->is_num = sqlite3_column_type(s, 2) != SQLITE_NULL;
+	q->num = q->is_num ? sqlite3_column_double(s, 2) : 0;
+}
+
+static void release_param(void *row)
+{
+	free(((struct run_param *)row)->value);
+}
+
+static const struct row_kind param_rows = { sizeof(struct run_param), load_param,
+					    release_param };
+
 /* Reads the run's parameters into r->params, sorted by key. */
 static int load_params(struct store *st, struct run *r)
 {
-	sqlite3_stmt *s;
-	if (prepare(st, "SELECT key, value, num FROM run_param WHERE run_id = ? ORDER BY key",
-		    &s) < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, r->id);
-	struct run_param *p = NULL;
-	size_t cnt = 0, cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		p = xgrow(p, cnt, &cap, sizeof(*p));
-		struct run_param *q = &p[cnt++];
-		col_copy(s, 0, q->key, sizeof(q->key));
-		q->value = col_text(s, 1);
-		q->is_num = sqlite3_column_type(s, 2) != SQLITE_NULL;
-		q->num = q->is_num ? sqlite3_column_double(s, 2) : 0;
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		run_params_free(p, cnt);
-		return -EIO;
-	}
-	r->params = p;
-	r->nparams = cnt;
-	return 0;
+	void *p;
+	int e = gather(st, "SELECT key, value, num FROM run_param WHERE run_id = ? ORDER BY key",
+		       &r->id, 1, &param_rows, &p, &r->nparams);
+	if (e == 0)
+		r->params = p;
+	return e;
 }
 
 int store_put_params(struct store *st, int64_t run_id, const struct run_param *p, size_t n)
@@ -806,35 +622,42 @@ fail:
 	return -EIO;
 }
 
+
+/* Run ids, NULLs passed over (max(id) of no runs). */
+struct ids {
+	int64_t *p;
+	size_t n, cap;
+};
+
+static int id_row(void *ctx, sqlite3_stmt *s)
+{
+	struct ids *ids = ctx;
+	if (sqlite3_column_type(s, 0) == SQLITE_NULL)
+		return 0;
+	ids->p = xgrow(ids->p, ids->n, &ids->cap, sizeof(*ids->p));
+	ids->p[ids->n++] = sqlite3_column_int64(s, 0);
+	return 0;
+}
+
 int store_resolve_runs(struct store *st, const char *ref, int64_t **ids, size_t *n)
 {
 	struct run_ref r;
-	sqlite3_stmt *s;
 	if (run_ref_parse(ref, &r) < 0)
 		return -EINVAL;
 	const char *sql = r.series ?
 		"SELECT id FROM run WHERE series = ? ORDER BY id DESC LIMIT ?" :
 		r.id ? "SELECT id FROM run WHERE id = ?" : "SELECT max(id) FROM run";
-	if (r.count > INT64_MAX || prepare(st, sql, &s) < 0)
+	if (r.count > INT64_MAX)
 		return -EIO;
-	if (r.id)
-		sqlite3_bind_int64(s, 1, r.id);
-	if (r.series)
-		sqlite3_bind_int64(s, 2, (int64_t)r.count);
-	int64_t *out = NULL;
-	size_t cnt = 0;
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (sqlite3_column_type(s, 0) == SQLITE_NULL)
-			continue;	/* max(id) of no runs */
-		out = xrealloc(out, (cnt + 1) * sizeof(*out));
-		out[cnt++] = sqlite3_column_int64(s, 0);
+	int64_t args[2] = { r.id, (int64_t)r.count };
+	struct ids got = { NULL, 0, 0 };
+	int e = each_row(st, sql, args, r.series ? 2 : r.id ? 1 : 0, id_row, &got);
+	if (e < 0 || !got.n) {
+		free(got.p);
+		return e < 0 ? e : -ENOENT;
 	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE || !cnt) {
-		free(out);
-		return rc != SQLITE_DONE ? -EIO : -ENOENT;
-	}
+	int64_t *out = got.p;
+	size_t cnt = got.n;
 	for (size_t i = 0; i < cnt / 2; i++) {	/* oldest first */
 		int64_t t = out[i];
 		out[i] = out[cnt - 1 - i];
@@ -864,88 +687,44 @@ int store_resolve(struct store *st, const char *ref, int64_t *id)
 
 int store_series_runs(struct store *st, int64_t series, struct run **out, size_t *n)
 {
-	sqlite3_stmt *s;
-	char *sql = run_select("WHERE series = ? ORDER BY id");
-	int pe = prepare(st, sql, &s);
-	free(sql);
-	if (pe < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, series);
-	struct run *runs = NULL;
-	size_t cnt = 0;
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		runs = xrealloc(runs, (cnt + 1) * sizeof(*runs));
-		load_run(s, &runs[cnt]);
-		settle_outcome(st, &runs[cnt]);
-		cnt++;
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		store_free_runs(runs, cnt);
-		return -EIO;
-	}
-	*out = runs;
-	*n = cnt;
-	return 0;
+	return select_runs(st, "WHERE series = ? ORDER BY id", &series, 1, out, n);
 }
 
 int store_get_run(struct store *st, int64_t id, struct run *out)
 {
-	sqlite3_stmt *s;
-	char *sql = run_select("WHERE id = ?");
-	int pe = prepare(st, sql, &s);
-	free(sql);
-	if (pe < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, id);
-	int rc = sqlite3_step(s);
-	int e = rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : -EIO;
-	if (e == 0) {
-		load_run(s, out);
-		settle_outcome(st, out);
+	struct run *runs;
+	size_t cnt;
+	int e = select_runs(st, "WHERE id = ?", &id, 1, &runs, &cnt);
+	if (e < 0)
+		return e;
+	if (!cnt) {
+		free(runs);
+		return -ENOENT;
 	}
-	sqlite3_finalize(s);
-	if (e == 0 && (e = load_params(st, out)) < 0)
+	*out = runs[0];
+	free(runs);
+	if ((e = load_params(st, out)) < 0) {
 		run_release(out);
-	if (e == 0 && prepare(st, "SELECT 1 FROM event WHERE run_id = ? AND kind = 'peak_reset' "
-			      "LIMIT 1", &s) == 0) {
-		sqlite3_bind_int64(s, 1, id);
-		out->hwm_reset = sqlite3_step(s) == SQLITE_ROW;
-		sqlite3_finalize(s);
+		return e;
 	}
-	return e;
+	out->hwm_reset = each_row(st, "SELECT 1 FROM event WHERE run_id = ? AND"
+				  " kind = 'peak_reset' LIMIT 1", &id, 1, stop_at_row, NULL) == 1;
+	return 0;
 }
 
 int store_list_runs(struct store *st, size_t limit, struct run **out, size_t *n)
 {
-	sqlite3_stmt *s;
-	char *sql = run_select("ORDER BY id DESC LIMIT ?");
-	int pe = prepare(st, sql, &s);
-	free(sql);
-	if (pe < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, limit ? (int64_t)limit : -1);
-	struct run *runs = NULL;
-	size_t cnt = 0, cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 16;
-			runs = xrealloc(runs, cap * sizeof(*runs));
+	int64_t lim = limit ? (int64_t)limit : -1;
+	struct run *runs;
+	size_t cnt;
+	int e = select_runs(st, "ORDER BY id DESC LIMIT ?", &lim, 1, &runs, &cnt);
+	if (e < 0)
+		return e;
+	for (size_t i = 0; i < cnt; i++)
+		if (load_params(st, &runs[i]) < 0) {
+			store_free_runs(runs, cnt);
+			return -EIO;
 		}
-		load_run(s, &runs[cnt]);
-		settle_outcome(st, &runs[cnt]);
-		cnt++;
-	}
-	sqlite3_finalize(s);
-	for (size_t i = 0; rc == SQLITE_DONE && i < cnt; i++)
-		if (load_params(st, &runs[i]) < 0)
-			rc = SQLITE_ERROR;
-	if (rc != SQLITE_DONE) {
-		store_free_runs(runs, cnt);
-		return -EIO;
-	}
 	*out = runs;
 	*n = cnt;
 	return 0;
@@ -958,80 +737,79 @@ void store_free_runs(struct run *runs, size_t n)
 	free(runs);
 }
 
+/* A caller's callback and its context, for the readers that hand rows over one at a
+ * time (store_each_*). */
+struct each {
+	union {
+		store_sample_cb sample;
+		store_counter_cb counter;
+		store_gpu_cb gpu;
+		store_proc_cb proc;
+	} cb;
+	void *ctx;
+};
+
+static int sample_row(void *ctx, sqlite3_stmt *s)
+{
+	const struct each *e = ctx;
+	struct sample m;
+	memset(&m, 0, sizeof(m));
+	columns_load(s, 0, &store_sample_table, &m);
+	return e->cb.sample(e->ctx, &m);
+}
+
 int store_each_sample(struct store *st, int64_t id, store_sample_cb cb, void *ctx)
 {
-	sqlite3_stmt *s;
-	struct buf sql = { 0 };
-	buf_puts(&sql, "SELECT ");
-	columns_list(&sql, &store_sample_table, "");
-	buf_puts(&sql, " FROM sample WHERE run_id = ? ORDER BY elapsed_ns");
-	int pe = prepare(st, buf_str(&sql), &s);
-	buf_release(&sql);
-	if (pe < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, id);
-	int rc, ret = 0;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		struct sample m;
-		memset(&m, 0, sizeof(m));
-		columns_load(s, 0, &store_sample_table, &m);
-		if ((ret = cb(ctx, &m)) != 0)
-			break;
-	}
-	sqlite3_finalize(s);
-	if (ret == 0 && rc != SQLITE_DONE)
-		return -EIO;
+	struct each e = { .cb.sample = cb, .ctx = ctx };
+	char *sql = table_select(&store_sample_table, "WHERE run_id = ? ORDER BY elapsed_ns");
+	int ret = each_row(st, sql, &id, 1, sample_row, &e);
+	free(sql);
 	return ret;
+}
+
+static int counter_row(void *ctx, sqlite3_stmt *s)
+{
+	const struct each *e = ctx;
+	const unsigned char *name = sqlite3_column_text(s, 1);
+	return e->cb.counter(e->ctx, sqlite3_column_int64(s, 0), name ? (const char *)name : "",
+			     sqlite3_column_int64(s, 2));
 }
 
 int store_each_counter(struct store *st, int64_t id, store_counter_cb cb, void *ctx)
 {
-	sqlite3_stmt *s;
-	if (prepare(st, "SELECT elapsed_ns, name, value FROM counter WHERE run_id = ?"
-			" ORDER BY elapsed_ns, name", &s) < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, id);
-	int rc, ret = 0;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const unsigned char *name = sqlite3_column_text(s, 1);
-		if ((ret = cb(ctx, sqlite3_column_int64(s, 0), name ? (const char *)name : "",
-			      sqlite3_column_int64(s, 2))) != 0)
-			break;
-	}
-	sqlite3_finalize(s);
-	if (ret == 0 && rc != SQLITE_DONE)
-		return -EIO;
-	return ret;
+	struct each e = { .cb.counter = cb, .ctx = ctx };
+	return each_row(st, "SELECT elapsed_ns, name, value FROM counter WHERE run_id = ?"
+			" ORDER BY elapsed_ns, name", &id, 1, counter_row, &e);
+}
+
+static int gpu_row(void *ctx, sqlite3_stmt *s)
+{
+	const struct each *e = ctx;
+	struct gpu_figures g;
+	memset(&g, 0, sizeof(g));
+	g.device = (unsigned)sqlite3_column_int64(s, 1);
+	g.target_known = sqlite3_column_type(s, 2) != SQLITE_NULL;
+	g.target_bytes = (uint64_t)sqlite3_column_int64(s, 2);
+	g.used_bytes = (uint64_t)sqlite3_column_int64(s, 3);
+	g.total_bytes = (uint64_t)sqlite3_column_int64(s, 4);
+	return e->cb.gpu(e->ctx, sqlite3_column_int64(s, 0), &g);
 }
 
 int store_each_gpu(struct store *st, int64_t id, store_gpu_cb cb, void *ctx)
 {
-	sqlite3_stmt *s;
-	if (prepare(st, "SELECT elapsed_ns, device, target_bytes, used_bytes, total_bytes FROM gpu"
-			" WHERE run_id = ? ORDER BY elapsed_ns, device", &s) < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, id);
-	int rc, ret = 0;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		struct gpu_figures g;
-		g.device = (unsigned)sqlite3_column_int64(s, 1);
-		g.target_known = sqlite3_column_type(s, 2) != SQLITE_NULL;
-		g.target_bytes = (uint64_t)sqlite3_column_int64(s, 2);
-		g.used_bytes = (uint64_t)sqlite3_column_int64(s, 3);
-		g.total_bytes = (uint64_t)sqlite3_column_int64(s, 4);
-		if ((ret = cb(ctx, sqlite3_column_int64(s, 0), &g)) != 0)
-			break;
-	}
-	sqlite3_finalize(s);
-	if (ret == 0 && rc != SQLITE_DONE)
-		return -EIO;
-	return ret;
+	struct each e = { .cb.gpu = cb, .ctx = ctx };
+	return each_row(st, "SELECT elapsed_ns, device, target_bytes, used_bytes, total_bytes"
+			" FROM gpu WHERE run_id = ? ORDER BY elapsed_ns, device", &id, 1, gpu_row,
+			&e);
 }
 
-static void col_copy(sqlite3_stmt *s, int i, char *out, size_t n)
+static int proc_row(void *ctx, sqlite3_stmt *s)
 {
-	const unsigned char *t = sqlite3_column_text(s, i);
-	strlcpy_rsw(out, t ? (const char *)t : "", n);
+	const struct each *e = ctx;
+	struct proc_figures f;
+	memset(&f, 0, sizeof(f));
+	columns_load(s, 1, &store_proc_sample_table, &f);
+	return e->cb.proc(e->ctx, sqlite3_column_int64(s, 0), &f);
 }
 
 /* The rows of the view proc_at_sample for one run. The view finds each member's row
@@ -1040,7 +818,7 @@ static void col_copy(sqlite3_stmt *s, int i, char *out, size_t n)
  * row (lead()), and the samples in that range come from the sample table's key. */
 int store_each_proc_at_sample(struct store *st, int64_t id, store_proc_cb cb, void *ctx)
 {
-	sqlite3_stmt *s;
+	struct each e = { .cb.proc = cb, .ctx = ctx };
 	struct buf sql = { 0 };
 	buf_puts(&sql, "WITH p AS (SELECT elapsed_ns, ");
 	columns_list(&sql, &store_proc_sample_table, "");
@@ -1051,51 +829,35 @@ int store_each_proc_at_sample(struct store *st, int64_t id, store_proc_cb cb, vo
 	buf_puts(&sql, " FROM p JOIN sample s ON s.run_id = ?1 AND"
 		       " s.elapsed_ns >= p.elapsed_ns AND s.elapsed_ns < p.until"
 		       " WHERE p.gone = 0 ORDER BY s.elapsed_ns, p.pid");
-	int pe = prepare(st, buf_str(&sql), &s);
+	int ret = each_row(st, buf_str(&sql), &id, 1, proc_row, &e);
 	buf_release(&sql);
-	if (pe < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, id);
-	int rc, ret = 0;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		struct proc_figures f;
-		memset(&f, 0, sizeof(f));
-		columns_load(s, 1, &store_proc_sample_table, &f);
-		if ((ret = cb(ctx, sqlite3_column_int64(s, 0), &f)) != 0)
-			break;
-	}
-	sqlite3_finalize(s);
-	if (ret == 0 && rc != SQLITE_DONE)
-		return -EIO;
 	return ret;
 }
 
+static void load_event(sqlite3_stmt *s, void *row)
+{
+	struct event *e = row;
+	e->t = sqlite3_column_int64(s, 0);
+	col_copy(s, 1, e->kind, sizeof(e->kind));
+	e->pid = (pid_t)sqlite3_column_int64(s, 2);
+	e->detail = col_text(s, 3);
+}
+
+static void release_event(void *row)
+{
+	free(((struct event *)row)->detail);
+}
+
+static const struct row_kind event_rows = { sizeof(struct event), load_event, release_event };
+
 int store_events(struct store *st, int64_t id, struct event **out, size_t *n)
 {
-	sqlite3_stmt *s;
-	if (prepare(st, "SELECT t, kind, pid, detail FROM event WHERE run_id = ? ORDER BY t, rowid", &s) < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, id);
-	struct event *ev = NULL;
-	size_t cnt = 0, cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		ev = xgrow(ev, cnt, &cap, sizeof(*ev));
-		struct event *e = &ev[cnt++];
-		e->t = sqlite3_column_int64(s, 0);
-		const unsigned char *k = sqlite3_column_text(s, 1);
-		strlcpy_rsw(e->kind, k ? (const char *)k : "", sizeof(e->kind));
-		e->pid = (pid_t)sqlite3_column_int64(s, 2);
-		e->detail = col_text(s, 3);
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		store_free_events(ev, cnt);
-		return -EIO;
-	}
-	*out = ev;
-	*n = cnt;
-	return 0;
+	void *rows;
+	int e = gather(st, "SELECT t, kind, pid, detail FROM event WHERE run_id = ?"
+		       " ORDER BY t, rowid", &id, 1, &event_rows, &rows, n);
+	if (e == 0)
+		*out = rows;
+	return e;
 }
 
 void store_free_events(struct event *ev, size_t n)
@@ -1105,91 +867,73 @@ void store_free_events(struct event *ev, size_t n)
 	free(ev);
 }
 
+static void load_kill(sqlite3_stmt *s, void *row)
+{
+	struct oom_kill *o = row;
+	o->t = sqlite3_column_int64(s, 0);
+	o->pid = (pid_t)sqlite3_column_int64(s, 1);
+	col_copy(s, 2, o->comm, sizeof(o->comm));
+	o->anon_rss = (uint64_t)sqlite3_column_int64(s, 3);
+	o->file_rss = (uint64_t)sqlite3_column_int64(s, 4);
+	o->shmem_rss = (uint64_t)sqlite3_column_int64(s, 5);
+	o->total_vm = (uint64_t)sqlite3_column_int64(s, 6);
+	col_copy(s, 7, o->memcg, sizeof(o->memcg));
+}
+
+static const struct row_kind kill_rows = { sizeof(struct oom_kill), load_kill, NULL };
+
 int store_oom_kills(struct store *st, int64_t id, struct oom_kill **out, size_t *n)
 {
-	sqlite3_stmt *s;
-	if (prepare(st, "SELECT t, pid, comm, anon_rss, file_rss, shmem_rss, total_vm, memcg"
-			" FROM oom_kill WHERE run_id = ? ORDER BY t, rowid", &s) < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, id);
-	struct oom_kill *k = NULL;
-	size_t cnt = 0, cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		k = xgrow(k, cnt, &cap, sizeof(*k));
-		struct oom_kill *o = &k[cnt++];
-		o->t = sqlite3_column_int64(s, 0);
-		o->pid = (pid_t)sqlite3_column_int64(s, 1);
-		col_copy(s, 2, o->comm, sizeof(o->comm));
-		o->anon_rss = (uint64_t)sqlite3_column_int64(s, 3);
-		o->file_rss = (uint64_t)sqlite3_column_int64(s, 4);
-		o->shmem_rss = (uint64_t)sqlite3_column_int64(s, 5);
-		o->total_vm = (uint64_t)sqlite3_column_int64(s, 6);
-		col_copy(s, 7, o->memcg, sizeof(o->memcg));
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		free(k);
-		return -EIO;
-	}
-	*out = k;
-	*n = cnt;
-	return 0;
+	void *rows;
+	int e = gather(st, "SELECT t, pid, comm, anon_rss, file_rss, shmem_rss, total_vm, memcg"
+		       " FROM oom_kill WHERE run_id = ? ORDER BY t, rowid", &id, 1, &kill_rows,
+		       &rows, n);
+	if (e == 0)
+		*out = rows;
+	return e;
 }
+
+static void load_process(sqlite3_stmt *s, void *row)
+{
+	columns_load(s, 0, &store_process_table, row);
+}
+
+static const struct row_kind process_rows = { sizeof(struct proc_summary), load_process, NULL };
 
 int store_processes(struct store *st, int64_t id, struct proc_summary **out, size_t *n)
 {
-	sqlite3_stmt *s;
-	struct buf sql = { 0 };
-	buf_puts(&sql, "SELECT ");
-	columns_list(&sql, &store_process_table, "");
-	buf_puts(&sql, " FROM process WHERE run_id = ? ORDER BY peak_rss DESC, first_ns, pid");
-	int pe = prepare(st, buf_str(&sql), &s);
-	buf_release(&sql);
-	if (pe < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, id);
-	struct proc_summary *p = NULL;
-	size_t cnt = 0, cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		p = xgrow(p, cnt, &cap, sizeof(*p));
-		memset(&p[cnt], 0, sizeof(p[cnt]));
-		columns_load(s, 0, &store_process_table, &p[cnt++]);
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		free(p);
-		return -EIO;
-	}
-	*out = p;
-	*n = cnt;
-	return 0;
+	char *sql = table_select(&store_process_table,
+				 "WHERE run_id = ? ORDER BY peak_rss DESC, first_ns, pid");
+	void *rows;
+	int e = gather(st, sql, &id, 1, &process_rows, &rows, n);
+	free(sql);
+	if (e == 0)
+		*out = rows;
+	return e;
 }
+
+static void load_mark(sqlite3_stmt *s, void *row)
+{
+	struct mark *m = row;
+	m->t = sqlite3_column_int64(s, 0);
+	m->label = col_text(s, 1);
+}
+
+static void release_mark(void *row)
+{
+	free(((struct mark *)row)->label);
+}
+
+static const struct row_kind mark_rows = { sizeof(struct mark), load_mark, release_mark };
 
 int store_marks(struct store *st, int64_t id, struct mark **out, size_t *n)
 {
-	sqlite3_stmt *s;
-	if (prepare(st, "SELECT t, label FROM mark WHERE run_id = ? ORDER BY t, rowid", &s) < 0)
-		return -EIO;
-	sqlite3_bind_int64(s, 1, id);
-	struct mark *m = NULL;
-	size_t cnt = 0, cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		m = xgrow(m, cnt, &cap, sizeof(*m));
-		m[cnt].t = sqlite3_column_int64(s, 0);
-		m[cnt].label = col_text(s, 1);
-		cnt++;
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		store_free_marks(m, cnt);
-		return -EIO;
-	}
-	*out = m;
-	*n = cnt;
-	return 0;
+	void *rows;
+	int e = gather(st, "SELECT t, label FROM mark WHERE run_id = ? ORDER BY t, rowid", &id, 1,
+		       &mark_rows, &rows, n);
+	if (e == 0)
+		*out = rows;
+	return e;
 }
 
 void store_free_marks(struct mark *m, size_t n)

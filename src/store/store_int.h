@@ -1,5 +1,5 @@
-/* Inside the store: the handle and the small SQL helpers that store.c (schema, reads)
- * and write.c (batches, the writer thread) share. Not for use outside src/store. */
+/* Inside the store: the handle and the small SQL helpers that store.c (opening, reads),
+ * schema.c and write.c (batches, the writer thread) share. Not for use outside src/store. */
 #ifndef RSW_STORE_STORE_INT_H
 #define RSW_STORE_STORE_INT_H
 
@@ -14,10 +14,21 @@
 /* 'RSW1' in PRAGMA application_id marks a file as ours. */
 #define STORE_APPLICATION_ID 0x52535731
 
-/* The schema's history (store.c): step i brings PRAGMA user_version from i to i + 1;
+/* --- the schema (schema.c) --- */
+
+/* The schema's history: step i brings PRAGMA user_version from i to i + 1;
  * store_schema_version steps in all. Exposed for the test that builds a database at
  * every old version. */
 extern const char *const store_migrations[];
+extern const int store_schema_version;
+/* Checks that db is an rsswatch database of a schema this build can use, migrating an
+ * older or empty one unless flags has STORE_READONLY. Returns 0 or -errno with a
+ * reason in err: -EILSEQ (not ours, or corrupt), -EPROTONOSUPPORT (newer), -ENOENT
+ * (empty and read-only), -ESTALE (older and read-only), -EIO. */
+int store_schema_check(sqlite3 *db, unsigned flags, char *err, size_t errlen);
+/* Whether the file at path may need its schema made or upgraded, from its header alone
+ * (no SQLite connection: see STORE_SMALL). Never 0 for a file that does. */
+int store_schema_may_need_migration(const char *path);
 
 /* The WAL's bound, in frames (pages): SQLite's own automatic checkpoint size, about
  * 4.1 MB of WAL with 4 KiB pages. */
@@ -26,7 +37,6 @@ extern const char *const store_migrations[];
 /* The WAL hook set on every writer's connection (write.c): records the frame count and
  * checkpoints, passively, past WAL_MAX_FRAMES, as SQLite's automatic checkpoint did. */
 int store_wal_hook(void *ctx, sqlite3 *db, const char *name, int frames);
-extern const int store_schema_version;
 
 /* The rows a recorder hands over, waiting for one transaction. Every row is a value
  * (strings are owned copies), so a batch can move to the writer thread whole. */
