@@ -105,12 +105,22 @@ spawn() {
 # present, else the kernel's wait channels), for the log of a failed run.
 hang_report() {
 	if command -v gdb >/dev/null 2>&1; then
-		timeout 30 gdb -q -batch -p "$1" -ex 'thread apply all bt' 2>/dev/null |
-			grep -E '^(Thread|#)' | head -80 | while IFS= read -r _l; do diag "  $_l"; done
+		timeout 30 gdb -q -batch -p "$1" -ex 'thread apply all bt 12' 2>/dev/null |
+			grep -E '^(Thread|#)' | head -120 | while IFS= read -r _l; do diag "  $_l"; done
 	fi
 	for _t in /proc/"$1"/task/*; do
 		diag "  task ${_t##*/}: $(cat "$_t/wchan" 2>/dev/null) $(cut -d' ' -f3 "$_t/stat" 2>/dev/null)"
 	done
+	# Its descendants, twice a second apart: whether what it waits for still works.
+	for _pass in 1 2; do
+		ps -e -o pid=,ppid=,stat=,time=,rss=,wchan:24=,comm= | awk -v root="$1" '
+			{ pp[$1] = $2; line[$1] = $0 }
+			END { for (p in line) { q = p; while (q in pp && q != root) q = pp[q]
+				if (q == root && p != root) print line[p] } }' |
+			while IFS= read -r _l; do diag "  child: $_l"; done
+		[ "$_pass" = 1 ] && sleep 1
+	done
+	return 0
 }
 
 finish() {
