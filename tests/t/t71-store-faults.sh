@@ -68,8 +68,12 @@ check "disk full: said in words, not SQLite's" grep -q '(disk full)' "$T/rec.err
 check "disk full: writing resumed, and said so" grep -q 'writing to the database again' "$T/rec.err"
 n=$(q "$F/r.db" "SELECT count(*) FROM sample")
 s=$(q "$F/r.db" "SELECT samples FROM run")
-diag "disk full for a while: $n samples stored, run.samples $s"
-check "disk full: sampling went on at full rate (>= 4500 of 5000)" test "$n" -ge 4500
+g=$(gap_ms "$F/r.db")
+diag "disk full for a while: $n samples stored, run.samples $s, the longest gap ${g} ms"
+# As for the lock: no stall, and most ticks taken (a loaded machine skips some of a
+# 1 ms timer's ticks, full disk or not: 4296 of 5000 under stress-ng --cpu 2).
+check "disk full: no gap over 100 ms in the sampling (longest ${g} ms)" test "$g" -lt 100
+check "disk full: sampling went on: at least half of the 5,000 samples ($n)" test "$n" -ge 2500
 check "disk full: every sample taken is stored (run.samples $s = rows $n)" test "$s" -eq "$n"
 check "disk full: the summary's count is the database's" \
 	grep -q "ran [0-9.]*s, $n samples every 1ms" "$T/rec.err"
