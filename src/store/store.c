@@ -403,6 +403,26 @@ void store_close(struct store *st)
 	free(st);
 }
 
+/* The hub's own connection is opened and closed here; its thread is write.c's. */
+int store_hub_open(const char *path, struct store_hub **out, char *err, size_t errlen)
+{
+	struct store *w;
+	int e = store_open(path, STORE_CREATE, &w, err, errlen);
+	if (e < 0)
+		return e;
+	if ((e = store_hub_start(w, out)) < 0) {
+		snprintf(err, errlen, "cannot start the database writer: %s", errstr(e));
+		store_close(w);
+	}
+	return e;
+}
+
+void store_hub_close(struct store_hub *h)
+{
+	if (h)
+		store_close(store_hub_stop(h));
+}
+
 const char *store_errmsg(struct store *st)
 {
 	/* the writer's words, while its last write failed (the connection is its own

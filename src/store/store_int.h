@@ -180,7 +180,16 @@ int columns_bind(sqlite3_stmt *s, int first, const struct store_table *t, unsign
  * (zeroed by the caller; COL_TEXT fields come owned). */
 void columns_load(sqlite3_stmt *s, int first, const struct store_table *t, void *row);
 
-/* write.c: frees what the batches and the writer hold (store_close). */
+/* --- the writer (write.c), below the opening (store.c), which calls it and never the
+ * other way round --- */
+
+/* Frees what the batches and the writer hold (store_close). */
 void store_write_release(struct store *st);
+/* Starts a hub's thread writing through w, a store opened for it (store_hub_open).
+ * Returns 0 or -errno; on failure w is the caller's still. */
+int store_hub_start(struct store *w, struct store_hub **out);
+/* Ends h's thread and frees h; returns the store it wrote through, for store_close
+ * (store_hub_close). */
+struct store *store_hub_stop(struct store_hub *h);
 
 #endif

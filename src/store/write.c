@@ -8,7 +8,11 @@
  * lock held by another process, a slow disk or a full one stall only the thread. While
  * the back batch cannot be written, rows gather in front up to fixed bounds; past them,
  * samples are merged two into one, keeping the higher of each (so the peak survives),
- * and other rows are dropped and counted (store_lost()). */
+ * and other rows are dropped and counted (store_lost()).
+ *
+ * Calls go one way: store.c (opening and closing, a hub's connection too) calls in
+ * here (store_write_release, store_hub_start, store_hub_stop, the WAL hook), and
+ * nothing here calls store.c (make lint checks it). */
 #include "store/store_int.h"
 #include "base/clock.h"
 #include "base/util.h"
@@ -671,20 +675,15 @@ static void *hub_main(void *arg)
 	return NULL;
 }
 
-int store_hub_open(const char *path, struct store_hub **out, char *err, size_t errlen)
+int store_hub_start(struct store *w, struct store_hub **out)
 {
 	struct store_hub *h = xcalloc(1, sizeof(*h));
-	int e = store_open(path, STORE_CREATE, &h->w, err, errlen);
-	if (e < 0) {
-		free(h);
-		return e;
-	}
+	h->w = w;
 	lock_init(&h->mu, &h->cv);
-	if ((e = pthread_create(&h->th, NULL, hub_main, h)) != 0) {
-		snprintf(err, errlen, "cannot start the database writer: %s", errstr(-e));
+	int e = pthread_create(&h->th, NULL, hub_main, h);
+	if (e != 0) {
 		pthread_cond_destroy(&h->cv);
 		pthread_mutex_destroy(&h->mu);
-		store_close(h->w);
 		free(h);
 		return -e;
 	}
@@ -692,10 +691,8 @@ int store_hub_open(const char *path, struct store_hub **out, char *err, size_t e
 	return 0;
 }
 
-void store_hub_close(struct store_hub *h)
+struct store *store_hub_stop(struct store_hub *h)
 {
-	if (!h)
-		return;
 	pthread_mutex_lock(&h->mu);
 	h->stop = 1;
 	pthread_cond_signal(&h->cv);
@@ -703,9 +700,10 @@ void store_hub_close(struct store_hub *h)
 	pthread_join(h->th, NULL);
 	pthread_cond_destroy(&h->cv);
 	pthread_mutex_destroy(&h->mu);
-	store_close(h->w);
+	struct store *w = h->w;
 	free(h->m);
 	free(h);
+	return w;
 }
 
 void store_use_hub(struct store *st, struct store_hub *h)
