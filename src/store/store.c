@@ -390,15 +390,7 @@ void store_close(struct store *st)
 {
 	if (!st)
 		return;
-	store_write_release(st);	/* ends the writer thread first */
-	sqlite3_finalize(st->ins_sample);
-	sqlite3_finalize(st->ins_counter);
-	sqlite3_finalize(st->ins_gpu);
-	sqlite3_finalize(st->ins_proc);
-	sqlite3_finalize(st->ins_event);
-	sqlite3_finalize(st->ins_kill);
-	sqlite3_finalize(st->ins_mark);
-	sqlite3_finalize(st->upd_progress);
+	store_write_release(st);	/* the writer's thread, batches and statements */
 	sqlite3_close(st->db);
 	free(st);
 }

@@ -87,7 +87,8 @@ struct batch {
 struct store {
 	sqlite3 *db;
 	char errbuf[256];	/* SQLite's message for a failure that a ROLLBACK cleared */
-	/* The writer's statements, prepared at their first use and kept (store_close). */
+	/* The writer's statements, prepared at their first use and kept until
+	 * store_write_release. */
 	sqlite3_stmt *ins_sample, *ins_counter, *ins_gpu, *ins_proc;
 	sqlite3_stmt *ins_event, *ins_kill, *ins_mark, *upd_progress;
 	/* Rows wait in front until a flush. Without the writer thread the flush writes them
@@ -183,7 +184,8 @@ void columns_load(sqlite3_stmt *s, int first, const struct store_table *t, void 
 /* --- the writer (write.c), below the opening (store.c), which calls it and never the
  * other way round --- */
 
-/* Frees what the batches and the writer hold (store_close). */
+/* Ends the writer thread and frees what the batches and the writer hold, its
+ * statements included (store_close, before it closes the connection). */
 void store_write_release(struct store *st);
 /* Starts a hub's thread writing through w, a store opened for it (store_hub_open).
  * Returns 0 or -errno; on failure w is the caller's still. */

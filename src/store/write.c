@@ -815,6 +815,14 @@ void store_write_release(struct store *st)
 	writer_stop(st);
 	batch_free(&st->front);
 	batch_free(&st->back);
+	sqlite3_finalize(st->ins_sample);
+	sqlite3_finalize(st->ins_counter);
+	sqlite3_finalize(st->ins_gpu);
+	sqlite3_finalize(st->ins_proc);
+	sqlite3_finalize(st->ins_event);
+	sqlite3_finalize(st->ins_kill);
+	sqlite3_finalize(st->ins_mark);
+	sqlite3_finalize(st->upd_progress);
 }
 
 int store_put_processes(struct store *st, int64_t run_id, const struct proc_summary *p, size_t n)
