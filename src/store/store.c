@@ -426,14 +426,6 @@ const char *store_errmsg(struct store *st)
 	return sqlite3_errmsg(st->db);
 }
 
-/* Ends a failed transaction, keeping SQLite's reason for store_errmsg(). */
-static void rollback(struct store *st)
-{
-	if (sqlite3_errcode(st->db) != SQLITE_OK)
-		strlcpy_rsw(st->errbuf, sqlite3_errmsg(st->db), sizeof(st->errbuf));
-	exec_sql(st->db, "ROLLBACK");
-}
-
 /* --- reading --- */
 
 /* A reader's decoder of one result row: 0 to go on to the next row, non-zero to stop

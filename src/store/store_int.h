@@ -9,6 +9,7 @@
 
 #include "base/buf.h"
 #include "base/parse.h"
+#include "base/util.h"
 #include "store/store.h"
 
 /* 'RSW1' in PRAGMA application_id marks a file as ours. */
@@ -118,6 +119,20 @@ struct store {
 static inline int exec_sql(sqlite3 *db, const char *sql)
 {
 	return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+/* Keeps SQLite's words for store_errmsg() before a ROLLBACK clears them. */
+static inline void keep_errmsg(struct store *st)
+{
+	if (sqlite3_errcode(st->db) != SQLITE_OK)
+		strlcpy_rsw(st->errbuf, sqlite3_errmsg(st->db), sizeof(st->errbuf));
+}
+
+/* Ends a failed transaction, keeping SQLite's reason for store_errmsg(). */
+static inline void rollback(struct store *st)
+{
+	keep_errmsg(st);
+	exec_sql(st->db, "ROLLBACK");
 }
 
 static inline int prepare(struct store *st, const char *sql, sqlite3_stmt **out)
