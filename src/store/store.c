@@ -599,34 +599,6 @@ static int load_params(struct store *st, struct run *r)
 	return e;
 }
 
-int store_put_params(struct store *st, int64_t run_id, const struct run_param *p, size_t n)
-{
-	if (n == 0)
-		return 0;
-	if (exec_sql(st->db, "BEGIN IMMEDIATE") < 0)
-		return -EIO;
-	for (size_t i = 0; i < n; i++) {
-		sqlite3_stmt *s;
-		if (prepare(st, "INSERT OR REPLACE INTO run_param (run_id, key, value, num)"
-				" VALUES (?,?,?,?)", &s) < 0)
-			goto fail;
-		sqlite3_bind_int64(s, 1, run_id);
-		sqlite3_bind_text(s, 2, p[i].key, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 3, p[i].value, -1, SQLITE_STATIC);
-		if (p[i].is_num)
-			sqlite3_bind_double(s, 4, p[i].num);
-		else
-			sqlite3_bind_null(s, 4);
-		if (step_done(s) < 0)
-			goto fail;
-	}
-	return exec_sql(st->db, "COMMIT") < 0 ? -EIO : 0;
-fail:
-	rollback(st);
-	return -EIO;
-}
-
-
 /* Run ids, NULLs passed over (max(id) of no runs). */
 struct ids {
 	int64_t *p;
