@@ -1,5 +1,6 @@
-/* Inside the store: the handle and the small SQL helpers that store.c (opening, reads),
- * schema.c and write.c (batches, the writer thread) share. Not for use outside src/store. */
+/* Inside the store: the handle and the small SQL helpers that store.c (opening,
+ * closing), read.c (the readers), schema.c, write.c (batches, the writer thread) and
+ * retention.c share. Not for use outside src/store. */
 #ifndef RSW_STORE_STORE_INT_H
 #define RSW_STORE_STORE_INT_H
 
