@@ -6,7 +6,8 @@
 #   make bench      rsswatch beside the bash loop, pidstat and a psutil sampler: one table
 #                   of ratios in build/bench/ (about 6 minutes; QUICK=1: under a minute)
 #   make bench-bin  only build what the benchmarks run (for the scripts in bench/)
-#   make lint       the layers' include rule and banned functions (scripts/lint.sh)
+#   make lint       the layers' include rule, the store's one-way calls and banned
+#                   functions (scripts/lint.sh)
 #   make install PREFIX=/usr/local DESTDIR=    (make uninstall, the same variables)
 
 PREFIX  ?= /usr/local

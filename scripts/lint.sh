@@ -1,7 +1,7 @@
 #!/bin/sh
 # make lint: the one-way include rule between the layers of src/ (docs/dev/ARCHITECTURE.md),
-# and no banned functions anywhere in C sources. Prints each violation and exits 1 when
-# there is one.
+# the one-way calls inside the store (store.c -> write.c), and no banned functions
+# anywhere in C sources. Prints each violation and exits 1 when there is one.
 #
 # A file in src/LAYER/ may include, of the project's headers, only those of the layers
 # allowed below (its own layer always). Single headers allowed across a layer are
@@ -49,6 +49,16 @@ for f in $(find src -name '*.[ch]' | sort); do
 	done
 done
 
+# Calls in the store go one way, from opening and closing to the writer: write.c calls
+# none of the functions that store.c defines (docs/dev/ARCHITECTURE.md, src/store).
+for fn in $(grep -v '^static' src/store/store.c |
+	    sed -n 's/^[a-z][a-z0-9_ *]*[ *]\([a-z_][a-z0-9_]*\)(.*/\1/p'); do
+	if grep -nE "\b$fn\(" src/store/write.c; then
+		echo "src/store/write.c calls $fn (store.c): store.c calls write.c, not the other way round"
+		bad=1
+	fi
+done
+
 # Functions with a safer replacement in every case: snprintf, strlcpy_rsw or buf_*,
 # strtol with an end check (parse.h), strtok_r.
 banned='\b(sprintf|vsprintf|strcpy|strcat|strncat|atoi|atol|atoll|strtok|gets)\('
@@ -56,5 +66,5 @@ if grep -nE "$banned" $(find src lib tests bench examples -name '*.[ch]' | sort)
 	echo "banned functions above: use snprintf, strlcpy_rsw or buf_*, parse.h's parsers, strtok_r"
 	bad=1
 fi
-[ "$bad" = 0 ] && echo "lint: include rule and banned functions: ok"
+[ "$bad" = 0 ] && echo "lint: include rule, store calls and banned functions: ok"
 exit "$bad"

@@ -2,7 +2,7 @@
  * of a run: one table per row type (store/run.h says what a row of a table holds).
  * The store's INSERT, UPDATE and SELECT statements, their bindings and reads, and
  * export's columns are all derived from these tables, so adding a column is a
- * migration step (store.c) and one row here.
+ * migration step (schema.c) and one row here.
  *
  * A table's rows must agree with the schema the migrations produce: test_store checks
  * PRAGMA table_info of a fresh database against them. */

@@ -74,13 +74,6 @@ static int sql_err(int rc)
 	}
 }
 
-/* Keeps SQLite's words for store_errmsg() before a ROLLBACK clears them. */
-static void keep_errmsg(struct store *st)
-{
-	if (sqlite3_errcode(st->db) != SQLITE_OK)
-		strlcpy_rsw(st->errbuf, sqlite3_errmsg(st->db), sizeof(st->errbuf));
-}
-
 static int exec_rc(struct store *st, const char *sql)
 {
 	int e = sql_err(sqlite3_exec(st->db, sql, NULL, NULL, NULL));

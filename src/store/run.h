@@ -310,7 +310,7 @@ struct mark {
  * SQL name and type, the C field (offset and kind), when the column is NULL, and the
  * name `export` gives it. The store derives its INSERT and UPDATE statements, their
  * bindings, its SELECT lists and its reads from these tables; `export` derives its
- * header and rows. Adding a column: a migration step (store.c) and a row here.
+ * header and rows. Adding a column: a migration step (schema.c) and a row here.
  * Changing a table's order changes only the order of export's columns. */
 enum col_kind {
 	COL_I64,	/* int64_t */

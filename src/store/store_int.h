@@ -1,5 +1,6 @@
-/* Inside the store: the handle and the small SQL helpers that store.c (opening, reads),
- * schema.c and write.c (batches, the writer thread) share. Not for use outside src/store. */
+/* Inside the store: the handle and the small SQL helpers that store.c (opening,
+ * closing), read.c (the readers), schema.c, write.c (batches, the writer thread) and
+ * retention.c share. Not for use outside src/store. */
 #ifndef RSW_STORE_STORE_INT_H
 #define RSW_STORE_STORE_INT_H
 
@@ -9,6 +10,7 @@
 
 #include "base/buf.h"
 #include "base/parse.h"
+#include "base/util.h"
 #include "store/store.h"
 
 /* 'RSW1' in PRAGMA application_id marks a file as ours. */
@@ -87,7 +89,8 @@ struct batch {
 struct store {
 	sqlite3 *db;
 	char errbuf[256];	/* SQLite's message for a failure that a ROLLBACK cleared */
-	/* The writer's statements, prepared at their first use and kept (store_close). */
+	/* The writer's statements, prepared at their first use and kept until
+	 * store_write_release. */
 	sqlite3_stmt *ins_sample, *ins_counter, *ins_gpu, *ins_proc;
 	sqlite3_stmt *ins_event, *ins_kill, *ins_mark, *upd_progress;
 	/* Rows wait in front until a flush. Without the writer thread the flush writes them
@@ -117,6 +120,20 @@ struct store {
 static inline int exec_sql(sqlite3 *db, const char *sql)
 {
 	return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+/* Keeps SQLite's words for store_errmsg() before a ROLLBACK clears them. */
+static inline void keep_errmsg(struct store *st)
+{
+	if (sqlite3_errcode(st->db) != SQLITE_OK)
+		strlcpy_rsw(st->errbuf, sqlite3_errmsg(st->db), sizeof(st->errbuf));
+}
+
+/* Ends a failed transaction, keeping SQLite's reason for store_errmsg(). */
+static inline void rollback(struct store *st)
+{
+	keep_errmsg(st);
+	exec_sql(st->db, "ROLLBACK");
 }
 
 static inline int prepare(struct store *st, const char *sql, sqlite3_stmt **out)
@@ -180,7 +197,17 @@ int columns_bind(sqlite3_stmt *s, int first, const struct store_table *t, unsign
  * (zeroed by the caller; COL_TEXT fields come owned). */
 void columns_load(sqlite3_stmt *s, int first, const struct store_table *t, void *row);
 
-/* write.c: frees what the batches and the writer hold (store_close). */
+/* --- the writer (write.c), below the opening (store.c), which calls it and never the
+ * other way round --- */
+
+/* Ends the writer thread and frees what the batches and the writer hold, its
+ * statements included (store_close, before it closes the connection). */
 void store_write_release(struct store *st);
+/* Starts a hub's thread writing through w, a store opened for it (store_hub_open).
+ * Returns 0 or -errno; on failure w is the caller's still. */
+int store_hub_start(struct store *w, struct store_hub **out);
+/* Ends h's thread and frees h; returns the store it wrote through, for store_close
+ * (store_hub_close). */
+struct store *store_hub_stop(struct store_hub *h);
 
 #endif

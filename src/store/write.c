@@ -8,7 +8,11 @@
  * lock held by another process, a slow disk or a full one stall only the thread. While
  * the back batch cannot be written, rows gather in front up to fixed bounds; past them,
  * samples are merged two into one, keeping the higher of each (so the peak survives),
- * and other rows are dropped and counted (store_lost()). */
+ * and other rows are dropped and counted (store_lost()).
+ *
+ * Calls go one way: store.c (opening and closing, a hub's connection too) calls in
+ * here (store_write_release, store_hub_start, store_hub_stop, the WAL hook), and
+ * nothing here calls store.c (make lint checks it). */
 #include "store/store_int.h"
 #include "base/clock.h"
 #include "base/util.h"
@@ -38,6 +42,33 @@ int store_run_begin(struct store *st, struct run *r)
 	if (e == 0)
 		r->id = sqlite3_last_insert_rowid(st->db);
 	return e;
+}
+
+int store_put_params(struct store *st, int64_t run_id, const struct run_param *p, size_t n)
+{
+	if (n == 0)
+		return 0;
+	if (exec_sql(st->db, "BEGIN IMMEDIATE") < 0)
+		return -EIO;
+	for (size_t i = 0; i < n; i++) {
+		sqlite3_stmt *s;
+		if (prepare(st, "INSERT OR REPLACE INTO run_param (run_id, key, value, num)"
+				" VALUES (?,?,?,?)", &s) < 0)
+			goto fail;
+		sqlite3_bind_int64(s, 1, run_id);
+		sqlite3_bind_text(s, 2, p[i].key, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, p[i].value, -1, SQLITE_STATIC);
+		if (p[i].is_num)
+			sqlite3_bind_double(s, 4, p[i].num);
+		else
+			sqlite3_bind_null(s, 4);
+		if (step_done(s) < 0)
+			goto fail;
+	}
+	return exec_sql(st->db, "COMMIT") < 0 ? -EIO : 0;
+fail:
+	rollback(st);
+	return -EIO;
 }
 
 /* Words and -errno for a failed SQLite call on st's connection, taken before a
@@ -671,20 +702,15 @@ static void *hub_main(void *arg)
 	return NULL;
 }
 
-int store_hub_open(const char *path, struct store_hub **out, char *err, size_t errlen)
+int store_hub_start(struct store *w, struct store_hub **out)
 {
 	struct store_hub *h = xcalloc(1, sizeof(*h));
-	int e = store_open(path, STORE_CREATE, &h->w, err, errlen);
-	if (e < 0) {
-		free(h);
-		return e;
-	}
+	h->w = w;
 	lock_init(&h->mu, &h->cv);
-	if ((e = pthread_create(&h->th, NULL, hub_main, h)) != 0) {
-		snprintf(err, errlen, "cannot start the database writer: %s", errstr(-e));
+	int e = pthread_create(&h->th, NULL, hub_main, h);
+	if (e != 0) {
 		pthread_cond_destroy(&h->cv);
 		pthread_mutex_destroy(&h->mu);
-		store_close(h->w);
 		free(h);
 		return -e;
 	}
@@ -692,10 +718,8 @@ int store_hub_open(const char *path, struct store_hub **out, char *err, size_t e
 	return 0;
 }
 
-void store_hub_close(struct store_hub *h)
+struct store *store_hub_stop(struct store_hub *h)
 {
-	if (!h)
-		return;
 	pthread_mutex_lock(&h->mu);
 	h->stop = 1;
 	pthread_cond_signal(&h->cv);
@@ -703,9 +727,10 @@ void store_hub_close(struct store_hub *h)
 	pthread_join(h->th, NULL);
 	pthread_cond_destroy(&h->cv);
 	pthread_mutex_destroy(&h->mu);
-	store_close(h->w);
+	struct store *w = h->w;
 	free(h->m);
 	free(h);
+	return w;
 }
 
 void store_use_hub(struct store *st, struct store_hub *h)
@@ -817,6 +842,14 @@ void store_write_release(struct store *st)
 	writer_stop(st);
 	batch_free(&st->front);
 	batch_free(&st->back);
+	sqlite3_finalize(st->ins_sample);
+	sqlite3_finalize(st->ins_counter);
+	sqlite3_finalize(st->ins_gpu);
+	sqlite3_finalize(st->ins_proc);
+	sqlite3_finalize(st->ins_event);
+	sqlite3_finalize(st->ins_kill);
+	sqlite3_finalize(st->ins_mark);
+	sqlite3_finalize(st->upd_progress);
 }
 
 int store_put_processes(struct store *st, int64_t run_id, const struct proc_summary *p, size_t n)
