@@ -1,10 +1,12 @@
 /* The command-line layer: the only place that prints errors and chooses exit codes.
- * Each verb lives in its own cmd_*.c and is listed in the table in main.c. */
+ * Each verb lives in its own cmd_*.c, reads its options from its table (cli/opts.h)
+ * and is listed in the table in verbs.c. */
 #ifndef RSW_CLI_CLI_H
 #define RSW_CLI_CLI_H
 
 #include <stdint.h>
 
+#include "cli/opts.h"
 #include "render/format.h"
 #include "render/svg.h"
 
@@ -23,6 +25,7 @@ struct verb {
 	const char *name;
 	int (*run)(int argc, char **argv);
 	const char *summary;
+	const struct cli_cmd *cli;	/* its options (cli/opts.h), for test_opts */
 };
 
 int cmd_record(int argc, char **argv);
@@ -49,11 +52,6 @@ int cli_gc_after_record(const char *db, int64_t keep_ns, uint64_t max_bytes);
 
 /* All verbs, in the order `rsswatch --help` lists them; NULL-terminated. */
 extern const struct verb verbs[];
-
-/* "rsswatch: <message>\n" on stderr. */
-void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Prints "rsswatch VERB: <message>" and a hint to --help; returns EXIT_USAGE. */
-int cli_usage(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The database path: --db if given, else $RSSWATCH_DB, else
  * $XDG_STATE_HOME/rsswatch/rsswatch.db (when that is an absolute path, as the XDG
@@ -107,20 +105,11 @@ int cli_one_run(const char *verb, int argc, char **argv, const char *db_opt,
  * (printed). */
 int cli_chart_time(const char *verb, const char *arg, enum chart_time *out);
 
-/* --format NAME (-f NAME) of a verb that writes the formats in accepted (a mask of
- * FORMAT_BIT, render/format.h) into *out. A name no format has, or a format the verb
- * does not write, is one line naming the accepted ones. Returns 0, or EXIT_USAGE
- * (printed). --json is the same as --format json wherever it exists. */
-int cli_format(const char *verb, const char *name, unsigned accepted, enum output_format *out);
 /* What most reading verbs write: text for people (the default) or one JSON document. */
 #define CLI_TEXT_JSON (FORMAT_BIT(FORMAT_TEXT) | FORMAT_BIT(FORMAT_JSON))
 
 /* Long options every verb accepts; pass to getopt_long via these macros. */
 #define CLI_OPT_DB 0x100
 #define CLI_OPT_HELP 'h'
-
-/* What a verb's own option parser returns when it printed --help: the verb has nothing
- * more to do and exits with EXIT_OK. Any other nonzero value is the exit code. */
-#define CLI_DONE (-1)
 
 #endif

@@ -107,25 +107,6 @@ int cli_chart_time(const char *verb, const char *arg, enum chart_time *out)
 	return 0;
 }
 
-int cli_format(const char *verb, const char *name, unsigned accepted, enum output_format *out)
-{
-	enum output_format f;
-	struct buf names = { 0 }, shown = { 0 };	/* an argument: one line, whatever was given */
-	int ret = 0;
-	output_format_names(&names, accepted, ", ", " or ");
-	buf_put_printable(&shown, name);
-	if (output_format_from_name(name, &f) < 0)
-		ret = cli_usage(verb, "unknown format '%s': give %s", buf_str(&shown), buf_str(&names));
-	else if (!(accepted & FORMAT_BIT(f)))
-		ret = cli_usage(verb, "%s does not write %s: give %s", verb, buf_str(&shown),
-				buf_str(&names));
-	else
-		*out = f;
-	buf_release(&names);
-	buf_release(&shown);
-	return ret;
-}
-
 /* One RUN argument's failure to resolve, in words; the exit status. */
 static int ref_failed(struct store *st, const char *ref, int e)
 {

@@ -1,0 +1,23 @@
+/* The verb table: every verb, in the order `rsswatch --help` lists them. Apart from
+ * main.c so that test_opts, which links every verb but main(), can hold each verb's
+ * option table to the rules of cli/opts.h. */
+#include "cli/cli.h"
+
+#include <stddef.h>
+
+const struct verb verbs[] = {
+	{ "record", cmd_record, "record the memory of a process over time", NULL },
+	{ "ls", cmd_ls, "list recorded runs, newest first", NULL },
+	{ "show", cmd_show, "summary and chart of one run", NULL },
+	{ "export", cmd_export, "write a run's samples as CSV or JSON lines", NULL },
+	{ "mark", cmd_mark, "add a stage mark to a running recording", NULL },
+	{ "rm", cmd_rm, "delete runs", NULL },
+	{ "gc", cmd_gc, "keep the database bounded: thin old runs, keeping their peaks", NULL },
+	{ "gpus", cmd_gpus, "list GPUs and the processes using their memory", NULL },
+	{ "plot", cmd_plot, "draw runs as an SVG chart", NULL },
+	{ "report", cmd_report, "write one run as a self-contained HTML page", NULL },
+	{ "compare", cmd_compare, "compare runs or groups of runs side by side", NULL },
+	{ "model", cmd_model, "fit memory against run parameters or counters; will it fit?", NULL },
+	{ "agent", cmd_agent, "watch several targets at once, across restarts, for Prometheus", NULL },
+	{ NULL, NULL, NULL, NULL },
+};
