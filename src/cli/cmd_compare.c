@@ -3,6 +3,7 @@
 #include "base/util.h"
 #include "cli/cli.h"
 #include "cli/compare_by.h"
+#include "cli/output.h"
 #include "cli/runload.h"
 #include "render/compare.h"
 #include "render/svg.h"

@@ -3,6 +3,7 @@
 #include "base/parse.h"
 #include "base/util.h"
 #include "cli/cli.h"
+#include "cli/output.h"
 #include "cli/runload.h"
 #include "render/png.h"
 #include "render/procs.h"
@@ -42,33 +43,6 @@ static const char usage_text[] =
 	"      --width PX       image width (default 960)\n"
 	"      --height PX      image height (default 440)\n"
 	"      --db PATH        the run database\n";
-
-int plot_prepare(struct loaded_run *lr, size_t n, const char *align, struct chart_run *cr)
-{
-	memset(cr, 0, n * sizeof(*cr));
-	for (size_t i = 0; i < n; i++) {
-		cr[i].run = &lr[i].run;
-		cr[i].s = lr[i].s;
-		cr[i].n = lr[i].n;
-		cr[i].marks = lr[i].marks;
-		cr[i].nmarks = lr[i].nmarks;
-		cr[i].events = lr[i].events;
-		cr[i].nevents = lr[i].nevents;
-		cr[i].kills = lr[i].kills;
-		cr[i].nkills = lr[i].nkills;
-		cr[i].counters = lr[i].counters;
-		cr[i].ncounters = lr[i].ncounters;
-		if (align) {
-			int64_t t = loaded_run_mark(&lr[i], align);
-			if (!t) {
-				cli_error("run %lld has no mark '%s'", (long long)lr[i].run.id, align);
-				return EXIT_FAIL;
-			}
-			cr[i].shift_ns = t - lr[i].run.started_at;
-		}
-	}
-	return 0;
-}
 
 /* Keeps, in the order given, the counters of cr named in the comma-separated list
  * names ("none": no counters); into *keep (to free). Returns 0 or EXIT_FAIL (printed). */

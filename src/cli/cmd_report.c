@@ -2,6 +2,7 @@
 #include "base/buf.h"
 #include "base/util.h"
 #include "cli/cli.h"
+#include "cli/output.h"
 #include "cli/runload.h"
 #include "model/model.h"
 #include "render/fit_view.h"
