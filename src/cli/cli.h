@@ -4,11 +4,13 @@
 #ifndef RSW_CLI_CLI_H
 #define RSW_CLI_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cli/opts.h"
 #include "render/format.h"
 #include "render/svg.h"
+#include "store/run.h"
 
 /* Exit codes (man/rsswatch.1, EXIT STATUS). A launched command's own status is passed through; 125, 126
  * and 127 are used when rsswatch failed, the command could not run, or was not found. */
@@ -41,6 +43,10 @@ int cmd_compare(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
+
+/* Each verb's command line: its option table and --help (cli/opts.h), in its file. */
+extern const struct cli_cmd record_cli, ls_cli, show_cli, export_cli, rm_cli, gpus_cli,
+	mark_cli, plot_cli, report_cli, compare_cli, model_cli, agent_cli, gc_cli;
 
 /* Retention (cmd_gc.c), shared with record --keep and --max-db. --keep AGE ('none': -1)
  * and --max-db SIZE (above 0): 0, or the usage error printed and EXIT_USAGE. */
@@ -90,6 +96,21 @@ void cli_free_refs(char **refs, size_t n);
  * *out and *nout. Returns 0, or the exit status (printed) with nothing left open. */
 int cli_open_runs(const char *db, char *const *refs, size_t n, struct store **st, char ***out,
 		  size_t *nout);
+
+/* Run parameters given with --param KEY=VALUE, in the order given; owned (free with
+ * run_params_free(v, n)). */
+struct cli_params {
+	struct run_param *v;
+	size_t n;
+};
+/* A --param row's callback (ls, model: a filter, any key again): KEY=VALUE appended to
+ * the struct cli_params at to. cli_param_take does it for any caller, once: a key
+ * given twice is refused (record). Return 0 or EXIT_USAGE (printed). */
+int cli_opt_param(const struct cli_state *st, const struct cli_opt *o, const char *arg, void *to);
+int cli_param_take(const struct cli_state *st, const struct cli_opt *o, const char *arg,
+		   struct cli_params *p, int once);
+/* A -p PID row's callback: a process id >= 1 into the pid_t at to. */
+int cli_opt_pid(const struct cli_state *st, const struct cli_opt *o, const char *arg, void *to);
 
 /* The tail of every verb's getopt_long switch (run with opterr = 0 and an optstring
  * that starts with ':'): c is ':' for an option without its value, anything else for

@@ -1,5 +1,6 @@
 /* Helpers shared by the verbs that read the run database. */
 #include "base/buf.h"
+#include "base/parse.h"
 #include "base/util.h"
 #include "cli/cli.h"
 #include "record/recorder.h"
@@ -85,6 +86,36 @@ int cli_bad_option(const char *verb, int c, char **argv)
 	if (c == ':')
 		return cli_usage(verb, "option '%s' needs a value", argv[optind - 1]);
 	return cli_usage(verb, "unknown option '%s'", argv[optind - 1]);
+}
+
+int cli_param_take(const struct cli_state *st, const struct cli_opt *o, const char *arg,
+		   struct cli_params *p, int once)
+{
+	struct run_param rp;
+	char why[128];
+	if (run_param_parse(arg, &rp, why, sizeof(why)) < 0)
+		return cli_opt_invalid(st, o, arg, why);
+	if (once && run_param_find(p->v, p->n, rp.key)) {
+		free(rp.value);
+		return cli_usage(st->cmd->verb, "--param %s given twice", rp.key);
+	}
+	p->v = xrealloc(p->v, (p->n + 1) * sizeof(*p->v));
+	p->v[p->n++] = rp;
+	return 0;
+}
+
+int cli_opt_param(const struct cli_state *st, const struct cli_opt *o, const char *arg, void *to)
+{
+	return cli_param_take(st, o, arg, to, 0);
+}
+
+int cli_opt_pid(const struct cli_state *st, const struct cli_opt *o, const char *arg, void *to)
+{
+	pid_t pid;
+	if (parse_pid(arg, &pid) < 0)
+		return cli_opt_invalid(st, o, arg, "give a process id >= 1");
+	memcpy(to, &pid, sizeof(pid));
+	return 0;
 }
 
 int cli_one_run(const char *verb, int argc, char **argv, const char *db_opt,

@@ -7,11 +7,11 @@
 
 const struct verb verbs[] = {
 	{ "record", cmd_record, "record the memory of a process over time", NULL },
-	{ "ls", cmd_ls, "list recorded runs, newest first", NULL },
-	{ "show", cmd_show, "summary and chart of one run", NULL },
+	{ "ls", cmd_ls, "list recorded runs, newest first", &ls_cli },
+	{ "show", cmd_show, "summary and chart of one run", &show_cli },
 	{ "export", cmd_export, "write a run's samples as CSV or JSON lines", NULL },
-	{ "mark", cmd_mark, "add a stage mark to a running recording", NULL },
-	{ "rm", cmd_rm, "delete runs", NULL },
+	{ "mark", cmd_mark, "add a stage mark to a running recording", &mark_cli },
+	{ "rm", cmd_rm, "delete runs", &rm_cli },
 	{ "gc", cmd_gc, "keep the database bounded: thin old runs, keeping their peaks", NULL },
 	{ "gpus", cmd_gpus, "list GPUs and the processes using their memory", NULL },
 	{ "plot", cmd_plot, "draw runs as an SVG chart", NULL },
