@@ -85,6 +85,12 @@ size_t cli_opts_rows(const struct cli_opt *opts, struct cli_row **rows)
 	return n;
 }
 
+/* The formats a CLI_FORMAT row accepts. */
+static unsigned formats_of(const struct cli_opt *o)
+{
+	return o->formats == CLI_FORMAT_ROWS ? output_formats_with_rows() : o->formats;
+}
+
 /* "--name", or "-x" for a row with a letter only. */
 static void put_name(struct buf *b, const struct cli_opt *o)
 {
@@ -252,7 +258,7 @@ int cli_opt_store(const struct cli_state *st, const struct cli_opt *o, const cha
 			}
 		return cli_opt_invalid(st, o, arg, NULL);
 	case CLI_FORMAT:
-		return cli_format(st->cmd->verb, arg, o->formats, (enum output_format *)to);
+		return cli_format(st->cmd->verb, arg, formats_of(o), (enum output_format *)to);
 	default:	/* a callback row without its function: cli_opts_check says so */
 		return cli_opt_invalid(st, o, arg, NULL);
 	}
@@ -413,7 +419,7 @@ static void put_wrapped(struct buf *b, const char *text, size_t col, size_t at)
 static void put_text(struct buf *b, const struct cli_opt *o)
 {
 	if (o->kind == CLI_FORMAT)
-		output_format_names(b, o->formats, ", ", " or ");
+		output_format_names(b, formats_of(o), ", ", " or ");
 	if (o->help)
 		buf_puts(b, o->help);
 }

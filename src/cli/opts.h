@@ -103,6 +103,10 @@ struct cli_opt {
 	.off = offsetof(T, field) + 0 * sizeof(&((T *)0)->field == (type *)0),           \
 	.size = sizeof(((T *)0)->field)
 #define CLI_OPTS_END { .kind = CLI_END }
+/* A CLI_FORMAT row's .formats for "every format with row ops" (export's), read from
+ * render/format.c's table when parsing and printing, so that a row format added there
+ * needs no edit here. */
+#define CLI_FORMAT_ROWS (~0u)
 
 enum {
 	CLI_IN_ORDER = 1 << 0,	/* options end at the first operand (record's COMMAND) */

@@ -9,7 +9,7 @@ const struct verb verbs[] = {
 	{ "record", cmd_record, "record the memory of a process over time", NULL },
 	{ "ls", cmd_ls, "list recorded runs, newest first", &ls_cli },
 	{ "show", cmd_show, "summary and chart of one run", &show_cli },
-	{ "export", cmd_export, "write a run's samples as CSV or JSON lines", NULL },
+	{ "export", cmd_export, "write a run's samples as CSV or JSON lines", &export_cli },
 	{ "mark", cmd_mark, "add a stage mark to a running recording", &mark_cli },
 	{ "rm", cmd_rm, "delete runs", &rm_cli },
 	{ "gc", cmd_gc, "keep the database bounded: thin old runs, keeping their peaks", NULL },
