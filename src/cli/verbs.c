@@ -13,7 +13,7 @@ const struct verb verbs[] = {
 	{ "mark", cmd_mark, "add a stage mark to a running recording", &mark_cli },
 	{ "rm", cmd_rm, "delete runs", &rm_cli },
 	{ "gc", cmd_gc, "keep the database bounded: thin old runs, keeping their peaks", NULL },
-	{ "gpus", cmd_gpus, "list GPUs and the processes using their memory", NULL },
+	{ "gpus", cmd_gpus, "list GPUs and the processes using their memory", &gpus_cli },
 	{ "plot", cmd_plot, "draw runs as an SVG chart", NULL },
 	{ "report", cmd_report, "write one run as a self-contained HTML page", NULL },
 	{ "compare", cmd_compare, "compare runs or groups of runs side by side", NULL },
