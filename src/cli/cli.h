@@ -122,9 +122,9 @@ int cli_bad_option(const char *verb, int c, char **argv);
 int cli_one_run(const char *verb, int argc, char **argv, const char *db_opt,
 		const char **ref, struct store **st);
 
-/* --time KIND of a chart: "elapsed" or "wall" into *out. Returns 0, or EXIT_USAGE
- * (printed). */
-int cli_chart_time(const char *verb, const char *arg, enum chart_time *out);
+/* --time KIND of a chart (a CLI_CHOICE row's choices): elapsed or wall, into an enum
+ * chart_time. */
+extern const struct cli_choice cli_chart_times[];
 
 /* What most reading verbs write: text for people (the default) or one JSON document. */
 #define CLI_TEXT_JSON (FORMAT_BIT(FORMAT_TEXT) | FORMAT_BIT(FORMAT_JSON))

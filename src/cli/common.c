@@ -127,16 +127,11 @@ int cli_one_run(const char *verb, int argc, char **argv, const char *db_opt,
 	return cli_open_store(db_opt, st, 0);
 }
 
-int cli_chart_time(const char *verb, const char *arg, enum chart_time *out)
-{
-	if (strcmp(arg, "elapsed") == 0)
-		*out = CHART_ELAPSED;
-	else if (strcmp(arg, "wall") == 0)
-		*out = CHART_WALL;
-	else
-		return cli_usage(verb, "--time takes 'elapsed' or 'wall', not '%s'", arg);
-	return 0;
-}
+const struct cli_choice cli_chart_times[] = {
+	{ "elapsed", CHART_ELAPSED },
+	{ "wall", CHART_WALL },
+	{ NULL, 0 },
+};
 
 /* One RUN argument's failure to resolve, in words; the exit status. */
 static int ref_failed(struct store *st, const char *ref, int e)
