@@ -16,8 +16,8 @@ const struct verb verbs[] = {
 	{ "gpus", cmd_gpus, "list GPUs and the processes using their memory", &gpus_cli },
 	{ "plot", cmd_plot, "draw runs as an SVG chart", &plot_cli },
 	{ "report", cmd_report, "write one run as a self-contained HTML page", &report_cli },
-	{ "compare", cmd_compare, "compare runs or groups of runs side by side", NULL },
-	{ "model", cmd_model, "fit memory against run parameters or counters; will it fit?", NULL },
+	{ "compare", cmd_compare, "compare runs or groups of runs side by side", &compare_cli },
+	{ "model", cmd_model, "fit memory against run parameters or counters; will it fit?", &model_cli },
 	{ "agent", cmd_agent, "watch several targets at once, across restarts, for Prometheus", NULL },
 	{ NULL, NULL, NULL, NULL },
 };
