@@ -18,6 +18,6 @@ const struct verb verbs[] = {
 	{ "report", cmd_report, "write one run as a self-contained HTML page", &report_cli },
 	{ "compare", cmd_compare, "compare runs or groups of runs side by side", &compare_cli },
 	{ "model", cmd_model, "fit memory against run parameters or counters; will it fit?", &model_cli },
-	{ "agent", cmd_agent, "watch several targets at once, across restarts, for Prometheus", NULL },
+	{ "agent", cmd_agent, "watch several targets at once, across restarts, for Prometheus", &agent_cli },
 	{ NULL, NULL, NULL, NULL },
 };
