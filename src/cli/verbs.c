@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 const struct verb verbs[] = {
-	{ "record", cmd_record, "record the memory of a process over time", NULL },
+	{ "record", cmd_record, "record the memory of a process over time", &record_cli },
 	{ "ls", cmd_ls, "list recorded runs, newest first", &ls_cli },
 	{ "show", cmd_show, "summary and chart of one run", &show_cli },
 	{ "export", cmd_export, "write a run's samples as CSV or JSON lines", &export_cli },
