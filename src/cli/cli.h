@@ -48,14 +48,6 @@ int cmd_gc(int argc, char **argv);
 extern const struct cli_cmd record_cli, ls_cli, show_cli, export_cli, rm_cli, gpus_cli,
 	mark_cli, plot_cli, report_cli, compare_cli, model_cli, agent_cli, gc_cli;
 
-/* Retention (cmd_gc.c), shared with record --keep and --max-db. --keep AGE ('none': -1)
- * and --max-db SIZE (above 0): 0, or the usage error printed and EXIT_USAGE. */
-int cli_parse_keep(const char *verb, const char *arg, int64_t *keep_ns);
-int cli_parse_max_db(const char *verb, const char *arg, uint64_t *bytes);
-/* Applies retention after a recording (keep_ns < 0 and max_bytes 0: nothing); prints
- * only failures. Returns an exit status. */
-int cli_gc_after_record(const char *db, int64_t keep_ns, uint64_t max_bytes);
-
 /* All verbs, in the order `rsswatch --help` lists them; NULL-terminated. */
 extern const struct verb verbs[];
 

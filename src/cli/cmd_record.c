@@ -7,6 +7,7 @@
 #include "base/sysroot.h"
 #include "base/util.h"
 #include "cli/cli.h"
+#include "cli/retention.h"
 #include "record/cgctl.h"
 #include "record/facts.h"
 #include "record/follow.h"
@@ -60,9 +61,7 @@ struct record_args {
 	struct cli_params params;	/* --param, in the order given; owned */
 	struct hooks hooks;	/* --on-warn, --on-oom (opts.hooks points here when set) */
 	const char *listen;	/* --listen HOST:PORT, or NULL */
-	int keep_given;		/* retention at the end (cmd_gc.c): --keep, --max-db */
-	int64_t keep_ns;
-	uint64_t max_db;	/* 0: none */
+	struct cli_retention retention;	/* --keep, --max-db: applied at the end */
 };
 
 #define PSS_DEFAULT_NS (10 * NS_PER_S)
@@ -160,23 +159,6 @@ static int take_listen(const struct cli_state *st, const struct cli_opt *o, cons
 		return cli_opt_invalid(st, o, arg, "give HOST:PORT, e.g. 127.0.0.1:9464 or [::1]:9464");
 	memcpy(to, &arg, sizeof(arg));
 	return 0;
-}
-
-static int take_keep(const struct cli_state *st, const struct cli_opt *o, const char *arg,
-		     void *to)
-{
-	struct record_args *a = st->args;
-	(void)o;
-	a->keep_given = 1;
-	return cli_parse_keep("record", arg, to) ? EXIT_USAGE : 0;
-}
-
-static int take_max_db(const struct cli_state *st, const struct cli_opt *o, const char *arg,
-		       void *to)
-{
-	(void)st;
-	(void)o;
-	return cli_parse_max_db("record", arg, to) ? EXIT_USAGE : 0;
 }
 
 #define AT(field, type) CLI_AT(struct record_args, field, type)
@@ -283,12 +265,7 @@ static const struct cli_opt record_opts_table[] = {
 	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH",
 	  .help = "the run database (default: $RSSWATCH_DB, else "
 		  "$XDG_STATE_HOME/rsswatch/rsswatch.db, else ~/.local/state/rsswatch/rsswatch.db)" },
-	{ "keep", 0, CLI_CALLBACK, AT(keep_ns, int64_t), .fn = take_keep, .arg = "AGE",
-	  .help = "when the recording ends, thin runs that ended more than AGE ago (s m h d w), "
-		  "as 'rsswatch gc --keep' does" },
-	{ "max-db", 0, CLI_CALLBACK, AT(max_db, uint64_t), .fn = take_max_db, .arg = "SIZE",
-	  .help = "when the recording ends, bring the database under SIZE, as 'rsswatch gc "
-		  "--max-db' does (default: neither)" },
+	{ .kind = CLI_INCLUDE, .sub = cli_retention_opts, AT(retention, struct cli_retention) },
 	CLI_OPTS_END,
 };
 
@@ -310,7 +287,9 @@ const struct cli_cmd record_cli = {
 		"outcome is then 'oom_killed', with the kernel's figures in an oom_kill event.\n"
 		"Exit status: 0, or the command's own status (128+N for signal N); 1 on failure,\n"
 		"2 on bad usage; with a command, 125 when rsswatch failed, 126 when the command\n"
-		"cannot run, 127 when it is not found.\n",
+		"cannot run, 127 when it is not found.\n"
+		"--keep and --max-db are applied when the recording ends, as 'rsswatch gc'\n"
+		"applies them; without them nothing is thinned.\n",
 	.flags = CLI_IN_ORDER,
 };
 
@@ -351,6 +330,7 @@ static int check_args(struct record_args *a)
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
 	a->opts.interval_ns = NS_PER_S;
+	a->retention.keep_ns = -1;	/* no retention unless asked */
 	hooks_init(&a->hooks);
 	/* test knobs: follow a tree by walking only, and without exit records */
 	a->opts.no_proccn = env_flag("RSSWATCH_NO_PROCCN");
@@ -1134,7 +1114,7 @@ int cmd_record(int argc, char **argv)
 	if (ret == FOLLOW_STOPPED)	/* stopped before the first instance: no run */
 		ret = EXIT_OK;
 	close_session(&s);
-	cli_gc_after_record(a.db, a.keep_given ? a.keep_ns : -1, a.max_db);
+	cli_retention_after_record(a.db, &a.retention);
 	run_params_free(a.params.v, a.params.n);
 	return ret;
 }

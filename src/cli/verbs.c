@@ -12,7 +12,7 @@ const struct verb verbs[] = {
 	{ "export", cmd_export, "write a run's samples as CSV or JSON lines", &export_cli },
 	{ "mark", cmd_mark, "add a stage mark to a running recording", &mark_cli },
 	{ "rm", cmd_rm, "delete runs", &rm_cli },
-	{ "gc", cmd_gc, "keep the database bounded: thin old runs, keeping their peaks", NULL },
+	{ "gc", cmd_gc, "keep the database bounded: thin old runs, keeping their peaks", &gc_cli },
 	{ "gpus", cmd_gpus, "list GPUs and the processes using their memory", &gpus_cli },
 	{ "plot", cmd_plot, "draw runs as an SVG chart", &plot_cli },
 	{ "report", cmd_report, "write one run as a self-contained HTML page", &report_cli },
