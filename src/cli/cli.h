@@ -104,10 +104,8 @@ int cli_param_take(const struct cli_state *st, const struct cli_opt *o, const ch
 /* A -p PID row's callback: a process id >= 1 into the pid_t at to. */
 int cli_opt_pid(const struct cli_state *st, const struct cli_opt *o, const char *arg, void *to);
 
-/* The tail of every verb's getopt_long switch (run with opterr = 0 and an optstring
- * that starts with ':'): c is ':' for an option without its value, anything else for
- * an unknown option. Prints which and returns EXIT_USAGE. */
-int cli_bad_option(const char *verb, int c, char **argv);
+/* A test knob of the environment: NAME set to anything but "" or "0". */
+int cli_env_flag(const char *name);
 
 /* A verb on one RUN (the operands left after getopt: none means "last"): sets *ref and
  * opens the store read-only. Returns 0, or EXIT_USAGE / EXIT_FAIL (printed). */
@@ -121,8 +119,5 @@ extern const struct cli_choice cli_chart_times[];
 /* What most reading verbs write: text for people (the default) or one JSON document. */
 #define CLI_TEXT_JSON (FORMAT_BIT(FORMAT_TEXT) | FORMAT_BIT(FORMAT_JSON))
 
-/* Long options every verb accepts; pass to getopt_long via these macros. */
-#define CLI_OPT_DB 0x100
-#define CLI_OPT_HELP 'h'
 
 #endif

@@ -162,16 +162,10 @@ const struct cli_cmd agent_cli = {
 	.flags = CLI_IN_ORDER,
 };
 
-static int env_flag(const char *name)
-{
-	const char *v = getenv(name);
-	return v && *v && strcmp(v, "0") != 0;
-}
-
 static int parse_args(int argc, char **argv, struct agent_args *a)
 {
 	a->o.interval_ns = NS_PER_S;
-	a->o.no_proccn = env_flag("RSSWATCH_NO_PROCCN");
+	a->o.no_proccn = cli_env_flag("RSSWATCH_NO_PROCCN");
 	int ret = cli_parse(&agent_cli, argc, argv, a);
 	if (ret)
 		return ret;

@@ -66,13 +66,6 @@ struct record_args {
 
 #define PSS_DEFAULT_NS (10 * NS_PER_S)
 
-/* A test knob: NAME set to anything but "" or "0". */
-static int env_flag(const char *name)
-{
-	const char *v = getenv(name);
-	return v && *v && strcmp(v, "0") != 0;
-}
-
 /* --param KEY=VALUE, each key once. */
 static int take_param(const struct cli_state *st, const struct cli_opt *o, const char *arg,
 		      void *to)
@@ -333,8 +326,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	a->retention.keep_ns = -1;	/* no retention unless asked */
 	hooks_init(&a->hooks);
 	/* test knobs: follow a tree by walking only, and without exit records */
-	a->opts.no_proccn = env_flag("RSSWATCH_NO_PROCCN");
-	a->opts.no_exit_records = env_flag("RSSWATCH_NO_TASKSTATS");
+	a->opts.no_proccn = cli_env_flag("RSSWATCH_NO_PROCCN");
+	a->opts.no_exit_records = cli_env_flag("RSSWATCH_NO_TASKSTATS");
 	int ret = cli_parse(&record_cli, argc, argv, a);
 	if (ret)
 		return ret;

@@ -81,11 +81,10 @@ int cli_open_store(const char *db_opt, struct store **st, int flags)
 	return e < 0 ? EXIT_FAIL : 0;
 }
 
-int cli_bad_option(const char *verb, int c, char **argv)
+int cli_env_flag(const char *name)
 {
-	if (c == ':')
-		return cli_usage(verb, "option '%s' needs a value", argv[optind - 1]);
-	return cli_usage(verb, "unknown option '%s'", argv[optind - 1]);
+	const char *v = getenv(name);
+	return v && *v && strcmp(v, "0") != 0;
 }
 
 int cli_param_take(const struct cli_state *st, const struct cli_opt *o, const char *arg,
