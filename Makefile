@@ -132,8 +132,14 @@ CMOCKA_LIBS   = $(shell pkg-config --libs cmocka 2>/dev/null)
 
 $(BUILD)/tests/%: tests/unit/%.c $(CORE_A) $(LIBA) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) $(LDFLAGS) -MMD -MP -o $@ $< $(CORE_A) $(LIBA) \
-		$(CMOCKA_LIBS) $(LDLIBS) -lpthread
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) $(LDFLAGS) -MMD -MP -o $@ $< $(UNIT_OBJ) \
+		$(CORE_A) $(LIBA) $(CMOCKA_LIBS) $(LDLIBS) -lpthread
+
+# test_opts holds every verb's option table (src/cli/opts.h) to its rules: it links the
+# CLI's objects, all but main.o, whose main() is the test's.
+CLI_LIB_OBJ := $(filter-out $(BUILD)/src/cli/main.o,$(CLI_OBJ))
+$(BUILD)/tests/test_opts: $(CLI_LIB_OBJ)
+$(BUILD)/tests/test_opts: UNIT_OBJ = $(CLI_LIB_OBJ)
 
 # Each libFuzzer harness, driven by tests/fuzz/replay.c for a few seconds in make check.
 $(BUILD)/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/replay.c $(CORE_A) $(FLAGS_STAMP)

@@ -1,12 +1,16 @@
 /* The command-line layer: the only place that prints errors and chooses exit codes.
- * Each verb lives in its own cmd_*.c and is listed in the table in main.c. */
+ * Each verb lives in its own cmd_*.c, reads its options from its table (cli/opts.h)
+ * and is listed in the table in verbs.c. */
 #ifndef RSW_CLI_CLI_H
 #define RSW_CLI_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
+#include "cli/opts.h"
 #include "render/format.h"
 #include "render/svg.h"
+#include "store/run.h"
 
 /* Exit codes (man/rsswatch.1, EXIT STATUS). A launched command's own status is passed through; 125, 126
  * and 127 are used when rsswatch failed, the command could not run, or was not found. */
@@ -23,6 +27,7 @@ struct verb {
 	const char *name;
 	int (*run)(int argc, char **argv);
 	const char *summary;
+	const struct cli_cmd *cli;	/* its options (cli/opts.h), for test_opts */
 };
 
 int cmd_record(int argc, char **argv);
@@ -39,21 +44,12 @@ int cmd_model(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 
-/* Retention (cmd_gc.c), shared with record --keep and --max-db. --keep AGE ('none': -1)
- * and --max-db SIZE (above 0): 0, or the usage error printed and EXIT_USAGE. */
-int cli_parse_keep(const char *verb, const char *arg, int64_t *keep_ns);
-int cli_parse_max_db(const char *verb, const char *arg, uint64_t *bytes);
-/* Applies retention after a recording (keep_ns < 0 and max_bytes 0: nothing); prints
- * only failures. Returns an exit status. */
-int cli_gc_after_record(const char *db, int64_t keep_ns, uint64_t max_bytes);
+/* Each verb's command line: its option table and --help (cli/opts.h), in its file. */
+extern const struct cli_cmd record_cli, ls_cli, show_cli, export_cli, rm_cli, gpus_cli,
+	mark_cli, plot_cli, report_cli, compare_cli, model_cli, agent_cli, gc_cli;
 
 /* All verbs, in the order `rsswatch --help` lists them; NULL-terminated. */
 extern const struct verb verbs[];
-
-/* "rsswatch: <message>\n" on stderr. */
-void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Prints "rsswatch VERB: <message>" and a hint to --help; returns EXIT_USAGE. */
-int cli_usage(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The database path: --db if given, else $RSSWATCH_DB, else
  * $XDG_STATE_HOME/rsswatch/rsswatch.db (when that is an absolute path, as the XDG
@@ -93,34 +89,35 @@ void cli_free_refs(char **refs, size_t n);
 int cli_open_runs(const char *db, char *const *refs, size_t n, struct store **st, char ***out,
 		  size_t *nout);
 
-/* The tail of every verb's getopt_long switch (run with opterr = 0 and an optstring
- * that starts with ':'): c is ':' for an option without its value, anything else for
- * an unknown option. Prints which and returns EXIT_USAGE. */
-int cli_bad_option(const char *verb, int c, char **argv);
+/* Run parameters given with --param KEY=VALUE, in the order given; owned (free with
+ * run_params_free(v, n)). */
+struct cli_params {
+	struct run_param *v;
+	size_t n;
+};
+/* A --param row's callback (ls, model: a filter, any key again): KEY=VALUE appended to
+ * the struct cli_params at to. cli_param_take does it for any caller, once: a key
+ * given twice is refused (record). Return 0 or EXIT_USAGE (printed). */
+int cli_opt_param(const struct cli_state *st, const struct cli_opt *o, const char *arg, void *to);
+int cli_param_take(const struct cli_state *st, const struct cli_opt *o, const char *arg,
+		   struct cli_params *p, int once);
+/* A -p PID row's callback: a process id >= 1 into the pid_t at to. */
+int cli_opt_pid(const struct cli_state *st, const struct cli_opt *o, const char *arg, void *to);
+
+/* A test knob of the environment: NAME set to anything but "" or "0". */
+int cli_env_flag(const char *name);
 
 /* A verb on one RUN (the operands left after getopt: none means "last"): sets *ref and
  * opens the store read-only. Returns 0, or EXIT_USAGE / EXIT_FAIL (printed). */
 int cli_one_run(const char *verb, int argc, char **argv, const char *db_opt,
 		const char **ref, struct store **st);
 
-/* --time KIND of a chart: "elapsed" or "wall" into *out. Returns 0, or EXIT_USAGE
- * (printed). */
-int cli_chart_time(const char *verb, const char *arg, enum chart_time *out);
+/* --time KIND of a chart (a CLI_CHOICE row's choices): elapsed or wall, into an enum
+ * chart_time. */
+extern const struct cli_choice cli_chart_times[];
 
-/* --format NAME (-f NAME) of a verb that writes the formats in accepted (a mask of
- * FORMAT_BIT, render/format.h) into *out. A name no format has, or a format the verb
- * does not write, is one line naming the accepted ones. Returns 0, or EXIT_USAGE
- * (printed). --json is the same as --format json wherever it exists. */
-int cli_format(const char *verb, const char *name, unsigned accepted, enum output_format *out);
 /* What most reading verbs write: text for people (the default) or one JSON document. */
 #define CLI_TEXT_JSON (FORMAT_BIT(FORMAT_TEXT) | FORMAT_BIT(FORMAT_JSON))
 
-/* Long options every verb accepts; pass to getopt_long via these macros. */
-#define CLI_OPT_DB 0x100
-#define CLI_OPT_HELP 'h'
-
-/* What a verb's own option parser returns when it printed --help: the verb has nothing
- * more to do and exits with EXIT_OK. Any other nonzero value is the exit code. */
-#define CLI_DONE (-1)
 
 #endif

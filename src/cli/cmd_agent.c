@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,61 +22,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-static const char usage_text[] =
-	"usage: rsswatch agent [OPTIONS] (-n PATTERN | -p PID | -g CGROUP | --config FILE)...\n"
-	"\n"
-	"Watches several targets at once, for a fleet host: each instance of a target (a\n"
-	"process that matches, started and restarted as often as it is) is recorded as a\n"
-	"run in the database, the runs of one target forming one series; one /metrics\n"
-	"endpoint serves them all, each series labelled target=\"NAME\". Runs until SIGINT\n"
-	"or SIGTERM, which end every recording as 'stopped' (or until every target was a\n"
-	"-p PID that has ended).\n"
-	"\n"
-	"  -n, --name PATTERN     a target: processes whose name or command line matches\n"
-	"                         the extended regular expression (as record -n); one\n"
-	"                         instance at a time, the newest of several (--oldest)\n"
-	"  -p, --pid PID          a target: that process, once\n"
-	"  -g, --cgroup CGROUP    a target: every process of a memory cgroup, recorded\n"
-	"                         while it holds any\n"
-	"      --config FILE      targets, one a line: name=NAME and one of match=PATTERN,\n"
-	"                         pid=PID, cgroup=CGROUP; '#' comments; a VALUE with\n"
-	"                         spaces in double quotes (docs/guide/agent.md)\n"
-	"                         -n, -p, -g and --config may be repeated and mixed. A\n"
-	"                         target's NAME is 1..63 of A-Z a-z 0-9 _ . -; without\n"
-	"                         one it is derived from the target (e.g. pid-4242)\n"
-	"      --oldest           several matches at once: the oldest, not the newest\n"
-	"      --listen HOST:PORT serve /metrics of every target (e.g. 127.0.0.1:9464;\n"
-	"                         only that address is bound); docs/guide/metrics.md\n"
-	"  -i, --interval DUR     time between samples, 1ms..1h (default 1s)\n"
-	"  -q, --quiet            no lines about instances starting and ending\n"
-	"      --no-gpu           do not record GPU memory even where NVML is present\n"
-	"      --db PATH          the run database (default: $RSSWATCH_DB, else\n"
-	"                         $XDG_STATE_HOME/rsswatch/rsswatch.db, else\n"
-	"                         ~/.local/state/rsswatch/rsswatch.db)\n"
-	"  -h, --help             this text\n"
-	"\n"
-	"Exit status: 0 when stopped by a signal (every run stored with its outcome); 1\n"
-	"on failure (a database that cannot be opened, a target that failed); 2 on bad\n"
-	"usage, a bad config line (its line number given) or an address that cannot be\n"
-	"bound.\n";
-
-enum { OPT_DB = CLI_OPT_DB, OPT_CONFIG, OPT_LISTEN, OPT_OLDEST, OPT_NO_GPU };
-
-static const struct option longopts[] = {
-	{ "name", required_argument, NULL, 'n' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "cgroup", required_argument, NULL, 'g' },
-	{ "config", required_argument, NULL, OPT_CONFIG },
-	{ "oldest", no_argument, NULL, OPT_OLDEST },
-	{ "listen", required_argument, NULL, OPT_LISTEN },
-	{ "interval", required_argument, NULL, 'i' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
-	{ "db", required_argument, NULL, OPT_DB },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
 
 /* A config file larger than this is refused: a thousand targets fit in far less. */
 #define CONFIG_MAX (1 << 20)
@@ -131,24 +77,30 @@ struct agent_args {
 	int quiet;
 };
 
-static int add_target(struct agent_args *a, enum agent_kind kind, const char *value)
+/* -n, -p, -g: a target of the kind the row's letter names. */
+static int add_target(const struct cli_state *st, const struct cli_opt *o, const char *value,
+		      void *to)
 {
 	struct agentconf_err err;
-	if (agentconf_add(&a->targets, kind, value, NULL, 0, &err) < 0)
-		return cli_usage("agent", "-%c %s: %s", kind == AGENT_MATCH ? 'n' : kind == AGENT_PID ?
-				 'p' : 'g', value, err.msg);
+	enum agent_kind kind = o->letter == 'n' ? AGENT_MATCH : o->letter == 'p' ? AGENT_PID :
+			       AGENT_CGROUP;
+	if (agentconf_add(to, kind, value, NULL, 0, &err) < 0)
+		return cli_usage(st->cmd->verb, "-%c %s: %s", o->letter, value, err.msg);
 	return 0;
 }
 
-static int add_config(struct agent_args *a, const char *path)
+static int add_config(const struct cli_state *st, const struct cli_opt *o, const char *path,
+		      void *to)
 {
 	char *buf;
 	size_t len;
 	struct agentconf_err err;
+	(void)st;
+	(void)o;
 	int ret = read_config(path, &buf, &len);
 	if (ret != 0)
 		return ret;
-	if (agentconf_parse(&a->targets, buf, len, &err) < 0) {
+	if (agentconf_parse(to, buf, len, &err) < 0) {
 		/* the path is the admin's own; a line of it is not printed (it may hold
 		 * anything), only where it is and why it was refused */
 		fprintf(stderr, "rsswatch agent: %s:%u: %s\n", path, err.line, err.msg);
@@ -158,66 +110,65 @@ static int add_config(struct agent_args *a, const char *path)
 	return ret;
 }
 
-static int env_flag(const char *name)
-{
-	const char *v = getenv(name);
-	return v && *v && strcmp(v, "0") != 0;
-}
+#define AT(field, type) CLI_AT(struct agent_args, field, type)
+static const struct cli_opt agent_opts[] = {
+	{ "name", 'n', CLI_CALLBACK, AT(targets, struct agentconf), .fn = add_target,
+	  .arg = "PATTERN", .help = "a target: processes whose name or command line matches the "
+	  "extended regular expression (as record -n); one instance at a time, the newest of "
+	  "several (--oldest)" },
+	{ "pid", 'p', CLI_CALLBACK, AT(targets, struct agentconf), .fn = add_target,
+	  .arg = "PID", .help = "a target: that process, once" },
+	{ "cgroup", 'g', CLI_CALLBACK, AT(targets, struct agentconf), .fn = add_target,
+	  .arg = "CGROUP", .help = "a target: every process of a memory cgroup, recorded while "
+	  "it holds any" },
+	{ "config", 0, CLI_CALLBACK, AT(targets, struct agentconf), .fn = add_config,
+	  .arg = "FILE", .help = "targets, one a line: name=NAME and one of match=PATTERN, "
+	  "pid=PID, cgroup=CGROUP; '#' comments; a VALUE with spaces in double quotes "
+	  "(docs/guide/agent.md)" },
+	{ "oldest", 0, CLI_FLAG, AT(o.oldest, int),
+	  .help = "several matches at once: the oldest, not the newest" },
+	{ "listen", 0, CLI_STRING, AT(listen, const char *), .arg = "HOST:PORT",
+	  .help = "serve /metrics of every target (e.g. 127.0.0.1:9464; only that address is "
+		  "bound); docs/guide/metrics.md" },
+	{ "interval", 'i', CLI_DURATION, AT(o.interval_ns, int64_t), .min = NS_PER_MS,
+	  .max = 3600 * NS_PER_S, .eg = "100ms, 1s, 5m",
+	  .help = "time between samples, 1ms..1h (default 1s)" },
+	{ "quiet", 'q', CLI_FLAG, AT(quiet, int),
+	  .help = "no lines about instances starting and ending" },
+	{ "no-gpu", 0, CLI_FLAG, AT(o.no_gpu, int),
+	  .help = "do not record GPU memory even where NVML is present" },
+	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH",
+	  .help = "the run database (default: $RSSWATCH_DB, else "
+		  "$XDG_STATE_HOME/rsswatch/rsswatch.db, else ~/.local/state/rsswatch/rsswatch.db)" },
+	CLI_OPTS_END,
+};
+
+const struct cli_cmd agent_cli = {
+	.verb = "agent",
+	.usage = "usage: rsswatch agent [OPTIONS] (-n PATTERN | -p PID | -g CGROUP | --config FILE)...\n",
+	.about = "Watches several targets at once, for a fleet host: each instance of a target (a\n"
+		 "process that matches, started and restarted as often as it is) is recorded as a\n"
+		 "run in the database, the runs of one target forming one series; one /metrics\n"
+		 "endpoint serves them all, each series labelled target=\"NAME\". Runs until SIGINT\n"
+		 "or SIGTERM, which end every recording as 'stopped' (or until every target was a\n"
+		 "-p PID that has ended).\n"
+		 "-n, -p, -g and --config may be repeated and mixed. A target's NAME is 1..63 of\n"
+		 "A-Z a-z 0-9 _ . -; without one it is derived from the target (e.g. pid-4242).\n",
+	.opts = agent_opts,
+	.more = "Exit status: 0 when stopped by a signal (every run stored with its outcome); 1\n"
+		"on failure (a database that cannot be opened, a target that failed); 2 on bad\n"
+		"usage, a bad config line (its line number given) or an address that cannot be\n"
+		"bound.\n",
+	.flags = CLI_IN_ORDER,
+};
 
 static int parse_args(int argc, char **argv, struct agent_args *a)
 {
-	int c, ret;
 	a->o.interval_ns = NS_PER_S;
-	a->o.no_proccn = env_flag("RSSWATCH_NO_PROCCN");
-	while ((c = getopt_long(argc, argv, "+:n:p:g:i:qh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			ret = add_target(a, AGENT_MATCH, optarg);
-			break;
-		case 'p':
-			ret = add_target(a, AGENT_PID, optarg);
-			break;
-		case 'g':
-			ret = add_target(a, AGENT_CGROUP, optarg);
-			break;
-		case OPT_CONFIG:
-			ret = add_config(a, optarg);
-			break;
-		case OPT_OLDEST:
-			a->o.oldest = 1;
-			ret = 0;
-			break;
-		case OPT_NO_GPU:
-			a->o.no_gpu = 1;
-			ret = 0;
-			break;
-		case OPT_LISTEN:
-			a->listen = optarg;
-			ret = 0;
-			break;
-		case 'i':
-			ret = 0;
-			if (parse_duration_ns(optarg, &a->o.interval_ns) < 0 ||
-			    a->o.interval_ns < NS_PER_MS || a->o.interval_ns > 3600 * NS_PER_S)
-				ret = cli_usage("agent", "invalid interval '%s': give 1ms..1h, e.g. 100ms, 1s, 5m", optarg);
-			break;
-		case 'q':
-			a->quiet = 1;
-			ret = 0;
-			break;
-		case OPT_DB:
-			a->db = optarg;
-			ret = 0;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			exit(EXIT_OK);
-		default:
-			return cli_bad_option("agent", c, argv);
-		}
-		if (ret != 0)
-			return ret;
-	}
+	a->o.no_proccn = cli_env_flag("RSSWATCH_NO_PROCCN");
+	int ret = cli_parse(&agent_cli, argc, argv, a);
+	if (ret)
+		return ret;
 	if (optind < argc)
 		return cli_usage("agent", "unexpected argument '%s'", argv[optind]);
 	if (a->targets.n == 0)
@@ -267,8 +218,10 @@ int cmd_agent(int argc, char **argv)
 	char err[512];
 	int ret = EXIT_OK;
 	memset(&a, 0, sizeof(a));
-	if ((ret = parse_args(argc, argv, &a)) != 0)
+	if ((ret = parse_args(argc, argv, &a)) != 0) {
+		ret = ret == CLI_DONE ? EXIT_OK : ret;
 		goto done;
+	}
 	out.quiet = a.quiet;
 	a.o.note = print_note;
 	a.o.note_ctx = &out;

@@ -3,35 +3,17 @@
 #include "base/util.h"
 #include "cli/cli.h"
 #include "cli/compare_by.h"
+#include "cli/output.h"
 #include "cli/runload.h"
 #include "render/compare.h"
 #include "render/svg.h"
 #include "store/store.h"
 
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char usage_text[] =
-	"usage: rsswatch compare RUN RUN... [OPTIONS]\n"
-	"       rsswatch compare RUN,RUN,... RUN,RUN,... [OPTIONS]\n"
-	"\n"
-	"Compares runs side by side: peak, time to peak, mean, last, growth (the\n"
-	"least-squares slope of RSS) and RSS at each mark the runs share, with the\n"
-	"difference against the first. Arguments with commas are groups of repeated runs:\n"
-	"each group's mean and spread are shown, and a sentence says whether the difference\n"
-	"between the groups is larger than the spread within them.\n"
-	"RUN is a run id or 'last'; sID is the last run of series ID (record --follow),\n"
-	"sID:N its last N runs (as N arguments, or inside a group, N runs of it).\n"
-	"\n"
-	"      --by KEY        group the runs by the value of their parameter KEY (record\n"
-	"                      --param), one group per value, in order of value\n"
-	"  -f, --format F      text (the default) or json\n"
-	"      --json          the same as --format json: one JSON object for scripts\n"
-	"  -o, --output FILE   also draw the RSS of every run, overlaid, as an SVG file\n"
-	"      --align MARK    in that drawing, align the runs at the mark MARK\n"
-	"      --db PATH       the run database\n";
 
 /* compare --by KEY: one group per value of the parameter; the groups named in b (when
  * not NULL). */
@@ -67,39 +49,46 @@ struct compare_args {
 	size_t total;		/* the runs the arguments name, all groups together */
 };
 
+#define AT(field, type) CLI_AT(struct compare_args, field, type)
+static const struct cli_opt compare_opts[] = {
+	{ "by", 0, CLI_STRING, AT(by, const char *), .arg = "KEY",
+	  .help = "group the runs by the value of their parameter KEY (record --param), one "
+		  "group per value, in order of value" },
+	{ "format", 'f', CLI_FORMAT, AT(format, enum output_format), .formats = CLI_TEXT_JSON,
+	  .help = " (default: text)" },
+	{ "json", 0, CLI_FLAG, AT(format, enum output_format), .set = FORMAT_JSON,
+	  .help = "the same as --format json: one JSON object for scripts" },
+	{ "output", 'o', CLI_STRING, AT(out, const char *), .arg = "FILE",
+	  .help = "also draw the RSS of every run, overlaid, as an SVG file" },
+	{ "align", 0, CLI_STRING, AT(align, const char *), .arg = "MARK",
+	  .help = "in that drawing, align the runs at the mark MARK" },
+	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH", .help = "the run database" },
+	CLI_OPTS_END,
+};
+
+const struct cli_cmd compare_cli = {
+	.verb = "compare",
+	.usage = "usage: rsswatch compare RUN RUN... [OPTIONS]\n"
+		 "       rsswatch compare RUN,RUN,... RUN,RUN,... [OPTIONS]\n",
+	.about = "Compares runs side by side: peak, time to peak, mean, last, growth (the\n"
+		 "least-squares slope of RSS) and RSS at each mark the runs share, with the\n"
+		 "difference against the first. Arguments with commas are groups of repeated runs:\n"
+		 "each group's mean and spread are shown, and a sentence says whether the difference\n"
+		 "between the groups is larger than the spread within them.\n"
+		 "RUN is a run id or 'last'; sID is the last run of series ID (record --follow),\n"
+		 "sID:N its last N runs (as N arguments, or inside a group, N runs of it).\n",
+	.opts = compare_opts,
+};
+
 /* Reads the options and the groups into *a. Returns 0, CLI_DONE (--help printed) or
  * EXIT_USAGE (printed). */
 static int read_args(int argc, char **argv, struct compare_args *a)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "align", required_argument, NULL, 'a' },
-		{ "by", required_argument, NULL, 'b' },
-		{ "db", required_argument, NULL, CLI_OPT_DB },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, ret;
 	memset(a, 0, sizeof(*a));
 	a->format = FORMAT_TEXT;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hf:o:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j': a->format = FORMAT_JSON; break;
-		case 'f':
-			if ((ret = cli_format("compare", optarg, CLI_TEXT_JSON, &a->format)) != 0)
-				return ret;
-			break;
-		case 'o': a->out = optarg; break;
-		case 'a': a->align = optarg; break;
-		case 'b': a->by = optarg; break;
-		case CLI_OPT_DB: a->db = optarg; break;
-		case 'h': fputs(usage_text, stdout); return CLI_DONE;
-		default: return cli_bad_option("compare", c, argv);
-		}
-	}
+	int ret = cli_parse(&compare_cli, argc, argv, a);
+	if (ret)
+		return ret;
 	a->groups = argv + optind;
 	a->ng = (size_t)(argc - optind);
 	if (a->ng == 0)

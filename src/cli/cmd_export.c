@@ -12,15 +12,14 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The formats are named from render/format.h's table (usage()): the first %s is
- * "csv|jsonl|...", the second "csv, jsonl or ...". */
-static const char usage_text[] =
-	"usage: rsswatch export [RUN] --format %s [--procs] [-o FILE] [--db PATH]\n"
-	"\n"
+/* The columns of a sample row, printed by themselves (put_columns) so that a list made
+ * from the table of columns can take their place. */
+static const char columns_text[] =
 	"Writes one row per sample of RUN (default: the last): time (ISO 8601 UTC),\n"
 	"elapsed_s, rss_bytes, hwm_bytes, anon_bytes, file_bytes, shmem_bytes, swap_bytes,\n"
 	"threads, mem_available_bytes, and pss_bytes, uss_bytes, swap_pss_bytes,\n"
@@ -36,16 +35,17 @@ static const char usage_text[] =
 	"minflt, majflt (page faults without and with I/O), read_bytes, write_bytes\n"
 	"(storage I/O, where /proc/PID/io is readable: empty otherwise); and\n"
 	"counter.NAME for each counter the application published through librsswatch\n"
-	"(its latest value at that time).\n"
-	"\n"
+	"(its latest value at that time).\n";
+
+static const char procs_text[] =
 	"With --procs (a run of a set: --tree, -g, or a launched COMMAND), one row per\n"
 	"process per sample instead: time, elapsed_s, pid, ppid, comm, rss_bytes,\n"
-	"anon_bytes, file_bytes, shmem_bytes, swap_bytes.\n"
-	"\n"
-	"  -f, --format F   %s\n"
-	"      --procs      one row per process of the set per sample\n"
-	"  -o, --output F   write to file F (mode 0600) instead of standard output (-)\n"
-	"      --db PATH    the run database\n";
+	"anon_bytes, file_bytes, shmem_bytes, swap_bytes.\n";
+
+static void put_columns(struct buf *b)
+{
+	buf_puts(b, columns_text);
+}
 
 /* Where the rows go: the renderer's row in line, then the file. */
 struct sink {
@@ -73,59 +73,53 @@ static int write_proc_row(void *ctx, int64_t elapsed_ns, const struct proc_figur
 /* What the command line asks for. */
 struct export_args {
 	const char *db, *output;
-	int have_format;
-	enum output_format format;
+	enum output_format format;	/* FORMAT_COUNT: not given */
 	int procs;
 };
 
-static void usage(void)
+#define AT(field, type) CLI_AT(struct export_args, field, type)
+static const struct cli_opt export_opts[] = {
+	{ "format", 'f', CLI_FORMAT, AT(format, enum output_format), .formats = CLI_FORMAT_ROWS },
+	{ "procs", 0, CLI_FLAG, AT(procs, int), .help = "one row per process of the set per sample" },
+	{ "output", 'o', CLI_STRING, AT(output, const char *), .arg = "F",
+	  .help = "write to file F (mode 0600) instead of standard output (-)" },
+	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH", .help = "the run database" },
+	CLI_OPTS_END,
+};
+
+/* The usage names the row formats of render/format.c's table: "csv|jsonl|...". */
+static void export_help(const struct cli_cmd *c, struct buf *b)
 {
-	struct buf bars = { 0 }, words = { 0 };
+	struct buf bars = { 0 };
 	output_format_names(&bars, output_formats_with_rows(), "|", "|");
-	output_format_names(&words, output_formats_with_rows(), ", ", " or ");
-	printf(usage_text, buf_str(&bars), buf_str(&words));
+	buf_printf(b, "usage: rsswatch export [RUN] --format %s [--procs] [-o FILE] [--db PATH]\n"
+		   "\n", buf_str(&bars));
+	put_columns(b);
+	buf_printf(b, "\n%s\n", procs_text);
+	cli_help_options(c, b);
 	buf_release(&bars);
-	buf_release(&words);
 }
+
+const struct cli_cmd export_cli = {
+	.verb = "export",
+	.opts = export_opts,
+	.help = export_help,
+};
 
 /* Reads the options into *a. Returns 0, CLI_DONE (--help printed) or EXIT_USAGE
  * (printed). */
 static int read_args(int argc, char **argv, struct export_args *a)
 {
-	static const struct option longopts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "procs", no_argument, NULL, 'P' },
-		{ "db", required_argument, NULL, CLI_OPT_DB },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, ret;
 	memset(a, 0, sizeof(*a));
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:o:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			if ((ret = cli_format("export", optarg, output_formats_with_rows(),
-					      &a->format)) != 0)
-				return ret;
-			a->have_format = 1;
-			break;
-		case 'o': a->output = optarg; break;
-		case 'P': a->procs = 1; break;
-		case CLI_OPT_DB: a->db = optarg; break;
-		case 'h': usage(); return CLI_DONE;
-		default: return cli_bad_option("export", c, argv);
-		}
-	}
-	if (!a->have_format) {
+	a->format = FORMAT_COUNT;
+	int ret = cli_parse(&export_cli, argc, argv, a);
+	if (ret == 0 && a->format == FORMAT_COUNT) {
 		struct buf names = { 0 };
 		output_format_names(&names, output_formats_with_rows(), ", ", " or ");
 		ret = cli_usage("export", "give --format %s", buf_str(&names));
 		buf_release(&names);
-		return ret;
 	}
-	return 0;
+	return ret;
 }
 
 /* The run into *r and, without --procs, the exporter's first pass over its samples,

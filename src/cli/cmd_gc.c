@@ -1,7 +1,9 @@
-/* rsswatch gc: keep the run database bounded (retention), by hand; and the same after a
- * recording (record --keep, --max-db). The rules live in the store (src/store/retention.c,
- * docs/guide/storage.md); this verb parses the bounds and says what was done. */
+/* rsswatch gc: keep the run database bounded (retention), by hand. The rules live in
+ * the store (src/store/retention.c, docs/guide/storage.md), the options and their
+ * application in cli/retention.c (shared with record --keep and --max-db); this verb
+ * says what was done. */
 #include "cli/cli.h"
+#include "cli/retention.h"
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/fmt.h"
@@ -10,59 +12,53 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char usage_text[] =
-	"usage: rsswatch gc [--keep AGE] [--max-db SIZE] [--dry-run] [--format text|json]\n"
-	"                  [--json] [--db PATH]\n"
-	"\n"
-	"Keeps the run database bounded. Runs that ended more than AGE ago are thinned to at\n"
-	"most 1000 samples each: every bucket of time keeps its maximum, so peaks survive.\n"
-	"With --max-db, while the database is larger than SIZE, finished runs are thinned\n"
-	"further, oldest first (to 1000 samples, then to 100), and as a last resort the\n"
-	"series of the oldest runs are removed. A run's summary (peak, outcome, times), its\n"
-	"parameters, processes, marks, events and OOM kills are always kept, and a run still\n"
-	"being recorded is never touched. Then the file is made smaller (the first time with\n"
-	"VACUUM, which needs free disk about the size of what is kept).\n"
-	"\n"
-	"  --keep AGE       keep every sample of runs that ended less than AGE ago: a number\n"
-	"                   and s, m, h, d or w, e.g. 30d, 12h, 2w (default 30d; 'none': no\n"
-	"                   age limit)\n"
-	"  --max-db SIZE    the most the database may take: a number and K, M, G, T (powers\n"
-	"                   of 1024; KiB, MB... too), e.g. 500M, 2G (default: no bound)\n"
-	"  --dry-run        say what would be done, change nothing (the work is done in a\n"
-	"                   transaction that is rolled back; sizes after are estimates)\n"
-	"  -f, --format F   text (the default) or json\n"
-	"  --json           the same as --format json: the result as one JSON object\n"
-	"  --db PATH        the database (else $RSSWATCH_DB, else the default place)\n"
-	"\n"
-	"Exit status: 0; 1 when the database is locked by another process past 10 s, the\n"
-	"disk is full, or SIZE cannot be met even with every finished run's series removed;\n"
-	"2 on bad usage.\n";
-
 #define GC_DEFAULT_KEEP_NS (30LL * 86400 * NS_PER_S)
 
-int cli_parse_keep(const char *verb, const char *arg, int64_t *keep_ns)
-{
-	if (strcmp(arg, "none") == 0) {
-		*keep_ns = -1;
-		return 0;
-	}
-	if (parse_age_ns(arg, keep_ns) < 0)
-		return cli_usage(verb, "invalid --keep '%s': give an age with a unit of s, m, h, "
-				 "d or w, e.g. 30d, 12h, 2w, or 'none'", arg);
-	return 0;
-}
+struct gc_args {
+	const char *db;
+	struct cli_retention ret;
+	int dry_run;
+	enum output_format format;
+};
 
-int cli_parse_max_db(const char *verb, const char *arg, uint64_t *bytes)
-{
-	if (parse_size(arg, bytes) < 0 || *bytes == 0)
-		return cli_usage(verb, "invalid --max-db '%s': give a size above 0 with K, M, G or "
-				 "T, e.g. 500M, 2G", arg);
-	return 0;
-}
+#define AT(field, type) CLI_AT(struct gc_args, field, type)
+static const struct cli_opt gc_opts[] = {
+	{ .kind = CLI_INCLUDE, .sub = cli_retention_opts, AT(ret, struct cli_retention) },
+	{ "dry-run", 0, CLI_FLAG, AT(dry_run, int),
+	  .help = "say what would be done, change nothing (the work is done in a transaction "
+		  "that is rolled back; sizes after are estimates)" },
+	{ "format", 'f', CLI_FORMAT, AT(format, enum output_format), .formats = CLI_TEXT_JSON,
+	  .help = " (default: text)" },
+	{ "json", 0, CLI_FLAG, AT(format, enum output_format), .set = FORMAT_JSON,
+	  .help = "the same as --format json: the result as one JSON object" },
+	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH",
+	  .help = "the database (else $RSSWATCH_DB, else the default place)" },
+	CLI_OPTS_END,
+};
+
+const struct cli_cmd gc_cli = {
+	.verb = "gc",
+	.usage = "usage: rsswatch gc [--keep AGE] [--max-db SIZE] [--dry-run] [--format text|json]\n"
+		 "                  [--json] [--db PATH]\n",
+	.about = "Keeps the run database bounded. Runs that ended more than AGE ago (default 30d)\n"
+		 "are thinned to at most 1000 samples each: every bucket of time keeps its\n"
+		 "maximum, so peaks survive. With --max-db, while the database is larger than\n"
+		 "SIZE (default: no bound), finished runs are thinned further, oldest first (to\n"
+		 "1000 samples, then to 100), and as a last resort the series of the oldest runs\n"
+		 "are removed. A run's summary (peak, outcome, times), its parameters, processes,\n"
+		 "marks, events and OOM kills are always kept, and a run still being recorded is\n"
+		 "never touched. Then the file is made smaller (the first time with VACUUM, which\n"
+		 "needs free disk about the size of what is kept).\n",
+	.opts = gc_opts,
+	.more = "Exit status: 0; 1 when the database is locked by another process past 10 s, the\n"
+		"disk is full, or SIZE cannot be met even with every finished run's series removed;\n"
+		"2 on bad usage.\n",
+};
 
 struct report {
 	int dry, json;
@@ -90,38 +86,12 @@ static void on_run(void *ctx, const struct store_gc_run *r)
 		       r->rows_before, rep->dry ? "would stay" : "kept");
 }
 
-/* Applies retention to the database; prints the result unless quiet (then only
- * failures, as lines). Returns an exit status. */
-static int gc_run(const char *db, const struct store_gc_opts *o, int json, int quiet,
-		  int missing_ok)
+/* The result, once store_gc has done its work. */
+static void on_result(void *ctx, const struct store_gc_opts *o, const struct store_gc_result *res)
 {
-	struct store *st;
-	int ret = cli_open_store(db, &st, CLI_STORE_WRITE | (missing_ok ? CLI_STORE_QUIET_MISSING : 0));
-	if (ret == -ENOENT)
-		return EXIT_OK;
-	if (ret)
-		return ret;
-	struct report rep = { .dry = o->dry_run, .json = json };
-	struct store_gc_result res;
-	int e = store_gc(st, o, quiet ? NULL : on_run, &rep, &res);
+	struct report *rep = ctx;
 	char a[32], b[32];
-	if (e == -EBUSY) {
-		cli_error("gc: the database is locked by another process (a recorder writing, or "
-			  "another gc); try again");
-		ret = EXIT_FAIL;
-	} else if (e == -ENOSPC && res.disk_needed) {
-		cli_error("gc: not enough free disk to VACUUM the database (needs about %s, %s "
-			  "free); the rows removed leave space that later recordings reuse",
-			  fmt_bytes(a, sizeof(a), res.disk_needed), fmt_bytes(b, sizeof(b), res.disk_free));
-		ret = EXIT_FAIL;
-	} else if (e == -ENOSPC) {
-		cli_error("gc: the disk is full: %s", store_errmsg(st));
-		ret = EXIT_FAIL;
-	} else if (e < 0) {
-		cli_error("gc failed: %s", store_errmsg(st));
-		ret = EXIT_FAIL;
-	}
-	if (e == 0 && json) {
+	if (rep->json) {
 		printf("{\"dry_run\":%s,\"keep_s\":", o->dry_run ? "true" : "false");
 		if (o->keep_ns >= 0)
 			printf("%.9g", (double)o->keep_ns / NS_PER_S);
@@ -135,85 +105,39 @@ static int gc_run(const char *db, const struct store_gc_opts *o, int json, int q
 		printf(",\"runs\":%" PRIu64 ",\"runs_recording\":%" PRIu64 ",\"runs_thinned\":%"
 		       PRIu64 ",\"runs_emptied\":%" PRIu64 ",\"rows_removed\":%" PRIu64
 		       ",\"bytes_before\":%" PRIu64 ",\"bytes_after\":%" PRIu64 ",\"over_bound\":%s"
-		       ",\"changed\":[%s]}\n", res.runs_seen, res.runs_running, res.runs_thinned,
-		       res.runs_emptied, res.rows_removed, res.bytes_before, res.bytes_after,
-		       res.over_bound ? "true" : "false", buf_str(&rep.runs));
-	} else if (e == 0 && !quiet) {
-		printf("gc%s: %" PRIu64 " runs; %s%" PRIu64 " thinned, %" PRIu64 " emptied, %" PRIu64
-		       " rows removed", o->dry_run ? " (dry run, nothing changed)" : "",
-		       res.runs_seen, o->dry_run ? "would be " : "", res.runs_thinned,
-		       res.runs_emptied, res.rows_removed);
-		if (res.runs_running)
-			printf("; %" PRIu64 " still being recorded, left alone", res.runs_running);
-		printf("\ndatabase: %s %s, %s%s after%s\n", fmt_bytes(a, sizeof(a), res.bytes_before),
-		       o->dry_run ? "now" : "before", o->dry_run ? "about " : "",
-		       fmt_bytes(b, sizeof(b), res.bytes_after),
-		       res.reclaimed == 2 ? " (VACUUM)" : res.reclaimed == 1 ? " (incremental vacuum)" : "");
-		if (res.checkpoint_busy)
-			puts("note: a reader holds the write-ahead log; the file shrinks at its next "
-			     "checkpoint");
+		       ",\"changed\":[%s]}\n", res->runs_seen, res->runs_running, res->runs_thinned,
+		       res->runs_emptied, res->rows_removed, res->bytes_before, res->bytes_after,
+		       res->over_bound ? "true" : "false", buf_str(&rep->runs));
+		return;
 	}
-	if (e == 0 && res.over_bound) {
-		cli_error("gc: the database still takes %s, above --max-db %s: what is left are run "
-			  "summaries, marks, events and runs being recorded",
-			  fmt_bytes(a, sizeof(a), res.bytes_used), fmt_bytes(b, sizeof(b), o->max_bytes));
-		ret = EXIT_FAIL;
-	}
-	buf_release(&rep.runs);
-	store_close(st);
-	return ret;
-}
-
-int cli_gc_after_record(const char *db, int64_t keep_ns, uint64_t max_bytes)
-{
-	if (keep_ns < 0 && !max_bytes)
-		return EXIT_OK;
-	struct store_gc_opts o = { .keep_ns = keep_ns, .max_bytes = max_bytes, .now_ns = real_ns() };
-	return gc_run(db, &o, 0, 1, 1);
+	printf("gc%s: %" PRIu64 " runs; %s%" PRIu64 " thinned, %" PRIu64 " emptied, %" PRIu64
+	       " rows removed", o->dry_run ? " (dry run, nothing changed)" : "",
+	       res->runs_seen, o->dry_run ? "would be " : "", res->runs_thinned,
+	       res->runs_emptied, res->rows_removed);
+	if (res->runs_running)
+		printf("; %" PRIu64 " still being recorded, left alone", res->runs_running);
+	printf("\ndatabase: %s %s, %s%s after%s\n", fmt_bytes(a, sizeof(a), res->bytes_before),
+	       o->dry_run ? "now" : "before", o->dry_run ? "about " : "",
+	       fmt_bytes(b, sizeof(b), res->bytes_after),
+	       res->reclaimed == 2 ? " (VACUUM)" : res->reclaimed == 1 ? " (incremental vacuum)" : "");
+	if (res->checkpoint_busy)
+		puts("note: a reader holds the write-ahead log; the file shrinks at its next "
+		     "checkpoint");
 }
 
 int cmd_gc(int argc, char **argv)
 {
-	enum { OPT_KEEP = CLI_OPT_DB + 1, OPT_MAX_DB, OPT_DRY_RUN, OPT_JSON };
-	static const struct option longopts[] = {
-		{ "keep", required_argument, NULL, OPT_KEEP },
-		{ "max-db", required_argument, NULL, OPT_MAX_DB },
-		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "format", required_argument, NULL, 'f' },
-		{ "db", required_argument, NULL, CLI_OPT_DB },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct store_gc_opts o = { .keep_ns = GC_DEFAULT_KEEP_NS };
-	const char *db = NULL;
-	int c, ret;
-	enum output_format format = FORMAT_TEXT;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_KEEP:
-			if ((ret = cli_parse_keep("gc", optarg, &o.keep_ns)))
-				return ret;
-			break;
-		case OPT_MAX_DB:
-			if ((ret = cli_parse_max_db("gc", optarg, &o.max_bytes)))
-				return ret;
-			break;
-		case OPT_DRY_RUN: o.dry_run = 1; break;
-		case OPT_JSON: format = FORMAT_JSON; break;
-		case 'f':
-			if ((ret = cli_format("gc", optarg, CLI_TEXT_JSON, &format)) != 0)
-				return ret;
-			break;
-		case CLI_OPT_DB: db = optarg; break;
-		case 'h': fputs(usage_text, stdout); return EXIT_OK;
-		case ':': return cli_usage("gc", "option '%s' needs a value", argv[optind - 1]);
-		default: return cli_usage("gc", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
+	struct gc_args a = { .ret = { .keep_ns = GC_DEFAULT_KEEP_NS }, .format = FORMAT_TEXT };
+	int ret = cli_parse(&gc_cli, argc, argv, &a);
+	if (ret)
+		return ret == CLI_DONE ? EXIT_OK : ret;
 	if (optind < argc)
 		return cli_usage("gc", "unexpected argument '%s'", argv[optind]);
-	o.now_ns = real_ns();
-	return gc_run(db, &o, format == FORMAT_JSON, 0, 0);
+	struct store_gc_opts o = { .keep_ns = a.ret.keep_ns, .max_bytes = a.ret.max_bytes,
+				   .dry_run = a.dry_run, .now_ns = real_ns() };
+	struct report rep = { .dry = a.dry_run, .json = a.format == FORMAT_JSON };
+	struct cli_gc_report cb = { on_run, on_result, &rep };
+	ret = cli_retention_gc(a.db, &o, 0, &cb);
+	buf_release(&rep.runs);
+	return ret;
 }

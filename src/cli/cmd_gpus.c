@@ -4,45 +4,41 @@
 #include "base/fmt.h"
 #include "base/util.h"
 #include "record/gpus.h"
+#include "render/json.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int cmd_gpus(int argc, char **argv);
+struct gpus_args {
+	const char *db;		/* taken as every verb takes it; not used */
+	enum output_format format;
+};
 
-static const char usage_text[] =
-	"usage: rsswatch gpus [--format text|json] [--json]\n"
-	"\n"
-	"Lists the GPUs the NVIDIA driver reports (index, name, memory used and total)\n"
-	"and the processes holding memory on them (pid, command name, GPU, memory).\n"
-	"Pids are host pids, as the driver reports them.\n"
-	"\n"
-	"  -f, --format F text (the default) or json\n"
-	"      --json     the same as --format json: one JSON object with \"devices\"\n"
-	"                 and \"processes\"\n"
-	"      --db PATH  accepted for uniformity; not used\n"
-	"  -h, --help     show this help\n"
-	"\n"
-	"Exits 1 when no NVIDIA driver is found.\n";
+#define AT(field, type) CLI_AT(struct gpus_args, field, type)
+static const struct cli_opt gpus_opts[] = {
+	{ "format", 'f', CLI_FORMAT, AT(format, enum output_format), .formats = CLI_TEXT_JSON,
+	  .help = " (default: text)" },
+	{ "json", 0, CLI_FLAG, AT(format, enum output_format), .set = FORMAT_JSON,
+	  .help = "the same as --format json: one JSON object with \"devices\" and "
+		  "\"processes\"" },
+	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH",
+	  .help = "accepted for uniformity; not used" },
+	CLI_OPTS_END,
+};
 
-static void json_str(struct buf *b, const char *s)
-{
-	buf_putc(b, '"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\') {
-			buf_putc(b, '\\');
-			buf_putc(b, (char)*p);
-		} else if (*p < 0x20 || *p == 0x7f) {
-			buf_printf(b, "\\u%04x", *p);
-		} else {
-			buf_putc(b, (char)*p);
-		}
-	}
-	buf_putc(b, '"');
-}
+const struct cli_cmd gpus_cli = {
+	.verb = "gpus",
+	.usage = "usage: rsswatch gpus [--format text|json] [--json]\n",
+	.about = "Lists the GPUs the NVIDIA driver reports (index, name, memory used and total)\n"
+		 "and the processes holding memory on them (pid, command name, GPU, memory).\n"
+		 "Pids are host pids, as the driver reports them.\n",
+	.opts = gpus_opts,
+	.more = "Exits 1 when no NVIDIA driver is found.\n",
+};
 
 static const char *kind_name(unsigned kind)
 {
@@ -151,34 +147,10 @@ static void print_text(const struct gpu_inventory *inv)
 
 int cmd_gpus(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "db", required_argument, NULL, CLI_OPT_DB },
-		{ "help", no_argument, NULL, CLI_OPT_HELP },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, ret;
-	enum output_format format = FORMAT_TEXT;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			format = FORMAT_JSON;
-			break;
-		case 'f':
-			if ((ret = cli_format("gpus", optarg, CLI_TEXT_JSON, &format)) != 0)
-				return ret;
-			break;
-		case CLI_OPT_DB:
-			break;
-		case CLI_OPT_HELP:
-			fputs(usage_text, stdout);
-			return EXIT_OK;
-		default:
-			return cli_bad_option("gpus", c, argv);
-		}
-	}
+	struct gpus_args a = { .format = FORMAT_TEXT };
+	int ret = cli_parse(&gpus_cli, argc, argv, &a);
+	if (ret)
+		return ret == CLI_DONE ? EXIT_OK : ret;
 	if (optind < argc)
 		return cli_usage("gpus", "unexpected argument '%s'", argv[optind]);
 
@@ -193,7 +165,7 @@ int cmd_gpus(int argc, char **argv)
 		cli_error("cannot use the NVIDIA driver (%s)", why);
 		return EXIT_FAIL;
 	}
-	if (format == FORMAT_JSON)
+	if (a.format == FORMAT_JSON)
 		print_json(&inv);
 	else
 		print_text(&inv);

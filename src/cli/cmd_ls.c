@@ -11,29 +11,10 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char usage_text[] =
-	"usage: rsswatch ls [--format text|json] [--json] [-n N] [--series] [--param KEY=VALUE]... [--db PATH]\n"
-	"\n"
-	"Lists recorded runs, newest first: id, start, label, parameters (when any run\n"
-	"listed has some), target, duration, peak RSS and outcome.\n"
-	"\n"
-	"  -n, --last N   only the N newest runs (of those that match --param)\n"
-	"      --param KEY=VALUE  only runs recorded with this parameter (repeatable: all\n"
-	"                 must match; numbers match by value, so 12 matches 12.0)\n"
-	"      --series   one line per series of runs (record --follow: one run per\n"
-	"                 instance of a restarted service), newest first: its id (RUN\n"
-	"                 'sID' is its last run, 'sID:N' its last N), the runs, the\n"
-	"                 first start, the last end, the largest peak, each run's outcome\n"
-	"                 and the restart gaps (from the end of one instance to the first\n"
-	"                 sample of the next); -n N: the N newest series\n"
-	"  -f, --format F text (the default) or json\n"
-	"      --json     the same as --format json: a JSON array of run objects (with\n"
-	"                 --series: of series)\n"
-	"      --db PATH  the run database\n";
 
 /* Copies s into out for one table cell: control characters become '?', and a value
  * longer than width columns is cut with "..." (each byte of UTF-8 text counts as one
@@ -54,66 +35,55 @@ static void cut(char *out, size_t n, const char *s, size_t width)
 static int list(const char *db, int json, uint64_t limit, const struct run_param *want,
 		size_t nwant, int series);
 
+struct ls_args {
+	const char *db;
+	enum output_format format;
+	uint64_t limit;		/* 0: every run */
+	struct cli_params want;	/* --param */
+	int series;
+};
+
+#define AT(field, type) CLI_AT(struct ls_args, field, type)
+static const struct cli_opt ls_opts[] = {
+	{ "last", 'n', CLI_INT, AT(limit, uint64_t), .min = 1,
+	  .help = "only the N newest runs (of those that match --param)" },
+	{ "param", 0, CLI_CALLBACK, AT(want, struct cli_params), .fn = cli_opt_param,
+	  .arg = "KEY=VALUE", .help = "only runs recorded with this parameter (repeatable: all "
+	  "must match; numbers match by value, so 12 matches 12.0)" },
+	{ "series", 0, CLI_FLAG, AT(series, int),
+	  .help = "one line per series of runs (record --follow: one run per instance of a "
+		  "restarted service), newest first: its id (RUN 'sID' is its last run, 'sID:N' "
+		  "its last N), the runs, the first start, the last end, the largest peak, each "
+		  "run's outcome and the restart gaps (from the end of one instance to the first "
+		  "sample of the next); -n N: the N newest series" },
+	{ "format", 'f', CLI_FORMAT, AT(format, enum output_format), .formats = CLI_TEXT_JSON,
+	  .help = " (default: text)" },
+	{ "json", 0, CLI_FLAG, AT(format, enum output_format), .set = FORMAT_JSON,
+	  .help = "the same as --format json: a JSON array of run objects (with --series: "
+		  "of series)" },
+	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH", .help = "the run database" },
+	CLI_OPTS_END,
+};
+
+const struct cli_cmd ls_cli = {
+	.verb = "ls",
+	.usage = "usage: rsswatch ls [--format text|json] [--json] [-n N] [--series] "
+		 "[--param KEY=VALUE]... [--db PATH]\n",
+	.about = "Lists recorded runs, newest first: id, start, label, parameters (when any run\n"
+		 "listed has some), target, duration, peak RSS and outcome.\n",
+	.opts = ls_opts,
+};
+
 int cmd_ls(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "last", required_argument, NULL, 'n' },
-		{ "param", required_argument, NULL, 'P' },
-		{ "series", no_argument, NULL, 'S' },
-		{ "db", required_argument, NULL, CLI_OPT_DB },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, series = 0;
-	enum output_format format = FORMAT_TEXT;
-	uint64_t limit = 0;
-	const char *db = NULL;
-	struct run_param *want = NULL;
-	size_t nwant = 0;
-	int ret = EXIT_OK;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":n:f:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j': format = FORMAT_JSON; break;
-		case 'f':
-			if ((ret = cli_format("ls", optarg, CLI_TEXT_JSON, &format)) != 0)
-				goto out_args;
-			break;
-		case 'S': series = 1; break;
-		case 'n':
-			if (parse_u64(optarg, &limit) < 0 || limit == 0) {
-				ret = cli_usage("ls", "invalid count '%s'", optarg);
-				goto out_args;
-			}
-			break;
-		case 'P': {
-			char why[128];
-			want = xrealloc(want, (nwant + 1) * sizeof(*want));
-			if (run_param_parse(optarg, &want[nwant], why, sizeof(why)) < 0) {
-				struct buf shown = { 0 };	/* one line, whatever was given */
-				buf_put_printable(&shown, optarg);
-				ret = cli_usage("ls", "invalid --param '%s': %s", buf_str(&shown), why);
-				buf_release(&shown);
-				goto out_args;
-			}
-			nwant++;
-			break;
-		}
-		case CLI_OPT_DB: db = optarg; break;
-		case 'h': fputs(usage_text, stdout); goto out_args;
-		default: ret = cli_bad_option("ls", c, argv); goto out_args;
-		}
-	}
-	if (optind < argc) {
+	struct ls_args a = { .format = FORMAT_TEXT };
+	int ret = cli_parse(&ls_cli, argc, argv, &a);
+	if (ret == 0 && optind < argc)
 		ret = cli_usage("ls", "unexpected argument '%s'", argv[optind]);
-		goto out_args;
-	}
-	ret = list(db, format == FORMAT_JSON, limit, want, nwant, series);
-out_args:
-	run_params_free(want, nwant);
-	return ret;
+	if (ret == 0)
+		ret = list(a.db, a.format == FORMAT_JSON, a.limit, a.want.v, a.want.n, a.series);
+	run_params_free(a.want.v, a.want.n);
+	return ret == CLI_DONE ? EXIT_OK : ret;
 }
 
 /* Whether run r has every parameter of want[0..nwant) with a matching value. */

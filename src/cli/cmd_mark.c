@@ -2,7 +2,6 @@
  * a process. */
 #include "base/buf.h"
 #include "base/clock.h"
-#include "base/parse.h"
 #include "base/util.h"
 #include "cli/cli.h"
 #include "record/target.h"
@@ -10,24 +9,10 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char usage_text[] =
-	"usage: rsswatch mark [-p PID | --run RUN] LABEL [--db PATH]\n"
-	"\n"
-	"Adds a mark with the current time to the running recording of process PID (every\n"
-	"running recording of it: its own, a tree's of one of its ancestors, and the one\n"
-	"that launched it, so that 'rsswatch mark -p $$' works from a launched script),\n"
-	"or to run RUN; without either, to the one recording that is running (an error\n"
-	"when none or several are). 'rsswatch show' lists the marks with the memory at each.\n"
-	"\n"
-	"  -p, --pid PID   the recorded process\n"
-	"      --run RUN   a run id or 'last'\n"
-	"      --db PATH   the run database\n";
-
-enum { OPT_RUN = CLI_OPT_DB + 1 };
 
 /* What the command line asks for: a label, and where it goes. */
 struct mark_args {
@@ -36,37 +21,39 @@ struct mark_args {
 	pid_t pid;		/* -p, or 0 */
 };
 
+#define AT(field, type) CLI_AT(struct mark_args, field, type)
+static const struct cli_opt mark_opts[] = {
+	{ "pid", 'p', CLI_CALLBACK, AT(pid, pid_t), .fn = cli_opt_pid, .arg = "PID",
+	  .help = "the recorded process" },
+	{ "run", 0, CLI_STRING, AT(run, const char *), .arg = "RUN", .help = "a run id or 'last'" },
+	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH", .help = "the run database" },
+	CLI_OPTS_END,
+};
+
+const struct cli_cmd mark_cli = {
+	.verb = "mark",
+	.usage = "usage: rsswatch mark [-p PID | --run RUN] LABEL [--db PATH]\n",
+	.about = "Adds a mark with the current time to the running recording of process PID (every\n"
+		 "running recording of it: its own, a tree's of one of its ancestors, and the one\n"
+		 "that launched it, so that 'rsswatch mark -p $$' works from a launched script),\n"
+		 "or to run RUN; without either, to the one recording that is running (an error\n"
+		 "when none or several are). 'rsswatch show' lists the marks with the memory at each.\n",
+	.opts = mark_opts,
+};
+
 /* Reads the options and the label into *a. Returns 0, CLI_DONE (--help printed) or
  * EXIT_USAGE (printed). */
 static int read_args(int argc, char **argv, struct mark_args *a)
 {
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "run", required_argument, NULL, OPT_RUN },
-		{ "db", required_argument, NULL, CLI_OPT_DB },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-	const char *pid_arg = NULL;
 	memset(a, 0, sizeof(*a));
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p': pid_arg = optarg; break;
-		case OPT_RUN: a->run = optarg; break;
-		case CLI_OPT_DB: a->db = optarg; break;
-		case 'h': fputs(usage_text, stdout); return CLI_DONE;
-		default: return cli_bad_option("mark", c, argv);
-		}
-	}
-	if (pid_arg && a->run)
+	int ret = cli_parse(&mark_cli, argc, argv, a);
+	if (ret)
+		return ret;
+	if (a->pid && a->run)
 		return cli_usage("mark", "give -p PID or --run RUN, not both");
 	if (argc - optind != 1 || !argv[optind][0])
 		return cli_usage("mark", "give one non-empty LABEL");
 	a->label = argv[optind];
-	if (pid_arg && parse_pid(pid_arg, &a->pid) < 0)
-		return cli_usage("mark", "invalid pid '%s': give a process id >= 1", pid_arg);
 	return 0;
 }
 

@@ -4,6 +4,7 @@
 #include "base/parse.h"
 #include "base/util.h"
 #include "cli/cli.h"
+#include "cli/output.h"
 #include "cli/runload.h"
 #include "model/model.h"
 #include "render/fit_view.h"
@@ -11,36 +12,10 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char usage_text[] =
-	"usage: rsswatch model 'FIGURE ~ KEY [+ KEY...]' [RUN...] [OPTIONS]\n"
-	"       rsswatch model RUN 'rss ~ counter.NAME [+ counter.NAME...]' [--format F]\n"
-	"\n"
-	"Across runs: fits FIGURE (peak, mean or cgroup_peak) of the runs given (default:\n"
-	"every run) against their numeric parameters (record --param KEY=VALUE) by least\n"
-	"squares. Prints each coefficient with its 95% interval, R², every run's residual,\n"
-	"the runs left out and why, and the largest value of the first KEY whose upper 95%\n"
-	"prediction bound fits the budget. Needs at least KEYS + 2 usable runs and R² of\n"
-	"0.9 to predict.\n"
-	"Inside a run: fits RSS (or anon) over the run's samples against application\n"
-	"counters or gauges (carried forward between changes), trying lags of 0..20\n"
-	"samples and keeping the best R²; says between which marks the peak fell.\n"
-	"\n"
-	"      --param KEY=VALUE  only runs with this parameter (repeatable)\n"
-	"      --budget SIZE      the memory to fit in (e.g. 755G); default: the cgroup\n"
-	"                         limit when every run had one, else the recording host's\n"
-	"                         MemTotal\n"
-	"  -o, --output FILE.svg  across runs: also draw the runs, the fitted line with its\n"
-	"                         95% bands and the budget line along the first KEY\n"
-	"                         (\"-\": standard output, instead of the text)\n"
-	"  -f, --format F         text (the default) or json\n"
-	"      --json             the same as --format json: one JSON object\n"
-	"      --db PATH          the run database\n";
-
-enum { OPT_PARAM = CLI_OPT_DB + 1, OPT_BUDGET };
 
 static int matches(const struct run *r, const struct run_param *want, size_t nwant)
 {
@@ -286,63 +261,59 @@ out:
 	return ret;
 }
 
-/* What the command line asks for. want (nwant of them) is the caller's to free with
- * run_params_free, also on failure. */
+/* What the command line asks for. want is the caller's to free with run_params_free,
+ * also on failure. */
 struct model_args {
 	const char *db, *svg_out;
 	enum output_format format;
 	uint64_t budget;
-	struct run_param *want;
-	size_t nwant;
+	struct cli_params want;
+};
+
+#define AT(field, type) CLI_AT(struct model_args, field, type)
+static const struct cli_opt model_opts[] = {
+	{ "param", 0, CLI_CALLBACK, AT(want, struct cli_params), .fn = cli_opt_param,
+	  .arg = "KEY=VALUE", .help = "only runs with this parameter (repeatable)" },
+	{ "budget", 0, CLI_SIZE, AT(budget, uint64_t), .min = 1, .eg = "755G",
+	  .help = "the memory to fit in (e.g. 755G); default: the cgroup limit when every run "
+		  "had one, else the recording host's MemTotal" },
+	{ "output", 'o', CLI_STRING, AT(svg_out, const char *), .arg = "FILE.svg",
+	  .help = "across runs: also draw the runs, the fitted line with its 95% bands and "
+		  "the budget line along the first KEY (\"-\": standard output, instead of the "
+		  "text)" },
+	{ "format", 'f', CLI_FORMAT, AT(format, enum output_format), .formats = CLI_TEXT_JSON,
+	  .help = " (default: text)" },
+	{ "json", 0, CLI_FLAG, AT(format, enum output_format), .set = FORMAT_JSON,
+	  .help = "the same as --format json: one JSON object" },
+	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH", .help = "the run database" },
+	CLI_OPTS_END,
+};
+
+const struct cli_cmd model_cli = {
+	.verb = "model",
+	.usage = "usage: rsswatch model 'FIGURE ~ KEY [+ KEY...]' [RUN...] [OPTIONS]\n"
+		 "       rsswatch model RUN 'rss ~ counter.NAME [+ counter.NAME...]' [--format F]\n",
+	.about = "Across runs: fits FIGURE (peak, mean or cgroup_peak) of the runs given (default:\n"
+		 "every run) against their numeric parameters (record --param KEY=VALUE) by least\n"
+		 "squares. Prints each coefficient with its 95% interval, R², every run's residual,\n"
+		 "the runs left out and why, and the largest value of the first KEY whose upper 95%\n"
+		 "prediction bound fits the budget. Needs at least KEYS + 2 usable runs and R² of\n"
+		 "0.9 to predict.\n"
+		 "Inside a run: fits RSS (or anon) over the run's samples against application\n"
+		 "counters or gauges (carried forward between changes), trying lags of 0..20\n"
+		 "samples and keeping the best R²; says between which marks the peak fell.\n",
+	.opts = model_opts,
 };
 
 /* Reads the options into *a. Returns 0, CLI_DONE (--help printed) or EXIT_USAGE
  * (printed). */
 static int read_args(int argc, char **argv, struct model_args *a)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "param", required_argument, NULL, OPT_PARAM },
-		{ "budget", required_argument, NULL, OPT_BUDGET },
-		{ "output", required_argument, NULL, 'o' },
-		{ "db", required_argument, NULL, CLI_OPT_DB },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, ret;
-	char why[160];
 	memset(a, 0, sizeof(*a));
 	a->format = FORMAT_TEXT;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hf:o:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j': a->format = FORMAT_JSON; break;
-		case 'f':
-			if ((ret = cli_format("model", optarg, CLI_TEXT_JSON, &a->format)) != 0)
-				return ret;
-			break;
-		case 'o': a->svg_out = optarg; break;
-		case OPT_PARAM:
-			a->want = xrealloc(a->want, (a->nwant + 1) * sizeof(*a->want));
-			if (run_param_parse(optarg, &a->want[a->nwant], why, sizeof(why)) < 0) {
-				struct buf shown = { 0 };
-				buf_put_printable(&shown, optarg);
-				ret = cli_usage("model", "invalid --param '%s': %s", buf_str(&shown), why);
-				buf_release(&shown);
-				return ret;
-			}
-			a->nwant++;
-			break;
-		case OPT_BUDGET:
-			if (parse_size(optarg, &a->budget) < 0 || a->budget == 0)
-				return cli_usage("model", "invalid budget '%s': give a size, e.g. 755G", optarg);
-			break;
-		case CLI_OPT_DB: a->db = optarg; break;
-		case 'h': fputs(usage_text, stdout); return CLI_DONE;
-		default: return cli_bad_option("model", c, argv);
-		}
-	}
+	int ret = cli_parse(&model_cli, argc, argv, a);
+	if (ret)
+		return ret;
 	static const char *const kinds[] = { ".svg", NULL };
 	if (a->svg_out)
 		return cli_output_kind("model", a->svg_out, kinds);
@@ -369,7 +340,7 @@ static int read_formula(int argc, char **argv, const struct model_args *a,
 		buf_release(&shown);
 		return ret;
 	}
-	if (*inside && (optind + 2 < argc || a->nwant || a->budget || a->svg_out))
+	if (*inside && (optind + 2 < argc || a->want.n || a->budget || a->svg_out))
 		return cli_usage("model", "a model inside a run takes one RUN and its formula "
 				 "(no --param, --budget, -o or more runs)");
 	return 0;
@@ -389,10 +360,10 @@ int cmd_model(int argc, char **argv)
 			ret = inside_run(st, argv[optind], &f, a.format == FORMAT_JSON);
 		else
 			ret = across_runs(st, &f, argv + optind + 1, (size_t)(argc - optind - 1),
-					  a.want, a.nwant, a.budget, a.format == FORMAT_JSON,
+					  a.want.v, a.want.n, a.budget, a.format == FORMAT_JSON,
 					  a.svg_out);
 		store_close(st);
 	}
-	run_params_free(a.want, a.nwant);
+	run_params_free(a.want.v, a.want.n);
 	return ret == CLI_DONE ? EXIT_OK : ret;
 }

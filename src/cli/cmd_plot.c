@@ -3,6 +3,7 @@
 #include "base/parse.h"
 #include "base/util.h"
 #include "cli/cli.h"
+#include "cli/output.h"
 #include "cli/runload.h"
 #include "render/png.h"
 #include "render/procs.h"
@@ -12,63 +13,10 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char usage_text[] =
-	"usage: rsswatch plot RUN... -o FILE.svg|FILE.png [OPTIONS]\n"
-	"\n"
-	"Draws memory over time as an SVG image. One run: RSS over its anon, file and\n"
-	"shmem parts, the high-water mark, PSS, cgroup and GPU memory when sampled, the\n"
-	"peak, marks and events; below it, CPU use and major page faults per second\n"
-	"(when recorded) and its counters and gauges. Several runs: one RSS line each,\n"
-	"overlaid, with each run's peak marked.\n"
-	"RUN is a run id or 'last' (the default); sID is the last run of series ID\n"
-	"(record --follow), sID:N its last N runs.\n"
-	"\n"
-	"  -o, --output FILE    the SVG file to write ('-' for standard output); a name\n"
-	"                       ending in .png gives a PNG image at twice the size (when\n"
-	"                       built with librsvg)\n"
-	"  -f, --format F       svg or png: what -o - writes (default svg); with a file\n"
-	"                       name, it must agree with the name's ending\n"
-	"      --align MARK     overlay runs aligned at the mark MARK (default: at their start)\n"
-	"      --by-process     one set (--tree, -g): its largest processes' RSS stacked,\n"
-	"                       the 8 largest by peak named, the rest as others\n"
-	"      --counters NAME,...  the application counters and gauges to draw under the\n"
-	"                       chart of one run (default: the first 6; 'none' for none)\n"
-	"      --time KIND      x axis: 'elapsed' (default) or 'wall' (local clock time)\n"
-	"      --title TEXT     a title above the chart\n"
-	"      --width PX       image width (default 960)\n"
-	"      --height PX      image height (default 440)\n"
-	"      --db PATH        the run database\n";
-
-int plot_prepare(struct loaded_run *lr, size_t n, const char *align, struct chart_run *cr)
-{
-	memset(cr, 0, n * sizeof(*cr));
-	for (size_t i = 0; i < n; i++) {
-		cr[i].run = &lr[i].run;
-		cr[i].s = lr[i].s;
-		cr[i].n = lr[i].n;
-		cr[i].marks = lr[i].marks;
-		cr[i].nmarks = lr[i].nmarks;
-		cr[i].events = lr[i].events;
-		cr[i].nevents = lr[i].nevents;
-		cr[i].kills = lr[i].kills;
-		cr[i].nkills = lr[i].nkills;
-		cr[i].counters = lr[i].counters;
-		cr[i].ncounters = lr[i].ncounters;
-		if (align) {
-			int64_t t = loaded_run_mark(&lr[i], align);
-			if (!t) {
-				cli_error("run %lld has no mark '%s'", (long long)lr[i].run.id, align);
-				return EXIT_FAIL;
-			}
-			cr[i].shift_ns = t - lr[i].run.started_at;
-		}
-	}
-	return 0;
-}
 
 /* Keeps, in the order given, the counters of cr named in the comma-separated list
  * names ("none": no counters); into *keep (to free). Returns 0 or EXIT_FAIL (printed). */
@@ -104,23 +52,56 @@ static int pick_counters(struct chart_run *cr, const char *names, struct counter
 	return 0;
 }
 
-static int parse_px(const char *s, int *out)
-{
-	uint64_t v;
-	if (parse_u64(s, &v) < 0 || v < 200 || v > 10000)
-		return -EINVAL;
-	*out = (int)v;
-	return 0;
-}
-
 /* What the command line asks for. */
 struct plot_args {
 	const char *db, *out, *align, *counters;
 	int by_process;
-	enum output_format format;	/* FORMAT_SVG or FORMAT_PNG */
+	enum output_format format;	/* FORMAT_SVG or FORMAT_PNG; FORMAT_COUNT: not given */
 	struct chart_opts o;
 	char **refs;		/* the runs to draw, n of them */
 	size_t n;
+};
+
+#define AT(field, type) CLI_AT(struct plot_args, field, type)
+static const struct cli_opt plot_opts[] = {
+	{ "output", 'o', CLI_STRING, AT(out, const char *), .arg = "FILE",
+	  .help = "the SVG file to write ('-' for standard output); a name ending in .png "
+		  "gives a PNG image at twice the size (when built with librsvg)" },
+	{ "format", 'f', CLI_FORMAT, AT(format, enum output_format),
+	  .formats = FORMAT_BIT(FORMAT_SVG) | FORMAT_BIT(FORMAT_PNG),
+	  .help = ": what -o - writes (default svg); with a file name, it must agree with the "
+		  "name's ending" },
+	{ "align", 0, CLI_STRING, AT(align, const char *), .arg = "MARK",
+	  .help = "overlay runs aligned at the mark MARK (default: at their start)" },
+	{ "by-process", 0, CLI_FLAG, AT(by_process, int),
+	  .help = "one set (--tree, -g): its largest processes' RSS stacked, the 8 largest by "
+		  "peak named, the rest as others" },
+	{ "counters", 0, CLI_STRING, AT(counters, const char *), .arg = "NAME,...",
+	  .help = "the application counters and gauges to draw under the chart of one run "
+		  "(default: the first 6; 'none' for none)" },
+	{ "time", 0, CLI_CHOICE, AT(o.time, enum chart_time), .choices = cli_chart_times,
+	  .help = "x axis: 'elapsed' (default) or 'wall' (local clock time)" },
+	{ "title", 0, CLI_STRING, AT(o.title, const char *), .arg = "TEXT",
+	  .help = "a title above the chart" },
+	{ "width", 0, CLI_INT, AT(o.width, int), .min = 200, .max = 10000, .arg = "PX",
+	  .help = "image width (default 960)" },
+	{ "height", 0, CLI_INT, AT(o.height, int), .min = 200, .max = 10000, .arg = "PX",
+	  .help = "image height (default 440)" },
+	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH", .help = "the run database" },
+	CLI_OPTS_END,
+};
+
+const struct cli_cmd plot_cli = {
+	.verb = "plot",
+	.usage = "usage: rsswatch plot RUN... -o FILE.svg|FILE.png [OPTIONS]\n",
+	.about = "Draws memory over time as an SVG image. One run: RSS over its anon, file and\n"
+		 "shmem parts, the high-water mark, PSS, cgroup and GPU memory when sampled, the\n"
+		 "peak, marks and events; below it, CPU use and major page faults per second\n"
+		 "(when recorded) and its counters and gauges. Several runs: one RSS line each,\n"
+		 "overlaid, with each run's peak marked.\n"
+		 "RUN is a run id or 'last' (the default); sID is the last run of series ID\n"
+		 "(record --follow), sID:N its last N runs.\n",
+	.opts = plot_opts,
 };
 
 /* The picture -o names: a file's name says what it holds (a --format given must agree);
@@ -152,60 +133,18 @@ static int picture_format(const char *verb, const char *out, int given, enum out
  * EXIT_USAGE / EXIT_FAIL (printed). */
 static int read_args(int argc, char **argv, struct plot_args *a)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "align", required_argument, NULL, 'a' },
-		{ "by-process", no_argument, NULL, 'P' },
-		{ "counters", required_argument, NULL, 'C' },
-		{ "time", required_argument, NULL, 't' },
-		{ "title", required_argument, NULL, 'T' },
-		{ "width", required_argument, NULL, 'W' },
-		{ "height", required_argument, NULL, 'H' },
-		{ "db", required_argument, NULL, CLI_OPT_DB },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	static char *last[] = { "last" };
-	const unsigned pictures = FORMAT_BIT(FORMAT_SVG) | FORMAT_BIT(FORMAT_PNG);
-	int c, ret, have_format = 0;
 	memset(a, 0, sizeof(*a));
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hf:o:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o': a->out = optarg; break;
-		case 'f':
-			if ((ret = cli_format("plot", optarg, pictures, &a->format)) != 0)
-				return ret;
-			have_format = 1;
-			break;
-		case 'a': a->align = optarg; break;
-		case 'P': a->by_process = 1; break;
-		case 'C': a->counters = optarg; break;
-		case 'T': a->o.title = optarg; break;
-		case 't':
-			if ((ret = cli_chart_time("plot", optarg, &a->o.time)) != 0)
-				return ret;
-			break;
-		case 'W':
-			if (parse_px(optarg, &a->o.width) < 0)
-				return cli_usage("plot", "invalid width '%s' (200..10000)", optarg);
-			break;
-		case 'H':
-			if (parse_px(optarg, &a->o.height) < 0)
-				return cli_usage("plot", "invalid height '%s' (200..10000)", optarg);
-			break;
-		case CLI_OPT_DB: a->db = optarg; break;
-		case 'h': fputs(usage_text, stdout); return CLI_DONE;
-		default: return cli_bad_option("plot", c, argv);
-		}
-	}
+	a->format = FORMAT_COUNT;
+	int ret = cli_parse(&plot_cli, argc, argv, a);
+	if (ret)
+		return ret;
 	static const char *const kinds[] = { ".svg", ".png", NULL };
 	if (!a->out)
 		return cli_usage("plot", "give the output file with -o FILE.svg");
 	if ((ret = cli_output_kind("plot", a->out, kinds)) != 0)
 		return ret;
-	if ((ret = picture_format("plot", a->out, have_format, &a->format)) != 0)
+	if ((ret = picture_format("plot", a->out, a->format != FORMAT_COUNT, &a->format)) != 0)
 		return ret;
 	if (a->format == FORMAT_PNG && !png_available()) {
 		cli_error("%s", png_unavailable());

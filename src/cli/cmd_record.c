@@ -7,6 +7,7 @@
 #include "base/sysroot.h"
 #include "base/util.h"
 #include "cli/cli.h"
+#include "cli/retention.h"
 #include "record/cgctl.h"
 #include "record/facts.h"
 #include "record/follow.h"
@@ -33,120 +34,12 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-static const char usage_text[] =
-	"usage: rsswatch record [OPTIONS] (-p PID | -n PATTERN | -g CGROUP | [--] COMMAND [ARG...])\n"
-	"\n"
-	"Records the memory of a process over time into the run database.\n"
-	"\n"
-	"  -p, --pid PID          attach to a running process\n"
-	"  -n, --name PATTERN     attach to the process whose name or command line matches\n"
-	"                         the extended regular expression PATTERN\n"
-	"      --newest, --oldest with -n: pick among several matches\n"
-	"      --wait             with -n: wait until a match appears\n"
-	"      --user USER        with -n: only processes of that owner (a uid or a name;\n"
-	"                         any user can start a process of any name)\n"
-	"      --follow           with -n or -g: keep recording across restarts. When the\n"
-	"                         target ends (exit, signal, OOM kill), wait for the next\n"
-	"                         process that matches PATTERN (or for the cgroup to hold a\n"
-	"                         process again) and record it as a new run of the same\n"
-	"                         series, until Ctrl-C, SIGTERM or the end of -d, which is\n"
-	"                         the total time over all instances. -p PID -n PATTERN\n"
-	"                         --follow: PID first, then PATTERN. Each restart is a\n"
-	"                         'restart' event on the new run with the gap (from the end\n"
-	"                         of the last instance to the new run's first sample);\n"
-	"                         'rsswatch ls --series' lists series, RUN 'sID' is the last\n"
-	"                         run of series ID, 'sID:N' its last N runs\n"
-	"  -g, --cgroup CGROUP    record every process of a memory cgroup (a path in the\n"
-	"                         hierarchy, /a/b, or its directory under /sys/fs/cgroup),\n"
-	"                         and the cgroup's own usage/limit/peak; ends when the\n"
-	"                         cgroup is empty or removed\n"
-	"  -t, --tree             the target and all its descendants: totals per sample,\n"
-	"                         each process's figures stored beside them (summed RSS\n"
-	"                         counts pages shared between processes more than once);\n"
-	"                         the default for a launched COMMAND\n"
-	"  COMMAND [ARG...]       launch COMMAND and record it with everything it starts;\n"
-	"                         rsswatch exits with its status\n"
-	"      --no-tree          a launched COMMAND alone, without its descendants\n"
-	"      --no-cgroup        do not put a launched COMMAND in a cgroup of its own (by\n"
-	"                         default, where it can be done without changing any other\n"
-	"                         cgroup, as root on cgroup v1 or below a delegated v2\n"
-	"                         cgroup, it is, for its exact charged peak and OOM kills)\n"
-	"      --reset-peak       reset an attached target's VmHWM at the start (writes 5 to\n"
-	"                         /proc/PID/clear_refs): its peak is then exact from the\n"
-	"                         start; the target's own getrusage() sees the reset too\n"
-	"      --memory-limit SIZE  run COMMAND in a new memory cgroup limited to SIZE\n"
-	"                         (e.g. 64M, 2G; needs root): an OOM kill there is recorded\n"
-	"                         as such, and the cgroup's usage/limit/peak is sampled\n"
-	"      --warn SIZE|PCT    a 'warn' event and a highlighted line when memory reaches\n"
-	"                         SIZE (e.g. 48G), or PCT% of the cgroup limit (with\n"
-	"                         --memory-limit or -g: the cgroup's usage is compared)\n"
-	"                         else of MemTotal; 'warn_clear' when it falls back\n"
-	"      --warn-eta DUR     a 'warn_eta' event and a highlighted line, once, when the\n"
-	"                         projected time until memory reaches the nearest limit\n"
-	"                         (the cgroup limit, or MemAvailable) falls under DUR\n"
-	"                         (e.g. 10m). Without it too, the live line shows the\n"
-	"                         projection while memory rises ('full in ~4m10s') and the\n"
-	"                         summary the smallest one seen (docs/guide/models.md)\n"
-	"      --on-warn CMD      run CMD (through /bin/sh -c) at each 'warn' and the\n"
-	"                         'warn_eta' event; --on-oom CMD: at each OOM kill of the\n"
-	"                         target or a member. The facts are in the environment\n"
-	"                         only: RSSWATCH_EVENT (warn, warn_eta, oom_kill),\n"
-	"                         RSSWATCH_PID, RSSWATCH_RUN, RSSWATCH_RSS_BYTES,\n"
-	"                         RSSWATCH_LIMIT_BYTES (where known), RSSWATCH_COMM,\n"
-	"                         RSSWATCH_DB. Sampling never waits for it; its exit\n"
-	"                         status is stored as a 'hook' event\n"
-	"      --on-timeout DUR   end a CMD still running after DUR (default 30s):\n"
-	"                         SIGTERM to its process group, SIGKILL 2s later\n"
-	"      --listen HOST:PORT serve the latest sample at http://HOST:PORT/metrics in the\n"
-	"                         Prometheus text format (OpenMetrics when asked for):\n"
-	"                         only that address is bound (e.g. 127.0.0.1:9464,\n"
-	"                         [::1]:9464); docs/guide/metrics.md lists the metrics\n"
-	"      --pss[=DUR]        also read PSS, USS (private pages) and SwapPss from\n"
-	"                         /proc/PID/smaps_rollup, at most every DUR (default 10s;\n"
-	"                         --pss DUR works too when DUR starts with a digit). Each\n"
-	"                         read costs about 9 ms per GiB resident and stalls the\n"
-	"                         target's mmap calls while it runs: never on by default.\n"
-	"                         With -t or -g, the members' PSS is summed: shared pages\n"
-	"                         count once in all, unlike summed RSS\n"
-	"  -i, --interval DUR     time between samples, 1ms..1h (default 1s; units ms s m h)\n"
-	"  -d, --duration DUR     stop recording after DUR\n"
-	"  -l, --label TEXT       a label stored with the run\n"
-	"      --param KEY=VALUE  a parameter stored with the run (repeatable), e.g.\n"
-	"                         --param pw=12; KEY is [A-Za-z0-9_.-], up to 63 bytes;\n"
-	"                         a numeric VALUE can be fitted against (rsswatch model)\n"
-	"  -q, --quiet            no live lines\n"
-	"  -v, --verbose          say which optional sources (GPU, ...) are not available\n"
-	"      --no-gpu           do not record GPU memory even where NVML is present\n"
-	"      --gpu-interval DUR read GPU memory this often (default 20ms); a sample\n"
-	"                         stores the highest figures read since the one before\n"
-	"      --every N          a live line every N samples (default: about one a second)\n"
-	"      --db PATH          the run database (default: $RSSWATCH_DB, else\n"
-	"                         $XDG_STATE_HOME/rsswatch/rsswatch.db, else\n"
-	"                         ~/.local/state/rsswatch/rsswatch.db)\n"
-	"      --keep AGE         when the recording ends, thin runs that ended more than\n"
-	"                         AGE ago (s m h d w), as 'rsswatch gc --keep' does\n"
-	"      --max-db SIZE      when the recording ends, bring the database under SIZE,\n"
-	"                         as 'rsswatch gc --max-db' does (default: neither)\n"
-	"  -h, --help             this text\n"
-	"\n"
-	"Ctrl-C or SIGTERM ends the recording cleanly; with a launched command they are\n"
-	"passed on to it and the recording ends when it does (a cgroup made for\n"
-	"--memory-limit is removed then).\n"
-	"Memory pressure (PSI: the host's /proc/pressure/memory, and a v2 cgroup's\n"
-	"memory.pressure) is stored with every sample where the kernel has it, read at\n"
-	"most once a second.\n"
-	"When the target dies of SIGKILL, rsswatch tells an OOM kill from any other from\n"
-	"the kernel log (/dev/kmsg), the cgroup's and the host's OOM kill counts; the\n"
-	"outcome is then 'oom_killed', with the kernel's figures in an oom_kill event.\n"
-	"Exit status: 0, or the command's own status (128+N for signal N); 1 on failure,\n"
-	"2 on bad usage; with a command, 125 when rsswatch failed, 126 when the command\n"
-	"cannot run, 127 when it is not found.\n";
-
 enum pick { PICK_NONE, PICK_NEWEST, PICK_OLDEST };
 
 struct record_args {
 	struct record_opts opts;
-	const char *pid_arg;
+	const char *pid_arg;	/* -p as given; pid: its value */
+	pid_t pid;
 	const char *pattern;
 	enum pick pick;
 	int wait;
@@ -165,128 +58,65 @@ struct record_args {
 	int no_tree;
 	int no_cgroup;
 	int reset_peak;
-	struct run_param *params;	/* --param, in the order given; owned */
-	size_t nparams;
+	struct cli_params params;	/* --param, in the order given; owned */
 	struct hooks hooks;	/* --on-warn, --on-oom (opts.hooks points here when set) */
 	const char *listen;	/* --listen HOST:PORT, or NULL */
-	int keep_given;		/* retention at the end (cmd_gc.c): --keep, --max-db */
-	int64_t keep_ns;
-	uint64_t max_db;	/* 0: none */
+	struct cli_retention retention;	/* --keep, --max-db: applied at the end */
 };
-
-enum { OPT_DB = CLI_OPT_DB, OPT_NEWEST, OPT_OLDEST, OPT_WAIT, OPT_EVERY, OPT_NO_GPU,
-       OPT_GPU_INTERVAL, OPT_MEMORY_LIMIT, OPT_WARN, OPT_PSS, OPT_NO_TREE, OPT_NO_CGROUP,
-       OPT_RESET_PEAK, OPT_PARAM, OPT_WARN_ETA, OPT_ON_WARN, OPT_ON_OOM, OPT_ON_TIMEOUT,
-       OPT_LISTEN, OPT_KEEP, OPT_MAX_DB, OPT_FOLLOW, OPT_USER };
 
 #define PSS_DEFAULT_NS (10 * NS_PER_S)
 
-static const struct option longopts[] = {
-	{ "pid", required_argument, NULL, 'p' },
-	{ "name", required_argument, NULL, 'n' },
-	{ "cgroup", required_argument, NULL, 'g' },
-	{ "tree", no_argument, NULL, 't' },
-	{ "no-tree", no_argument, NULL, OPT_NO_TREE },
-	{ "no-cgroup", no_argument, NULL, OPT_NO_CGROUP },
-	{ "reset-peak", no_argument, NULL, OPT_RESET_PEAK },
-	{ "interval", required_argument, NULL, 'i' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "label", required_argument, NULL, 'l' },
-	{ "param", required_argument, NULL, OPT_PARAM },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
-	{ "gpu-interval", required_argument, NULL, OPT_GPU_INTERVAL },
-	{ "every", required_argument, NULL, OPT_EVERY },
-	{ "newest", no_argument, NULL, OPT_NEWEST },
-	{ "oldest", no_argument, NULL, OPT_OLDEST },
-	{ "wait", no_argument, NULL, OPT_WAIT },
-	{ "follow", no_argument, NULL, OPT_FOLLOW },
-	{ "user", required_argument, NULL, OPT_USER },
-	{ "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
-	{ "warn", required_argument, NULL, OPT_WARN },
-	{ "warn-eta", required_argument, NULL, OPT_WARN_ETA },
-	{ "on-warn", required_argument, NULL, OPT_ON_WARN },
-	{ "on-oom", required_argument, NULL, OPT_ON_OOM },
-	{ "on-timeout", required_argument, NULL, OPT_ON_TIMEOUT },
-	{ "listen", required_argument, NULL, OPT_LISTEN },
-	{ "pss", optional_argument, NULL, OPT_PSS },
-	{ "db", required_argument, NULL, OPT_DB },
-	{ "keep", required_argument, NULL, OPT_KEEP },
-	{ "max-db", required_argument, NULL, OPT_MAX_DB },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
-/* A test knob: NAME set to anything but "" or "0". */
-static int env_flag(const char *name)
-{
-	const char *v = getenv(name);
-	return v && *v && strcmp(v, "0") != 0;
-}
-
 /* --param KEY=VALUE, each key once. */
-static int take_param(struct record_args *a, const char *arg)
+static int take_param(const struct cli_state *st, const struct cli_opt *o, const char *arg,
+		      void *to)
 {
-	struct run_param p;
-	char why[128];
-	if (run_param_parse(arg, &p, why, sizeof(why)) < 0) {
-		struct buf shown = { 0 };	/* one line, whatever was given */
-		buf_put_printable(&shown, arg);
-		int uret = cli_usage("record", "invalid --param '%s': %s", buf_str(&shown), why);
-		buf_release(&shown);
-		return uret;
-	}
-	if (run_param_find(a->params, a->nparams, p.key)) {
-		free(p.value);
-		return cli_usage("record", "--param %s given twice", p.key);
-	}
-	a->params = xrealloc(a->params, (a->nparams + 1) * sizeof(*a->params));
-	a->params[a->nparams++] = p;
-	return 0;
+	return cli_param_take(st, o, arg, to, 1);
 }
 
-/* --warn SIZE or PCT%. */
-static int take_warn(struct record_opts *o, const char *arg)
+/* --warn SIZE or PCT%, into the record_opts at to. */
+static int take_warn(const struct cli_state *st, const struct cli_opt *o, const char *arg,
+		     void *to)
 {
+	static const char why[] = "give a size (48G) or a percentage (80%)";
+	struct record_opts *ro = to;
 	size_t l = strlen(arg);
 	if (l > 1 && arg[l - 1] == '%') {
 		char pct[32];
 		double v = 0;
 		if (l - 1 >= sizeof(pct))
-			return cli_usage("record", "invalid --warn '%s'", arg);
+			return cli_opt_invalid(st, o, arg, why);
 		memcpy(pct, arg, l - 1);
 		pct[l - 1] = '\0';
 		int64_t ns;
 		/* a percentage: a plain decimal, read as seconds and scaled back */
 		if (parse_duration_ns(pct, &ns) < 0 || pct[strspn(pct, "0123456789.")] != '\0' ||
 		    (v = (double)ns / NS_PER_S) <= 0 || v > 100)
-			return cli_usage("record", "invalid --warn '%s': give a size (48G) or a percentage (80%%)", arg);
-		o->warn_pct = v;
-	} else if (parse_size(arg, &o->warn_bytes) < 0 || !o->warn_bytes) {
-		return cli_usage("record", "invalid --warn '%s': give a size (48G) or a percentage (80%%)", arg);
+			return cli_opt_invalid(st, o, arg, why);
+		ro->warn_pct = v;
+	} else if (parse_size(arg, &ro->warn_bytes) < 0 || !ro->warn_bytes) {
+		return cli_opt_invalid(st, o, arg, why);
 	}
 	return 0;
 }
 
 /* --pss=DUR, or --pss DUR where DUR starts with a digit (getopt takes an optional
- * argument only after '='; a command never starts with one). */
-static int take_pss(struct record_opts *o, int argc, char **argv)
+ * argument only after '='; a command never starts with one); the row's bounds. */
+static int take_pss(const struct cli_state *st, const struct cli_opt *o, const char *arg,
+		    void *to)
 {
-	const char *v = optarg;
-	if (!v && optind < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9')
-		v = argv[optind++];
-	o->pss_interval_ns = PSS_DEFAULT_NS;
-	if (v && (parse_duration_ns(v, &o->pss_interval_ns) < 0 ||
-		  o->pss_interval_ns < 10 * NS_PER_MS || o->pss_interval_ns > 24 * 3600 * NS_PER_S))
-		return cli_usage("record", "invalid --pss '%s': give a duration of 10ms..24h, e.g. 10s, 1m", v);
-	return 0;
+	if (!arg && optind < st->argc && st->argv[optind][0] >= '0' && st->argv[optind][0] <= '9')
+		arg = st->argv[optind++];
+	return cli_opt_store(st, o, arg, to);
 }
 
-/* -p, -n, -g: given twice, one of the two would be dropped without a word. */
-static int take_target(struct record_args *a, int c, const char *arg)
+/* -p, -n, -g: given twice, one of the two would be dropped without a word. The pid is
+ * checked here; the pattern when it is compiled. */
+static int take_target(const struct cli_state *st, const struct cli_opt *o, const char *arg,
+		       void *to)
 {
-	const char **slot = c == 'p' ? &a->pid_arg : c == 'n' ? &a->pattern : &a->cgroup;
+	struct record_args *a = st->args;
+	const char **slot = to;
+	int c = o->letter;
 	if (*slot)
 		return cli_usage("record", c == 'p' ? "give -%c once (got %s and %s)" :
 				 "give -%c once (got '%s' and '%s')", c, *slot, arg);
@@ -294,67 +124,167 @@ static int take_target(struct record_args *a, int c, const char *arg)
 	if (!*arg)
 		return cli_usage("record", "-%c needs a non-empty %s", c,
 				 c == 'p' ? "pid" : c == 'n' ? "pattern" : "cgroup");
+	if (c == 'p' && parse_pid(arg, &a->pid) < 0)
+		return cli_opt_invalid(st, o, arg, "give a process id >= 1");
 	*slot = arg;
 	return 0;
 }
 
-/* Options with a value to check, one case each; 0 or EXIT_USAGE (printed). */
-static int take_option(struct record_args *a, int c, int argc, char **argv)
+/* --user USER, into the proc_filter at to. */
+static int take_user(const struct cli_state *st, const struct cli_opt *o, const char *arg,
+		     void *to)
 {
-	uint64_t u;
-	switch (c) {
-	case 'p': case 'n': case 'g': return take_target(a, c, optarg);
-	case OPT_PARAM: return take_param(a, optarg);
-	case OPT_WARN: return take_warn(&a->opts, optarg);
-	case OPT_PSS: return take_pss(&a->opts, argc, argv);
-	case 'i':
-		if (parse_duration_ns(optarg, &a->opts.interval_ns) < 0 ||
-		    a->opts.interval_ns < NS_PER_MS || a->opts.interval_ns > 3600 * NS_PER_S)
-			return cli_usage("record", "invalid interval '%s': give 1ms..1h, e.g. 100ms, 1s, 5m", optarg);
-		return 0;
-	case 'd':
-		if (parse_duration_ns(optarg, &a->opts.duration_ns) < 0 || a->opts.duration_ns <= 0)
-			return cli_usage("record", "invalid duration '%s': give e.g. 30s, 10m, 2h", optarg);
-		return 0;
-	case OPT_GPU_INTERVAL:
-		if (parse_duration_ns(optarg, &a->gpu_interval_ns) < 0 ||
-		    a->gpu_interval_ns < NS_PER_MS || a->gpu_interval_ns > 3600 * NS_PER_S)
-			return cli_usage("record", "invalid GPU interval '%s': give 1ms..1h", optarg);
-		return 0;
-	case OPT_EVERY:
-		if (parse_u64(optarg, &u) < 0 || u == 0 || u > 1000000000)
-			return cli_usage("record", "invalid --every '%s': give a number of samples >= 1", optarg);
-		a->opts.every = (unsigned)u;
-		return 0;
-	case OPT_ON_WARN:
-	case OPT_ON_OOM:
-		if (!*optarg)
-			return cli_usage("record", "--on-warn and --on-oom take a command");
-		*(c == OPT_ON_WARN ? &a->hooks.on_warn : &a->hooks.on_oom) = optarg;
-		return 0;
-	case OPT_ON_TIMEOUT:
-		if (parse_duration_ns(optarg, &a->hooks.timeout_ns) < 0 || a->hooks.timeout_ns <= 0)
-			return cli_usage("record", "invalid --on-timeout '%s': give a duration (30s)", optarg);
-		return 0;
-	case OPT_LISTEN: {
-		struct sockaddr_storage ss;
-		socklen_t sl;
-		if (prom_parse_listen(optarg, &ss, &sl) < 0)
-			return cli_usage("record", "invalid --listen '%s': give HOST:PORT, e.g. 127.0.0.1:9464 or [::1]:9464", optarg);
-		a->listen = optarg;
-		return 0;
-	}
-	case OPT_WARN_ETA:
-		if (parse_duration_ns(optarg, &a->opts.warn_eta_ns) < 0 || a->opts.warn_eta_ns <= 0)
-			return cli_usage("record", "invalid --warn-eta '%s': give a duration (10m)", optarg);
-		return 0;
-	case OPT_MEMORY_LIMIT:
-		if (parse_size(optarg, &a->memory_limit) < 0 || a->memory_limit < 4096)
-			return cli_usage("record", "invalid memory limit '%s': give a size of at least 4K, e.g. 64M, 2G", optarg);
-		return 0;
-	}
-	return cli_bad_option("record", c, argv);
+	struct proc_filter *f = to;
+	(void)o;
+	if (user_uid(arg, &f->uid) < 0)
+		return cli_usage(st->cmd->verb, "no user '%s'", arg);
+	f->have_uid = 1;
+	return 0;
 }
+
+/* --listen HOST:PORT: its form checked now, bound once the store is open. */
+static int take_listen(const struct cli_state *st, const struct cli_opt *o, const char *arg,
+		       void *to)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	if (prom_parse_listen(arg, &ss, &sl) < 0)
+		return cli_opt_invalid(st, o, arg, "give HOST:PORT, e.g. 127.0.0.1:9464 or [::1]:9464");
+	memcpy(to, &arg, sizeof(arg));
+	return 0;
+}
+
+#define AT(field, type) CLI_AT(struct record_args, field, type)
+static const struct cli_opt record_opts_table[] = {
+	{ "pid", 'p', CLI_CALLBACK, AT(pid_arg, const char *), .fn = take_target, .arg = "PID",
+	  .help = "attach to a running process" },
+	{ "name", 'n', CLI_CALLBACK, AT(pattern, const char *), .fn = take_target,
+	  .arg = "PATTERN", .help = "attach to the process whose name or command line matches "
+	  "the extended regular expression PATTERN" },
+	{ "newest", 0, CLI_FLAG, AT(pick, enum pick), .set = PICK_NEWEST,
+	  .help = "with -n: pick the newest of several matches" },
+	{ "oldest", 0, CLI_FLAG, AT(pick, enum pick), .set = PICK_OLDEST,
+	  .help = "with -n: pick the oldest of several matches" },
+	{ "wait", 0, CLI_FLAG, AT(wait, int), .help = "with -n: wait until a match appears" },
+	{ "user", 0, CLI_CALLBACK, AT(filter, struct proc_filter), .fn = take_user,
+	  .arg = "USER", .help = "with -n: only processes of that owner (a uid or a name; any "
+	  "user can start a process of any name)" },
+	{ "follow", 0, CLI_FLAG, AT(follow, int),
+	  .help = "with -n or -g: keep recording across restarts. When the target ends (exit, "
+		  "signal, OOM kill), wait for the next process that matches PATTERN (or for "
+		  "the cgroup to hold a process again) and record it as a new run of the same "
+		  "series, until Ctrl-C, SIGTERM or the end of -d, which is the total time over "
+		  "all instances. -p PID -n PATTERN --follow: PID first, then PATTERN. Each "
+		  "restart is a 'restart' event on the new run with the gap (from the end of the "
+		  "last instance to the new run's first sample); 'rsswatch ls --series' lists "
+		  "series, RUN 'sID' is the last run of series ID, 'sID:N' its last N runs" },
+	{ "cgroup", 'g', CLI_CALLBACK, AT(cgroup, const char *), .fn = take_target,
+	  .arg = "CGROUP", .help = "record every process of a memory cgroup (a path in the "
+	  "hierarchy, /a/b, or its directory under /sys/fs/cgroup), and the cgroup's own "
+	  "usage/limit/peak; ends when the cgroup is empty or removed" },
+	{ "tree", 't', CLI_FLAG, AT(tree, int),
+	  .help = "the target and all its descendants: totals per sample, each process's "
+		  "figures stored beside them (summed RSS counts pages shared between processes "
+		  "more than once); the default for a launched COMMAND" },
+	{ "no-tree", 0, CLI_FLAG, AT(no_tree, int),
+	  .help = "a launched COMMAND alone, without its descendants" },
+	{ "no-cgroup", 0, CLI_FLAG, AT(no_cgroup, int),
+	  .help = "do not put a launched COMMAND in a cgroup of its own (by default, where it "
+		  "can be done without changing any other cgroup, as root on cgroup v1 or below "
+		  "a delegated v2 cgroup, it is, for its exact charged peak and OOM kills)" },
+	{ "reset-peak", 0, CLI_FLAG, AT(reset_peak, int),
+	  .help = "reset an attached target's VmHWM at the start (writes 5 to "
+		  "/proc/PID/clear_refs): its peak is then exact from the start; the target's "
+		  "own getrusage() sees the reset too" },
+	{ "memory-limit", 0, CLI_SIZE, AT(memory_limit, uint64_t), .min = 4096, .eg = "64M, 2G",
+	  .help = "run COMMAND in a new memory cgroup limited to SIZE (e.g. 64M, 2G; needs "
+		  "root): an OOM kill there is recorded as such, and the cgroup's "
+		  "usage/limit/peak is sampled" },
+	{ "warn", 0, CLI_CALLBACK, AT(opts, struct record_opts), .fn = take_warn,
+	  .arg = "SIZE|PCT", .help = "a 'warn' event and a highlighted line when memory reaches "
+	  "SIZE (e.g. 48G), or PCT% of the cgroup limit (with --memory-limit or -g: the "
+	  "cgroup's usage is compared) else of MemTotal; 'warn_clear' when it falls back" },
+	{ "warn-eta", 0, CLI_DURATION, AT(opts.warn_eta_ns, int64_t), .min = 1, .eg = "10m",
+	  .help = "a 'warn_eta' event and a highlighted line, once, when the projected time "
+		  "until memory reaches the nearest limit (the cgroup limit, or MemAvailable) "
+		  "falls under DUR (e.g. 10m). Without it too, the live line shows the "
+		  "projection while memory rises ('full in ~4m10s') and the summary the smallest "
+		  "one seen (docs/guide/models.md)" },
+	{ "on-warn", 0, CLI_STRING, AT(hooks.on_warn, const char *), .flags = CLI_NONEMPTY,
+	  .arg = "CMD", .help = "run CMD (through /bin/sh -c) at each 'warn' and the "
+	  "'warn_eta' event. The facts are in the environment only: RSSWATCH_EVENT (warn, "
+	  "warn_eta, oom_kill), RSSWATCH_PID, RSSWATCH_RUN, RSSWATCH_RSS_BYTES, "
+	  "RSSWATCH_LIMIT_BYTES (where known), RSSWATCH_COMM, RSSWATCH_DB. Sampling never "
+	  "waits for it; its exit status is stored as a 'hook' event" },
+	{ "on-oom", 0, CLI_STRING, AT(hooks.on_oom, const char *), .flags = CLI_NONEMPTY,
+	  .arg = "CMD", .help = "run CMD at each OOM kill of the target or a member, as "
+	  "--on-warn does" },
+	{ "on-timeout", 0, CLI_DURATION, AT(hooks.timeout_ns, int64_t), .min = 1, .eg = "30s",
+	  .help = "end a CMD still running after DUR (default 30s): SIGTERM to its process "
+		  "group, SIGKILL 2s later" },
+	{ "listen", 0, CLI_CALLBACK, AT(listen, const char *), .fn = take_listen,
+	  .arg = "HOST:PORT", .help = "serve the latest sample at http://HOST:PORT/metrics in "
+	  "the Prometheus text format (OpenMetrics when asked for): only that address is bound "
+	  "(e.g. 127.0.0.1:9464, [::1]:9464); docs/guide/metrics.md lists the metrics" },
+	{ "pss", 0, CLI_DURATION, AT(opts.pss_interval_ns, int64_t), .flags = CLI_OPTIONAL,
+	  .set = PSS_DEFAULT_NS, .min = 10 * NS_PER_MS, .max = 24 * 3600 * NS_PER_S,
+	  .eg = "10s, 1m", .fn = take_pss,
+	  .help = "also read PSS, USS (private pages) and SwapPss from /proc/PID/smaps_rollup, "
+		  "at most every DUR (default 10s; --pss DUR works too when DUR starts with a "
+		  "digit). Each read costs about 9 ms per GiB resident and stalls the target's "
+		  "mmap calls while it runs: never on by default. With -t or -g, the members' "
+		  "PSS is summed: shared pages count once in all, unlike summed RSS" },
+	{ "interval", 'i', CLI_DURATION, AT(opts.interval_ns, int64_t), .min = NS_PER_MS,
+	  .max = 3600 * NS_PER_S, .eg = "100ms, 1s, 5m",
+	  .help = "time between samples, 1ms..1h (default 1s)" },
+	{ "duration", 'd', CLI_DURATION, AT(opts.duration_ns, int64_t), .min = 1,
+	  .eg = "30s, 10m, 2h", .help = "stop recording after DUR" },
+	{ "label", 'l', CLI_STRING, AT(label, const char *), .arg = "TEXT",
+	  .help = "a label stored with the run" },
+	{ "param", 0, CLI_CALLBACK, AT(params, struct cli_params), .fn = take_param,
+	  .arg = "KEY=VALUE", .help = "a parameter stored with the run (repeatable), e.g. "
+	  "--param pw=12; KEY is [A-Za-z0-9_.-], up to 63 bytes; a numeric VALUE can be fitted "
+	  "against (rsswatch model)" },
+	{ "quiet", 'q', CLI_FLAG, AT(opts.quiet, int), .help = "no live lines" },
+	{ "verbose", 'v', CLI_FLAG, AT(verbose, int),
+	  .help = "say which optional sources (GPU, ...) are not available" },
+	{ "no-gpu", 0, CLI_FLAG, AT(no_gpu, int),
+	  .help = "do not record GPU memory even where NVML is present" },
+	{ "gpu-interval", 0, CLI_DURATION, AT(gpu_interval_ns, int64_t), .min = NS_PER_MS,
+	  .max = 3600 * NS_PER_S, .help = "read GPU memory this often (default 20ms); a sample "
+	  "stores the highest figures read since the one before" },
+	{ "every", 0, CLI_INT, AT(opts.every, unsigned), .min = 1, .max = 1000000000,
+	  .help = "a live line every N samples (default: about one a second)" },
+	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH",
+	  .help = "the run database (default: $RSSWATCH_DB, else "
+		  "$XDG_STATE_HOME/rsswatch/rsswatch.db, else ~/.local/state/rsswatch/rsswatch.db)" },
+	{ .kind = CLI_INCLUDE, .sub = cli_retention_opts, AT(retention, struct cli_retention) },
+	CLI_OPTS_END,
+};
+
+const struct cli_cmd record_cli = {
+	.verb = "record",
+	.usage = "usage: rsswatch record [OPTIONS] (-p PID | -n PATTERN | -g CGROUP | [--] COMMAND [ARG...])\n",
+	.about = "Records the memory of a process over time into the run database. With\n"
+		 "COMMAND [ARG...], launches COMMAND and records it with everything it starts;\n"
+		 "rsswatch then exits with its status.\n",
+	.opts = record_opts_table,
+	.more = "Ctrl-C or SIGTERM ends the recording cleanly; with a launched command they are\n"
+		"passed on to it and the recording ends when it does (a cgroup made for\n"
+		"--memory-limit is removed then).\n"
+		"Memory pressure (PSI: the host's /proc/pressure/memory, and a v2 cgroup's\n"
+		"memory.pressure) is stored with every sample where the kernel has it, read at\n"
+		"most once a second.\n"
+		"When the target dies of SIGKILL, rsswatch tells an OOM kill from any other from\n"
+		"the kernel log (/dev/kmsg), the cgroup's and the host's OOM kill counts; the\n"
+		"outcome is then 'oom_killed', with the kernel's figures in an oom_kill event.\n"
+		"Exit status: 0, or the command's own status (128+N for signal N); 1 on failure,\n"
+		"2 on bad usage; with a command, 125 when rsswatch failed, 126 when the command\n"
+		"cannot run, 127 when it is not found.\n"
+		"--keep and --max-db are applied when the recording ends, as 'rsswatch gc'\n"
+		"applies them; without them nothing is thinned.\n",
+	.flags = CLI_IN_ORDER,
+};
 
 /* The options that go together, and the target: exactly one. */
 static int check_args(struct record_args *a)
@@ -386,53 +316,21 @@ static int check_args(struct record_args *a)
 		return cli_usage("record", "--on-warn goes with --warn or --warn-eta");
 	if (a->command && !a->no_tree)
 		a->tree = 1;	/* a launched command is measured with everything it starts */
+	a->opts.reset_peak = a->reset_peak;
 	return 0;
 }
 
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
-	int c, ret;
 	a->opts.interval_ns = NS_PER_S;
+	a->retention.keep_ns = -1;	/* no retention unless asked */
 	hooks_init(&a->hooks);
 	/* test knobs: follow a tree by walking only, and without exit records */
-	a->opts.no_proccn = env_flag("RSSWATCH_NO_PROCCN");
-	a->opts.no_exit_records = env_flag("RSSWATCH_NO_TASKSTATS");
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:p:n:g:ti:d:l:qvh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 't': a->tree = 1; break;
-		case 'l': a->label = optarg; break;
-		case 'q': a->opts.quiet = 1; break;
-		case 'v': a->verbose = 1; break;
-		case OPT_NO_GPU: a->no_gpu = 1; break;
-		case OPT_NO_TREE: a->no_tree = 1; break;
-		case OPT_NO_CGROUP: a->no_cgroup = 1; break;
-		case OPT_RESET_PEAK: a->opts.reset_peak = a->reset_peak = 1; break;
-		case OPT_NEWEST: a->pick = PICK_NEWEST; break;
-		case OPT_OLDEST: a->pick = PICK_OLDEST; break;
-		case OPT_WAIT: a->wait = 1; break;
-		case OPT_FOLLOW: a->follow = 1; break;
-		case OPT_USER:
-			if (user_uid(optarg, &a->filter.uid) < 0)
-				return cli_usage("record", "no user '%s'", optarg);
-			a->filter.have_uid = 1;
-			break;
-		case OPT_DB: a->db = optarg; break;
-		case OPT_KEEP:
-			a->keep_given = 1;
-			if (cli_parse_keep("record", optarg, &a->keep_ns))
-				return EXIT_USAGE;
-			break;
-		case OPT_MAX_DB:
-			if (cli_parse_max_db("record", optarg, &a->max_db))
-				return EXIT_USAGE;
-			break;
-		case 'h': fputs(usage_text, stdout); exit(EXIT_OK);
-		default:
-			if ((ret = take_option(a, c, argc, argv)) != 0)
-				return ret;
-		}
-	}
+	a->opts.no_proccn = cli_env_flag("RSSWATCH_NO_PROCCN");
+	a->opts.no_exit_records = cli_env_flag("RSSWATCH_NO_TASKSTATS");
+	int ret = cli_parse(&record_cli, argc, argv, a);
+	if (ret)
+		return ret;
 	if (optind < argc)
 		a->command = argv + optind;
 	return check_args(a);
@@ -674,8 +572,7 @@ static int open_session(struct session *s)
 {
 	struct record_args *a = s->a;
 	char err[512];
-	if (a->pid_arg && parse_pid(a->pid_arg, &s->pid) < 0)
-		return cli_usage("record", "invalid pid '%s': give a process id >= 1", a->pid_arg);
+	s->pid = a->pid;
 	/* An explicit --db names a file in a directory that exists: a typo must not
 	 * create directories (the default place and $RSSWATCH_DB's are made as needed). */
 	if (cli_db_empty(a->db))
@@ -953,7 +850,7 @@ static int start_run(struct session *s)
 	if (oc != 0)
 		fprintf(stderr, "rsswatch: %s\n", line);
 	run->series = s->series;	/* the first run's is written with its progress */
-	if (store_put_params(s->st, run->id, a->params, a->nparams) < 0) {
+	if (store_put_params(s->st, run->id, a->params.v, a->params.n) < 0) {
 		cli_error("%s: cannot store the run's parameters: %s", s->dbpath, store_errmsg(s->st));
 		discard_run(s->st, run);
 		return s->fail;
@@ -1188,8 +1085,8 @@ int cmd_record(int argc, char **argv)
 	mallopt(M_ARENA_MAX, 1);
 	int ret = parse_args(argc, argv, &a);
 	if (ret != 0) {
-		run_params_free(a.params, a.nparams);
-		return ret;
+		run_params_free(a.params.v, a.params.n);
+		return ret == CLI_DONE ? EXIT_OK : ret;
 	}
 	s.a = &a;
 	s.fail = a.command ? EXIT_CANCELED : EXIT_FAIL;
@@ -1210,7 +1107,7 @@ int cmd_record(int argc, char **argv)
 	if (ret == FOLLOW_STOPPED)	/* stopped before the first instance: no run */
 		ret = EXIT_OK;
 	close_session(&s);
-	cli_gc_after_record(a.db, a.keep_given ? a.keep_ns : -1, a.max_db);
-	run_params_free(a.params, a.nparams);
+	cli_retention_after_record(a.db, &a.retention);
+	run_params_free(a.params.v, a.params.n);
 	return ret;
 }

@@ -2,6 +2,7 @@
 #include "base/buf.h"
 #include "base/util.h"
 #include "cli/cli.h"
+#include "cli/output.h"
 #include "cli/runload.h"
 #include "model/model.h"
 #include "render/fit_view.h"
@@ -12,26 +13,10 @@
 #include "store/store.h"
 
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char usage_text[] =
-	"usage: rsswatch report [RUN] -o FILE.html [--png FILE.png] [OPTIONS]\n"
-	"\n"
-	"Writes one run (default: the last) as a single HTML file to open in any browser\n"
-	"or attach to a ticket: the summary, a chart of memory over time (hover it to read\n"
-	"values), the marks with RSS at each and the change since the previous mark, the\n"
-	"processes of a set, the OOM kills, the events and the run's details. The file\n"
-	"needs no network: styles, chart and script are inline. RUN is a run id or 'last'.\n"
-	"\n"
-	"  -o, --output FILE  the HTML file to write ('-' for standard output)\n"
-	"  -f, --format F     html, the one format of the page (show --format json gives\n"
-	"                     the run as JSON)\n"
-	"      --png FILE     also (or only) the page's chart as a PNG image, titled, for\n"
-	"                     chats and tickets (when built with librsvg)\n"
-	"      --time KIND    chart x axis: 'elapsed' (default) or 'wall' (local clock time)\n"
-	"      --db PATH      the run database\n";
 
 #define REPORT_MODELS 8	/* counters modelled at most, in the order first seen */
 
@@ -62,43 +47,46 @@ static void counter_models(const struct loaded_run *lr, struct buf *out)
 /* What the command line asks for. */
 struct report_args {
 	const char *db, *out, *png;
+	enum output_format format;	/* html: the option refuses what the page cannot be */
 	struct chart_opts o;
+};
+
+#define AT(field, type) CLI_AT(struct report_args, field, type)
+static const struct cli_opt report_opts[] = {
+	{ "output", 'o', CLI_STRING, AT(out, const char *), .arg = "FILE",
+	  .help = "the HTML file to write ('-' for standard output)" },
+	{ "format", 'f', CLI_FORMAT, AT(format, enum output_format),
+	  .formats = FORMAT_BIT(FORMAT_HTML),
+	  .help = ", the one format of the page (show --format json gives the run as JSON)" },
+	{ "png", 0, CLI_STRING, AT(png, const char *), .arg = "FILE",
+	  .help = "also (or only) the page's chart as a PNG image, titled, for chats and "
+		  "tickets (when built with librsvg)" },
+	{ "time", 0, CLI_CHOICE, AT(o.time, enum chart_time), .choices = cli_chart_times,
+	  .help = "chart x axis: 'elapsed' (default) or 'wall' (local clock time)" },
+	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH", .help = "the run database" },
+	CLI_OPTS_END,
+};
+
+const struct cli_cmd report_cli = {
+	.verb = "report",
+	.usage = "usage: rsswatch report [RUN] -o FILE.html [--png FILE.png] [OPTIONS]\n",
+	.about = "Writes one run (default: the last) as a single HTML file to open in any browser\n"
+		 "or attach to a ticket: the summary, a chart of memory over time (hover it to read\n"
+		 "values), the marks with RSS at each and the change since the previous mark, the\n"
+		 "processes of a set, the OOM kills, the events and the run's details. The file\n"
+		 "needs no network: styles, chart and script are inline. RUN is a run id or 'last'.\n",
+	.opts = report_opts,
 };
 
 /* Reads the options into *a. Returns 0, CLI_DONE (--help printed) or EXIT_USAGE /
  * EXIT_FAIL (printed). */
 static int read_args(int argc, char **argv, struct report_args *a)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "time", required_argument, NULL, 't' },
-		{ "png", required_argument, NULL, 'P' },
-		{ "db", required_argument, NULL, CLI_OPT_DB },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, ret;
-	enum output_format format;
 	memset(a, 0, sizeof(*a));
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hf:o:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o': a->out = optarg; break;
-		case 'f':	/* the page is HTML: the option refuses what it cannot be */
-			if ((ret = cli_format("report", optarg, FORMAT_BIT(FORMAT_HTML), &format)) != 0)
-				return ret;
-			break;
-		case 'P': a->png = optarg; break;
-		case 't':
-			if ((ret = cli_chart_time("report", optarg, &a->o.time)) != 0)
-				return ret;
-			break;
-		case CLI_OPT_DB: a->db = optarg; break;
-		case 'h': fputs(usage_text, stdout); return CLI_DONE;
-		default: return cli_bad_option("report", c, argv);
-		}
-	}
+	a->format = FORMAT_HTML;
+	int ret = cli_parse(&report_cli, argc, argv, a);
+	if (ret)
+		return ret;
 	static const char *const kinds[] = { ".html", ".htm", NULL };
 	if (!a->out && !a->png)
 		return cli_usage("report", "give the output file with -o FILE.html");

@@ -4,36 +4,38 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 
-static const char usage_text[] =
-	"usage: rsswatch rm RUN... [--db PATH]\n"
-	"\n"
-	"Deletes runs (ids, or 'last') with their samples, marks and events. A run that is\n"
-	"still being recorded is refused.\n";
+struct rm_args {
+	const char *db;
+};
+
+static const struct cli_opt rm_opts[] = {
+	{ "db", 0, CLI_STRING, CLI_AT(struct rm_args, db, const char *), .arg = "PATH",
+	  .help = "the run database" },
+	CLI_OPTS_END,
+};
+
+const struct cli_cmd rm_cli = {
+	.verb = "rm",
+	.usage = "usage: rsswatch rm RUN... [--db PATH]\n",
+	.about = "Deletes runs (ids, or 'last') with their samples, marks and events. A run that is\n"
+		 "still being recorded is refused.\n",
+	.opts = rm_opts,
+};
 
 int cmd_rm(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "db", required_argument, NULL, CLI_OPT_DB },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-	const char *db = NULL;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (c) {
-		case CLI_OPT_DB: db = optarg; break;
-		case 'h': fputs(usage_text, stdout); return EXIT_OK;
-		default: return cli_bad_option("rm", c, argv);
-		}
-	}
+	struct rm_args a = { NULL };
+	int ret = cli_parse(&rm_cli, argc, argv, &a);
+	if (ret)
+		return ret == CLI_DONE ? EXIT_OK : ret;
 	if (optind == argc)
 		return cli_usage("rm", "give at least one RUN");
 
 	struct store *st;
-	int ret = cli_open_store(db, &st, CLI_STORE_WRITE);
+	ret = cli_open_store(a.db, &st, CLI_STORE_WRITE);
 	if (ret)
 		return ret;
 	for (int i = optind; i < argc; i++) {

@@ -6,56 +6,50 @@
 #include "store/store.h"
 
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static const char usage_text[] =
-	"usage: rsswatch show [RUN] [--format text|json] [--json] [--events] [--db PATH]\n"
-	"\n"
-	"Shows one run (default: the last): its summary, the largest processes of a set\n"
-	"(--tree, -g), marks, events and a chart of RSS over time that fits the terminal.\n"
-	"RUN is a run id, 'last', or sID: the last run of series ID (record --follow).\n"
-	"\n"
-	"      --events   list every event, with each process start and exit of a set\n"
-	"                 (otherwise counted in one line), and every mark (otherwise the\n"
-	"                 first 52)\n"
-	"  -f, --format F text (the default) or json\n"
-	"      --json     the same as --format json: one run object with its marks,\n"
-	"                 events, OOM kills and processes\n"
-	"      --db PATH  the run database\n";
+struct show_args {
+	const char *db;
+	enum output_format format;
+	int all_events;
+};
+
+#define AT(field, type) CLI_AT(struct show_args, field, type)
+static const struct cli_opt show_opts[] = {
+	{ "events", 0, CLI_FLAG, AT(all_events, int),
+	  .help = "list every event, with each process start and exit of a set (otherwise "
+		  "counted in one line), and every mark (otherwise the first 52)" },
+	{ "format", 'f', CLI_FORMAT, AT(format, enum output_format), .formats = CLI_TEXT_JSON,
+	  .help = " (default: text)" },
+	{ "json", 0, CLI_FLAG, AT(format, enum output_format), .set = FORMAT_JSON,
+	  .help = "the same as --format json: one run object with its marks, events, OOM "
+		  "kills and processes" },
+	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH", .help = "the run database" },
+	CLI_OPTS_END,
+};
+
+const struct cli_cmd show_cli = {
+	.verb = "show",
+	.usage = "usage: rsswatch show [RUN] [--format text|json] [--json] [--events] [--db PATH]\n",
+	.about = "Shows one run (default: the last): its summary, the largest processes of a set\n"
+		 "(--tree, -g), marks, events and a chart of RSS over time that fits the terminal.\n"
+		 "RUN is a run id, 'last', or sID: the last run of series ID (record --follow).\n",
+	.opts = show_opts,
+};
 
 int cmd_show(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "events", no_argument, NULL, 'e' },
-		{ "db", required_argument, NULL, CLI_OPT_DB },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, all_events = 0, ret;
-	enum output_format format = FORMAT_TEXT;
-	const char *db = NULL;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j': format = FORMAT_JSON; break;
-		case 'f':
-			if ((ret = cli_format("show", optarg, CLI_TEXT_JSON, &format)) != 0)
-				return ret;
-			break;
-		case 'e': all_events = 1; break;
-		case CLI_OPT_DB: db = optarg; break;
-		case 'h': fputs(usage_text, stdout); return EXIT_OK;
-		default: return cli_bad_option("show", c, argv);
-		}
-	}
+	struct show_args a = { .format = FORMAT_TEXT };
+	int ret = cli_parse(&show_cli, argc, argv, &a);
+	if (ret)
+		return ret == CLI_DONE ? EXIT_OK : ret;
 	const char *ref;
 	struct store *st;
-	ret = cli_one_run("show", argc, argv, db, &ref, &st);
+	ret = cli_one_run("show", argc, argv, a.db, &ref, &st);
 	if (ret)
 		return ret;
 	int64_t id;
@@ -88,10 +82,10 @@ int cmd_show(int argc, char **argv)
 	if (store_each_sample(st, id, show_add_sample, f) < 0 ||
 	    store_each_counter(st, id, show_add_counter, f) < 0)
 		goto fail;
-	if (format == FORMAT_JSON)
+	if (a.format == FORMAT_JSON)
 		show_json(&b, &sh, f);
 	else
-		show_text(&b, &sh, f, all_events, terminal_width(STDOUT_FILENO));
+		show_text(&b, &sh, f, a.all_events, terminal_width(STDOUT_FILENO));
 	fputs(buf_str(&b), stdout);
 	goto out_store;
 fail:

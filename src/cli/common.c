@@ -1,5 +1,6 @@
 /* Helpers shared by the verbs that read the run database. */
 #include "base/buf.h"
+#include "base/parse.h"
 #include "base/util.h"
 #include "cli/cli.h"
 #include "record/recorder.h"
@@ -80,11 +81,40 @@ int cli_open_store(const char *db_opt, struct store **st, int flags)
 	return e < 0 ? EXIT_FAIL : 0;
 }
 
-int cli_bad_option(const char *verb, int c, char **argv)
+int cli_env_flag(const char *name)
 {
-	if (c == ':')
-		return cli_usage(verb, "option '%s' needs a value", argv[optind - 1]);
-	return cli_usage(verb, "unknown option '%s'", argv[optind - 1]);
+	const char *v = getenv(name);
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+int cli_param_take(const struct cli_state *st, const struct cli_opt *o, const char *arg,
+		   struct cli_params *p, int once)
+{
+	struct run_param rp;
+	char why[128];
+	if (run_param_parse(arg, &rp, why, sizeof(why)) < 0)
+		return cli_opt_invalid(st, o, arg, why);
+	if (once && run_param_find(p->v, p->n, rp.key)) {
+		free(rp.value);
+		return cli_usage(st->cmd->verb, "--param %s given twice", rp.key);
+	}
+	p->v = xrealloc(p->v, (p->n + 1) * sizeof(*p->v));
+	p->v[p->n++] = rp;
+	return 0;
+}
+
+int cli_opt_param(const struct cli_state *st, const struct cli_opt *o, const char *arg, void *to)
+{
+	return cli_param_take(st, o, arg, to, 0);
+}
+
+int cli_opt_pid(const struct cli_state *st, const struct cli_opt *o, const char *arg, void *to)
+{
+	pid_t pid;
+	if (parse_pid(arg, &pid) < 0)
+		return cli_opt_invalid(st, o, arg, "give a process id >= 1");
+	memcpy(to, &pid, sizeof(pid));
+	return 0;
 }
 
 int cli_one_run(const char *verb, int argc, char **argv, const char *db_opt,
@@ -96,35 +126,11 @@ int cli_one_run(const char *verb, int argc, char **argv, const char *db_opt,
 	return cli_open_store(db_opt, st, 0);
 }
 
-int cli_chart_time(const char *verb, const char *arg, enum chart_time *out)
-{
-	if (strcmp(arg, "elapsed") == 0)
-		*out = CHART_ELAPSED;
-	else if (strcmp(arg, "wall") == 0)
-		*out = CHART_WALL;
-	else
-		return cli_usage(verb, "--time takes 'elapsed' or 'wall', not '%s'", arg);
-	return 0;
-}
-
-int cli_format(const char *verb, const char *name, unsigned accepted, enum output_format *out)
-{
-	enum output_format f;
-	struct buf names = { 0 }, shown = { 0 };	/* an argument: one line, whatever was given */
-	int ret = 0;
-	output_format_names(&names, accepted, ", ", " or ");
-	buf_put_printable(&shown, name);
-	if (output_format_from_name(name, &f) < 0)
-		ret = cli_usage(verb, "unknown format '%s': give %s", buf_str(&shown), buf_str(&names));
-	else if (!(accepted & FORMAT_BIT(f)))
-		ret = cli_usage(verb, "%s does not write %s: give %s", verb, buf_str(&shown),
-				buf_str(&names));
-	else
-		*out = f;
-	buf_release(&names);
-	buf_release(&shown);
-	return ret;
-}
+const struct cli_choice cli_chart_times[] = {
+	{ "elapsed", CHART_ELAPSED },
+	{ "wall", CHART_WALL },
+	{ NULL, 0 },
+};
 
 /* One RUN argument's failure to resolve, in words; the exit status. */
 static int ref_failed(struct store *st, const char *ref, int e)

@@ -1,50 +1,13 @@
-/* rsswatch: records how much memory a process uses over time. The verb table. */
+/* rsswatch: records how much memory a process uses over time. main(): the verb from
+ * verbs.c's table, and what every verb shares around it (--db before the verb, a
+ * standard output that could not be written). */
 #include "cli/cli.h"
 #include "base/util.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-const struct verb verbs[] = {
-	{ "record", cmd_record, "record the memory of a process over time" },
-	{ "ls", cmd_ls, "list recorded runs, newest first" },
-	{ "show", cmd_show, "summary and chart of one run" },
-	{ "export", cmd_export, "write a run's samples as CSV or JSON lines" },
-	{ "mark", cmd_mark, "add a stage mark to a running recording" },
-	{ "rm", cmd_rm, "delete runs" },
-	{ "gc", cmd_gc, "keep the database bounded: thin old runs, keeping their peaks" },
-	{ "gpus", cmd_gpus, "list GPUs and the processes using their memory" },
-	{ "plot", cmd_plot, "draw runs as an SVG chart" },
-	{ "report", cmd_report, "write one run as a self-contained HTML page" },
-	{ "compare", cmd_compare, "compare runs or groups of runs side by side" },
-	{ "model", cmd_model, "fit memory against run parameters or counters; will it fit?" },
-	{ "agent", cmd_agent, "watch several targets at once, across restarts, for Prometheus" },
-	{ NULL, NULL, NULL },
-};
-
-void cli_error(const char *fmt, ...)
-{
-	va_list ap;
-	fputs("rsswatch: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-int cli_usage(const char *verb, const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, "rsswatch %s: ", verb);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (see 'rsswatch %s --help')\n", verb);
-	return EXIT_USAGE;
-}
 
 static void usage(FILE *f)
 {
