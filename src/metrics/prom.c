@@ -151,11 +151,11 @@ static void sample_gauge(struct pw *w, const char *name, const char *help, sampl
 		*v = (value); \
 		return (cond); \
 	}
-GETTER(get_rss, 1, s->rss)
-GETTER(get_anon, 1, s->anon)
-GETTER(get_file, 1, s->file)
-GETTER(get_shmem, 1, s->shmem)
-GETTER(get_swap, 1, s->swap)
+GETTER(get_rss, 1, s->mem.rss)
+GETTER(get_anon, 1, s->mem.anon)
+GETTER(get_file, 1, s->mem.file)
+GETTER(get_shmem, 1, s->mem.shmem)
+GETTER(get_swap, 1, s->mem.swap)
 GETTER(get_hwm, 1, p->high_water)
 GETTER(get_gpu, (s->have & SAMPLE_GPU) != 0, s->gpu)
 GETTER(get_cg, (s->have & SAMPLE_CGROUP) != 0, s->cgroup)

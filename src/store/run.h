@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/memfig.h"
+
 /* Optional figures of a sample: set in sample.have when measured. */
 enum {
 	SAMPLE_PSS = 1 << 0,	/* pss, uss, swap_pss, pss_read_us (read this sample) */
@@ -27,7 +29,7 @@ enum {
  * strictly increases within a run; the wall-clock time is run.started_at + elapsed_ns. */
 struct sample {
 	int64_t elapsed_ns;
-	uint64_t rss, hwm, anon, file, shmem, swap;
+	struct mem_figures mem;
 	uint32_t threads;
 	uint64_t mem_available;
 	unsigned have;
@@ -68,11 +70,12 @@ struct gpu_figures {
 	uint64_t total_bytes;
 };
 
-/* One member of a process set (--tree, -g) at one sample. Bytes. */
+/* One member of a process set (--tree, -g) at one sample. Bytes; mem.hwm is not
+ * stored (proc_sample has no column for it) and is 0 in a row written or read. */
 struct proc_figures {
 	pid_t pid, ppid;
 	char comm[64];
-	uint64_t rss, anon, file, shmem, swap;
+	struct mem_figures mem;
 	int gone;		/* a row saying the member left the set (figures 0) */
 };
 

@@ -59,7 +59,7 @@ static void fill(struct prom_snapshot *p)
 	p->run = 7;
 	p->pid = 4242;
 	snprintf(p->comm, sizeof(p->comm), "x\"y\nz");
-	p->s.rss = 1000;
+	p->s.mem.rss = 1000;
 	p->s.have = SAMPLE_CGROUP | SAMPLE_CPU;
 	p->s.cgroup = 900;
 	p->s.cgroup_limit = 4096;
