@@ -120,7 +120,7 @@ static void side_fields(struct row *w, struct export_side *sd, int64_t t, int la
  * (stored NULL where not measured) where some sample measured them. */
 static int exported(const struct exporter *ex, const struct store_column *c)
 {
-	if (!c->export_name)
+	if (c->out == OUT_NONE)
 		return 0;
 	return c->null != COL_NULL_UNLESS_FLAG || (ex->have & c->flag);
 }
@@ -136,7 +136,7 @@ void export_header(const struct exporter *ex, struct buf *b)
 	for (size_t i = 0; i < store_sample_table.ncols; i++) {
 		const struct store_column *c = &store_sample_table.cols[i];
 		if (exported(ex, c))
-			row_str(&w, c->export_name, c->export_name);
+			row_str(&w, store_column_json(c), store_column_json(c));
 	}
 	for (size_t i = 0; i < ex->gpus.ncols; i++)
 		row_str(&w, ex->gpus.names[i], ex->gpus.names[i]);

@@ -1,6 +1,6 @@
 /* `export`'s rows: a run's samples in a row format (render/format.h: CSV, JSON lines,
  * ...), one row per sample, the columns derived from the store's column table
- * (store/run.h: store_sample_table, in its order, each under its export name), then one
+ * (store/run.h: store_sample_table, in its order, each under its output name), then one
  * column per GPU (gpuN_bytes) and per application counter (counter.NAME). Pure: rows
  * into a buffer.
  *

@@ -1,0 +1,135 @@
+/* The column tables (src/store/columns.c) as the one description of each figure: every
+ * column has its help line, no two outputs of a table share a name, and each name,
+ * unit, format and Prometheus family agree with one another. */
+#include "testutil.h"
+
+#include <string.h>
+
+#include "base/util.h"
+#include "store/run.h"
+
+static const struct store_table *const tables[] = {
+	&store_run_table, &store_sample_table, &store_proc_sample_table, &store_process_table,
+};
+
+static int ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+	return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+/* One sentence: a capital or a digit first, a full stop last, on one line, short enough
+ * for a --help line and a /metrics HELP. */
+static void test_every_column_has_help(void **state)
+{
+	(void)state;
+	for (size_t t = 0; t < ARRAY_SIZE(tables); t++) {
+		for (size_t i = 0; i < tables[t]->ncols; i++) {
+			const struct store_column *c = &tables[t]->cols[i];
+			const char *h = c->help;
+			if (!h || !h[0])
+				fail_msg("%s.%s has no help line", tables[t]->name, c->name);
+			if (!((h[0] >= 'A' && h[0] <= 'Z') || (h[0] >= '0' && h[0] <= '9')) ||
+			    !ends_with(h, ".") || strchr(h, '\n') || strlen(h) > 240)
+				fail_msg("%s.%s: the help line is not one sentence: \"%s\"",
+					 tables[t]->name, c->name, h);
+		}
+	}
+}
+
+/* The names a row of t is written under: no two alike, none that export writes
+ * itself (time, elapsed_s), and none like its GPU and counter columns. */
+static void test_output_names_are_unique(void **state)
+{
+	(void)state;
+	for (size_t t = 0; t < ARRAY_SIZE(tables); t++) {
+		const struct store_table *tb = tables[t];
+		for (size_t i = 0; i < tb->ncols; i++) {
+			const struct store_column *c = &tb->cols[i];
+			if (c->out == OUT_NONE)
+				continue;
+			const char *n = store_column_json(c);
+			if (strcmp(n, "time") == 0 || strcmp(n, "elapsed_s") == 0 ||
+			    strncmp(n, "counter.", 8) == 0 ||
+			    (strncmp(n, "gpu", 3) == 0 && n[3] >= '0' && n[3] <= '9'))
+				fail_msg("%s.%s: its name %s is one export writes itself", tb->name,
+					 c->name, n);
+			for (size_t j = 0; j < i; j++)
+				if (tb->cols[j].out != OUT_NONE &&
+				    strcmp(store_column_json(&tb->cols[j]), n) == 0)
+					fail_msg("%s: %s and %s are both written as %s", tb->name,
+						 tb->cols[j].name, c->name, n);
+			for (size_t j = 0; j < tb->ncols; j++)
+				if (strcmp(tb->cols[j].name, c->name) == 0 && j != i)
+					fail_msg("%s: two columns %s", tb->name, c->name);
+		}
+	}
+}
+
+/* What a name says agrees with the unit and the format: *_bytes counts bytes, *_s and
+ * *_seconds are times, a percentage is a double, a moment is written as a time. */
+static void test_units_formats_families(void **state)
+{
+	(void)state;
+	for (size_t t = 0; t < ARRAY_SIZE(tables); t++) {
+		const struct store_table *tb = tables[t];
+		for (size_t i = 0; i < tb->ncols; i++) {
+			const struct store_column *c = &tb->cols[i];
+			const char *n = store_column_json(c);
+			int text = c->kind == COL_TEXT || c->kind == COL_CHARS;
+			if (c->out != OUT_NONE && ends_with(n, "_bytes") && c->unit != UNIT_BYTES)
+				fail_msg("%s.%s: %s is not in bytes", tb->name, c->name, n);
+			if ((c->out == OUT_SECONDS || c->out == OUT_SECONDS_G ||
+			     c->out == OUT_SECONDS_1) && (c->unit != UNIT_NS || !ends_with(n, "_s")))
+				fail_msg("%s.%s: seconds from nanoseconds, named *_s", tb->name, c->name);
+			if ((c->out == OUT_PCT) != (c->unit == UNIT_PCT) ||
+			    (c->out == OUT_PCT && c->kind != COL_F64))
+				fail_msg("%s.%s: a percentage is a REAL written as one", tb->name, c->name);
+			if (c->unit == UNIT_TIME && c->out != OUT_TIME && c->out != OUT_NONE)
+				fail_msg("%s.%s: a moment is written as a time", tb->name, c->name);
+			if (c->out == OUT_TIME && (c->unit != UNIT_TIME || c->kind != COL_I64))
+				fail_msg("%s.%s: only a moment is written as a time", tb->name, c->name);
+			if (c->out == OUT_TEXT_OR_NULL && !text)
+				fail_msg("%s.%s: only text is null when empty", tb->name, c->name);
+			if (text && c->unit != UNIT_NONE)
+				fail_msg("%s.%s: text has no unit", tb->name, c->name);
+			if (c->json_with && !store_table_column(tb, c->json_with))
+				fail_msg("%s.%s: json_with names no column", tb->name, c->name);
+			if (!c->prom) {
+				if (c->prom_type != PROM_NONE || c->prom_label)
+					fail_msg("%s.%s: a type without a family", tb->name, c->name);
+				continue;
+			}
+			/* /metrics serves a sample's figures */
+			if (tb != &store_sample_table || c->prom_type == PROM_NONE ||
+			    strncmp(c->prom, "rsswatch_", 9) != 0 || ends_with(c->prom, "_total"))
+				fail_msg("%s.%s: family %s", tb->name, c->name, c->prom);
+			if (ends_with(c->prom, "_bytes") != (c->unit == UNIT_BYTES) ||
+			    ends_with(c->prom, "_seconds") != (c->unit == UNIT_NS || c->unit == UNIT_US))
+				fail_msg("%s.%s: %s does not end in its unit", tb->name, c->name, c->prom);
+			if (!c->prom_label && (text || c->kind == COL_F64 || c->unit != UNIT_BYTES))
+				fail_msg("%s.%s: a family of its own is a whole number of bytes (as "
+					 "prom.c writes them)", tb->name, c->name);
+			for (size_t j = 0; j < i; j++) {
+				const struct store_column *d = &tb->cols[j];
+				if (!d->prom || strcmp(d->prom, c->prom) != 0)
+					continue;
+				if (!c->prom_label || !d->prom_label ||
+				    strcmp(c->prom_label, d->prom_label) == 0 ||
+				    c->prom_type != d->prom_type)
+					fail_msg("%s: %s and %s are one series of %s", tb->name, d->name,
+						 c->name, c->prom);
+			}
+		}
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_column_has_help),
+		cmocka_unit_test(test_output_names_are_unique),
+		cmocka_unit_test(test_units_formats_families),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
