@@ -5,7 +5,9 @@
 
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/util.h"
+#include "render/json.h"
 #include "store/run.h"
 
 static const struct store_table *const tables[] = {
@@ -124,12 +126,117 @@ static void test_units_formats_families(void **state)
 	}
 }
 
+/* The keys of a flat JSON object (values without braces of their own but {}),
+ * separated by '\n'. */
+static void object_keys(const char *j, struct buf *out)
+{
+	int depth = 0, in_str = 0, key = 0;
+	for (const char *p = j; *p; p++) {
+		if (in_str) {
+			if (*p == '\\')
+				p++;
+			else if (*p == '"') {
+				in_str = 0;
+				if (key)
+					buf_putc(out, '\n');
+				key = 0;
+			} else if (key)
+				buf_putc(out, *p);
+			continue;
+		}
+		if (*p == '{' || *p == '[')
+			depth++;
+		else if (*p == '}' || *p == ']')
+			depth--;
+		else if (*p == '"') {
+			in_str = 1;
+			char prev = 0;
+			for (const char *q = p - 1; q >= j && !prev; q--)
+				if (*q != ' ')
+					prev = *q;
+			key = depth == 1 && (prev == '{' || prev == ',');
+		}
+	}
+}
+
+static int is_extra(const char *name)
+{
+	for (size_t i = 0; json_run_extra_names[i]; i++)
+		if (strcmp(json_run_extra_names[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* A run object (ls --json, show --json) has the run table's columns of some output, in
+ * its order and under their names, and the fields that are no column once each. */
+static void test_run_object_is_the_table(void **state)
+{
+	(void)state;
+	struct run r;
+	memset(&r, 0, sizeof(r));
+	r.label = r.host = r.kernel = r.target = r.mode = "x";
+	struct buf j = { 0 }, got = { 0 }, want = { 0 }, extras = { 0 };
+	json_run(&j, &r);
+	object_keys(buf_str(&j), &got);
+	for (size_t i = 0; i < store_run_table.ncols; i++) {
+		const struct store_column *c = &store_run_table.cols[i];
+		if (c->out != OUT_NONE) {
+			assert_false(is_extra(store_column_json(c)));
+			buf_printf(&want, "%s\n", store_column_json(c));
+		}
+	}
+	struct buf cols = { 0 };
+	for (const char *k = buf_str(&got); *k; k = strchr(k, '\n') + 1) {
+		size_t n = (size_t)(strchr(k, '\n') - k);
+		char name[64];
+		snprintf(name, sizeof(name), "%.*s", (int)n, k);
+		if (is_extra(name))
+			buf_printf(&extras, "%s\n", name);
+		else
+			buf_printf(&cols, "%s\n", name);
+	}
+	assert_string_equal(buf_str(&cols), buf_str(&want));
+	assert_string_equal(buf_str(&extras), "params\nduration_s\nmean_rss_bytes\n");
+	buf_release(&j);
+	buf_release(&got);
+	buf_release(&want);
+	buf_release(&extras);
+	buf_release(&cols);
+}
+
+/* show --json's processes: render/json.c writes them itself, under the process
+ * table's names and in its order, with peak_exact (no column) after the peak. */
+static void test_processes_are_the_table(void **state)
+{
+	(void)state;
+	struct proc_summary p;
+	memset(&p, 0, sizeof(p));
+	struct buf j = { 0 }, got = { 0 }, want = { 0 };
+	json_processes(&j, &p, 1);
+	assert_true(j.len > 2);
+	object_keys(buf_str(&j) + 1, &got);	/* the object inside the array */
+	for (size_t i = 0; i < store_process_table.ncols; i++) {
+		const struct store_column *c = &store_process_table.cols[i];
+		if (c->out == OUT_NONE)
+			continue;
+		buf_printf(&want, "%s\n", store_column_json(c));
+		if (strcmp(c->name, "peak_rss") == 0)
+			buf_puts(&want, "peak_exact\n");
+	}
+	assert_string_equal(buf_str(&got), buf_str(&want));
+	buf_release(&j);
+	buf_release(&got);
+	buf_release(&want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_column_has_help),
 		cmocka_unit_test(test_output_names_are_unique),
 		cmocka_unit_test(test_units_formats_families),
+		cmocka_unit_test(test_run_object_is_the_table),
+		cmocka_unit_test(test_processes_are_the_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
