@@ -17,30 +17,11 @@
 #include <string.h>
 
 /* The formats are named from render/format.h's table (usage()): the first %s is
- * "csv|jsonl|...", the second "csv, jsonl or ...". */
+ * "csv|jsonl|...", the third "csv, jsonl or ..."; the second is the columns. */
 static const char usage_text[] =
 	"usage: rsswatch export [RUN] --format %s [--procs] [-o FILE] [--db PATH]\n"
 	"\n"
-	"Writes one row per sample of RUN (default: the last): time (ISO 8601 UTC),\n"
-	"elapsed_s, rss_bytes, hwm_bytes, anon_bytes, file_bytes, shmem_bytes, swap_bytes,\n"
-	"threads, mem_available_bytes, and pss_bytes, uss_bytes, swap_pss_bytes,\n"
-	"pss_read_us (--pss: on the samples where smaps_rollup was read), cgroup_bytes,\n"
-	"cgroup_peak_bytes (the cgroup's peak over the interval where rsswatch made the\n"
-	"cgroup), gpu_bytes where they were sampled, gpuN_bytes per GPU, the memory\n"
-	"pressure (PSI) where the kernel has it: psi_some_avg10, psi_full_avg10 (percent),\n"
-	"psi_some_total_us, psi_full_total_us, and cgroup_psi_* for a v2 cgroup; the\n"
-	"context, cumulative since the process started (over a set: summed over every\n"
-	"process it had, those that ended between samples included; the last row of a\n"
-	"run whose target ended is at its end, with the run's totals): cpu_user_s,\n"
-	"cpu_sys_s (CPU seconds in user and kernel mode),\n"
-	"minflt, majflt (page faults without and with I/O), read_bytes, write_bytes\n"
-	"(storage I/O, where /proc/PID/io is readable: empty otherwise); and\n"
-	"counter.NAME for each counter the application published through librsswatch\n"
-	"(its latest value at that time).\n"
-	"\n"
-	"With --procs (a run of a set: --tree, -g, or a launched COMMAND), one row per\n"
-	"process per sample instead: time, elapsed_s, pid, ppid, comm, rss_bytes,\n"
-	"anon_bytes, file_bytes, shmem_bytes, swap_bytes.\n"
+	"%s"	/* the columns: export_columns_help() */
 	"\n"
 	"  -f, --format F   %s\n"
 	"      --procs      one row per process of the set per sample\n"
@@ -80,12 +61,14 @@ struct export_args {
 
 static void usage(void)
 {
-	struct buf bars = { 0 }, words = { 0 };
+	struct buf bars = { 0 }, words = { 0 }, cols = { 0 };
 	output_format_names(&bars, output_formats_with_rows(), "|", "|");
 	output_format_names(&words, output_formats_with_rows(), ", ", " or ");
-	printf(usage_text, buf_str(&bars), buf_str(&words));
+	export_columns_help(&cols);
+	printf(usage_text, buf_str(&bars), buf_str(&cols), buf_str(&words));
 	buf_release(&bars);
 	buf_release(&words);
+	buf_release(&cols);
 }
 
 /* Reads the options into *a. Returns 0, CLI_DONE (--help printed) or EXIT_USAGE

@@ -54,4 +54,9 @@ void export_header(const struct exporter *ex, struct buf *b);
 void export_row(struct exporter *ex, struct buf *b, const struct sample *s);
 void export_release(struct exporter *ex);
 
+/* export --help's words on the rows: every column export writes, with its help line
+ * from the column tables (store/run.h), the optional ones apart, and the columns of
+ * --procs. Lines of at most 80 columns, each ending in a newline. */
+void export_columns_help(struct buf *b);
+
 #endif

@@ -254,7 +254,7 @@ static const struct store_column sample_cols[] = {
 	/* schema 5 */
 	{ "psi_some_avg10", R, FIELD(sample, psi_some_avg10, COL_F64), OPTIONAL(SAMPLE_PSI),
 	  .unit = UNIT_PCT, .out = OUT_PCT,
-	  .help = "The host's memory pressure: the share of the last 10 s in which some "
+	  .help = "The host's memory pressure: the share of the last ten seconds in which some "
 		  "tasks stalled on memory (PSI avg10)." },
 	{ "psi_full_avg10", R, FIELD(sample, psi_full_avg10, COL_F64), OPTIONAL(SAMPLE_PSI_FULL),
 	  .unit = UNIT_PCT, .out = OUT_PCT,

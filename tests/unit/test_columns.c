@@ -7,6 +7,7 @@
 
 #include "base/buf.h"
 #include "base/util.h"
+#include "render/export.h"
 #include "render/json.h"
 #include "store/run.h"
 
@@ -229,6 +230,35 @@ static void test_processes_are_the_table(void **state)
 	buf_release(&want);
 }
 
+/* export --help names every column a row can have, each on a line of its own with its
+ * help, and the columns of --procs; no line is wider than 80 columns. */
+static void test_export_help_names_every_column(void **state)
+{
+	(void)state;
+	struct buf b = { 0 };
+	export_columns_help(&b);
+	const char *h = buf_str(&b);
+	for (size_t i = 0; i < store_sample_table.ncols; i++) {
+		const struct store_column *c = &store_sample_table.cols[i];
+		char want[96];
+		snprintf(want, sizeof(want), "\n  %s ", store_column_json(c));
+		if ((c->out != OUT_NONE) != (strstr(h, want) != NULL))
+			fail_msg("export --help and sample.%s disagree", c->name);
+	}
+	const char *procs = strstr(h, "--procs");
+	assert_non_null(procs);
+	for (size_t i = 0; i < store_proc_sample_table.ncols; i++) {
+		const struct store_column *c = &store_proc_sample_table.cols[i];
+		if (c->out != OUT_NONE && !strstr(procs, store_column_json(c)))
+			fail_msg("export --help does not name %s of --procs", c->name);
+	}
+	for (const char *l = h; *l; l = strchr(l, '\n') + 1) {
+		assert_non_null(strchr(l, '\n'));
+		assert_true(strchr(l, '\n') - l <= 80);
+	}
+	buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +267,7 @@ int main(void)
 		cmocka_unit_test(test_units_formats_families),
 		cmocka_unit_test(test_run_object_is_the_table),
 		cmocka_unit_test(test_processes_are_the_table),
+		cmocka_unit_test(test_export_help_names_every_column),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
