@@ -3,6 +3,8 @@
  * unit, format and Prometheus family agree with one another. */
 #include "testutil.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/buf.h"
@@ -259,6 +261,160 @@ static void test_export_help_names_every_column(void **state)
 	buf_release(&b);
 }
 
+/* --- the docs' tables, made from the column tables ---
+ *
+ * A doc holds a generated part between "<!-- generated: NAME -->" and
+ * "<!-- end generated -->". The test makes every such part anew and fails when the doc
+ * differs; RSW_UPDATE_DOC=1 (scripts/gen-storage-doc.sh) writes the doc instead. */
+
+static const char *unit_name(enum col_unit u)
+{
+	switch (u) {
+	case UNIT_NONE: return "";
+	case UNIT_BYTES: return "bytes";
+	case UNIT_NS: return "ns";
+	case UNIT_US: return "us";
+	case UNIT_TIME: return "ns (epoch)";
+	case UNIT_PCT: return "%";
+	case UNIT_COUNT: return "count";
+	}
+	return "?";
+}
+
+/* The family a column is served as, with its series' label. */
+static void prom_name(struct buf *b, const struct store_column *c)
+{
+	buf_printf(b, "`%s%s%s%s%s`", c->prom, c->prom_type == PROM_COUNTER ? "_total" : "",
+		   c->prom_label ? "{" : "", c->prom_label ? c->prom_label : "",
+		   c->prom_label ? "}" : "");
+}
+
+/* A table cell: "| TEXT " (code in backticks), or "| " when empty. */
+static void cell(struct buf *b, const char *text, int code)
+{
+	if (!text || !text[0])
+		buf_puts(b, "| ");
+	else
+		buf_printf(b, code ? "| `%s` " : "| %s ", text);
+}
+
+static void columns_md(struct buf *b, const struct store_table *t)
+{
+	int prom = 0;
+	for (size_t i = 0; i < t->ncols; i++)
+		prom |= t->cols[i].prom != NULL;
+	buf_printf(b, "`%s`:\n\n| column | type | unit | output name |%s what it holds |\n"
+		   "|---|---|---|---|%s---|\n", t->name, prom ? " /metrics |" : "", prom ? "---|" : "");
+	for (size_t k = 0; t->keys[k]; k++) {
+		int run = strcmp(t->keys[k], "run_id") == 0;
+		cell(b, t->keys[k], 1);
+		cell(b, "INTEGER", 0);
+		cell(b, run ? "" : "ns", 0);
+		cell(b, "", 0);
+		if (prom)
+			cell(b, "", 0);
+		cell(b, run ? "The run the row belongs to (run.id)."
+		     : "Time since the run began: the sample the row is for.", 0);
+		buf_puts(b, "|\n");
+	}
+	for (size_t i = 0; i < t->ncols; i++) {
+		const struct store_column *c = &t->cols[i];
+		if (strchr(c->help, '|'))
+			fail_msg("%s.%s: a | in the help line breaks the doc's table", t->name, c->name);
+		cell(b, c->name, 1);
+		cell(b, c->sql_type, 0);
+		cell(b, unit_name(c->unit), 0);
+		cell(b, c->out == OUT_NONE ? "" : store_column_json(c), 1);
+		if (prom) {
+			struct buf f = { 0 };
+			if (c->prom)
+				prom_name(&f, c);
+			cell(b, buf_str(&f), 0);
+			buf_release(&f);
+		}
+		cell(b, c->help, 0);
+		buf_puts(b, "|\n");
+	}
+}
+
+static int generate(struct buf *b, const char *name)
+{
+	for (size_t t = 0; t < ARRAY_SIZE(tables); t++) {
+		char want[64];
+		snprintf(want, sizeof(want), "columns %s", tables[t]->name);
+		if (strcmp(name, want) == 0) {
+			columns_md(b, tables[t]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+#define GEN_BEGIN "<!-- generated: "
+#define GEN_END "<!-- end generated -->"
+
+/* The doc at path with each generated part made anew; the names of the parts found
+ * into names, one a line. */
+static void doc_anew(const char *path, struct buf *out, struct buf *names)
+{
+	size_t len;
+	char *doc = fixture(path, &len);
+	const char *p = doc;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+		buf_append(out, p, n);
+		if (strncmp(p, GEN_BEGIN, strlen(GEN_BEGIN)) == 0) {
+			const char *name = p + strlen(GEN_BEGIN);
+			const char *end = strstr(name, " -->");
+			assert_non_null(end);
+			char nm[64];
+			snprintf(nm, sizeof(nm), "%.*s", (int)(end - name), name);
+			buf_printf(names, "%s\n", nm);
+			if (!generate(out, nm))
+				fail_msg("%s: no generated part called \"%s\"", path, nm);
+			const char *stop = strstr(p, "\n" GEN_END);
+			if (!stop)
+				fail_msg("%s: \"%s\" has no end", path, nm);
+			p = stop + 1;
+			continue;
+		}
+		p += n;
+	}
+	free(doc);
+}
+
+static void check_doc(const char *path, const char *parts)
+{
+	struct buf anew = { 0 }, names = { 0 };
+	doc_anew(path, &anew, &names);
+	assert_string_equal(buf_str(&names), parts);
+	const char *up = getenv("RSW_UPDATE_DOC");
+	if (up && up[0] == '1') {
+		FILE *f = fopen(path, "wb");
+		if (!f)
+			fail_msg("cannot write %s", path);
+		fputs(buf_str(&anew), f);
+		fclose(f);
+	} else {
+		size_t len;
+		char *doc = fixture(path, &len);
+		if (strcmp(doc, buf_str(&anew)) != 0)
+			fail_msg("%s is not what the column tables say: run scripts/gen-storage-doc.sh "
+				 "(and look at the diff)", path);
+		free(doc);
+	}
+	buf_release(&anew);
+	buf_release(&names);
+}
+
+static void test_docs_are_up_to_date(void **state)
+{
+	(void)state;
+	check_doc("docs/guide/storage.md",
+		  "columns run\ncolumns sample\ncolumns proc_sample\ncolumns process\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +424,7 @@ int main(void)
 		cmocka_unit_test(test_run_object_is_the_table),
 		cmocka_unit_test(test_processes_are_the_table),
 		cmocka_unit_test(test_export_help_names_every_column),
+		cmocka_unit_test(test_docs_are_up_to_date),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
