@@ -49,8 +49,8 @@ static void run(const char *name, int64_t interval_ns, size_t n, uint64_t growth
 		memset(&s, 0, sizeof(s));
 		seed = seed * 1103515245 + 12345;
 		s.elapsed_ns = (int64_t)i * interval_ns;
-		s.rss = (uint64_t)(1 << 30) + i * growth + (seed >> 16) * 64;
-		s.cgroup = s.rss + (1 << 20);
+		s.mem.rss = (uint64_t)(1 << 30) + i * growth + (seed >> 16) * 64;
+		s.cgroup = s.mem.rss + (1 << 20);
 		s.cgroup_limit = 64ULL << 30;
 		s.have = SAMPLE_CGROUP;
 		s.mem_available = (20ULL << 30) - i * 4096;

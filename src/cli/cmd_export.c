@@ -17,35 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The columns of a sample row, printed by themselves (put_columns) so that a list made
- * from the table of columns can take their place. */
-static const char columns_text[] =
-	"Writes one row per sample of RUN (default: the last): time (ISO 8601 UTC),\n"
-	"elapsed_s, rss_bytes, hwm_bytes, anon_bytes, file_bytes, shmem_bytes, swap_bytes,\n"
-	"threads, mem_available_bytes, and pss_bytes, uss_bytes, swap_pss_bytes,\n"
-	"pss_read_us (--pss: on the samples where smaps_rollup was read), cgroup_bytes,\n"
-	"cgroup_peak_bytes (the cgroup's peak over the interval where rsswatch made the\n"
-	"cgroup), gpu_bytes where they were sampled, gpuN_bytes per GPU, the memory\n"
-	"pressure (PSI) where the kernel has it: psi_some_avg10, psi_full_avg10 (percent),\n"
-	"psi_some_total_us, psi_full_total_us, and cgroup_psi_* for a v2 cgroup; the\n"
-	"context, cumulative since the process started (over a set: summed over every\n"
-	"process it had, those that ended between samples included; the last row of a\n"
-	"run whose target ended is at its end, with the run's totals): cpu_user_s,\n"
-	"cpu_sys_s (CPU seconds in user and kernel mode),\n"
-	"minflt, majflt (page faults without and with I/O), read_bytes, write_bytes\n"
-	"(storage I/O, where /proc/PID/io is readable: empty otherwise); and\n"
-	"counter.NAME for each counter the application published through librsswatch\n"
-	"(its latest value at that time).\n";
-
-static const char procs_text[] =
-	"With --procs (a run of a set: --tree, -g, or a launched COMMAND), one row per\n"
-	"process per sample instead: time, elapsed_s, pid, ppid, comm, rss_bytes,\n"
-	"anon_bytes, file_bytes, shmem_bytes, swap_bytes.\n";
-
-static void put_columns(struct buf *b)
-{
-	buf_puts(b, columns_text);
-}
 
 /* Where the rows go: the renderer's row in line, then the file. */
 struct sink {
@@ -94,8 +65,8 @@ static void export_help(const struct cli_cmd *c, struct buf *b)
 	output_format_names(&bars, output_formats_with_rows(), "|", "|");
 	buf_printf(b, "usage: rsswatch export [RUN] --format %s [--procs] [-o FILE] [--db PATH]\n"
 		   "\n", buf_str(&bars));
-	put_columns(b);
-	buf_printf(b, "\n%s\n", procs_text);
+	export_columns_help(b);
+	buf_puts(b, "\n");
 	cli_help_options(c, b);
 	buf_release(&bars);
 }

@@ -500,8 +500,8 @@ static void discard_run(struct store *st, struct run *r)
 static int max_rss_cb(void *ctx, const struct sample *s)
 {
 	uint64_t *m = ctx;
-	if (s->rss > *m)
-		*m = s->rss;
+	if (s->mem.rss > *m)
+		*m = s->mem.rss;
 	return 0;
 }
 

@@ -151,19 +151,32 @@ static void sample_gauge(struct pw *w, const char *name, const char *help, sampl
 		*v = (value); \
 		return (cond); \
 	}
-GETTER(get_rss, 1, s->rss)
-GETTER(get_anon, 1, s->anon)
-GETTER(get_file, 1, s->file)
-GETTER(get_shmem, 1, s->shmem)
-GETTER(get_swap, 1, s->swap)
 GETTER(get_hwm, 1, p->high_water)
-GETTER(get_gpu, (s->have & SAMPLE_GPU) != 0, s->gpu)
-GETTER(get_cg, (s->have & SAMPLE_CGROUP) != 0, s->cgroup)
 GETTER(get_cg_limit, (s->have & SAMPLE_CGROUP) && s->cgroup_limit && s->cgroup_limit != CG_UNLIMITED,
        s->cgroup_limit)
 GETTER(get_cg_peak, (s->have & SAMPLE_CGROUP) && (s->have & SAMPLE_CGROUP_PEAK),
        p->cgroup_peak > s->cgroup_peak ? p->cgroup_peak : s->cgroup_peak)
 #undef GETTER
+
+/* The families of the sample's columns that have one of their own (store/run.h:
+ * store_sample_table's prom without prom_label), in the table's order: the column's
+ * help is the family's, and each series its value as stored, where the sample has it
+ * (its NULL rule). */
+static void sample_columns(struct pw *w)
+{
+	const struct store_table *t = &store_sample_table;
+	for (size_t k = 0; k < t->ncols; k++) {
+		const struct store_column *c = &t->cols[k];
+		if (!c->prom || c->prom_label)
+			continue;
+		fam(w, c->prom, c->prom_type == PROM_COUNTER ? "counter" : "gauge", c->help);
+		for (size_t i = 0; i < w->n; i++) {
+			const struct prom_snapshot *p = snap_at(w, i);
+			if (p->have_sample && !store_column_null(c, &p->s))
+				series_u(w, i, NULL, (uint64_t)store_column_i64(c, &p->s));
+		}
+	}
+}
 
 /* A PSI stall-time counter family: kind="some", and kind="full" when read. cg: the
  * target's cgroup's, else the host's. */
@@ -252,20 +265,16 @@ static void run_families(struct pw *w)
 	}
 }
 
-/* Every family of the snapshots, in one order: a single snapshot's text is what it
- * always was (tests/t/t39-metrics.sh and t73 hold it). */
+/* Every family of the snapshots, in one order: the sample's own columns, then the
+ * figures of the run so far and those that take more than a column (tests/t/t39-metrics.sh
+ * and t73 hold the names; test_prom holds the families the column table names). */
 static void write_families(struct pw *w)
 {
-	sample_gauge(w, "rsswatch_resident_bytes", "Resident memory (RSS) of the target, or the total over its set.", get_rss);
-	sample_gauge(w, "rsswatch_anon_bytes", "Resident anonymous memory.", get_anon);
-	sample_gauge(w, "rsswatch_file_bytes", "Resident file-backed memory.", get_file);
-	sample_gauge(w, "rsswatch_shmem_bytes", "Resident shared memory (shmem, tmpfs).", get_shmem);
-	sample_gauge(w, "rsswatch_swap_bytes", "Memory swapped out.", get_swap);
+	sample_columns(w);
 	sample_gauge(w, "rsswatch_high_water_bytes", "The run's peak resident memory so far.", get_hwm);
-	sample_gauge(w, "rsswatch_gpu_bytes", "GPU memory used by the target.", get_gpu);
-	sample_gauge(w, "rsswatch_cgroup_usage_bytes", "Memory charged to the target's cgroup.", get_cg);
 	sample_gauge(w, "rsswatch_cgroup_limit_bytes", "The cgroup's memory limit.", get_cg_limit);
 	sample_gauge(w, "rsswatch_cgroup_peak_bytes", "The peak memory charged to the cgroup during the run so far.", get_cg_peak);
+	/* the series the column table names with a prom_label */
 	pressure(w, 0, "rsswatch_host_memory_pressure_seconds",
 		 "Time some (or all, kind=full) tasks of the host stalled on memory (PSI).");
 	pressure(w, 1, "rsswatch_cgroup_memory_pressure_seconds",

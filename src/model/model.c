@@ -267,7 +267,7 @@ void runs_model_release(struct runs_model *m)
 
 static double figure_of(const struct counter_model *m, const struct sample *s)
 {
-	return strcmp(m->f.lhs, "anon") == 0 ? (double)s->anon : (double)s->rss;
+	return strcmp(m->f.lhs, "anon") == 0 ? (double)s->mem.anon : (double)s->mem.rss;
 }
 
 void model_counters_fit(struct counter_model *m, const struct sample *s, size_t n,
@@ -317,8 +317,8 @@ void model_counters_fit(struct counter_model *m, const struct sample *s, size_t 
 	/* the peak, and the marks around it */
 	m->peak = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (s[i].rss > m->peak || i == 0) {
-			m->peak = s[i].rss;
+		if (s[i].mem.rss > m->peak || i == 0) {
+			m->peak = s[i].mem.rss;
 			m->peak_ns = s[i].elapsed_ns;
 		}
 	}

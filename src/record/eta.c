@@ -245,8 +245,8 @@ void eta_add(struct eta_state *e, const struct sample *s, struct eta_projection 
 		cg.have = 0;
 	}
 	if (s->mem_available) {
-		series_add(&e->host, s->elapsed_ns, (double)s->rss, (double)s->mem_available);
-		series_project(&e->host, ETA_HOST, (double)s->mem_available + (double)s->rss, &host);
+		series_add(&e->host, s->elapsed_ns, (double)s->mem.rss, (double)s->mem_available);
+		series_project(&e->host, ETA_HOST, (double)s->mem_available + (double)s->mem.rss, &host);
 	} else {
 		if (e->host.n || e->host.count)
 			series_forget(&e->host);

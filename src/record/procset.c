@@ -319,8 +319,8 @@ static int read_procs(struct procset *ps)
  * status files are read; under a sanitizer often by megabytes). */
 static int close_figures(const struct proc_status *x, const struct proc_status *y)
 {
-	uint64_t hi = x->rss > y->rss ? x->rss : y->rss;
-	uint64_t lo = x->rss > y->rss ? y->rss : x->rss;
+	uint64_t hi = x->mem.rss > y->mem.rss ? x->mem.rss : y->mem.rss;
+	uint64_t lo = x->mem.rss > y->mem.rss ? y->mem.rss : x->mem.rss;
 	return hi - lo <= hi / 4 + ((uint64_t)1 << 20);
 }
 
@@ -339,7 +339,7 @@ static void dedupe_shared_mm(struct procset *ps, struct procset_totals *out)
 		return;
 	for (size_t i = 0; i < ps->n; i++) {
 		struct procset_member *b = &ps->m[i];
-		if (b->gen != ps->gen || b->dead || !b->st.rss)
+		if (b->gen != ps->gen || b->dead || !b->st.mem.rss)
 			continue;
 		struct procset_member *p = find(ps, b->st.ppid);
 		if (!p || p == b || p->gen != ps->gen || p->dead)
@@ -364,13 +364,8 @@ static void dedupe_shared_mm(struct procset *ps, struct procset_totals *out)
 		}
 		if (!b->mm_shared)
 			continue;
-		out->rss -= b->st.rss;
-		out->hwm -= b->st.hwm;
-		out->anon -= b->st.anon;
-		out->file -= b->st.file;
-		out->shmem -= b->st.shmem;
-		out->swap -= b->st.swap;
-		b->st.rss = b->st.hwm = b->st.anon = b->st.file = b->st.shmem = b->st.swap = 0;
+		mem_figures_sub(&out->mem, &b->st.mem);
+		memset(&b->st.mem, 0, sizeof(b->st.mem));
 	}
 }
 
@@ -398,12 +393,7 @@ static int list_members(struct procset *ps)
 static void add_member(const struct procset_member *m, struct procset_totals *out)
 {
 	add_context(m, out);
-	out->rss += m->st.rss;
-	out->hwm += m->st.hwm;
-	out->anon += m->st.anon;
-	out->file += m->st.file;
-	out->shmem += m->st.shmem;
-	out->swap += m->st.swap;
+	mem_figures_add(&out->mem, &m->st.mem);
 	out->threads += m->st.threads;
 	out->nprocs++;
 }
@@ -549,7 +539,7 @@ int procset_descendants(pid_t root, size_t *nprocs, uint64_t *rss)
 			continue;
 		if (proc_reader_read(&pr, &st) == 0) {
 			(*nprocs)++;
-			*rss += st.rss;
+			*rss += st.mem.rss;
 		}
 		proc_reader_close(&pr);
 	}

@@ -118,7 +118,7 @@ int procset_open_cgroup(struct procset *ps, const char *cgdir, procset_cb cb, vo
 
 /* Totals over the set. */
 struct procset_totals {
-	uint64_t rss, hwm, anon, file, shmem, swap;
+	struct mem_figures mem;
 	uint32_t threads;
 	size_t nprocs;
 	/* Context counters of the live members (see above); have_stat, have_io: any

@@ -101,7 +101,7 @@ static void reset_hwm(struct recorder *rc)
 	if (fd < 0)
 		return;
 	if (write(fd, "5", 1) == 1)
-		rc->hwm_reset_from = st.hwm ? st.hwm : 1;
+		rc->hwm_reset_from = st.mem.hwm ? st.mem.hwm : 1;
 	close(fd);
 	proc_reader_invalidate(&rc->sampler.proc);
 }
@@ -205,7 +205,7 @@ static void check_warn(struct recorder *rc, const struct sample *s, int64_t t)
 	if (o->warn_pct > 0)
 		snprintf(why, sizeof(why), " (%g%% of %s)", o->warn_pct,
 			 rc->warn_cgroup ? "the cgroup limit" : "MemTotal");
-	uint64_t cur = rc->warn_cgroup ? s->cgroup : s->rss;
+	uint64_t cur = rc->warn_cgroup ? s->cgroup : s->mem.rss;
 	const char *what = rc->warn_cgroup ? "cgroup usage" : "rss";
 	/* Hysteresis: once over, back under only below WARN_REARM_PCT of the threshold,
 	 * so that a target hovering around it makes one warn, not one per sample. */
@@ -231,13 +231,13 @@ static void read_pss(struct recorder *rc, int64_t now, struct sample *s)
 {
 	char v[32], ms[32];
 	const char *who = rc->set_open ? "the processes" : "the target";
-	if (!rc->pss_warned && s->rss > PSS_WARN_RSS) {
+	if (!rc->pss_warned && s->mem.rss > PSS_WARN_RSS) {
 		rc->pss_warned = 1;
-		double gib = (double)s->rss / (double)(1ULL << 30);
+		double gib = (double)s->mem.rss / (double)(1ULL << 30);
 		rec_say(rc, RECORDER_NOTE, "rsswatch: warning: %s hold%s %s resident: each PSS "
 			"read (smaps_rollup) costs about 9 ms per GiB (about %.0f ms here) and "
 			"stalls %s mmap/munmap calls while it runs; reading it at most every %s",
-			who, rc->set_open ? "" : "s", fmt_bytes(v, sizeof(v), s->rss), gib * 9.0,
+			who, rc->set_open ? "" : "s", fmt_bytes(v, sizeof(v), s->mem.rss), gib * 9.0,
 			rc->set_open ? "their" : "its",
 			fmt_duration(ms, sizeof(ms), rc->opts->pss_interval_ns));
 	}
@@ -292,14 +292,14 @@ static void track_target(struct recorder *rc, const struct sample *s, int64_t t)
 		memset(&st, 0, sizeof(st));
 		st.ppid = rc->sampler.ppid;
 		strlcpy_rsw(st.name, rc->sampler.name, sizeof(st.name));
-		st.hwm = s->hwm;
+		st.mem.hwm = s->mem.hwm;
 		rc->root = (long)rec_proc_seen(rc, rc->target->pid, &st, s->elapsed_ns);
 		if (rc->log.p[rc->root].hwm_before >= 0)
 			r->hwm_before = rc->log.p[rc->root].hwm_before;
 	}
 	strlcpy_rsw(rc->log.p[rc->root].comm, rc->sampler.name, sizeof(rc->log.p[rc->root].comm));
-	rec_proc_peak(rc, (size_t)rc->root, s->rss, t, PEAK_FROM_SAMPLE);
-	rec_proc_peak(rc, (size_t)rc->root, s->hwm, t, PEAK_FROM_HWM);
+	rec_proc_peak(rc, (size_t)rc->root, s->mem.rss, t, PEAK_FROM_SAMPLE);
+	rec_proc_peak(rc, (size_t)rc->root, s->mem.hwm, t, PEAK_FROM_HWM);
 }
 
 /* The run's GPU and cgroup peaks, and the cgroup's limit, from one sample. */
@@ -333,7 +333,7 @@ static void check_alerts(struct recorder *rc, const struct sample *s, int64_t t)
 			eta_watch_words(&rc->eta, t, words, sizeof(words));
 			rec_say(rc, RECORDER_ALERT, "%s", words);
 		}
-		rec_fire_hook(rc, "warn_eta", rc->target->pid, NULL, s->rss);
+		rec_fire_hook(rc, "warn_eta", rc->target->pid, NULL, s->mem.rss);
 	}
 	hooks_poll(rc->opts->hooks, rc->st, r->id);
 }
@@ -346,8 +346,8 @@ void rec_hand_over(struct recorder *rc, struct sample *s, int64_t t)
 	r->samples++;
 	rc->prev_elapsed = rc->last_elapsed;
 	rc->last_elapsed = s->elapsed_ns;
-	r->sum_rss += (double)s->rss;
-	r->last_rss = s->rss;
+	r->sum_rss += (double)s->mem.rss;
+	r->last_rss = s->mem.rss;
 	r->last_at = t;
 	rc->last = *s;
 	store_add_sample(rc->st, r->id, s);
@@ -396,7 +396,7 @@ static int take_sample(struct recorder *rc)
 	/* Over a set, the sum of each member's VmHWM is no peak of the whole (they peak at
 	 * different times): the sampled totals count, and each member's own peak
 	 * (rec_store_members). */
-	rec_run_peak(rc, s.rss, t, PEAK_FROM_SAMPLE);
+	rec_run_peak(rc, s.mem.rss, t, PEAK_FROM_SAMPLE);
 	if (!rc->set_open)
 		track_target(rc, &s, t);
 	track_peaks(r, &s, t);

@@ -33,7 +33,7 @@ size_t rec_proc_seen(struct recorder *rc, pid_t pid, const struct proc_status *s
 		     int64_t elapsed)
 {
 	int old = rc->run->samples == 0 && !rc->target->is_child;
-	size_t i = proclog_add(&rc->log, pid, st->ppid, st->name, elapsed, old, st->hwm);
+	size_t i = proclog_add(&rc->log, pid, st->ppid, st->name, elapsed, old, st->mem.hwm);
 	if (pid == rc->target->pid && rc->hwm_reset_from) {
 		/* --reset-peak: VmHWM restarted at the attach; what it says now is the run's */
 		rc->log.p[i].hwm_before = (int64_t)rc->hwm_reset_from;
@@ -278,8 +278,8 @@ void rec_store_members(struct recorder *rc, int64_t elapsed, int64_t t)
 			if (k >= 0) {
 				/* the name changes at exec */
 				strlcpy_rsw(rc->log.p[k].comm, m->st.name, sizeof(rc->log.p[k].comm));
-				rec_proc_peak(rc, (size_t)k, m->st.rss, t, PEAK_FROM_SAMPLE);
-				rec_proc_peak(rc, (size_t)k, m->st.hwm, t, PEAK_FROM_HWM);
+				rec_proc_peak(rc, (size_t)k, m->st.mem.rss, t, PEAK_FROM_SAMPLE);
+				rec_proc_peak(rc, (size_t)k, m->st.mem.hwm, t, PEAK_FROM_HWM);
 			}
 		}
 		memset(&p, 0, sizeof(p));
@@ -294,11 +294,8 @@ void rec_store_members(struct recorder *rc, int64_t elapsed, int64_t t)
 			}
 			continue;
 		}
-		p.rss = m->st.rss;
-		p.anon = m->st.anon;
-		p.file = m->st.file;
-		p.shmem = m->st.shmem;
-		p.swap = m->st.swap;
+		p.mem = m->st.mem;
+		p.mem.hwm = 0;	/* not stored: its change alone makes no row */
 		if (m->row == ROW_LIVE && memcmp(&p, &m->row_figs, sizeof(p)) == 0)
 			continue;
 		store_add_proc(rc->st, rc->run->id, elapsed, &p);
@@ -425,7 +422,7 @@ void rec_on_proc(void *ctx, pid_t pid, int start, const struct proc_status *st)
 	if (!start && k >= 0)
 		rc->log.x[k].exit_said = 1;
 	char more[48];
-	snprintf(more, sizeof(more), "last_rss=%llukB", (unsigned long long)(st->rss / 1024));
+	snprintf(more, sizeof(more), "last_rss=%llukB", (unsigned long long)(st->mem.rss / 1024));
 	/* a member that joined: when it started; one that left: when its exit record
 	 * says it ended, else now */
 	int64_t at = start && k >= 0 ? rc->run->started_at + rc->log.p[k].first_ns :

@@ -405,12 +405,7 @@ static int read_set(struct sampler *s, int64_t now, struct proc_status *ps,
 	if (e < 0)
 		return e == -ENODEV ? -ESRCH : e;
 	memset(ps, 0, sizeof(*ps));
-	ps->rss = t.rss;
-	ps->hwm = t.hwm;
-	ps->anon = t.anon;
-	ps->file = t.file;
-	ps->shmem = t.shmem;
-	ps->swap = t.swap;
+	ps->mem = t.mem;
 	ps->threads = t.threads;
 	s->nprocs = t.nprocs;
 	memset(st, 0, sizeof(*st));
@@ -450,12 +445,7 @@ int sampler_read(struct sampler *s, int64_t now, struct sample *out)
 	}
 	const struct meminfo mi = s->mem_last;
 	memset(out, 0, sizeof(*out));
-	out->rss = ps.rss;
-	out->hwm = ps.hwm;
-	out->anon = ps.anon;
-	out->file = ps.file;
-	out->shmem = ps.shmem;
-	out->swap = ps.swap;
+	out->mem = ps.mem;
 	out->threads = ps.threads;
 	out->mem_available = mi.available;
 	if (s->set)

@@ -20,14 +20,14 @@ double cmp_slope(const struct sample *s, size_t n)
 	double mt = 0, mv = 0;
 	for (size_t i = 0; i < n; i++) {
 		mt += (double)s[i].elapsed_ns / NS_PER_S;
-		mv += (double)s[i].rss;
+		mv += (double)s[i].mem.rss;
 	}
 	mt /= (double)n;
 	mv /= (double)n;
 	double sxy = 0, sxx = 0;
 	for (size_t i = 0; i < n; i++) {
 		double dt = (double)s[i].elapsed_ns / NS_PER_S - mt;
-		sxy += dt * ((double)s[i].rss - mv);
+		sxy += dt * ((double)s[i].mem.rss - mv);
 		sxx += dt * dt;
 	}
 	return sxx > 0 ? sxy / sxx : 0;
@@ -117,9 +117,9 @@ static void table_build(struct table *t, const struct cmp_group *g, size_t ng)
 				   ? (double)(r->run->peak_rss_at - r->run->started_at) / NS_PER_S : 0;
 		double sum = 0;
 		for (size_t i = 0; i < r->n; i++)
-			sum += (double)r->s[i].rss;
+			sum += (double)r->s[i].mem.rss;
 		v[M_MEAN] = r->n ? sum / (double)r->n : run_mean_rss(r->run);
-		v[M_LAST] = r->n ? (double)r->s[r->n - 1].rss : (double)r->run->last_rss;
+		v[M_LAST] = r->n ? (double)r->s[r->n - 1].mem.rss : (double)r->run->last_rss;
 		v[M_SLOPE] = cmp_slope(r->s, r->n) / MIB;
 		for (size_t j = 0; j < t->nshared; j++) {
 			const struct mark *mk = find_mark(r, t->shared[j]);

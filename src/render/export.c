@@ -120,9 +120,91 @@ static void side_fields(struct row *w, struct export_side *sd, int64_t t, int la
  * (stored NULL where not measured) where some sample measured them. */
 static int exported(const struct exporter *ex, const struct store_column *c)
 {
-	if (!c->export_name)
+	if (c->out == OUT_NONE)
 		return 0;
 	return c->null != COL_NULL_UNLESS_FLAG || (ex->have & c->flag);
+}
+
+/* "  NAME  help", the help wrapped at 80 columns under itself. */
+#define HELP_NAME_WIDTH 24
+#define HELP_WIDTH 80
+
+static void help_line(struct buf *b, const char *name, const char *help)
+{
+	size_t indent = 2 + HELP_NAME_WIDTH + 2, col = indent;
+	buf_printf(b, "  %-*s  ", HELP_NAME_WIDTH, name);
+	if (strlen(name) > HELP_NAME_WIDTH)
+		buf_printf(b, "\n%*s", (int)indent, "");
+	for (const char *p = help; *p;) {
+		size_t n = strcspn(p, " ");
+		if (col > indent && col + 1 + n > HELP_WIDTH) {
+			buf_printf(b, "\n%*s", (int)indent, "");
+			col = indent;
+		} else if (col > indent) {
+			buf_putc(b, ' ');
+			col++;
+		}
+		buf_append(b, p, n);
+		col += n;
+		p += n;
+		while (*p == ' ')
+			p++;
+	}
+	buf_putc(b, '\n');
+}
+
+/* Words joined by ", ", wrapped at 80 columns; ends with ".\n". */
+static void word_list(struct buf *b, size_t col, const char *const *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(w[i]) + 1;
+		if (i) {
+			buf_putc(b, ',');
+			col++;
+			if (col + 1 + len > HELP_WIDTH) {
+				buf_putc(b, '\n');
+				col = 0;
+			} else {
+				buf_putc(b, ' ');
+				col++;
+			}
+		}
+		buf_puts(b, w[i]);
+		col += len - 1;
+	}
+	buf_puts(b, ".\n");
+}
+
+void export_columns_help(struct buf *b)
+{
+	const struct store_table *t = &store_sample_table;
+	buf_puts(b, "Writes one row per sample of RUN (default: the last). Over a set (--tree, -g,\n"
+		    "a launched COMMAND) the figures are totals over its processes, and the last\n"
+		    "row of a run whose target ended is at its end, with the run's totals.\n"
+		    "The columns:\n");
+	help_line(b, "time", "The sample's time (ISO 8601 UTC).");
+	help_line(b, "elapsed_s", "Seconds since the run began.");
+	int optional = 0;
+	for (size_t i = 0; i < t->ncols; i++) {
+		const struct store_column *c = &t->cols[i];
+		if (c->out == OUT_NONE)
+			continue;
+		if (c->null == COL_NULL_UNLESS_FLAG && !optional++)
+			buf_puts(b, "and where the run has them (empty or null otherwise):\n");
+		help_line(b, store_column_json(c), c->help);
+	}
+	help_line(b, "gpuN_bytes", "The target's memory on GPU N, where it was read.");
+	help_line(b, "counter.NAME", "Each counter the application published through "
+		  "librsswatch: its latest value at that time.");
+	const char *names[16];
+	size_t n = 0;
+	names[n++] = "time";
+	names[n++] = "elapsed_s";
+	for (size_t i = 0; i < store_proc_sample_table.ncols && n < ARRAY_SIZE(names); i++)
+		if (store_proc_sample_table.cols[i].out != OUT_NONE)
+			names[n++] = store_column_json(&store_proc_sample_table.cols[i]);
+	buf_puts(b, "\nWith --procs (a run of a set), one row per process per sample instead:\n");
+	word_list(b, 0, names, n);
 }
 
 void export_header(const struct exporter *ex, struct buf *b)
@@ -136,7 +218,7 @@ void export_header(const struct exporter *ex, struct buf *b)
 	for (size_t i = 0; i < store_sample_table.ncols; i++) {
 		const struct store_column *c = &store_sample_table.cols[i];
 		if (exported(ex, c))
-			row_str(&w, c->export_name, c->export_name);
+			row_str(&w, store_column_json(c), store_column_json(c));
 	}
 	for (size_t i = 0; i < ex->gpus.ncols; i++)
 		row_str(&w, ex->gpus.names[i], ex->gpus.names[i]);

@@ -1,6 +1,6 @@
 /* `export`'s rows: a run's samples in a row format (render/format.h: CSV, JSON lines,
  * ...), one row per sample, the columns derived from the store's column table
- * (store/run.h: store_sample_table, in its order, each under its export name), then one
+ * (store/run.h: store_sample_table, in its order, each under its output name), then one
  * column per GPU (gpuN_bytes) and per application counter (counter.NAME). Pure: rows
  * into a buffer.
  *
@@ -53,5 +53,10 @@ void export_header(const struct exporter *ex, struct buf *b);
  * ended: the values at the end of the run). */
 void export_row(struct exporter *ex, struct buf *b, const struct sample *s);
 void export_release(struct exporter *ex);
+
+/* export --help's words on the rows: every column export writes, with its help line
+ * from the column tables (store/run.h), the optional ones apart, and the columns of
+ * --procs. Lines of at most 80 columns, each ending in a newline. */
+void export_columns_help(struct buf *b);
 
 #endif

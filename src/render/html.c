@@ -257,8 +257,8 @@ static void peak_cards(struct buf *b, const struct chart_run *r)
 	struct buf t = { 0 };
 	uint64_t max_sampled = 0;
 	for (size_t i = 0; i < r->n; i++)
-		if (r->s[i].rss > max_sampled)
-			max_sampled = r->s[i].rss;
+		if (r->s[i].mem.rss > max_sampled)
+			max_sampled = r->s[i].mem.rss;
 	/* The kernel's charged figure first: a set's summed RSS counts a shared page once
 	 * per process, and is not what the limit is checked against. */
 	if (run->peak_cgroup) {
@@ -360,7 +360,7 @@ static void chart_data(struct buf *b, const struct chart_run *r, const struct ch
 			   (double)(base + r->s[idx[i]].elapsed_ns - r->shift_ns - g->t0) / 1e6);
 	buf_puts(b, "],\"v\":[");
 	for (size_t i = 0; i < k; i++)
-		buf_printf(b, "%s%llu", i ? "," : "", (unsigned long long)r->s[idx[i]].rss);
+		buf_printf(b, "%s%llu", i ? "," : "", (unsigned long long)r->s[idx[i]].mem.rss);
 	buf_puts(b, "]}</script>\n");
 	free(idx);
 }

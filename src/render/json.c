@@ -2,6 +2,7 @@
 #include "base/fmt.h"
 #include "base/parse.h"
 #include "base/utf8.h"
+#include "base/util.h"
 #include "render/procs.h"
 
 #include <string.h>
@@ -107,76 +108,94 @@ void json_params(struct buf *b, const struct run_param *p, size_t n)
 	buf_putc(b, '}');
 }
 
-void json_run_fields(struct buf *b, const struct run *r)
+/* A column's value in a run object, as its out says; null where its NULL rule says
+ * it is not there, or where the column its json_with names is not (false for a flag). */
+static void json_column(struct buf *b, const struct store_table *t, const struct store_column *c,
+			const void *row)
 {
-	buf_printf(b, "\"id\":%lld,\"label\":", (long long)r->id);
-	json_str(b, r->label);
+	const struct store_column *with = c->json_with ? store_table_column(t, c->json_with) : NULL;
+	int absent = store_column_null(c, row) || (with && store_column_null(with, row));
+	const char *text = store_column_text(c, row);
+	int64_t v = store_column_i64(c, row);
+	switch (c->out) {
+	case OUT_NONE:
+		return;
+	case OUT_BOOL:
+		buf_puts(b, !absent && v ? "true" : "false");
+		return;
+	case OUT_TIME:
+		json_time(b, absent ? 0 : v);
+		return;
+	case OUT_TEXT_OR_NULL:
+		json_opt_str(b, absent ? NULL : text);
+		return;
+	default:
+		break;
+	}
+	if (absent)
+		buf_puts(b, "null");
+	else if (text)
+		json_str(b, text);
+	else if (c->out == OUT_PCT)
+		buf_printf(b, "%.2f", store_column_f64(c, row));
+	else if (c->out == OUT_SECONDS)
+		json_opt_secs(b, v);
+	else if (c->out == OUT_SECONDS_G)
+		buf_printf(b, "%.6g", (double)v / NS_PER_S);
+	else if (c->out == OUT_SECONDS_1)
+		buf_printf(b, "%.1f", (double)v / NS_PER_S);
+	else if (c->kind == COL_U64)
+		buf_printf(b, "%llu", (unsigned long long)v);
+	else
+		buf_printf(b, "%lld", (long long)v);
+}
+
+static void put_params(struct buf *b, const struct run *r)
+{
 	buf_puts(b, ",\"params\":");
 	json_params(b, r->params, r->nparams);
-	buf_puts(b, ",\"series\":");
-	json_opt_int(b, r->series, r->series > 0);
-	buf_puts(b, ",\"host\":");
-	json_str(b, r->host);
-	buf_puts(b, ",\"kernel\":");
-	json_str(b, r->kernel);
-	buf_puts(b, ",\"target\":");
-	json_str(b, r->target);
-	buf_puts(b, ",\"mode\":");
-	json_str(b, r->mode);
-	buf_printf(b, ",\"pid\":%d,\"started_at\":", (int)r->pid);
-	json_time(b, r->started_at);
-	buf_puts(b, ",\"ended_at\":");
-	json_time(b, r->ended_at);
-	buf_printf(b, ",\"duration_s\":%.3f", (double)((r->ended_at ? r->ended_at : r->last_at ? r->last_at : r->started_at) - r->started_at) / NS_PER_S);
-	buf_printf(b, ",\"interval_s\":%.6g,\"samples\":%lld,\"outcome\":",
-		   (double)r->interval_ns / NS_PER_S, (long long)r->samples);
-	json_str(b, r->outcome);
-	buf_puts(b, ",\"exit_code\":");
-	json_opt_int(b, r->exit_code, r->exit_code >= 0);
-	buf_puts(b, ",\"signal\":");
-	json_opt_int(b, r->signal, r->signal > 0);
-	buf_printf(b, ",\"oom_kills\":%lld", (long long)r->oom_kills);
-	buf_printf(b, ",\"peak_rss_bytes\":%llu,\"peak_rss_at\":", (unsigned long long)r->peak_rss);
-	json_time(b, r->peak_rss_at);
-	buf_puts(b, ",\"peak_source\":");
-	json_opt_str(b, r->peak_source);
-	buf_puts(b, ",\"hwm_before_bytes\":");
-	json_opt_int(b, r->hwm_before, r->hwm_before >= 0);
-	buf_puts(b, ",\"cgroup_peak_before_bytes\":");
-	json_opt_int(b, (long long)r->cgroup_peak_before, r->cgroup_peak_before > 0);
-	int largest = r->peak_process_pid > 0;
-	buf_puts(b, ",\"peak_process_rss_bytes\":");
-	json_opt_int(b, (long long)r->peak_process_rss, largest);
-	buf_puts(b, ",\"peak_process_pid\":");
-	json_opt_int(b, r->peak_process_pid, largest);
-	buf_puts(b, ",\"peak_process_comm\":");
-	json_opt_str(b, largest ? r->peak_process_comm : NULL);
-	buf_printf(b, ",\"exit_records\":%s", r->exit_records ? "true" : "false");
-	buf_printf(b, ",\"mean_rss_bytes\":%.0f,\"last_rss_bytes\":%llu,\"peak_gpu_bytes\":",
-		   run_mean_rss(r), (unsigned long long)r->last_rss);
-	json_opt_int(b, r->peak_gpu, r->peak_gpu >= 0);
-	buf_printf(b, ",\"mem_total_bytes\":%llu", (unsigned long long)r->mem_total);
-	buf_puts(b, ",\"outcome_note\":");
-	json_str(b, r->outcome_note ? r->outcome_note : "");
-	buf_puts(b, ",\"cgroup\":");
-	json_opt_str(b, r->cgroup);
-	buf_puts(b, ",\"cgroup_limit_bytes\":");
-	json_opt_int(b, (long long)r->cgroup_limit, r->cgroup_limit != 0);
-	buf_puts(b, ",\"peak_cgroup_bytes\":");
-	json_opt_int(b, (long long)r->peak_cgroup, r->peak_cgroup != 0);
-	buf_printf(b, ",\"peak_cgroup_exact\":%s",
-		   r->peak_cgroup && r->peak_cgroup_exact ? "true" : "false");
-	/* the smallest time to exhaustion projected while recording (record/eta.h) */
-	int eta = r->min_eta_limit[0] != '\0';
-	buf_puts(b, ",\"min_eta_s\":");
-	if (eta)
-		buf_printf(b, "%.1f", (double)r->min_eta_ns / NS_PER_S);
-	else
-		buf_puts(b, "null");
-	buf_puts(b, ",\"min_eta_at\":");
-	json_time(b, eta ? r->min_eta_at : 0);
-	buf_puts(b, ",\"min_eta_limit\":");
-	json_opt_str(b, eta ? r->min_eta_limit : NULL);
+}
+
+/* Until the end, the last sample, or nothing yet. */
+static void put_duration(struct buf *b, const struct run *r)
+{
+	int64_t end = r->ended_at ? r->ended_at : r->last_at ? r->last_at : r->started_at;
+	buf_printf(b, ",\"duration_s\":%.3f", (double)(end - r->started_at) / NS_PER_S);
+}
+
+static void put_mean(struct buf *b, const struct run *r)
+{
+	buf_printf(b, ",\"mean_rss_bytes\":%.0f", run_mean_rss(r));
+}
+
+/* The fields of a run object that are no column of their own, each after the column
+ * it follows. */
+static const struct {
+	const char *after;
+	void (*put)(struct buf *b, const struct run *r);
+} run_extras[] = {
+	{ "label", put_params },
+	{ "ended_at", put_duration },
+	{ "sum_rss", put_mean },
+};
+
+const char *const json_run_extra_names[] = { "params", "duration_s", "mean_rss_bytes", NULL };
+
+/* The run table's columns of some output, in its order, under their output names. */
+void json_run_fields(struct buf *b, const struct run *r)
+{
+	const struct store_table *t = &store_run_table;
+	int n = 0;
+	for (size_t i = 0; i < t->ncols; i++) {
+		const struct store_column *c = &t->cols[i];
+		if (c->out != OUT_NONE) {
+			buf_printf(b, "%s\"%s\":", n++ ? "," : "", store_column_json(c));
+			json_column(b, t, c, r);
+		}
+		for (size_t k = 0; k < ARRAY_SIZE(run_extras); k++)
+			if (strcmp(run_extras[k].after, c->name) == 0)
+				run_extras[k].put(b, r);
+	}
 }
 
 /* One kill: what the kernel said, figures in bytes (0 where its line lacked them). */

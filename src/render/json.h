@@ -19,8 +19,12 @@ void json_number(struct buf *b, double v);
 void json_params(struct buf *b, const struct run_param *p, size_t n);
 /* One run object with the fields of the CLI contract (man/rsswatch.1, JSON). */
 void json_run(struct buf *b, const struct run *r);
-/* The same fields without the enclosing braces, for objects that add more. */
+/* The same fields without the enclosing braces, for objects that add more: the
+ * columns of store_run_table that have an output, in its order, under their output
+ * names and as their out says, and among them the fields that are no column of their
+ * own (json_run_extra_names: params, duration_s, mean_rss_bytes). */
 void json_run_fields(struct buf *b, const struct run *r);
+extern const char *const json_run_extra_names[];	/* NULL-terminated */
 /* The array of a run's OOM kills k[0..n) (show --json "oom"): pid, comm, time,
  * elapsed_s and the kernel's figures in bytes. A run recorded before kills were kept
  * one by one gives its target's kill from the run's own fields. */

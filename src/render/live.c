@@ -10,18 +10,18 @@
 void live_line(struct buf *b, int64_t realtime_ns, const struct sample *s)
 {
 	char t[16], rss[32], hwm[32], avail[32], anon[16], file[16], shmem[16];
-	enum unit u = unit_for(s->rss);
+	enum unit u = unit_for(s->mem.rss);
 	if (u == UNIT_B)
 		u = UNIT_KIB;
 	buf_printf(b, "%s rss %s %s (anon %s, file %s, shmem %s) hwm %s",
 		   fmt_hms(t, sizeof(t), realtime_ns),
-		   fmt_in_unit(rss, sizeof(rss), s->rss, u), unit_name(u),
-		   fmt_in_unit(anon, sizeof(anon), s->anon, u),
-		   fmt_in_unit(file, sizeof(file), s->file, u),
-		   fmt_in_unit(shmem, sizeof(shmem), s->shmem, u),
-		   fmt_bytes(hwm, sizeof(hwm), s->hwm));
-	if (s->swap)
-		buf_printf(b, " swap %s", fmt_bytes(avail, sizeof(avail), s->swap));
+		   fmt_in_unit(rss, sizeof(rss), s->mem.rss, u), unit_name(u),
+		   fmt_in_unit(anon, sizeof(anon), s->mem.anon, u),
+		   fmt_in_unit(file, sizeof(file), s->mem.file, u),
+		   fmt_in_unit(shmem, sizeof(shmem), s->mem.shmem, u),
+		   fmt_bytes(hwm, sizeof(hwm), s->mem.hwm));
+	if (s->mem.swap)
+		buf_printf(b, " swap %s", fmt_bytes(avail, sizeof(avail), s->mem.swap));
 	if (s->have & SAMPLE_PSS) {
 		buf_printf(b, " pss %s", fmt_bytes(avail, sizeof(avail), s->pss));
 		buf_printf(b, " uss %s", fmt_bytes(avail, sizeof(avail), s->uss));

@@ -59,22 +59,23 @@ void row_end(struct row *w)
 void row_column(struct row *w, const struct store_column *c, const void *row)
 {
 	char v[48];
+	const char *name = store_column_json(c);
 	if (store_column_null(c, row)) {
-		row_null(w, c->export_name);
+		row_null(w, name);
 		return;
 	}
 	if (c->kind == COL_TEXT || c->kind == COL_CHARS) {
-		row_str(w, c->export_name, store_column_text(c, row));
-	} else if (c->export_fmt == EXPORT_PCT) {
+		row_str(w, name, store_column_text(c, row));
+	} else if (c->out == OUT_PCT) {
 		snprintf(v, sizeof(v), "%.2f", store_column_f64(c, row));
-		row_raw(w, c->export_name, v);
-	} else if (c->export_fmt == EXPORT_NS_AS_S) {
+		row_raw(w, name, v);
+	} else if (c->out == OUT_SECONDS) {
 		uint64_t ns = (uint64_t)store_column_i64(c, row);
 		snprintf(v, sizeof(v), "%llu.%03llu", (unsigned long long)(ns / NS_PER_S),
 			 (unsigned long long)(ns % NS_PER_S / 1000000));
-		row_raw(w, c->export_name, v);
+		row_raw(w, name, v);
 	} else {
-		row_u64(w, c->export_name, (uint64_t)store_column_i64(c, row));
+		row_u64(w, name, (uint64_t)store_column_i64(c, row));
 	}
 }
 
@@ -87,9 +88,9 @@ void proc_rows_header(struct buf *b, enum output_format f)
 	row_str(&w, "time", "time");
 	row_str(&w, "elapsed_s", "elapsed_s");
 	for (size_t i = 0; i < store_proc_sample_table.ncols; i++) {
-		const char *name = store_proc_sample_table.cols[i].export_name;
-		if (name)
-			row_str(&w, name, name);
+		const struct store_column *c = &store_proc_sample_table.cols[i];
+		if (c->out != OUT_NONE)
+			row_str(&w, store_column_json(c), store_column_json(c));
 	}
 	row_end(&w);
 }
@@ -104,7 +105,7 @@ void proc_row(struct buf *b, enum output_format f, int64_t started_at, int64_t e
 	snprintf(t, sizeof(t), "%.3f", (double)elapsed_ns / NS_PER_S);
 	row_raw(&w, "elapsed_s", t);
 	for (size_t i = 0; i < store_proc_sample_table.ncols; i++)
-		if (store_proc_sample_table.cols[i].export_name)
+		if (store_proc_sample_table.cols[i].out != OUT_NONE)
 			row_column(&w, &store_proc_sample_table.cols[i], p);
 	row_end(&w);
 }

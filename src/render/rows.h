@@ -33,8 +33,9 @@ void row_null(struct row *w, const char *name);
  * written as "'TEXT" (quoted, a single quote before it), so that no spreadsheet runs it
  * as a formula. */
 void row_str(struct row *w, const char *name, const char *s);
-/* Column c of row (a struct of c's table), under its export name, written as its
- * export_fmt says; a value its NULL rule says is not stored is missing (row_null). */
+/* Column c of row (a struct of c's table), under its output name (store_column_json),
+ * written as its out says (OUT_PCT, OUT_SECONDS; else the integer or text); a value
+ * its NULL rule says is not stored is missing (row_null). */
 void row_column(struct row *w, const struct store_column *c, const void *row);
 /* Ends the row with its newline (and the closing brace in JSON lines). */
 void row_end(struct row *w);

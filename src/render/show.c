@@ -309,7 +309,7 @@ int show_add_sample(void *ctx, const struct sample *s)
 		pts->p = xrealloc(pts->p, pts->cap * sizeof(*pts->p));
 	}
 	pts->p[pts->n].t = s->elapsed_ns;
-	pts->p[pts->n].v = s->rss;
+	pts->p[pts->n].v = s->mem.rss;
 	stages_add(&pts->stages, s);
 	if (s->have & SAMPLE_GPU)
 		pts->have_gpu = 1;
@@ -329,8 +329,8 @@ int show_add_sample(void *ctx, const struct sample *s)
 		     s->cg_psi_some_avg10, s->cg_psi_full_avg10, s->cg_psi_some_total_us);
 	context_add(&pts->ctx, s);
 	pts->n++;
-	if (s->rss > pts->max_rss)
-		pts->max_rss = s->rss;
+	if (s->mem.rss > pts->max_rss)
+		pts->max_rss = s->mem.rss;
 	return 0;
 }
 

@@ -44,7 +44,7 @@ int proc_stack_add(void *stack, int64_t elapsed_ns, const struct proc_figures *p
 	struct stack_row *r = &s->rows[s->nrows++];
 	r->t = elapsed_ns;
 	r->pid = p->pid;
-	r->rss = p->gone ? 0 : p->rss;
+	r->rss = p->gone ? 0 : p->mem.rss;
 	struct stack_layer *m = member(s, p->pid);
 	if (!m->comm[0] || r->rss > m->peak) {
 		if (p->comm[0])

@@ -16,15 +16,15 @@ void stages_init(struct stages *st, const struct run *r, const struct mark *m, s
 void stages_add(struct stages *st, const struct sample *s)
 {
 	if (!st->known)
-		st->first_rss = s->rss;
+		st->first_rss = s->mem.rss;
 	/* a mark before this sample has its figures: the sample before (else this one, the
 	 * first) */
 	for (; st->done < st->n && st->s[st->done].elapsed_ns < s->elapsed_ns; st->done++) {
-		st->s[st->done].rss = st->known ? st->last_rss : s->rss;
+		st->s[st->done].rss = st->known ? st->last_rss : s->mem.rss;
 		st->s[st->done].gpu = st->known ? st->last_gpu : s->gpu;
 	}
 	st->known = 1;
-	st->last_rss = s->rss;
+	st->last_rss = s->mem.rss;
 	st->last_gpu = s->gpu;
 }
 

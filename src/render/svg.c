@@ -34,8 +34,8 @@ static const char *const stack_fill[] = {
 };
 #define C_OTHERS "#cfcfcf"
 
-uint64_t sample_rss(const struct sample *s) { return s->rss; }
-static uint64_t get_hwm(const struct sample *s) { return s->hwm; }
+uint64_t sample_rss(const struct sample *s) { return s->mem.rss; }
+static uint64_t get_hwm(const struct sample *s) { return s->mem.hwm; }
 static uint64_t get_pss(const struct sample *s) { return s->have & SAMPLE_PSS ? s->pss : 0; }
 static uint64_t get_cgroup(const struct sample *s) { return s->have & SAMPLE_CGROUP ? s->cgroup : 0; }
 static uint64_t get_gpu(const struct sample *s) { return s->have & SAMPLE_GPU ? s->gpu : 0; }
@@ -265,14 +265,14 @@ static void stacked_areas(struct ctx *c, const struct chart_run *r)
 		buf_printf(c->b, "<path fill=\"%s\" stroke=\"none\" d=\"", fill[band]);
 		for (size_t j = 0; j < k; j++) {
 			const struct sample *s = &r->s[idx[j]];
-			double top = (double)s->anon + (band >= 1 ? (double)s->file : 0) +
-				     (band >= 2 ? (double)s->shmem : 0);
+			double top = (double)s->mem.anon + (band >= 1 ? (double)s->mem.file : 0) +
+				     (band >= 2 ? (double)s->mem.shmem : 0);
 			buf_printf(c->b, "%s%.1f %.1f", j ? " L" : "M", px(c, axis_t(c, r, s->elapsed_ns)),
 				   py(c, top));
 		}
 		for (size_t j = k; j-- > 0;) {
 			const struct sample *s = &r->s[idx[j]];
-			double bot = band == 0 ? 0 : (double)s->anon + (band == 2 ? (double)s->file : 0);
+			double bot = band == 0 ? 0 : (double)s->mem.anon + (band == 2 ? (double)s->mem.file : 0);
 			buf_printf(c->b, " L%.1f %.1f", px(c, axis_t(c, r, s->elapsed_ns)), py(c, bot));
 		}
 		buf_puts(c->b, " Z\"/>\n");
@@ -475,8 +475,8 @@ static uint64_t max_sampled(const struct chart_run *r)
 {
 	uint64_t m = 0;
 	for (size_t i = 0; i < r->n; i++)
-		if (r->s[i].rss > m)
-			m = r->s[i].rss;
+		if (r->s[i].mem.rss > m)
+			m = r->s[i].mem.rss;
 	return m;
 }
 
@@ -726,16 +726,16 @@ struct yscale {
 /* The highest figure drawn for sample x of a chart of one run; notes what x has. */
 static uint64_t sample_top(const struct sample *x, struct seen *s)
 {
-	uint64_t v = x->rss;
+	uint64_t v = x->mem.rss;
 	s->have |= x->have;
-	s->parts |= x->anon | x->file | x->shmem;
-	s->file |= x->file;
-	s->shmem |= x->shmem;
-	s->hwm |= x->hwm;
-	if (x->hwm > v)
-		v = x->hwm;
-	if (x->anon + x->file + x->shmem > v)
-		v = x->anon + x->file + x->shmem;
+	s->parts |= x->mem.anon | x->mem.file | x->mem.shmem;
+	s->file |= x->mem.file;
+	s->shmem |= x->mem.shmem;
+	s->hwm |= x->mem.hwm;
+	if (x->mem.hwm > v)
+		v = x->mem.hwm;
+	if (x->mem.anon + x->mem.file + x->mem.shmem > v)
+		v = x->mem.anon + x->mem.file + x->mem.shmem;
 	if (get_pss(x) > v)
 		v = get_pss(x);
 	if (get_cgroup(x) > v)
@@ -758,7 +758,7 @@ static void domain_run(struct ctx *c, const struct chart_run *r, int *have_dom, 
 		if (!*have_dom || t > c->t1)
 			c->t1 = t;
 		*have_dom = s->samples = 1;
-		uint64_t v = c->single ? sample_top(&r->s[j], s) : r->s[j].rss;
+		uint64_t v = c->single ? sample_top(&r->s[j], s) : r->s[j].mem.rss;
 		if (v > s->vmax)
 			s->vmax = v;
 	}

@@ -23,12 +23,12 @@ int proc_status_parse(const char *buf, size_t len, struct proc_status *out)
 {
 	/* One pass over the lines; each wanted key is matched by its full "Key:" prefix. */
 	static const struct { const char *key; unsigned bit; size_t off; } keys[] = {
-		{ "VmHWM:", ST_HWM, offsetof(struct proc_status, hwm) },
-		{ "VmRSS:", ST_RSS, offsetof(struct proc_status, rss) },
-		{ "RssAnon:", ST_ANON, offsetof(struct proc_status, anon) },
-		{ "RssFile:", ST_FILE, offsetof(struct proc_status, file) },
-		{ "RssShmem:", ST_SHMEM, offsetof(struct proc_status, shmem) },
-		{ "VmSwap:", ST_SWAP, offsetof(struct proc_status, swap) },
+		{ "VmHWM:", ST_HWM, offsetof(struct proc_status, mem.hwm) },
+		{ "VmRSS:", ST_RSS, offsetof(struct proc_status, mem.rss) },
+		{ "RssAnon:", ST_ANON, offsetof(struct proc_status, mem.anon) },
+		{ "RssFile:", ST_FILE, offsetof(struct proc_status, mem.file) },
+		{ "RssShmem:", ST_SHMEM, offsetof(struct proc_status, mem.shmem) },
+		{ "VmSwap:", ST_SWAP, offsetof(struct proc_status, mem.swap) },
 	};
 	struct proc_status st;
 	unsigned have = 0;

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "base/buf.h"
+#include "base/memfig.h"
 #include "base/rfile.h"
 
 #define PROC_NAME_MAX 64
@@ -16,7 +17,7 @@
 struct proc_status {
 	char name[PROC_NAME_MAX];	/* as the kernel escapes it ("\n" for a newline) */
 	pid_t ppid;
-	uint64_t rss, hwm, anon, file, shmem, swap;
+	struct mem_figures mem;
 	uint32_t threads;
 };
 

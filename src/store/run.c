@@ -20,7 +20,7 @@ uint64_t samples_rss_at(const struct sample *s, size_t n, int64_t elapsed_ns)
 		else
 			hi = mid;
 	}
-	return s[lo].rss;
+	return s[lo].mem.rss;
 }
 
 int event_is_process(const struct event *e)

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/memfig.h"
+
 /* Optional figures of a sample: set in sample.have when measured. */
 enum {
 	SAMPLE_PSS = 1 << 0,	/* pss, uss, swap_pss, pss_read_us (read this sample) */
@@ -27,7 +29,7 @@ enum {
  * strictly increases within a run; the wall-clock time is run.started_at + elapsed_ns. */
 struct sample {
 	int64_t elapsed_ns;
-	uint64_t rss, hwm, anon, file, shmem, swap;
+	struct mem_figures mem;
 	uint32_t threads;
 	uint64_t mem_available;
 	unsigned have;
@@ -68,11 +70,12 @@ struct gpu_figures {
 	uint64_t total_bytes;
 };
 
-/* One member of a process set (--tree, -g) at one sample. Bytes. */
+/* One member of a process set (--tree, -g) at one sample. Bytes; mem.hwm is not
+ * stored (proc_sample has no column for it) and is 0 in a row written or read. */
 struct proc_figures {
 	pid_t pid, ppid;
 	char comm[64];
-	uint64_t rss, anon, file, shmem, swap;
+	struct mem_figures mem;
 	int gone;		/* a row saying the member left the set (figures 0) */
 };
 
@@ -306,12 +309,16 @@ struct mark {
 /* --- the stored columns ---
  *
  * Each row type the store keeps field by field (a run, a sample, a member of a set at a
- * sample, a process of a run) has ONE table of its columns (src/store/columns.c): the
- * SQL name and type, the C field (offset and kind), when the column is NULL, and the
- * name `export` gives it. The store derives its INSERT and UPDATE statements, their
- * bindings, its SELECT lists and its reads from these tables; `export` derives its
- * header and rows. Adding a column: a migration step (schema.c) and a row here.
- * Changing a table's order changes only the order of export's columns. */
+ * sample, a process of a run) has ONE table of its columns (src/store/columns.c), and
+ * a row of it is the one description of a figure: the SQL name and type, the C field
+ * (offset and kind), when the column is NULL, and how every output names and shows it
+ * (its help line, unit, JSON name and format, Prometheus family). The store derives its
+ * INSERT and UPDATE statements, their bindings, its SELECT lists and its reads from
+ * these tables; `export` its header, rows and --help; `ls --json` and `show --json` a
+ * run's fields; /metrics the gauges of a sample; docs/guide/storage.md its column
+ * tables (scripts/gen-storage-doc.sh; test_columns fails when they are out of date).
+ * Adding a column: a migration step (schema.c) and a row here. A table's order is the
+ * order of export's columns (samples) and of a run object's fields (runs). */
 enum col_kind {
 	COL_I64,	/* int64_t */
 	COL_U64,	/* uint64_t, stored as its int64_t bits */
@@ -334,11 +341,41 @@ enum col_null {
 	COL_NULL_UNLESS_FLAG,	/* guard (a set of bits) lacks flag */
 };
 
-/* How `export` writes a column's value. */
-enum col_export {
-	EXPORT_INT,		/* the integer */
-	EXPORT_PCT,		/* a double, two decimals */
-	EXPORT_NS_AS_S,		/* nanoseconds as seconds, three decimals */
+/* How the outputs write a column's value: JSON (a run's fields), JSON lines, CSV and
+ * every row format of export. A value its NULL rule (or json_with) says is not there
+ * is null, or empty in CSV. */
+enum col_out {
+	OUT_VALUE,		/* the integer, or the text as a string */
+	OUT_NONE,		/* in no output (the store's own, or written apart) */
+	OUT_PCT,		/* a double, two decimals */
+	OUT_SECONDS,		/* nanoseconds as seconds, three decimals (truncated) */
+	OUT_SECONDS_G,		/* nanoseconds as seconds, %.6g */
+	OUT_SECONDS_1,		/* nanoseconds as seconds, one decimal */
+	OUT_TIME,		/* realtime ns as ISO 8601 UTC; 0 is null */
+	OUT_TEXT_OR_NULL,	/* the text, or null when it is "" */
+	OUT_BOOL,		/* true or false (false where not there) */
+};
+
+/* What a column's number counts, as the docs and --help say. */
+enum col_unit {
+	UNIT_NONE,		/* text, an id, a flag */
+	UNIT_BYTES,
+	UNIT_NS,		/* a duration, or time since the run began */
+	UNIT_US,		/* a duration in microseconds */
+	UNIT_TIME,		/* a moment: CLOCK_REALTIME ns since the epoch */
+	UNIT_PCT,		/* percent */
+	UNIT_COUNT,		/* a number of things: samples, faults, threads, kills */
+};
+
+/* A column's Prometheus family (metrics/prom.c): a gauge or counter. Without
+ * prom_label it is a family of its own, written from the table (a sample's value as
+ * stored, where it is not NULL); with one, the column is that labelled series of a
+ * family that prom.c writes itself (in seconds, say), and test_prom holds the two
+ * together. */
+enum col_prom {
+	PROM_NONE,
+	PROM_GAUGE,
+	PROM_COUNTER,		/* named without _total here: prom.c adds it */
 };
 
 /* Which statement writes a run's column (a run is inserted when its recording begins
@@ -359,8 +396,16 @@ struct store_column {
 	unsigned flag;			/* COL_NULL_UNLESS_FLAG: the bit(s) */
 	int64_t dflt;			/* a NULL column loads as this (integer kinds) */
 	unsigned when;			/* COL_AT_* (runs only) */
-	const char *export_name;	/* export's column; NULL: not exported */
-	enum col_export export_fmt;
+	/* How every output describes and shows it. */
+	const char *help;		/* one sentence: storage.md, export --help, /metrics */
+	enum col_unit unit;
+	const char *json;		/* its name in JSON, JSON lines and CSV; NULL: name */
+	enum col_out out;
+	const char *json_with;		/* a run's JSON: null (false) also where this
+					   other column is NULL; NULL: none */
+	const char *prom;		/* its /metrics family; NULL: not there */
+	enum col_prom prom_type;
+	const char *prom_label;		/* its series in a family prom.c writes, or NULL */
 };
 
 /* One stored table: its SQL name, the key columns the store binds itself (run_id, and
@@ -394,6 +439,10 @@ double store_column_f64(const struct store_column *c, const void *row);
 const char *store_column_text(const struct store_column *c, const void *row);
 /* Whether the column of row is stored as NULL (its NULL rule). */
 int store_column_null(const struct store_column *c, const void *row);
+/* The column's name in every output (json, else its SQL name). */
+const char *store_column_json(const struct store_column *c);
+/* The column of t called name in SQL, or NULL. */
+const struct store_column *store_table_column(const struct store_table *t, const char *name);
 /* Frees row's COL_TEXT fields (and sets them to NULL). */
 void store_row_free_text(const struct store_table *t, void *row);
 

@@ -393,8 +393,8 @@ static void merge_samples(struct store *st)
 	size_t k = 0;
 	for (size_t i = 0; i + 1 < b->nsamples; i += 2) {
 		struct sample x = b->samples[i], y = b->samples[i + 1];
-		struct sample m = y.rss > x.rss ? y : x;
-		m.hwm = x.hwm > y.hwm ? x.hwm : y.hwm;
+		struct sample m = y.mem.rss > x.mem.rss ? y : x;
+		m.mem.hwm = x.mem.hwm > y.mem.hwm ? x.mem.hwm : y.mem.hwm;
 		if ((x.have | y.have) & SAMPLE_GPU) {
 			m.gpu = x.gpu > y.gpu ? x.gpu : y.gpu;
 			m.have |= SAMPLE_GPU;

@@ -105,7 +105,7 @@ static void test_incremental(void **state)
 		/* noise, rising for a while, then flat, then rising again */
 		uint64_t trend = k < 100 ? (uint64_t)k * 1000 : k < 200 ? 100000
 								: 100000 + (uint64_t)(k - 200) * 3000;
-		s.rss = (uint64_t)((seed >> 16) % 50) * 4096 + trend;
+		s.mem.rss = (uint64_t)((seed >> 16) % 50) * 4096 + trend;
 		s.mem_available = 1ULL << 30;
 		eta_add(&e, &s, &p);
 		if (e.host.n < 2)
@@ -156,8 +156,8 @@ static struct sample at(double sec, double use_mib, double limit_mib, double ava
 	struct sample s;
 	memset(&s, 0, sizeof(s));
 	s.elapsed_ns = (int64_t)(sec * 1e9 + 0.5);
-	s.rss = (uint64_t)(use_mib * MIB);
-	s.cgroup = s.rss;
+	s.mem.rss = (uint64_t)(use_mib * MIB);
+	s.cgroup = s.mem.rss;
 	s.have = limit_mib > 0 ? SAMPLE_CGROUP : 0;
 	s.cgroup_limit = limit_mib > 0 ? (uint64_t)(limit_mib * MIB) : 0;
 	s.mem_available = (uint64_t)(avail_mib * MIB);

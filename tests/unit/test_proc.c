@@ -21,9 +21,9 @@ static void test_status_weird_name(void **state)
 	assert_string_equal(st.name, "my (weird) hog)");
 	assert_int_equal(st.ppid, 6555);
 	/* VmRSS:    22716 kB etc., as captured */
-	assert_true(st.rss > 20 * 1024 * 1024);
-	assert_true(st.hwm >= st.rss);
-	assert_true(st.anon + st.file + st.shmem == st.rss);
+	assert_true(st.mem.rss > 20 * 1024 * 1024);
+	assert_true(st.mem.hwm >= st.mem.rss);
+	assert_true(st.mem.anon + st.mem.file + st.mem.shmem == st.mem.rss);
 	assert_int_equal(st.threads, 1);
 	free(buf);
 }
@@ -51,12 +51,12 @@ static void test_status_exact_values(void **state)
 		"VmSwap:\t       8 kB\nThreads:\t4\n";
 	struct proc_status st;
 	assert_int_equal(proc_status_parse(text, strlen(text), &st), 0);
-	assert_int_equal(st.hwm, 1704 * 1024);
-	assert_int_equal(st.rss, 1700 * 1024);
-	assert_int_equal(st.anon, 112 * 1024);
-	assert_int_equal(st.file, 1588 * 1024);
-	assert_int_equal(st.shmem, 0);
-	assert_int_equal(st.swap, 8 * 1024);
+	assert_int_equal(st.mem.hwm, 1704 * 1024);
+	assert_int_equal(st.mem.rss, 1700 * 1024);
+	assert_int_equal(st.mem.anon, 112 * 1024);
+	assert_int_equal(st.mem.file, 1588 * 1024);
+	assert_int_equal(st.mem.shmem, 0);
+	assert_int_equal(st.mem.swap, 8 * 1024);
 	assert_int_equal(st.threads, 4);
 	assert_int_equal(st.ppid, 77);
 }
@@ -302,31 +302,31 @@ static void test_reader_cache(void **state)
 	for (int i = 0; i < 10; i++)
 		assert_int_equal(proc_reader_read(&r, &st), 0);
 	assert_int_equal(r.status_reads - bounded, 10);
-	assert_true(st.rss > 0 && st.hwm >= st.rss);
+	assert_true(st.mem.rss > 0 && st.mem.hwm >= st.mem.rss);
 	proc_reader_max_reuse(&r, UINT_MAX);
 	unsigned long before = r.status_reads;
-	uint64_t rss0 = st.rss;
+	uint64_t rss0 = st.mem.rss;
 
 	assert_int_equal(write(go[1], "a", 1), 1);
 	assert_int_equal(read(done[0], &c, 1), 1);
 	assert_int_equal(proc_reader_read(&r, &st), 0);
 	assert_true(r.status_reads > before);
-	assert_true(st.rss >= rss0 + (8 << 20));
-	assert_true(st.hwm >= st.rss);
+	assert_true(st.mem.rss >= rss0 + (8 << 20));
+	assert_true(st.mem.hwm >= st.mem.rss);
 	/* what the cache returns equals a fresh read */
 	struct proc_reader r2;
 	assert_int_equal(proc_reader_open(&r2, pid), 0);
 	assert_int_equal(proc_reader_read(&r2, &fresh), 0);
-	assert_true(fresh.rss == st.rss && fresh.anon == st.anon && fresh.hwm == st.hwm);
+	assert_true(fresh.mem.rss == st.mem.rss && fresh.mem.anon == st.mem.anon && fresh.mem.hwm == st.mem.hwm);
 	proc_reader_close(&r2);
 
 	assert_int_equal(write(go[1], "f", 1), 1);
 	assert_int_equal(read(done[0], &c, 1), 1);
 	assert_int_equal(proc_reader_read(&r, &st), 0);
-	assert_true(st.rss < rss0 + (8 << 20));	/* the unmap is seen */
+	assert_true(st.mem.rss < rss0 + (8 << 20));	/* the unmap is seen */
 	/* and the peak kept: the kernel saves it from its per-CPU counters, which may lag
 	 * by up to nr_cpus x 64 pages, so allow 1 MiB */
-	assert_true(st.hwm >= rss0 + (7 << 20));
+	assert_true(st.mem.hwm >= rss0 + (7 << 20));
 
 	close(go[1]);
 	waitpid(pid, NULL, 0);

@@ -59,7 +59,7 @@ static void fill(struct prom_snapshot *p)
 	p->run = 7;
 	p->pid = 4242;
 	snprintf(p->comm, sizeof(p->comm), "x\"y\nz");
-	p->s.rss = 1000;
+	p->s.mem.rss = 1000;
 	p->s.have = SAMPLE_CGROUP | SAMPLE_CPU;
 	p->s.cgroup = 900;
 	p->s.cgroup_limit = 4096;
@@ -103,6 +103,57 @@ static void test_text(void **state)
 	/* no raw newline inside any series line: every line is a comment or a sample */
 	for (const char *l = t; *l; l = strchr(l, '\n') + 1)
 		assert_true(*l == '#' || strncmp(l, "rsswatch_", 9) == 0);
+	buf_release(&b);
+}
+
+/* Every family the sample's column table names is written as the table says: a family
+ * of its own with the column's help and value, and each labelled series of those
+ * prom.c writes itself, under the type the table gives. */
+static void test_column_families(void **state)
+{
+	(void)state;
+	struct prom_snapshot p;
+	fill(&p);
+	p.s.have = ~0u;
+	const struct store_table *t = &store_sample_table;
+	for (size_t i = 0; i < t->ncols; i++) {
+		const struct store_column *c = &t->cols[i];
+		uint64_t v = 1000 + 7 * i;
+		double d = (double)v;
+		if (c->kind == COL_F64)
+			memcpy((char *)&p.s + c->off, &d, sizeof(d));
+		else if (c->kind == COL_U64 || c->kind == COL_I64)
+			memcpy((char *)&p.s + c->off, &v, sizeof(v));
+	}
+	struct buf b = { 0 };
+	prom_write(&b, &p, 0);
+	const char *x = buf_str(&b);
+	const char *L = "{run=\"7\",pid=\"4242\",comm=\"x\\\"y\\nz\"";
+	size_t families = 0;
+	for (size_t i = 0; i < t->ncols; i++) {
+		const struct store_column *c = &t->cols[i];
+		if (!c->prom)
+			continue;
+		families++;
+		int counter = c->prom_type == PROM_COUNTER;
+		char name[96], want[512];
+		snprintf(name, sizeof(name), "%s%s", c->prom, counter ? "_total" : "");
+		snprintf(want, sizeof(want), "# TYPE %s %s\n", name, counter ? "counter" : "gauge");
+		if (!strstr(x, want))
+			fail_msg("sample.%s: no \"%s\"", c->name, want);
+		if (c->prom_label) {
+			snprintf(want, sizeof(want), "\n%s%s,%s} ", name, L, c->prom_label);
+		} else {
+			snprintf(want, sizeof(want), "# HELP %s %s\n", name, c->help);
+			if (!strstr(x, want))
+				fail_msg("sample.%s: no \"%s\"", c->name, want);
+			snprintf(want, sizeof(want), "\n%s%s} %llu\n", name, L,
+				 (unsigned long long)store_column_i64(c, &p.s));
+		}
+		if (!strstr(x, want))
+			fail_msg("sample.%s: no series \"%s\"", c->name, want);
+	}
+	assert_true(families > 0);
 	buf_release(&b);
 }
 
@@ -250,6 +301,7 @@ int main(void)
 		cmocka_unit_test(test_comm_label),
 		cmocka_unit_test(test_recorder_metrics),
 		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_column_families),
 		cmocka_unit_test(test_cgroup_peak),
 		cmocka_unit_test(test_openmetrics),
 		cmocka_unit_test(test_no_sample),

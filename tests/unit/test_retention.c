@@ -74,28 +74,28 @@ static int64_t add_run(struct store *st, int n, int spike_at, int64_t age_ns, in
 	for (int i = 0; i < n; i++) {
 		memset(&s, 0, sizeof(s));
 		s.elapsed_ns = (int64_t)i * 10 * MS;
-		s.rss = (8u << 20) + (lcg(&seed) % 4096) * 4096;
+		s.mem.rss = (8u << 20) + (lcg(&seed) % 4096) * 4096;
 		if (i == spike_at)
-			s.rss = 512u << 20;
-		s.hwm = s.rss > r.peak_rss ? s.rss : r.peak_rss;
-		s.anon = s.rss / 2;
-		s.mem_available = (10ULL << 30) - s.rss - (lcg(&seed) % 1024) * 4096;
+			s.mem.rss = 512u << 20;
+		s.mem.hwm = s.mem.rss > r.peak_rss ? s.mem.rss : r.peak_rss;
+		s.mem.anon = s.mem.rss / 2;
+		s.mem_available = (10ULL << 30) - s.mem.rss - (lcg(&seed) % 1024) * 4096;
 		s.threads = 1 + (uint32_t)(lcg(&seed) % 8);
 		if (i % 7 == 0) {
 			s.have |= SAMPLE_PSS;
-			s.pss = s.rss - (lcg(&seed) % 256) * 4096;
+			s.pss = s.mem.rss - (lcg(&seed) % 256) * 4096;
 			s.uss = s.pss / 2;
 		}
 		assert_int_equal(store_add_sample(st, r.id, &s), 0);
 		assert_int_equal(store_add_counter(st, r.id, s.elapsed_ns, "in_flight",
 						   (long long)(lcg(&seed) % 100)), 0);
-		if (s.rss > r.peak_rss) {
-			r.peak_rss = s.rss;
+		if (s.mem.rss > r.peak_rss) {
+			r.peak_rss = s.mem.rss;
 			r.peak_rss_at = r.started_at + s.elapsed_ns;
 		}
 		r.samples++;
-		r.sum_rss += (double)s.rss;
-		r.last_rss = s.rss;
+		r.sum_rss += (double)s.mem.rss;
+		r.last_rss = s.mem.rss;
 		r.last_at = r.started_at + s.elapsed_ns;
 		if (i % 256 == 255)
 			assert_int_equal(store_flush(st, &r), 0);
@@ -236,11 +236,11 @@ static void test_thin_keeps_bucket_max(void **state)
 		int64_t at = 0;
 		uint32_t threads = 0;
 		for (; i < n - 1 && (b[i].elapsed_ns - first) / w == k; i++) {
-			if (b[i].rss > rss) {
-				rss = b[i].rss;
+			if (b[i].mem.rss > rss) {
+				rss = b[i].mem.rss;
 				at = b[i].elapsed_ns;
 			}
-			hwm = b[i].hwm > hwm ? b[i].hwm : hwm;
+			hwm = b[i].mem.hwm > hwm ? b[i].mem.hwm : hwm;
 			avail = b[i].mem_available < avail ? b[i].mem_available : avail;
 			threads = b[i].threads > threads ? b[i].threads : threads;
 			if ((b[i].have & SAMPLE_PSS) && b[i].pss > pss)
@@ -250,8 +250,8 @@ static void test_thin_keeps_bucket_max(void **state)
 		assert_true(j < after.n - 1);
 		assert_int_equal((a[j].elapsed_ns - first) / w, k);
 		assert_int_equal(a[j].elapsed_ns, at);
-		assert_int_equal(a[j].rss, rss);
-		assert_int_equal(a[j].hwm, hwm);
+		assert_int_equal(a[j].mem.rss, rss);
+		assert_int_equal(a[j].mem.hwm, hwm);
 		assert_int_equal(a[j].mem_available, avail);
 		assert_int_equal(a[j].threads, threads);
 		if (pss)
@@ -265,7 +265,7 @@ static void test_thin_keeps_bucket_max(void **state)
 	/* the spike is a row of its own, and the run's summary is untouched */
 	int spike = 0;
 	for (size_t i = 0; i < after.n; i++)
-		spike |= a[i].rss == 512u << 20 && a[i].elapsed_ns == 12345 * 10 * MS;
+		spike |= a[i].mem.rss == 512u << 20 && a[i].elapsed_ns == 12345 * 10 * MS;
 	assert_true(spike);
 	assert_int_equal(store_get_run(st, id, &r1), 0);
 	assert_int_equal(r1.peak_rss, r0.peak_rss);
@@ -429,23 +429,23 @@ static void test_thin_set_and_gpu(void **state)
 	for (int i = 10; i < 6000; i++) {
 		memset(&sm, 0, sizeof(sm));
 		sm.elapsed_ns = (int64_t)i * 10 * MS;
-		sm.rss = (8u << 20) + (lcg(&seed) % 1000) * 4096;
+		sm.mem.rss = (8u << 20) + (lcg(&seed) % 1000) * 4096;
 		assert_int_equal(store_add_sample(st, id, &sm), 0);
 		for (pid_t pid = 100; pid <= 300; pid += 100) {
 			memset(&f, 0, sizeof(f));
 			f.pid = pid;
 			f.ppid = 100;
 			snprintf(f.comm, sizeof(f.comm), "p%d", (int)pid);
-			f.rss = (1u << 20) + (lcg(&seed) % 1000) * 4096;
+			f.mem.rss = (1u << 20) + (lcg(&seed) % 1000) * 4096;
 			if (pid == 200 && (i < 1000 || (i > 3000 && i < 4000)))
 				continue;	/* comes at 1000, leaves at 3000, back at 4000 */
 			f.gone = pid == 200 && i == 3000;
 			if (f.gone)
-				f.rss = 0;
+				f.mem.rss = 0;
 			if (pid == 300 && i < 2500)
 				continue;
 			if (pid == 300 && i == 4321)
-				f.rss = 300u << 20;	/* its peak */
+				f.mem.rss = 300u << 20;	/* its peak */
 			assert_int_equal(store_add_proc(st, id, sm.elapsed_ns, &f), 0);
 		}
 		memset(&gf, 0, sizeof(gf));

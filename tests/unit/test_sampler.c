@@ -95,7 +95,7 @@ static void test_no_psi(void **state)
 	unlink(path);
 	assert_int_equal(sampler_open(&s, PID), 0);
 	assert_int_equal(sampler_read(&s, 1, &out), 0);
-	assert_true(out.rss == 21792 * 1024ULL);
+	assert_true(out.mem.rss == 21792 * 1024ULL);
 	assert_false(out.have & (SAMPLE_PSI | SAMPLE_PSI_FULL | SAMPLE_CG_PSI | SAMPLE_CG_PSI_FULL));
 	/* a cgroup without memory.pressure (v1): nothing, and no error later */
 	assert_int_equal(sampler_use_cgroup_psi(&s, FIX "/cgroup-v1"), -ENOENT);

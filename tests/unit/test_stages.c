@@ -20,10 +20,10 @@ static void test_marks_between_samples(void **state)
 	memset(s, 0, sizeof(s));
 	for (int i = 0; i < 5; i++) {
 		s[i].elapsed_ns = (i + 1) * NS;		/* 1 s .. 5 s */
-		s[i].rss = (uint64_t)(10 + 10 * i) * MIB;	/* 10 .. 50 MiB */
+		s[i].mem.rss = (uint64_t)(10 + 10 * i) * MIB;	/* 10 .. 50 MiB */
 		s[i].gpu = (uint64_t)i * MIB;
 	}
-	s[3].rss = 5 * MIB;	/* down at 4 s */
+	s[3].mem.rss = 5 * MIB;	/* down at 4 s */
 	/* before the first sample, at a sample, between two, at the last, after it */
 	const int64_t at[] = { 0, 2 * NS, 3 * NS + 1, 4 * NS + NS / 2, 5 * NS, 9 * NS };
 	struct mark m[6];
@@ -40,7 +40,7 @@ static void test_marks_between_samples(void **state)
 	assert_int_equal(sg.n, 6);
 	const uint64_t want[] = { 10 * MIB, 20 * MIB, 30 * MIB, 5 * MIB, 50 * MIB, 50 * MIB };
 	const uint64_t want_gpu[] = { 0, MIB, 2 * MIB, 3 * MIB, 4 * MIB, 4 * MIB };
-	uint64_t prev = s[0].rss;
+	uint64_t prev = s[0].mem.rss;
 	for (size_t i = 0; i < 6; i++) {
 		assert_int_equal(sg.s[i].elapsed_ns, at[i]);
 		assert_int_equal(sg.s[i].rss, want[i]);

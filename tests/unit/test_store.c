@@ -156,8 +156,8 @@ static void test_write_read(void **state)
 	memset(&s, 0, sizeof(s));
 	for (int i = 0; i < 1000; i++) {
 		s.elapsed_ns = (int64_t)i * 1000000;
-		s.rss = (uint64_t)(i + 1) * 4096;
-		s.hwm = s.rss;
+		s.mem.rss = (uint64_t)(i + 1) * 4096;
+		s.mem.hwm = s.mem.rss;
 		assert_int_equal(store_add_sample(st, r.id, &s), 0);
 		r.samples++;
 	}
@@ -452,9 +452,9 @@ static int proc_row_cb(void *ctx, int64_t elapsed_ns, const struct proc_figures 
 {
 	struct proc_rows *pr = ctx;
 	buf_printf(&pr->b, "%lld|%d|%d|%s|%llu|%llu|%llu|%llu|%llu\n", (long long)elapsed_ns,
-		   (int)p->pid, (int)p->ppid, p->comm, (unsigned long long)p->rss,
-		   (unsigned long long)p->anon, (unsigned long long)p->file,
-		   (unsigned long long)p->shmem, (unsigned long long)p->swap);
+		   (int)p->pid, (int)p->ppid, p->comm, (unsigned long long)p->mem.rss,
+		   (unsigned long long)p->mem.anon, (unsigned long long)p->mem.file,
+		   (unsigned long long)p->mem.shmem, (unsigned long long)p->mem.swap);
 	pr->n++;
 	return 0;
 }
@@ -494,11 +494,11 @@ static void test_proc_at_sample(void **state)
 			f.pid = pid;
 			f.ppid = 10;
 			snprintf(f.comm, sizeof(f.comm), "p%d", pid);
-			f.rss = (uint64_t)(pid * 100 + i);
-			f.anon = 1;
-			f.file = 2;
-			f.shmem = 3;
-			f.swap = 4;
+			f.mem.rss = (uint64_t)(pid * 100 + i);
+			f.mem.anon = 1;
+			f.mem.file = 2;
+			f.mem.shmem = 3;
+			f.mem.swap = 4;
 			if (pid == 10 && i > 0)
 				continue;	/* pid 10 never changes: its first row stands */
 			if (pid == 11 && i % 3)
@@ -831,7 +831,7 @@ static void test_every_old_schema(void **state)
 		assert_int_equal(store_each_sample(st, run_id, keep_sample, &l), 0);
 		assert_int_equal(l.n, 1);
 		assert_int_equal(l.s.elapsed_ns, elapsed);
-		assert_true(l.s.rss > 0);
+		assert_true(l.s.mem.rss > 0);
 		check_loaded_row(&store_sample_table, &l.s, buf_str(&sample_had), "|elapsed_ns|");
 		unsigned have = 0;
 		for (size_t i = 0; i < store_sample_table.ncols; i++) {

@@ -81,23 +81,23 @@ static void synth_init(struct synth *y, int64_t id, const char *label, double sc
 		double mib = i <= 120 ? 5.0 * i : 600 - 2.0 * (i - 120);
 		if (i == 150)
 			mib = 900;	/* a one-sample spike */
-		s->rss = (uint64_t)(mib * scale * MIB);
-		s->anon = s->rss / 10 * 8;
-		s->file = s->rss / 10 * 1;
-		s->shmem = s->rss - s->anon - s->file;
-		s->hwm = s->rss > peak ? s->rss : peak;
+		s->mem.rss = (uint64_t)(mib * scale * MIB);
+		s->mem.anon = s->mem.rss / 10 * 8;
+		s->mem.file = s->mem.rss / 10 * 1;
+		s->mem.shmem = s->mem.rss - s->mem.anon - s->mem.file;
+		s->mem.hwm = s->mem.rss > peak ? s->mem.rss : peak;
 		s->have = SAMPLE_GPU | SAMPLE_CGROUP;
 		s->gpu = (uint64_t)i * 2 * MIB;
-		s->cgroup = s->rss + 40 * MIB;
-		if (s->rss > peak) {
-			peak = s->rss;
+		s->cgroup = s->mem.rss + 40 * MIB;
+		if (s->mem.rss > peak) {
+			peak = s->mem.rss;
 			y->run.peak_rss_at = T0 + s->elapsed_ns;
 		}
-		sum += (double)s->rss;
+		sum += (double)s->mem.rss;
 	}
 	y->run.peak_rss = peak;
 	y->run.sum_rss = sum;
-	y->run.last_rss = y->s[240].rss;
+	y->run.last_rss = y->s[240].mem.rss;
 	y->run.peak_gpu = 480 * (int64_t)MIB;
 	y->marks[0].t = T0 + 20 * NS;
 	y->marks[0].label = "synthesis done";
@@ -292,9 +292,9 @@ static void test_svg_cgroup_oom(void **state)
 	memset(sm, 0, sizeof(sm));
 	for (int i = 0; i <= 10; i++) {
 		sm[i].elapsed_ns = (int64_t)i * NS;
-		sm[i].rss = sm[i].anon = (uint64_t)(i <= 5 ? 40 * i : 3) * MIB;
+		sm[i].mem.rss = sm[i].mem.anon = (uint64_t)(i <= 5 ? 40 * i : 3) * MIB;
 		sm[i].have = SAMPLE_CGROUP;
-		sm[i].cgroup = sm[i].rss;
+		sm[i].cgroup = sm[i].mem.rss;
 		sm[i].cgroup_limit = 200 * MIB;
 	}
 	r.peak_rss = 200 * MIB;
@@ -415,8 +415,8 @@ static void test_svg_oom_one_sample(void **state)
 	strlcpy_rsw(r.outcome, OUTCOME_OOM_KILLED, sizeof(r.outcome));
 	struct sample s;
 	memset(&s, 0, sizeof(s));
-	s.rss = s.anon = 4 * MIB;
-	s.hwm = 4 * MIB;
+	s.mem.rss = s.mem.anon = 4 * MIB;
+	s.mem.hwm = 4 * MIB;
 	struct event e;
 	memset(&e, 0, sizeof(e));
 	strlcpy_rsw(e.kind, "oom_kill", sizeof(e.kind));
@@ -463,7 +463,7 @@ static void test_svg_hwm_peak(void **state)
 	struct synth *y = xmalloc(sizeof(*y));
 	synth_init(y, 3, "", 1.0);
 	for (int i = 0; i <= 240; i++)
-		y->s[i].rss = y->s[i].anon = 160 * MIB, y->s[i].file = y->s[i].shmem = 0;
+		y->s[i].mem.rss = y->s[i].mem.anon = 160 * MIB, y->s[i].mem.file = y->s[i].mem.shmem = 0;
 	y->run.peak_rss = 773 * MIB;
 	y->run.peak_rss_at = T0 + 120 * NS;
 	y->run.peak_source = PEAK_FROM_HWM;
@@ -675,10 +675,10 @@ static void test_downsample(void **state)
 	struct sample *s = xcalloc(n, sizeof(*s));
 	for (size_t i = 0; i < n; i++) {
 		s[i].elapsed_ns = (int64_t)i * NS;
-		s[i].rss = 100 * MIB + (i % 7) * MIB;
+		s[i].mem.rss = 100 * MIB + (i % 7) * MIB;
 	}
-	s[43210].rss = 5000 * MIB;	/* one sample, one second in a day */
-	s[50000].rss = 1 * MIB;
+	s[43210].mem.rss = 5000 * MIB;	/* one sample, one second in a day */
+	s[50000].mem.rss = 1 * MIB;
 	size_t cols = 750;
 	size_t *idx = xmalloc((2 * cols + 2) * sizeof(*idx));
 	size_t k = chart_downsample(s, n, 0, (int64_t)(n - 1) * NS, cols, sample_rss, idx);
@@ -749,7 +749,7 @@ static void test_html_procs(void **state)
 	memset(s, 0, sizeof(s));
 	for (int i = 0; i < 3; i++) {
 		s[i].elapsed_ns = (int64_t)i * NS;
-		s[i].rss = (uint64_t)(i + 1) * 10 * MIB;
+		s[i].mem.rss = (uint64_t)(i + 1) * 10 * MIB;
 	}
 	struct run r;
 	memset(&r, 0, sizeof(r));
@@ -862,12 +862,12 @@ static void test_html_day(void **state)
 	r.peak_gpu = -1;
 	for (size_t i = 0; i < n; i++) {
 		s[i].elapsed_ns = (int64_t)i * NS;
-		s[i].rss = (uint64_t)((2.0 + sin((double)i / 3000) + (double)(i % 13) / 50) * 1024 * MIB);
-		s[i].anon = s[i].rss / 4 * 3;
-		s[i].file = s[i].rss / 4;
-		s[i].hwm = s[i].rss;
-		if (s[i].rss > r.peak_rss) {
-			r.peak_rss = s[i].rss;
+		s[i].mem.rss = (uint64_t)((2.0 + sin((double)i / 3000) + (double)(i % 13) / 50) * 1024 * MIB);
+		s[i].mem.anon = s[i].mem.rss / 4 * 3;
+		s[i].mem.file = s[i].mem.rss / 4;
+		s[i].mem.hwm = s[i].mem.rss;
+		if (s[i].mem.rss > r.peak_rss) {
+			r.peak_rss = s[i].mem.rss;
 			r.peak_rss_at = T0 + s[i].elapsed_ns;
 		}
 	}
@@ -892,7 +892,7 @@ static void ramp(struct sample *s, size_t n, double mib_per_s, double base_mib)
 {
 	for (size_t i = 0; i < n; i++) {
 		s[i].elapsed_ns = (int64_t)i * NS;
-		s[i].rss = (uint64_t)((base_mib + mib_per_s * (double)i) * MIB);
+		s[i].mem.rss = (uint64_t)((base_mib + mib_per_s * (double)i) * MIB);
 	}
 }
 
@@ -906,7 +906,7 @@ static void test_compare_figures(void **state)
 	assert_true(cmp_slope(s, 1) == 0);
 	assert_int_equal(samples_rss_at(s, 100, 5 * NS + 1), 20 * MIB);
 	assert_int_equal(samples_rss_at(s, 100, -1), 10 * MIB);
-	assert_int_equal(samples_rss_at(s, 100, 1000 * NS), s[99].rss);
+	assert_int_equal(samples_rss_at(s, 100, 1000 * NS), s[99].mem.rss);
 	assert_int_equal(cmp_classify(12.0, 0.4), CMP_CLEAR);
 	assert_int_equal(cmp_classify(-12.0, 0.4), CMP_CLEAR);
 	assert_int_equal(cmp_classify(0.2, 0.5), CMP_NO_EVIDENCE);
@@ -930,7 +930,7 @@ static void flat_init(struct flat *f, int64_t id, double mib)
 	f->run.started_at = T0;
 	for (int i = 0; i < 20; i++) {
 		f->s[i].elapsed_ns = (int64_t)i * NS;
-		f->s[i].rss = (uint64_t)(mib * MIB) * (uint64_t)(i >= 2 ? 1 : 0) + (uint64_t)(i + 1) * 4096;
+		f->s[i].mem.rss = (uint64_t)(mib * MIB) * (uint64_t)(i >= 2 ? 1 : 0) + (uint64_t)(i + 1) * 4096;
 	}
 	f->run.peak_rss = (uint64_t)(mib * MIB);
 	f->run.peak_rss_at = T0 + 19 * NS;
@@ -1065,7 +1065,7 @@ static void test_compare_warnings(void **state)
 	a.run.peak_rss = 0;
 	a.run.peak_rss_at = T0 + NS / 1000;
 	for (int i = 0; i < 20; i++)
-		a.s[i].rss = 0;
+		a.s[i].mem.rss = 0;
 	a.run.interval_ns = NS;
 	flat_init(&z, 42, 200);
 	z.run.interval_ns = NS;
@@ -1142,7 +1142,7 @@ static void test_context(void **state)
 	synth_init(tiny, 8, "", 1.0 / 100000);
 	tiny->run.peak_rss = 0;
 	for (int i = 0; i <= 240; i++) {
-		tiny->s[i].hwm = tiny->s[i].rss;
+		tiny->s[i].mem.hwm = tiny->s[i].mem.rss;
 		tiny->s[i].gpu = tiny->s[i].cgroup = 0;
 		tiny->s[i].have = y->s[i].have & ~(unsigned)(SAMPLE_GPU | SAMPLE_CGROUP);
 		tiny->s[i].cpu_user_ns = y->s[i].cpu_user_ns;
@@ -1201,7 +1201,7 @@ static void test_by_process(void **state)
 			memset(&f, 0, sizeof(f));
 			f.pid = 100 + p;
 			/* member p holds p * 10 MiB, 101 only until it leaves at the last time */
-			f.rss = (uint64_t)p * 10 * MIB;
+			f.mem.rss = (uint64_t)p * 10 * MIB;
 			f.gone = p == 1 && t == 4;
 			snprintf(f.comm, sizeof(f.comm), p == 12 ? "<b>evil</b>&" : "w%d", p);
 			assert_int_equal(proc_stack_add(&st, (int64_t)t * 30 * NS, &f), 0);
@@ -1258,7 +1258,7 @@ static void test_by_process(void **state)
 	struct proc_figures f;
 	memset(&f, 0, sizeof(f));
 	f.pid = 7;
-	f.rss = MIB;
+	f.mem.rss = MIB;
 	proc_stack_add(&st, 0, &f);
 	proc_stack_finish(&st, 8);
 	assert_int_equal(st.nlayers, 1);
