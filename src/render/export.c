@@ -125,22 +125,20 @@ static int exported(const struct exporter *ex, const struct store_column *c)
 	return c->null != COL_NULL_UNLESS_FLAG || (ex->have & c->flag);
 }
 
-/* "  NAME  help", the help wrapped at 80 columns under itself. */
 #define HELP_NAME_WIDTH 24
 #define HELP_WIDTH 80
 
-static void help_line(struct buf *b, const char *name, const char *help)
+/* text's words from column col on, wrapped at HELP_WIDTH with lines that go on at
+ * column indent; ends the line. */
+static void wrapped(struct buf *b, size_t indent, size_t col, const char *text)
 {
-	size_t indent = 2 + HELP_NAME_WIDTH + 2, col = indent;
-	buf_printf(b, "  %-*s  ", HELP_NAME_WIDTH, name);
-	if (strlen(name) > HELP_NAME_WIDTH)
-		buf_printf(b, "\n%*s", (int)indent, "");
-	for (const char *p = help; *p;) {
+	size_t first = col;
+	for (const char *p = text; *p;) {
 		size_t n = strcspn(p, " ");
-		if (col > indent && col + 1 + n > HELP_WIDTH) {
+		if (col > first && col + 1 + n > HELP_WIDTH) {
 			buf_printf(b, "\n%*s", (int)indent, "");
-			col = indent;
-		} else if (col > indent) {
+			col = first = indent;
+		} else if (col > first) {
 			buf_putc(b, ' ');
 			col++;
 		}
@@ -153,26 +151,14 @@ static void help_line(struct buf *b, const char *name, const char *help)
 	buf_putc(b, '\n');
 }
 
-/* Words joined by ", ", wrapped at 80 columns; ends with ".\n". */
-static void word_list(struct buf *b, size_t col, const char *const *w, size_t n)
+/* "  NAME  help", the help wrapped under itself. */
+static void help_line(struct buf *b, const char *name, const char *help)
 {
-	for (size_t i = 0; i < n; i++) {
-		size_t len = strlen(w[i]) + 1;
-		if (i) {
-			buf_putc(b, ',');
-			col++;
-			if (col + 1 + len > HELP_WIDTH) {
-				buf_putc(b, '\n');
-				col = 0;
-			} else {
-				buf_putc(b, ' ');
-				col++;
-			}
-		}
-		buf_puts(b, w[i]);
-		col += len - 1;
-	}
-	buf_puts(b, ".\n");
+	size_t indent = 2 + HELP_NAME_WIDTH + 2;
+	buf_printf(b, "  %-*s  ", HELP_NAME_WIDTH, name);
+	if (strlen(name) > HELP_NAME_WIDTH)
+		buf_printf(b, "\n%*s", (int)indent, "");
+	wrapped(b, indent, indent, help);
 }
 
 void export_columns_help(struct buf *b)
@@ -196,15 +182,15 @@ void export_columns_help(struct buf *b)
 	help_line(b, "gpuN_bytes", "The target's memory on GPU N, where it was read.");
 	help_line(b, "counter.NAME", "Each counter the application published through "
 		  "librsswatch: its latest value at that time.");
-	const char *names[16];
-	size_t n = 0;
-	names[n++] = "time";
-	names[n++] = "elapsed_s";
-	for (size_t i = 0; i < store_proc_sample_table.ncols && n < ARRAY_SIZE(names); i++)
+	struct buf procs = { 0 };
+	buf_puts(&procs, "time, elapsed_s");
+	for (size_t i = 0; i < store_proc_sample_table.ncols; i++)
 		if (store_proc_sample_table.cols[i].out != OUT_NONE)
-			names[n++] = store_column_json(&store_proc_sample_table.cols[i]);
+			buf_printf(&procs, ", %s", store_column_json(&store_proc_sample_table.cols[i]));
+	buf_putc(&procs, '.');
 	buf_puts(b, "\nWith --procs (a run of a set), one row per process per sample instead:\n");
-	word_list(b, 0, names, n);
+	wrapped(b, 0, 0, buf_str(&procs));
+	buf_release(&procs);
 }
 
 void export_header(const struct exporter *ex, struct buf *b)

@@ -410,7 +410,8 @@ struct store_column {
 
 /* One stored table: its SQL name, the key columns the store binds itself (run_id, and
  * for proc_sample elapsed_ns, which is not part of the row's struct; all INTEGER), and
- * the columns of the row's struct in export's order. */
+ * the columns of the row's struct in the order of export's columns (samples) or of a
+ * run object's fields (runs). */
 struct store_table {
 	const char *name;
 	const char *keys[3];		/* NULL-terminated */
