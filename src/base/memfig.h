@@ -49,17 +49,4 @@ static inline void mem_figures_sub(struct mem_figures *to, const struct mem_figu
 	memcpy(to, a, sizeof(a));
 }
 
-/* to = the larger of to and x, figure by figure (each figure's own maximum: the
- * result need not be one moment's figures). */
-static inline void mem_figures_max(struct mem_figures *to, const struct mem_figures *x)
-{
-	uint64_t a[MEM_NFIGURES], b[MEM_NFIGURES];
-	memcpy(a, to, sizeof(a));
-	memcpy(b, x, sizeof(b));
-	for (size_t i = 0; i < MEM_NFIGURES; i++)
-		if (b[i] > a[i])
-			a[i] = b[i];
-	memcpy(to, a, sizeof(a));
-}
-
 #endif

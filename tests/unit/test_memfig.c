@@ -37,28 +37,10 @@ static void test_add_sub(void **state)
 	assert_memory_equal(&sum, &zero, sizeof(zero));
 }
 
-static void test_max(void **state)
-{
-	(void)state;
-	struct mem_figures a, b;
-	fill(&a, 50);
-	fill(&b, 10);
-	b.anon = a.anon + 1;	/* each figure its own maximum */
-	struct mem_figures m = a;
-	mem_figures_max(&m, &b);
-	assert_true(m.rss == a.rss);
-	assert_true(m.anon == a.anon + 1);
-	assert_true(m.swap == a.swap);
-	m = b;
-	mem_figures_max(&m, &a);
-	assert_true(m.rss == a.rss && m.anon == a.anon + 1 && m.hwm == a.hwm);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_add_sub),
-		cmocka_unit_test(test_max),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
