@@ -137,9 +137,7 @@ static const struct cli_opt agent_opts[] = {
 	  .help = "no lines about instances starting and ending" },
 	{ "no-gpu", 0, CLI_FLAG, AT(o.no_gpu, int),
 	  .help = "do not record GPU memory even where NVML is present" },
-	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH",
-	  .help = "the run database (default: $RSSWATCH_DB, else "
-		  "$XDG_STATE_HOME/rsswatch/rsswatch.db, else ~/.local/state/rsswatch/rsswatch.db)" },
+	CLI_DB_ROW(struct agent_args),
 	CLI_OPTS_END,
 };
 

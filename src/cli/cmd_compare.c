@@ -62,7 +62,7 @@ static const struct cli_opt compare_opts[] = {
 	  .help = "also draw the RSS of every run, overlaid, as an SVG file" },
 	{ "align", 0, CLI_STRING, AT(align, const char *), .arg = "MARK",
 	  .help = "in that drawing, align the runs at the mark MARK" },
-	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH", .help = "the run database" },
+	CLI_DB_ROW(struct compare_args),
 	CLI_OPTS_END,
 };
 

@@ -54,7 +54,7 @@ static const struct cli_opt export_opts[] = {
 	{ "procs", 0, CLI_FLAG, AT(procs, int), .help = "one row per process of the set per sample" },
 	{ "output", 'o', CLI_STRING, AT(output, const char *), .arg = "F",
 	  .help = "write to file F (mode 0600) instead of standard output (-)" },
-	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH", .help = "the run database" },
+	CLI_DB_ROW(struct export_args),
 	CLI_OPTS_END,
 };
 

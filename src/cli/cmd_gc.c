@@ -36,8 +36,7 @@ static const struct cli_opt gc_opts[] = {
 	  .help = " (default: text)" },
 	{ "json", 0, CLI_FLAG, AT(format, enum output_format), .set = FORMAT_JSON,
 	  .help = "the same as --format json: the result as one JSON object" },
-	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH",
-	  .help = "the database (else $RSSWATCH_DB, else the default place)" },
+	CLI_DB_ROW(struct gc_args),
 	CLI_OPTS_END,
 };
 

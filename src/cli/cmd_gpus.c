@@ -25,8 +25,7 @@ static const struct cli_opt gpus_opts[] = {
 	{ "json", 0, CLI_FLAG, AT(format, enum output_format), .set = FORMAT_JSON,
 	  .help = "the same as --format json: one JSON object with \"devices\" and "
 		  "\"processes\"" },
-	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH",
-	  .help = "accepted for uniformity; not used" },
+	CLI_DB_ROW_AS(struct gpus_args, "accepted for uniformity; not used"),
 	CLI_OPTS_END,
 };
 

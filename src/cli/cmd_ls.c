@@ -61,7 +61,7 @@ static const struct cli_opt ls_opts[] = {
 	{ "json", 0, CLI_FLAG, AT(format, enum output_format), .set = FORMAT_JSON,
 	  .help = "the same as --format json: a JSON array of run objects (with --series: "
 		  "of series)" },
-	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH", .help = "the run database" },
+	CLI_DB_ROW(struct ls_args),
 	CLI_OPTS_END,
 };
 

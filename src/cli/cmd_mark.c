@@ -26,7 +26,7 @@ static const struct cli_opt mark_opts[] = {
 	{ "pid", 'p', CLI_CALLBACK, AT(pid, pid_t), .fn = cli_opt_pid, .arg = "PID",
 	  .help = "the recorded process" },
 	{ "run", 0, CLI_STRING, AT(run, const char *), .arg = "RUN", .help = "a run id or 'last'" },
-	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH", .help = "the run database" },
+	CLI_DB_ROW(struct mark_args),
 	CLI_OPTS_END,
 };
 

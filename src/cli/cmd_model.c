@@ -285,7 +285,7 @@ static const struct cli_opt model_opts[] = {
 	  .help = " (default: text)" },
 	{ "json", 0, CLI_FLAG, AT(format, enum output_format), .set = FORMAT_JSON,
 	  .help = "the same as --format json: one JSON object" },
-	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH", .help = "the run database" },
+	CLI_DB_ROW(struct model_args),
 	CLI_OPTS_END,
 };
 

@@ -87,7 +87,7 @@ static const struct cli_opt plot_opts[] = {
 	  .help = "image width (default 960)" },
 	{ "height", 0, CLI_INT, AT(o.height, int), .min = 200, .max = 10000, .arg = "PX",
 	  .help = "image height (default 440)" },
-	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH", .help = "the run database" },
+	CLI_DB_ROW(struct plot_args),
 	CLI_OPTS_END,
 };
 

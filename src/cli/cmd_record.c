@@ -255,9 +255,7 @@ static const struct cli_opt record_opts_table[] = {
 	  "stores the highest figures read since the one before" },
 	{ "every", 0, CLI_INT, AT(opts.every, unsigned), .min = 1, .max = 1000000000,
 	  .help = "a live line every N samples (default: about one a second)" },
-	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH",
-	  .help = "the run database (default: $RSSWATCH_DB, else "
-		  "$XDG_STATE_HOME/rsswatch/rsswatch.db, else ~/.local/state/rsswatch/rsswatch.db)" },
+	CLI_DB_ROW(struct record_args),
 	{ .kind = CLI_INCLUDE, .sub = cli_retention_opts, AT(retention, struct cli_retention) },
 	CLI_OPTS_END,
 };

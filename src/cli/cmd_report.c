@@ -63,7 +63,7 @@ static const struct cli_opt report_opts[] = {
 		  "tickets (when built with librsvg)" },
 	{ "time", 0, CLI_CHOICE, AT(o.time, enum chart_time), .choices = cli_chart_times,
 	  .help = "chart x axis: 'elapsed' (default) or 'wall' (local clock time)" },
-	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH", .help = "the run database" },
+	CLI_DB_ROW(struct report_args),
 	CLI_OPTS_END,
 };
 

@@ -12,8 +12,7 @@ struct rm_args {
 };
 
 static const struct cli_opt rm_opts[] = {
-	{ "db", 0, CLI_STRING, CLI_AT(struct rm_args, db, const char *), .arg = "PATH",
-	  .help = "the run database" },
+	CLI_DB_ROW(struct rm_args),
 	CLI_OPTS_END,
 };
 

@@ -28,7 +28,7 @@ static const struct cli_opt show_opts[] = {
 	{ "json", 0, CLI_FLAG, AT(format, enum output_format), .set = FORMAT_JSON,
 	  .help = "the same as --format json: one run object with its marks, events, OOM "
 		  "kills and processes" },
-	{ "db", 0, CLI_STRING, AT(db, const char *), .arg = "PATH", .help = "the run database" },
+	CLI_DB_ROW(struct show_args),
 	CLI_OPTS_END,
 };
 

@@ -103,6 +103,14 @@ struct cli_opt {
 	.off = offsetof(T, field) + 0 * sizeof(&((T *)0)->field == (type *)0),           \
 	.size = sizeof(((T *)0)->field)
 #define CLI_OPTS_END { .kind = CLI_END }
+
+/* The --db row that every verb takes, into its struct's `const char *db`: one wording
+ * of where the database is. A verb that takes it only for uniformity says so. */
+#define CLI_DB_HELP "the run database (default: $RSSWATCH_DB, else " \
+	"$XDG_STATE_HOME/rsswatch/rsswatch.db, else ~/.local/state/rsswatch/rsswatch.db)"
+#define CLI_DB_ROW_AS(args, text) \
+	{ "db", 0, CLI_STRING, CLI_AT(args, db, const char *), .arg = "PATH", .help = text }
+#define CLI_DB_ROW(args) CLI_DB_ROW_AS(args, CLI_DB_HELP)
 /* A CLI_FORMAT row's .formats for "every format with row ops" (export's), read from
  * render/format.c's table when parsing and printing, so that a row format added there
  * needs no edit here. */

@@ -447,9 +447,18 @@ static void test_every_verb(void **state)
 		assert_widths(buf_str(&opts));
 		struct cli_row *rows;
 		size_t n = cli_opts_rows(v->cli->opts, &rows);
-		for (size_t i = 0; i < n; i++)
+		const struct cli_opt *db = NULL;
+		for (size_t i = 0; i < n; i++) {
 			if (!lists(buf_str(&opts), rows[i].o))
 				fail_msg("%s --help does not list --%s", v->name, rows[i].o->name);
+			if (rows[i].o->name && strcmp(rows[i].o->name, "db") == 0)
+				db = rows[i].o;
+		}
+		/* the man page: every verb takes --db, in one wording (gpus opens none) */
+		if (!db)
+			fail_msg("verb %s takes no --db", v->name);
+		if (strcmp(v->name, "gpus") != 0)
+			assert_string_equal(db->help, CLI_DB_HELP);
 		assert_non_null(strstr(buf_str(&opts), "  -h, --help "));
 		free(rows);
 		buf_release(&help);
