@@ -1,4 +1,5 @@
 #include "record/target.h"
+#include "base/clock.h"
 #include "base/sysroot.h"
 #include "base/util.h"
 #include "record/pattern.h"
@@ -152,7 +153,7 @@ enum { LAUNCH_SETUP = 1, LAUNCH_EXEC, LAUNCH_EXEC_FAILED };
 
 pid_t target_launch(char *const argv[], const sigset_t *orig_mask,
 		    int (*pre_exec)(void *ctx), void *ctx, int *setup_failed,
-		    uint64_t *pre_exec_rss)
+		    uint64_t *pre_exec_rss, int64_t *exec_at)
 {
 	int pfd[2];
 	*setup_failed = 0;
@@ -170,15 +171,16 @@ pid_t target_launch(char *const argv[], const sigset_t *orig_mask,
 		for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
 			signal(sigs[i], SIG_DFL);
 		close(pfd[0]);
-		/* kind LAUNCH_EXEC: about to exec, value the footprint so far (KiB);
-		 * LAUNCH_SETUP or LAUNCH_EXEC_FAILED: value the errno */
-		long msg[2] = { LAUNCH_SETUP, 0 };
+		/* kind LAUNCH_EXEC: about to exec, value the footprint so far (KiB), then
+		 * the time; LAUNCH_SETUP or LAUNCH_EXEC_FAILED: value the errno */
+		int64_t msg[3] = { LAUNCH_SETUP, 0, 0 };
 		int se = pre_exec ? pre_exec(ctx) : 0;
 		if (se == 0) {
 			struct rusage ru;
 			sigprocmask(SIG_SETMASK, orig_mask, NULL);
 			msg[0] = LAUNCH_EXEC;
 			msg[1] = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
+			msg[2] = real_ns();	/* clock_gettime: safe after fork */
 			if (write(pfd[1], msg, sizeof(msg)) < 0) {
 				/* the parent then knows no footprint: wait4's peak is not used */
 			}
@@ -193,9 +195,10 @@ pid_t target_launch(char *const argv[], const sigset_t *orig_mask,
 		_exit(127);
 	}
 	close(pfd[1]);
-	long msg[2] = { 0, 0 };
+	int64_t msg[3] = { 0, 0, 0 };
 	ssize_t n;
 	*pre_exec_rss = UINT64_MAX;
+	*exec_at = 0;
 	for (;;) {
 		do
 			n = read(pfd[0], msg, sizeof(msg));
@@ -203,6 +206,7 @@ pid_t target_launch(char *const argv[], const sigset_t *orig_mask,
 		if (n != (ssize_t)sizeof(msg) || msg[0] != LAUNCH_EXEC)
 			break;
 		*pre_exec_rss = msg[1] > 0 ? (uint64_t)msg[1] * 1024 : 0;
+		*exec_at = msg[2];
 	}
 	close(pfd[0]);
 	if (n == (ssize_t)sizeof(msg)) {
@@ -210,6 +214,8 @@ pid_t target_launch(char *const argv[], const sigset_t *orig_mask,
 		*setup_failed = msg[0] == LAUNCH_SETUP;
 		return msg[1] > 0 ? (pid_t)-msg[1] : -EIO;
 	}
+	if (*exec_at <= 0)	/* the child could not write: the parent's time, later */
+		*exec_at = real_ns();
 	return pid;
 }
 

@@ -77,10 +77,13 @@ int target_filter_ok(const struct proc_filter *f, pid_t pid);
  * setup or exec failed has been reaped already.
  * *pre_exec_rss is the child's own peak RSS just before its exec, in bytes (a copy of
  * the recorder: the kernel keeps it in the child's ru_maxrss, so a wait4 peak not above
- * it may not be the command's), or UINT64_MAX when unknown. */
+ * it may not be the command's), or UINT64_MAX when unknown.
+ * *exec_at is the wall-clock time (ns) the child took just before its exec: the
+ * command's start, before anything the command does (a mark it makes as it starts
+ * cannot precede it, however late the parent runs again). */
 pid_t target_launch(char *const argv[], const sigset_t *orig_mask,
 		    int (*pre_exec)(void *ctx), void *ctx, int *setup_failed,
-		    uint64_t *pre_exec_rss);
+		    uint64_t *pre_exec_rss, int64_t *exec_at);
 
 /* pidfd_open(2). Returns the fd or -errno. */
 int target_pidfd_open(pid_t pid);

@@ -80,6 +80,7 @@ check "pipeline: the live line shows a byte counter in bytes' units" \
 	grep -Eq '\| .*bytes_in_flight=[0-9.]+ ([KMG]iB|B)( |$)' "$T/fixed.err"
 check "pipeline: marks in order at increasing times within the run" \
 	marks_in_order "$T/fixed.json" "synthesis starts" "all partitions synthesized" "gpu done"
+diag "pipeline marks (label|elapsed_s), run of $(jval "$T/fixed.json" '$.duration_s') s: $(tr '\n' ' ' <"$T/marks")"
 check "pipeline: three marks" test "$(jval "$T/fixed.json" '$.marks' | grep -o '"label"' | wc -l)" -eq 3
 for c in buffers_in_flight bytes_in_flight partitions_done; do
 	check "pipeline: export has counter.$c" header_has "$T/fixed.csv" "counter.$c"
@@ -98,6 +99,22 @@ check "pipeline: the marks table lists each mark" \
 	grep_all "$T/fixed.show" "synthesis starts\$" "all partitions synthesized\$" "gpu done\$"
 check "pipeline: show lists the counters" grep -Eq '^  partitions_done +24 +24$' "$T/fixed.show"
 check "pipeline: the page is gone after the run" shm_empty
+
+# The run of a launched command starts when the command does: a mark the command makes
+# at once is at elapsed_s >= 0, however late the recorder runs again after the exec
+# (the start was once the recorder's clock after the exec, which a mark could precede).
+first_marks() {
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		"$RSW" record -q -i 100ms -- sh -c '"$1" mark -p $$ first' sh "$RSW" \
+			>/dev/null 2>&1 || return 1
+		"$RSW" show --json >"$T/first.json" 2>/dev/null || return 1
+		e=$(jval "$T/first.json" '$.marks[0].elapsed_s')
+		echo "$e" >>"$T/first.marks"
+		awk -v e="$e" 'BEGIN { exit !(e != "" && e >= 0) }' || return 1
+	done
+}
+check "launch: a mark made as the command starts is at or after the run's start" first_marks
+[ -f "$T/first.marks" ] && diag "first marks' elapsed_s: $(tr '\n' ' ' <"$T/first.marks")"
 
 pipe bug --bug
 check "pipeline --bug: exit 0" test "$rc" -eq 0
