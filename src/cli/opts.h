@@ -111,6 +111,7 @@ struct cli_opt {
 #define CLI_DB_ROW_AS(args, text) \
 	{ "db", 0, CLI_STRING, CLI_AT(args, db, const char *), .arg = "PATH", .help = text }
 #define CLI_DB_ROW(args) CLI_DB_ROW_AS(args, CLI_DB_HELP)
+
 /* A CLI_FORMAT row's .formats for "every format with row ops" (export's), read from
  * render/format.c's table when parsing and printing, so that a row format added there
  * needs no edit here. */
