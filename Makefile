@@ -38,10 +38,24 @@ ifeq ($(shell pkg-config --exists librsvg-2.0 cairo 2>/dev/null && echo y),y)
 RSVG_CFLAGS := -DHAVE_RSVG $(shell pkg-config --cflags librsvg-2.0 cairo)
 endif
 endif
+# The eBPF peak engine (src/bpf, source/kpeak.c) where clang, bpftool and libbpf are
+# found at build time; NO_BPF=1 builds without (the recorder then says so with -v).
+# libbpf, libelf and zlib are linked statically: the binary runs where they are not.
+BPF_CLANG ?= clang
+BPFTOOL   ?= $(or $(shell command -v bpftool 2>/dev/null),$(wildcard /usr/sbin/bpftool))
+ifneq ($(NO_BPF),1)
+ifeq ($(shell command -v $(BPF_CLANG) >/dev/null 2>&1 && test -n "$(BPFTOOL)" && \
+	pkg-config --exists libbpf libelf zlib 2>/dev/null && echo y),y)
+HAVE_BPF  := 1
+BPF_LIBDIR := $(shell pkg-config --variable=libdir libbpf)
+BPF_LIBS  := $(BPF_LIBDIR)/libbpf.a $(BPF_LIBDIR)/libelf.a $(BPF_LIBDIR)/libz.a
+BPF_SKEL  := $(BUILD)/gen/bpf/kpeak.skel.h
+endif
+endif
 VERSION   := 0.1.0
 CPPFLAGS  += -Isrc -Iinclude -I. -D_GNU_SOURCE -DRSSWATCH_VERSION=\"$(VERSION)\"
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN) $(PKG_CFLAGS)
-LDLIBS    = $(PKG_LIBS) -ldl -lm -lpthread
+LDLIBS    = $(PKG_LIBS) $(BPF_LIBS) -ldl -lm -lpthread
 # The rsswatch binary links SQLite's static archive (libsqlite3-dev has it) where there
 # is one: a recorder then maps only the SQLite code it runs, without the shared
 # library's relocated pages, about 370 KiB less resident (docs/dev/BENCHMARKS.md).
@@ -50,7 +64,7 @@ SQLITE_A  := $(shell pkg-config --variable=libdir sqlite3 2>/dev/null)/libsqlite
 RSSWATCH_LIBS = $(LDLIBS)
 ifneq ($(SQLITE_SHARED),1)
 ifneq ($(wildcard $(SQLITE_A)),)
-RSSWATCH_LIBS = $(SQLITE_A) -ldl -lm -lpthread
+RSSWATCH_LIBS = $(SQLITE_A) $(BPF_LIBS) -ldl -lm -lpthread
 endif
 endif
 
@@ -108,6 +122,20 @@ $(BUILD)/png.flags: FORCE
 	@mkdir -p $(@D)
 	@echo '$(RSVG_CFLAGS)' | cmp -s - $@ || echo '$(RSVG_CFLAGS)' >$@
 
+# The engine's program, compiled for the BPF target and wrapped by bpftool as a
+# skeleton that kpeak.c includes; kpeak.o is rebuilt when the engine comes or goes.
+$(BUILD)/src/source/kpeak.o: $(BUILD)/bpf.flags $(BPF_SKEL)
+$(BUILD)/src/source/kpeak.o: ALL_CFLAGS += $(if $(HAVE_BPF),-DHAVE_BPF -I$(BUILD)/gen)
+$(BUILD)/bpf.flags: FORCE
+	@mkdir -p $(@D)
+	@echo '$(HAVE_BPF)' | cmp -s - $@ || echo '$(HAVE_BPF)' >$@
+$(BUILD)/gen/bpf/kpeak.skel.h: src/bpf/kpeak.bpf.c src/bpf/kpeak.h
+	@mkdir -p $(@D)
+	$(BPF_CLANG) -g -O2 -target bpf -mcpu=v3 -Isrc \
+		-I/usr/include/$(shell $(CC) -print-multiarch) -c -o $(@D)/kpeak.bpf.o $<
+	$(BPFTOOL) gen skeleton $(@D)/kpeak.bpf.o name kpeak_bpf >$@.tmp
+	@mv $@.tmp $@
+
 $(BUILD)/pic/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -std=c89 -pedantic $(WARN) $(CFLAGS) $(SAN) -fPIC -fvisibility=hidden \
@@ -119,6 +147,8 @@ $(CORE_A): $(CORE_OBJ)
 
 $(RSSWATCH): $(CLI_OBJ) $(CORE_A)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(CORE_A) $(RSSWATCH_LIBS)
+	$(if $(HAVE_BPF),,@echo "rsswatch: built without the eBPF peak engine$(if \
+		$(filter 1,$(NO_BPF)), (NO_BPF=1), (clang, bpftool or libbpf-dev missing))")
 
 $(LIBSO): $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -shared -Wl,-soname,librsswatch.so.1 -o $@ $^ -lpthread

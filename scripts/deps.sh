@@ -17,6 +17,16 @@ need_pkg make command -v make
 need_pkg pkg-config command -v pkg-config
 need_pkg libsqlite3-dev pkg-config --exists sqlite3
 need_pkg libmicrohttpd-dev pkg-config --exists libmicrohttpd
+if [ "$want" != verify ]; then
+	# the eBPF peak engine (optional at build time: without them rsswatch builds
+	# without it, and says so): clang compiles the program, bpftool makes its
+	# skeleton, libbpf loads it (linked statically, with libelf and zlib)
+	need_pkg clang command -v clang
+	need_pkg bpftool sh -c 'command -v bpftool || test -x /usr/sbin/bpftool'
+	need_pkg libbpf-dev pkg-config --exists libbpf
+	need_pkg libelf-dev pkg-config --exists libelf
+	need_pkg zlib1g-dev pkg-config --exists zlib
+fi
 if [ "$want" != build ] && [ "$want" != verify ]; then
 	need_pkg libcmocka-dev pkg-config --exists cmocka
 	need_pkg sqlite3 command -v sqlite3

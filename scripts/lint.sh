@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.." || exit 2
 allowed() {	# allowed LAYER: the layers (or headers) that LAYER may include
 	case "$1" in
 	base) echo "base" ;;
-	source) echo "base lib/page.h" ;;
+	bpf) echo "" ;;
+	source) echo "base lib/page.h bpf" ;;
 	store) echo "base" ;;
 	metrics) echo "base store/run.h source/cgroup.h" ;;
 	record) echo "base source store metrics" ;;

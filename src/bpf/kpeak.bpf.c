@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The peak engine's kernel side: every change of a tracked process's resident pages
+ * (the raw tracepoint rss_stat), its fork, exec and exit. It keeps each process's
+ * highest file + anon + shmem and the set's highest total, with the kernel's time of
+ * each, in global data that the recorder reads at its samples: nothing is sent to
+ * user space per page.
+ *
+ * CO-RE: the few kernel fields read are declared here with preserve_access_index, and
+ * libbpf relocates them against the running kernel's BTF. The counters are the mm's
+ * percpu_counter (Linux 6.2+): their count, read without the lock, as VmRSS reads it. */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
+#include "bpf/kpeak.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct percpu_counter {
+	__s64 count;
+} __attribute__((preserve_access_index));
+
+struct mm_struct {
+	struct percpu_counter rss_stat[4];	/* file, anon, swap, shmem */
+} __attribute__((preserve_access_index));
+
+struct atomic_t_ {
+	int counter;
+};
+
+struct signal_struct {
+	struct atomic_t_ live;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	int pid;
+	int tgid;
+	struct mm_struct *mm;
+	struct signal_struct *signal;
+} __attribute__((preserve_access_index));
+
+enum { MM_FILE, MM_ANON, MM_SWAP, MM_SHMEM };
+
+const volatile __u64 page_size = 4096;
+
+struct kp_state state;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);		/* tgid */
+	__type(value, struct kp_proc);
+} procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u64);		/* mm */
+	__type(value, __u32);		/* the tgid it is counted for */
+} mms SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} exits SEC(".maps");
+
+static __always_inline __u64 positive(__s64 v)
+{
+	return v > 0 ? (__u64)v : 0;
+}
+
+/* Constant indices: CO-RE relocates an element's offset, not a variable index's
+ * stride (the kernel's percpu_counter is larger than the one declared here). */
+static __always_inline __u64 resident(struct mm_struct *mm)
+{
+	return (positive(BPF_CORE_READ(mm, rss_stat[MM_FILE].count)) +
+		positive(BPF_CORE_READ(mm, rss_stat[MM_ANON].count)) +
+		positive(BPF_CORE_READ(mm, rss_stat[MM_SHMEM].count))) * page_size;
+}
+
+/* Raises *peak to v (at now) when v is higher; a lost race leaves the other CPU's. */
+static __always_inline void raise(__u64 *peak, __u64 *peak_ns, __u64 v, __u64 now)
+{
+	__u64 old = *peak;
+	if (v > old && __sync_val_compare_and_swap(peak, old, v) == old)
+		*peak_ns = now;
+}
+
+/* p's resident bytes are now bytes: its peak, the set's total and its peaks follow. */
+static __always_inline void count(struct kp_proc *p, __u64 bytes)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 old = __sync_lock_test_and_set(&p->cur, bytes);
+	__s64 total = __sync_fetch_and_add(&state.total, (__s64)(bytes - old)) +
+		      (__s64)(bytes - old);
+	raise(&p->peak, &p->peak_ns, bytes, now);
+	if (total > 0) {
+		raise(&state.peak, &state.peak_ns, (__u64)total, now);
+		raise(&state.win_peak, &state.win_peak_ns, (__u64)total, now);
+	}
+}
+
+/* p no longer counts mm (it exec'd, or ended): its bytes leave the total. */
+static __always_inline void retire(struct kp_proc *p, __u32 tgid)
+{
+	__u64 mm = p->mm;
+	if (mm) {
+		__u32 *owner = bpf_map_lookup_elem(&mms, &mm);
+		if (owner && *owner == tgid)
+			bpf_map_delete_elem(&mms, &mm);
+	}
+	p->mm = 0;
+	__u64 old = __sync_lock_test_and_set(&p->cur, 0);
+	__sync_fetch_and_add(&state.total, -(__s64)old);
+}
+
+/* p counts mm from now on, starting from its counters as they are. */
+static __always_inline void take(struct kp_proc *p, __u32 tgid, struct mm_struct *mm)
+{
+	__u64 key = (__u64)mm;
+	if (!mm)
+		return;
+	if (bpf_map_update_elem(&mms, &key, &tgid, BPF_ANY) < 0) {
+		__sync_fetch_and_add(&state.dropped, 1);
+		return;
+	}
+	p->mm = key;
+	count(p, resident(mm));
+}
+
+SEC("raw_tracepoint/rss_stat")
+int on_rss_stat(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct mm_struct *mm = (struct mm_struct *)ctx->args[0];
+	__u64 key = (__u64)mm;
+	__u32 tgid;
+	struct kp_proc *p;
+	__u32 *owner = bpf_map_lookup_elem(&mms, &key);
+	if (owner) {
+		tgid = *owner;
+		p = bpf_map_lookup_elem(&procs, &tgid);
+		if (!p || p->mm != key)
+			return 0;
+	} else {
+		/* an mm not known yet: the current process's own, if it is tracked (its
+		 * first change, as one attached or a child that shared its parent's) */
+		tgid = bpf_get_current_pid_tgid() >> 32;
+		p = bpf_map_lookup_elem(&procs, &tgid);
+		if (!p || (p->flags & KP_WAIT_EXEC))
+			return 0;
+		struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+		if ((__u64)BPF_CORE_READ(t, mm) != key)
+			return 0;	/* another mm: a child's copy being made by a fork */
+		if (p->mm)
+			retire(p, tgid);
+		__sync_fetch_and_add(&state.events, 1);
+		take(p, tgid, mm);
+		return 0;
+	}
+	__sync_fetch_and_add(&state.events, 1);
+	count(p, resident(mm));
+	return 0;
+}
+
+SEC("raw_tracepoint/sched_process_fork")
+int on_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *parent = (struct task_struct *)ctx->args[0];
+	struct task_struct *child = (struct task_struct *)ctx->args[1];
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 tgid = BPF_CORE_READ(child, tgid);
+	if (tgid != (__u32)BPF_CORE_READ(child, pid))
+		return 0;	/* a thread: it shares its process's mm */
+	struct kp_proc fresh = {};
+	if (state.adopt_tgid && state.adopt_tgid == ptgid) {
+		state.adopt_tgid = 0;
+		fresh.flags = KP_WAIT_EXEC;
+	} else if (!state.follow_forks || !bpf_map_lookup_elem(&procs, &ptgid)) {
+		return 0;
+	}
+	if (bpf_map_update_elem(&procs, &tgid, &fresh, BPF_NOEXIST) < 0) {
+		__sync_fetch_and_add(&state.dropped, 1);
+		return 0;
+	}
+	if (fresh.flags & KP_WAIT_EXEC)
+		return 0;
+	struct kp_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	struct mm_struct *mm = BPF_CORE_READ(child, mm);
+	/* a vfork or CLONE_VM child shares its parent's mm: counted once, for the parent */
+	if (p && mm && mm != BPF_CORE_READ(parent, mm))
+		take(p, tgid, mm);
+	return 0;
+}
+
+SEC("raw_tracepoint/sched_process_exec")
+int on_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *t = (struct task_struct *)ctx->args[0];
+	__u32 tgid = BPF_CORE_READ(t, tgid);
+	struct kp_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	if (!p)
+		return 0;
+	p->flags &= ~KP_WAIT_EXEC;
+	retire(p, tgid);
+	take(p, tgid, BPF_CORE_READ(t, mm));
+	return 0;
+}
+
+SEC("raw_tracepoint/sched_process_exit")
+int on_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *t = (struct task_struct *)ctx->args[0];
+	if (BPF_CORE_READ(t, signal, live.counter) != 0)
+		return 0;	/* not the process's last thread */
+	__u32 tgid = BPF_CORE_READ(t, tgid);
+	struct kp_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	if (!p)
+		return 0;
+	retire(p, tgid);
+	struct kp_exit *e = bpf_ringbuf_reserve(&exits, sizeof(*e), 0);
+	if (e) {
+		e->tgid = tgid;
+		e->pad = 0;
+		e->peak = p->peak;
+		e->peak_ns = p->peak_ns;
+		bpf_ringbuf_submit(e, 0);
+	}
+	bpf_map_delete_elem(&procs, &tgid);
+	return 0;
+}

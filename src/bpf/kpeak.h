@@ -1,0 +1,43 @@
+/* What the kernel side of the peak engine (kpeak.bpf.c) and its loader (source/kpeak.c)
+ * share: the state in the program's global data, read by the recorder at each sample
+ * without a system call, and the record each tracked process leaves when it ends.
+ * Sizes are fixed-width: the same layout on both sides. */
+#ifndef RSSWATCH_BPF_KPEAK_H
+#define RSSWATCH_BPF_KPEAK_H
+
+/* A tracked process that starts counting only at its next exec: a launched command,
+ * whose image before the exec is a copy of the recorder. */
+#define KP_WAIT_EXEC 1u
+
+struct kp_proc {
+	__u64 mm;		/* the mm counted for it (0: none yet, or shared with its parent) */
+	__u64 cur;		/* file + anon + shmem bytes at its last change */
+	__u64 peak;		/* its highest, over every image it had */
+	__u64 peak_ns;		/* CLOCK_MONOTONIC when it was reached */
+	__u32 flags;
+	__u32 pad;
+};
+
+/* One per tracked process, as it ends (the last thread's exit). */
+struct kp_exit {
+	__u32 tgid;
+	__u32 pad;
+	__u64 peak;
+	__u64 peak_ns;
+};
+
+/* The set: every tracked process together. The window is the highest total since the
+ * recorder last took it (kpeak_take_window): a stage's, between two marks. */
+struct kp_state {
+	__s64 total;		/* sum of cur over the tracked processes */
+	__u64 peak;		/* the highest total */
+	__u64 peak_ns;
+	__u64 win_peak;
+	__u64 win_peak_ns;
+	__u64 events;		/* rss_stat events of tracked processes */
+	__u64 dropped;		/* processes not tracked: the table was full */
+	__u32 adopt_tgid;	/* track the next child forked by this process, from its exec */
+	__u32 follow_forks;	/* track every child of a tracked process */
+};
+
+#endif

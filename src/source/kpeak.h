@@ -1,0 +1,56 @@
+/* The peak engine: an eBPF program on the kernel's own record of every page change
+ * (rss_stat), which keeps the exact highest resident size of each tracked process and
+ * of their total, with the kernel's time of each (src/bpf/kpeak.bpf.c). The recorder
+ * reads the figures at its samples; nothing crosses to user space per page.
+ * Needs root, BTF and a kernel of 6.2 or later; a build without clang or libbpf has
+ * no engine (kpeak_built() is 0) and every open fails with -ENOSYS. */
+#ifndef RSSWATCH_SOURCE_KPEAK_H
+#define RSSWATCH_SOURCE_KPEAK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct kpeak;
+
+/* The figures so far. Times are CLOCK_MONOTONIC (ns); 0 when there is no peak. */
+struct kpeak_figures {
+	uint64_t peak;		/* the highest total of the tracked processes */
+	int64_t peak_at;
+	int64_t total;		/* their total now (bytes; file + anon + shmem) */
+	uint64_t events;	/* page-count changes seen of them */
+	uint64_t dropped;	/* processes that could not be tracked (table full) */
+};
+
+/* The exact peak of one tracked process that ended. */
+struct kpeak_exit {
+	pid_t pid;
+	uint64_t peak;
+	int64_t peak_at;
+};
+
+/* Whether this build has the engine. */
+int kpeak_built(void);
+/* Loads and attaches the engine. Returns 0 and *out; or -errno, with why it cannot run
+ * in why (a phrase: "not root", "the kernel has no BTF", ...). */
+int kpeak_open(struct kpeak **out, char *why, size_t whylen);
+/* Tracks a running process from its next page change. 0 or -errno (-ENOSPC: full). */
+int kpeak_track(struct kpeak *k, pid_t pid);
+/* Tracks the next process the calling process forks, from that child's exec: a
+ * launched command, not the copy of the recorder it is before. */
+void kpeak_adopt_next_child(struct kpeak *k);
+/* Whether the children a tracked process forks are tracked too (a tree). */
+void kpeak_follow_forks(struct kpeak *k, int on);
+void kpeak_read(const struct kpeak *k, struct kpeak_figures *f);
+/* The highest total since the last call (or the open), and its time; the next window
+ * starts from the total now. */
+void kpeak_take_window(struct kpeak *k, uint64_t *peak, int64_t *at);
+/* A tracked process's peak so far. 0, or -ENOENT when it is not tracked (or ended). */
+int kpeak_proc(const struct kpeak *k, pid_t pid, uint64_t *peak, int64_t *at);
+/* Calls fn for each tracked process that ended since the last call. Returns how many. */
+int kpeak_drain_exits(struct kpeak *k, void (*fn)(void *ctx, const struct kpeak_exit *x),
+		      void *ctx);
+/* Detaches and frees. Accepts NULL. */
+void kpeak_close(struct kpeak *k);
+
+#endif

@@ -1,0 +1,285 @@
+/* The peak engine for real (source/kpeak.h): processes of known footprint, each taking
+ * its own CLOCK_MONOTONIC around its spike, so that the engine's peak and its time can
+ * be held against the truth. Needs root; skipped otherwise, and where the build has no
+ * engine. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "source/kpeak.h"
+
+#define MIB (1ULL << 20)
+/* What a small test process has resident besides its spike (its libraries and stack),
+ * and the counters' slack: each CPU may hold up to a batch of pages not yet summed. */
+#define BESIDE (24 * MIB)
+
+static int64_t mono(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static struct kpeak *open_or_skip(void)
+{
+	char why[256];
+	struct kpeak *k;
+	if (!kpeak_built() || geteuid() != 0)
+		skip();
+	int e = kpeak_open(&k, why, sizeof(why));
+	if (e < 0)
+		fail_msg("the engine did not load as root: %s (%s)", why, strerror(-e));
+	return k;
+}
+
+/* Touches bytes of a fresh mapping, keeps it, and frees it; at[0..1] bracket the spike
+ * (from before the first page is touched to just before the unmap). */
+static void spike(size_t bytes, int64_t at[2])
+{
+	char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		_exit(2);
+	at[0] = mono();
+	for (size_t i = 0; i < bytes; i += 4096)
+		p[i] = 1;
+	at[1] = mono();
+	munmap(p, bytes);
+}
+
+/* A child that waits for a byte on go, spikes, writes its two times on back and exits. */
+static pid_t spiker(size_t bytes, int go[2], int back[2])
+{
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(back), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char c;
+		int64_t at[2];
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		spike(bytes, at);
+		if (write(back[1], at, sizeof(at)) != (ssize_t)sizeof(at))
+			_exit(4);
+		_exit(0);
+	}
+	return pid;
+}
+
+static void run_spike(int go[2], int back[2], int64_t at[2])
+{
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(read(back[0], at, 2 * sizeof(int64_t)), 2 * (ssize_t)sizeof(int64_t));
+}
+
+static void reap(pid_t pid, int go[2], int back[2])
+{
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(go[0]);
+	close(go[1]);
+	close(back[0]);
+	close(back[1]);
+}
+
+/* One process: its peak is the spike (plus what it has beside), reached between the
+ * two times it took. */
+static void test_spike_peak_and_time(void **state)
+{
+	(void)state;
+	struct kpeak *k = open_or_skip();
+	int go[2], back[2];
+	int64_t at[2];
+	pid_t pid = spiker(96 * MIB, go, back);
+	assert_int_equal(kpeak_track(k, pid), 0);
+	run_spike(go, back, at);
+	reap(pid, go, back);
+	struct kpeak_figures f;
+	kpeak_read(k, &f);
+	assert_true(f.events > 0);
+	assert_true(f.peak >= 96 * MIB && f.peak <= 96 * MIB + BESIDE);
+	/* the last page's fault counts the spike in full: inside it */
+	assert_true(f.peak_at >= at[0] && f.peak_at <= at[1]);
+	kpeak_close(k);
+}
+
+struct exits {
+	int n;
+	struct kpeak_exit x[8];
+};
+
+static void on_exit_cb(void *ctx, const struct kpeak_exit *e)
+{
+	struct exits *xs = ctx;
+	if (xs->n < 8)
+		xs->x[xs->n++] = *e;
+}
+
+/* An ended process leaves its peak and leaves the total. */
+static void test_exit_record(void **state)
+{
+	(void)state;
+	struct kpeak *k = open_or_skip();
+	int go[2], back[2];
+	int64_t at[2];
+	pid_t pid = spiker(64 * MIB, go, back);
+	assert_int_equal(kpeak_track(k, pid), 0);
+	run_spike(go, back, at);
+	reap(pid, go, back);
+	struct exits xs = { 0 };
+	assert_int_equal(kpeak_drain_exits(k, on_exit_cb, &xs), 1);
+	assert_int_equal(xs.n, 1);
+	assert_int_equal(xs.x[0].pid, pid);
+	assert_true(xs.x[0].peak >= 64 * MIB && xs.x[0].peak <= 64 * MIB + BESIDE);
+	uint64_t p;
+	int64_t t;
+	assert_int_equal(kpeak_proc(k, pid, &p, &t), -ENOENT);
+	struct kpeak_figures f;
+	kpeak_read(k, &f);
+	assert_true(f.total < (int64_t)MIB && f.total > -(int64_t)MIB);
+	kpeak_close(k);
+}
+
+/* Two processes that spike one after the other: the set's simultaneous peak is the
+ * larger spike (and both their bases), not the sum of their own peaks. */
+static void test_set_peak_is_simultaneous(void **state)
+{
+	(void)state;
+	struct kpeak *k = open_or_skip();
+	int ga[2], ba[2], gb[2], bb[2];
+	int64_t ata[2], atb[2];
+	pid_t a = spiker(64 * MIB, ga, ba);
+	pid_t b = spiker(96 * MIB, gb, bb);
+	assert_int_equal(kpeak_track(k, a), 0);
+	assert_int_equal(kpeak_track(k, b), 0);
+	run_spike(ga, ba, ata);
+	run_spike(gb, bb, atb);
+	reap(a, ga, ba);
+	reap(b, gb, bb);
+	struct exits xs = { 0 };
+	assert_int_equal(kpeak_drain_exits(k, on_exit_cb, &xs), 2);
+	uint64_t own = xs.x[0].peak + xs.x[1].peak;
+	assert_true(xs.x[0].peak >= 64 * MIB && xs.x[1].peak >= 64 * MIB);
+	struct kpeak_figures f;
+	kpeak_read(k, &f);
+	assert_true(f.peak >= 96 * MIB);
+	assert_true(f.peak <= 96 * MIB + 2 * BESIDE);
+	assert_true(f.peak < own - 48 * MIB);
+	/* when b's spike began, a's had ended: the set's peak is in b's */
+	assert_true(f.peak_at >= atb[0] && f.peak_at <= atb[1]);
+	(void)ata;
+	kpeak_close(k);
+}
+
+/* With forks followed, a tracked process's child counts, and its peak comes back. */
+static void test_follow_forks(void **state)
+{
+	(void)state;
+	struct kpeak *k = open_or_skip();
+	kpeak_follow_forks(k, 1);
+	int go[2];
+	assert_int_equal(pipe(go), 0);
+	pid_t parent = fork();
+	assert_true(parent >= 0);
+	if (parent == 0) {
+		char c;
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		pid_t child = fork();
+		if (child == 0) {
+			int64_t at[2];
+			spike(72 * MIB, at);
+			_exit(0);
+		}
+		int st;
+		_exit(child > 0 && waitpid(child, &st, 0) == child && WIFEXITED(st) ? 0 : 5);
+	}
+	assert_int_equal(kpeak_track(k, parent), 0);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	int st;
+	assert_int_equal(waitpid(parent, &st, 0), parent);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(go[0]);
+	close(go[1]);
+	struct exits xs = { 0 };
+	assert_int_equal(kpeak_drain_exits(k, on_exit_cb, &xs), 2);
+	int child_seen = 0;
+	for (int i = 0; i < xs.n; i++)
+		if (xs.x[i].pid != parent && xs.x[i].peak >= 72 * MIB)
+			child_seen = 1;
+	assert_true(child_seen);
+	struct kpeak_figures f;
+	kpeak_read(k, &f);
+	assert_true(f.peak >= 72 * MIB);
+	kpeak_close(k);
+}
+
+/* A launched command counts from its exec: the copy of its large parent before it is
+ * not its peak. */
+static void test_adopted_child_counts_from_exec(void **state)
+{
+	(void)state;
+	struct kpeak *k = open_or_skip();
+	size_t big = 128 * MIB;
+	char *p = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(p != MAP_FAILED);
+	memset(p, 1, big);
+	kpeak_adopt_next_child(k);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	struct exits xs = { 0 };
+	assert_int_equal(kpeak_drain_exits(k, on_exit_cb, &xs), 1);
+	assert_int_equal(xs.x[0].pid, pid);
+	assert_true(xs.x[0].peak > 0);
+	assert_true(xs.x[0].peak < 16 * MIB);
+	munmap(p, big);
+	kpeak_close(k);
+}
+
+/* A kernel without the tracepoint: the open fails and says which. */
+static void test_no_tracepoint(void **state)
+{
+	(void)state;
+	if (!kpeak_built() || geteuid() != 0)
+		skip();
+	char why[256];
+	struct kpeak *k;
+	setenv("RSSWATCH_TEST_KPEAK_TRACEPOINT", "rss_stat_nosuch", 1);
+	int e = kpeak_open(&k, why, sizeof(why));
+	unsetenv("RSSWATCH_TEST_KPEAK_TRACEPOINT");
+	assert_true(e < 0);
+	assert_null(k);
+	assert_non_null(strstr(why, "rss_stat_nosuch"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_spike_peak_and_time),
+		cmocka_unit_test(test_exit_record),
+		cmocka_unit_test(test_set_peak_is_simultaneous),
+		cmocka_unit_test(test_follow_forks),
+		cmocka_unit_test(test_adopted_child_counts_from_exec),
+		cmocka_unit_test(test_no_tracepoint),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
