@@ -22,6 +22,8 @@ static void init(struct procset *ps, procset_cb cb, void *ctx)
 	ps->cb = cb;
 	ps->ctx = ctx;
 	ps->status_reuse = UINT_MAX;
+	ps->note_all = 1;
+	ps->clean_reads = 1;
 }
 
 int procset_open_tree(struct procset *ps, pid_t root, int use_cn, procset_cb cb, void *ctx)
@@ -35,11 +37,15 @@ int procset_open_tree(struct procset *ps, pid_t root, int use_cn, procset_cb cb,
 	return 0;
 }
 
-int procset_open_cgroup(struct procset *ps, const char *cgdir, procset_cb cb, void *ctx)
+int procset_open_cgroup(struct procset *ps, const char *cgdir, int use_cn, procset_cb cb,
+			void *ctx)
 {
 	char path[PATH_MAX];
 	init(ps, cb, ctx);
 	ps->kind = PROCSET_CGROUP;
+	if (use_cn && proccn_open(&ps->cn) < 0)
+		ps->cn.fd = -1;
+	(void)proccn_forks_only(&ps->cn);	/* else the others come, and are ignored */
 	if (snprintf(path, sizeof(path), "%s/cgroup.procs", cgdir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	int e = rfile_open_abs(&ps->procs, path);
@@ -130,13 +136,71 @@ static struct procset_member *find(const struct procset *ps, pid_t pid)
 	return found ? &ps->m[i] : NULL;
 }
 
-/* One connector event: a new process (child pid == tgid) is kept for the fork pass of
- * procset_read; a member's thread start or exit invalidates its cached status. */
+/* A pidset (procset.h): Fibonacci hashing spreads consecutive pids. */
+static size_t pidset_slot(const struct pidset *p, pid_t pid)
+{
+	size_t mask = p->cap - 1, i = ((size_t)(uint32_t)pid * 2654435761u) & mask;
+	while (p->slot[i] && p->slot[i] != pid)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static int pidset_has(const struct pidset *p, pid_t pid)
+{
+	return p->cap && p->slot[pidset_slot(p, pid)] == pid;
+}
+
+static void pidset_add(struct pidset *p, pid_t pid)
+{
+	if (pid <= 0 || pidset_has(p, pid))
+		return;
+	if (2 * (p->n + 1) > p->cap) {	/* at most half full */
+		struct pidset old = *p;
+		p->cap = old.cap ? 2 * old.cap : 64;
+		p->slot = xcalloc(p->cap, sizeof(*p->slot));
+		for (size_t i = 0; i < old.cap; i++)
+			if (old.slot[i])
+				p->slot[pidset_slot(p, old.slot[i])] = old.slot[i];
+		free(old.slot);
+	}
+	p->slot[pidset_slot(p, pid)] = pid;
+	p->n++;
+}
+
+static void pidset_clear(struct pidset *p)
+{
+	if (p->n)
+		memset(p->slot, 0, p->cap * sizeof(*p->slot));
+	p->n = 0;
+}
+
+/* A member, the root, or a process forked by one since the read before last. */
+static int held(const struct procset *ps, pid_t tgid)
+{
+	return (ps->kind == PROCSET_TREE && tgid == ps->root) || find(ps, tgid) ||
+	       pidset_has(&ps->forked[0], tgid) || pidset_has(&ps->forked[1], tgid);
+}
+
+int procset_may_hold(const struct procset *ps, pid_t tgid)
+{
+	return !ps->filtering || held(ps, tgid);
+}
+
+/* One connector event: a new process (child pid == tgid) of a held parent (any, before
+ * the first read: the members are not known yet) is noted in forked[0]; a tree keeps
+ * it for the fork pass of procset_read (every new process, while the set does not
+ * filter: its parent may be found by the read); a member's thread start or exit
+ * invalidates its cached status. */
 static void on_event(void *ctx, const struct proccn_event *ev)
 {
 	struct procset *ps = ctx;
 	struct procset_member *m;
 	if (ev->kind == PROCCN_FORK && ev->pid == ev->tgid) {
+		int ours = ps->note_all || held(ps, ev->ptgid);
+		if (ours)
+			pidset_add(&ps->forked[0], ev->tgid);
+		if (ps->kind != PROCSET_TREE || (ps->filtering && !ours))
+			return;		/* the fork pass would not list it */
 		if (ps->nforks == ps->capforks) {
 			ps->capforks = ps->capforks ? ps->capforks * 2 : 64;
 			ps->forks = xrealloc(ps->forks, ps->capforks * sizeof(*ps->forks));
@@ -190,6 +254,9 @@ static void drain_events(struct procset *ps)
 	if (e == 0)
 		return;
 	ps->walk = 1;
+	ps->filtering = 0;	/* a fork may be missing: two reads must pass */
+	ps->clean_reads = 0;
+	ps->note_all = 0;
 	ps->cn_lost++;
 	for (size_t i = 0; i < ps->n; i++)
 		proc_reader_invalidate(&ps->m[i].proc);
@@ -458,6 +525,28 @@ static void sweep_members(struct procset *ps)
 	ps->n = k;
 }
 
+/* After a read: forked[] moves on a generation. The set filters once two reads have
+ * passed with no event lost, the first to know the members whose forks the second's
+ * generation notes: what either notes is all a record may need. The time before the
+ * first read counts as one, as every fork is noted then. */
+static void next_generation(struct procset *ps)
+{
+	ps->note_all = 0;
+	struct pidset older = ps->forked[1];
+	ps->forked[1] = ps->forked[0];
+	ps->forked[0] = older;
+	pidset_clear(&ps->forked[0]);
+	if (ps->clean_reads < 2)
+		ps->clean_reads++;
+	ps->filtering = ps->cn.fd >= 0 && ps->clean_reads == 2;
+}
+
+void procset_take_events(struct procset *ps)
+{
+	if (ps->cn.fd >= 0)
+		drain_events(ps);
+}
+
 int procset_read(struct procset *ps, struct procset_totals *out)
 {
 	int root_ok = 0;
@@ -476,6 +565,7 @@ int procset_read(struct procset *ps, struct procset_totals *out)
 	dedupe_shared_mm(ps, out);
 	ps->read_stat = ps->read_io = 0;
 	sweep_members(ps);
+	next_generation(ps);
 	if (ps->kind == PROCSET_TREE ? !root_ok : out->nprocs == 0)
 		return -ESRCH;
 	return 0;
@@ -573,6 +663,8 @@ void procset_close(struct procset *ps, int report)
 	free(ps->list);
 	free(ps->forks);
 	free(ps->recent);
+	free(ps->forked[0].slot);
+	free(ps->forked[1].slot);
 	rfile_close(&ps->procs);
 	free(ps->procs_path);
 	proccn_close(&ps->cn);

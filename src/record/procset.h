@@ -83,6 +83,12 @@ enum procset_kind { PROCSET_TREE, PROCSET_CGROUP };
 /* Called for processes that join or leave the set (start: 1 joined, 0 left). */
 typedef void (*procset_cb)(void *ctx, pid_t pid, int start, const struct proc_status *st);
 
+/* A set of pids: open addressing, 0 free, at most half full. */
+struct pidset {
+	pid_t *slot;
+	size_t n, cap;
+};
+
 struct procset {
 	enum procset_kind kind;
 	pid_t root;			/* PROCSET_TREE: the root process */
@@ -94,11 +100,17 @@ struct procset {
 	pid_t *list;			/* scratch: this sample's pids */
 	size_t nlist, caplist;
 	unsigned gen;
-	struct proccn cn;		/* PROCSET_TREE: fd -1 when unavailable */
+	struct proccn cn;		/* fd -1 when unavailable or not asked for */
 	struct { pid_t parent, child; } *forks;	/* new processes since the last read */
 	size_t nforks, capforks;
 	pid_t *recent;			/* the children the last fork pass listed */
 	size_t nrecent;
+	/* The new processes whose parent the set held (procset_may_hold), in two
+	 * generations: [0] since the last read, [1] the interval before it. */
+	struct pidset forked[2];
+	int clean_reads;		/* reads since an event was lost, up to 2 */
+	int note_all;			/* before the first read: every fork is noted */
+	int filtering;			/* procset_may_hold may deny */
 	int walk;			/* the next read walks the children files */
 	int walking;			/* this read does */
 	unsigned long walks, cn_lost;	/* for tests and benchmarks */
@@ -112,9 +124,11 @@ struct procset {
 /* A tree from root. Subscribes to the proc connector when it can (use_cn), before the
  * first walk, so no fork between the two is missed. Returns 0. */
 int procset_open_tree(struct procset *ps, pid_t root, int use_cn, procset_cb cb, void *ctx);
-/* The members of the cgroup directory cgdir (absolute, with the sysroot). Returns 0,
- * or -errno when cgroup.procs cannot be opened. */
-int procset_open_cgroup(struct procset *ps, const char *cgdir, procset_cb cb, void *ctx);
+/* The members of the cgroup directory cgdir (absolute, with the sysroot). With use_cn,
+ * the connector's forks only tell which exit records may be the set's (a cgroup that
+ * holds one command's tree). Returns 0, or -errno when cgroup.procs cannot be opened. */
+int procset_open_cgroup(struct procset *ps, const char *cgdir, int use_cn, procset_cb cb,
+			void *ctx);
 
 /* Totals over the set. */
 struct procset_totals {
@@ -152,6 +166,17 @@ int procset_has(const struct procset *ps, pid_t pid);
 int procset_starttime(const struct procset *ps, pid_t pid, uint64_t *ticks);
 /* Whether pid is a member that was alive at the last read. */
 int procset_live(const struct procset *ps, pid_t pid);
+
+/* Between two reads: drains the connector now, so that its buffer never overflows
+ * on a busy host; while the set filters, the other processes' forks are dropped as
+ * they come, and what is kept stays the set's size. */
+void procset_take_events(struct procset *ps);
+/* Whether the process tgid is or may be the set's: a member, or a process forked by
+ * one since the read before last (its exit record may come after the process is
+ * gone). 1 wherever the set cannot tell (no connector, or an event lost since the
+ * read before last): a caller drops only what this denies. Current up to the last
+ * procset_take_events or read. */
+int procset_may_hold(const struct procset *ps, pid_t tgid);
 /* The descendants of root, found through the children files (not root itself): how
  * many there are and their summed RSS. For a single-process recording, to say what it
  * leaves out. Returns 0, or -errno when root's children cannot be read. */

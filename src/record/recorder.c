@@ -477,12 +477,14 @@ static void open_exit_records(struct recorder *rc)
 static int open_set(struct recorder *rc, unsigned reuse)
 {
 	int e;
+	/* fork events are the real machine's: not for a fixture tree */
+	int use_cn = !rc->opts->no_proccn && !*sysroot();
 	if (rc->target->set_cgroup_dir)
-		e = procset_open_cgroup(&rc->set, rc->target->set_cgroup_dir, rec_on_proc, rc);
+		/* the connector only to tell others' exit records */
+		e = procset_open_cgroup(&rc->set, rc->target->set_cgroup_dir,
+					use_cn && rc->run->exit_records, rec_on_proc, rc);
 	else
-		/* fork events are the real machine's: not for a fixture tree */
-		e = procset_open_tree(&rc->set, rc->target->pid,
-				      !rc->opts->no_proccn && !*sysroot(), rec_on_proc, rc);
+		e = procset_open_tree(&rc->set, rc->target->pid, use_cn, rec_on_proc, rc);
 	if (e < 0)
 		return e;
 	rc->set.status_reuse = reuse;
@@ -490,8 +492,11 @@ static int open_set(struct recorder *rc, unsigned reuse)
 	rc->pending = xmalloc(PENDING_EXITS * sizeof(*rc->pending));
 	rc->retry = xmalloc(PENDING_EXITS * sizeof(*rc->retry));
 	rc->cappending = PENDING_EXITS;
-	if (rc->run->exit_records)
+	rc->doubt = xmalloc(DOUBT_EXITS * sizeof(*rc->doubt));
+	if (rc->run->exit_records) {
 		rc->early = xmalloc(EARLY_EXITS * sizeof(*rc->early));
+		rc->capearly = EARLY_EXITS;
+	}
 	sampler_use_set(&rc->sampler, &rc->set);
 	return 0;
 }
@@ -632,7 +637,7 @@ static int loop_open(struct recorder *rc)
 static int arm_exits(struct recorder *rc, int ep)
 {
 	if (!rc->early || rc->early_armed || taskstats_fd(&rc->ts) < 0 ||
-	    EARLY_EXITS - rc->nearly < TASKSTATS_DGRAM_RECS)
+	    EARLY_EXITS_MAX - rc->nearly < TASKSTATS_DGRAM_RECS)
 		return -1;
 	int64_t left = rc->early_rearm - mono_ns();
 	if (left > 0)
@@ -799,6 +804,7 @@ static void release(struct recorder *rc)
 	free(rc->retry);
 	free(rc->pkills);
 	free(rc->early);
+	free(rc->doubt);
 	client_page_close(rc->page);
 	client_dir_watch_close(&rc->page_dir);
 	proclog_release(&rc->log);

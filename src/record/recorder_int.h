@@ -38,15 +38,22 @@
 /* A set's exit records of processes not known yet wait one drain (struct recorder's
  * pending[]): PENDING_EXITS at first, doubled as a busy host needs, up to
  * PENDING_EXITS_MAX (640 KiB the two arrays); past that they are dropped and
- * counted (exits_dropped). Every exit on the host comes here: on this 2-core machine
- * with other builds running, about 200 a second of other processes' exits. */
+ * counted (exits_dropped). Other processes' come here only where the set cannot tell
+ * them (no connector, or a fork event lost): on this 2-core machine with other builds
+ * running, about 200 a second. */
 #define PENDING_EXITS 256
 #define PENDING_EXITS_MAX 2048
-/* A set's exit records read between samples (struct recorder's early[]): at most
- * EARLY_EXITS kept, and a read at most every EARLY_EVERY_NS, so that a busy host's
- * exits cost at most 10 wake-ups a second (every 10 ms: 100, and 8 ms of CPU a
- * second against 1 without, for a tree on a host with about 80 exits a second). */
+/* A set's exit records read between samples (struct recorder's early[]): EARLY_EXITS
+ * kept at first, doubled as a busy tree needs, up to EARLY_EXITS_MAX (1.25 MiB); a
+ * read at most every EARLY_EVERY_NS, so that a busy host's exits cost at most 10
+ * wake-ups a second (every 10 ms: 100, and 8 ms of CPU a second against 1 without,
+ * for a tree on a host with about 80 exits a second). Every exit on the host comes:
+ * a record of a process the set does not hold (procset_may_hold) waits in doubt[]
+ * (DOUBT_EXITS at a time) until the connector is drained after it, then is kept or
+ * known to be another process's, and counted in exits_others. */
 #define EARLY_EXITS 512
+#define EARLY_EXITS_MAX 8192
+#define DOUBT_EXITS 256
 #define EARLY_EVERY_NS (100 * NS_PER_MS)
 
 /* How long the recorder waits for what comes a moment later, and why. */
@@ -202,13 +209,14 @@ struct recorder {
 	struct taskstats_exit *pending, *retry;
 	size_t npending, cappending;
 	uint64_t exits_dropped;	/* records not kept for want of room in pending[] */
+	uint64_t exits_others;	/* records known to be other processes' (settle_doubt) */
 	/* A set's records read as they come between samples, only to learn when each
 	 * process ended (the time of the read: taskstats.h); they are applied at the next
 	 * sample's drain, first and in order, as if read then. The socket is in the
 	 * loop's epoll set one-shot, armed again EARLY_EVERY_NS after a read while early[]
 	 * has room for another datagram; when it has none, the rest wait for the sample. */
-	struct taskstats_exit *early;
-	size_t nearly;
+	struct taskstats_exit *early, *doubt;
+	size_t nearly, capearly, ndoubt;
 	int early_armed;
 	int64_t early_rearm;	/* CLOCK_MONOTONIC: when it may be armed again */
 	size_t untracked_n;	/* one process attached: the most descendants it had */

@@ -180,14 +180,10 @@ static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 	return 0;
 }
 
-static void on_exit_record(void *ctx, const struct taskstats_exit *x)
+/* Keeps x, of a process not known yet, for the next drain (pending[]). On a busy
+ * host, past PENDING_EXITS_MAX the unknown ones wait no longer. */
+static void wait_record(struct recorder *rc, const struct taskstats_exit *x)
 {
-	struct recorder *rc = ctx;
-	/* Only a set gains members from records; on a busy host, past PENDING_EXITS_MAX
-	 * the unknown ones wait no longer (every exit on the host comes here). A group's
-	 * CPU sums do not wait: its threads' records add up to them. */
-	if (apply_exit(rc, x) == 0 || x->scope != TASKSTATS_PID || !rc->pending)
-		return;
 	if (rc->npending == rc->cappending) {
 		if (rc->cappending >= PENDING_EXITS_MAX) {
 			rc->exits_dropped++;
@@ -199,6 +195,53 @@ static void on_exit_record(void *ctx, const struct taskstats_exit *x)
 		rc->retry = xrealloc(rc->retry, rc->cappending * sizeof(*rc->retry));
 	}
 	rc->pending[rc->npending++] = *x;
+}
+
+static int set_may_hold(const struct recorder *rc, const struct taskstats_exit *x)
+{
+	return !rc->set_open || procset_may_hold(&rc->set, x->tgid ? x->tgid : x->pid);
+}
+
+/* The records in doubt[] (of processes the set did not hold when they were read),
+ * once the connector is drained after them: every fork before their exit is known
+ * then, so those the set holds now go to keep, and the rest are other processes'. */
+static void settle_doubt(struct recorder *rc,
+			 void (*keep)(struct recorder *, const struct taskstats_exit *))
+{
+	size_t n = rc->ndoubt;
+	if (!n)
+		return;
+	procset_take_events(&rc->set);
+	rc->ndoubt = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (set_may_hold(rc, &rc->doubt[k]))
+			keep(rc, &rc->doubt[k]);
+		else
+			rc->exits_others++;
+	}
+}
+
+/* Puts x in doubt[], settled first when it is full. */
+static void doubt_record(struct recorder *rc, const struct taskstats_exit *x,
+			 void (*keep)(struct recorder *, const struct taskstats_exit *))
+{
+	if (rc->ndoubt == DOUBT_EXITS)
+		settle_doubt(rc, keep);
+	rc->doubt[rc->ndoubt++] = *x;
+}
+
+/* One record at a drain: applied, or, for a process not known yet that the set may
+ * hold, kept for the next drain. A group's CPU sums do not wait: its threads'
+ * records add up to them. */
+static void on_exit_record(void *ctx, const struct taskstats_exit *x)
+{
+	struct recorder *rc = ctx;
+	if (apply_exit(rc, x) == 0 || x->scope != TASKSTATS_PID || !rc->pending)
+		return;
+	if (set_may_hold(rc, x))
+		wait_record(rc, x);
+	else
+		doubt_record(rc, x, wait_record);
 }
 
 /* Applies the records xs[0..*n) that it can, again while any applies: a chain of
@@ -238,6 +281,7 @@ void rec_drain_exits(struct recorder *rc)
 		taskstats_close(&rc->ts);
 		rc->run->exit_records = 0;
 	}
+	settle_doubt(rc, wait_record);
 	if (rc->log.n != known)
 		apply_waiting(rc, rc->pending, &rc->npending);
 	known = rc->log.n;
@@ -246,22 +290,38 @@ void rec_drain_exits(struct recorder *rc)
 		apply_waiting(rc, rc->pending, &rc->npending);
 }
 
+static void keep_early(struct recorder *rc, const struct taskstats_exit *x)
+{
+	if (rc->nearly == rc->capearly) {	/* never past EARLY_EXITS_MAX: see below */
+		rc->capearly *= 2;
+		rc->early = xrealloc(rc->early, rc->capearly * sizeof(*rc->early));
+	}
+	rc->early[rc->nearly++] = *x;
+}
+
 static void on_early_record(void *ctx, const struct taskstats_exit *x)
 {
 	struct recorder *rc = ctx;
-	rc->early[rc->nearly++] = *x;	/* rec_collect_exits asked for no more than fit */
+	if (set_may_hold(rc, x))
+		keep_early(rc, x);
+	else
+		doubt_record(rc, x, keep_early);
 }
 
-/* A set's exit records came between samples: read into early[] (struct recorder). */
+/* A set's exit records came between samples: read into early[] (struct recorder),
+ * as many as EARLY_EXITS_MAX holds, but for other processes' (settle_doubt). */
 void rec_collect_exits(struct recorder *rc)
 {
-	size_t room = (EARLY_EXITS - rc->nearly) / TASKSTATS_DGRAM_RECS;
+	size_t room = (EARLY_EXITS_MAX - rc->nearly) / TASKSTATS_DGRAM_RECS;
 	rc->early_armed = 0;
 	rc->early_rearm = mono_ns() + EARLY_EVERY_NS;
 	if (room && taskstats_drain_some(&rc->ts, room, on_early_record, rc) < 0) {
 		taskstats_close(&rc->ts);
 		rc->run->exit_records = 0;
 	}
+	settle_doubt(rc, keep_early);
+	if (rc->set_open)
+		procset_take_events(&rc->set);	/* its buffer never fills between samples */
 }
 
 /* The per-process rows of a tree or cgroup: a member's row is stored when its figures

@@ -51,6 +51,10 @@ int proccn_open(struct proccn *c);
  * until none is left. Returns 0; -ENOBUFS when some were lost meanwhile (those that
  * could be read were still passed to cb); or another -errno. */
 int proccn_drain(struct proccn *c, void (*cb)(void *ctx, const struct proccn_event *ev), void *ctx);
+/* Lets only fork events reach the socket (a classic BPF filter on the event's type):
+ * for a caller that needs no other, on a busy host a third of the events. Returns 0
+ * or -errno. */
+int proccn_forks_only(struct proccn *c);
 void proccn_close(struct proccn *c);
 
 #endif

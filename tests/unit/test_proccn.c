@@ -175,12 +175,47 @@ static void test_live(void **state)
 	proccn_close(&c);	/* twice is harmless */
 }
 
+/* proccn_forks_only: a child's fork comes, and its exec and exit do not (they were
+ * queued before waitpid returned, so a drain after the fork finds them or none). */
+static void test_forks_only(void **state)
+{
+	(void)state;
+	struct proccn c;
+	if (proccn_open(&c) < 0)
+		skip();
+	assert_int_equal(proccn_forks_only(&c), 0);
+	struct seen s = { 0, 0, 0, 0 };
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	s.child = pid;
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		int e = proccn_drain(&c, on_event, &s);
+		assert_true(e == 0 || e == -ENOBUFS);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (!s.fork && t.tv_sec - t0.tv_sec < 5);
+	assert_true(proccn_drain(&c, on_event, &s) >= -ENOBUFS);
+	assert_true(s.fork);
+	assert_false(s.exec);
+	assert_false(s.exit);
+	proccn_close(&c);
+	struct proccn closed = { .fd = -1 };
+	assert_int_equal(proccn_forks_only(&closed), -EBADF);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_fork_exit),
 		cmocka_unit_test(test_parse_other_and_bad),
 		cmocka_unit_test(test_live),
+		cmocka_unit_test(test_forks_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

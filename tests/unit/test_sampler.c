@@ -231,6 +231,46 @@ static void test_tree_connector(void **state)
 	sysroot_set(root);
 }
 
+/* Which exit records a tree may hold: after a read with its connector, another
+ * process (init) is denied, and a child forked and reaped between two reads is held
+ * through the next read (its record may come late) and denied after the one after.
+ * Where the connector lost events the set cannot tell, and holds everything. */
+static void test_tree_may_hold(void **state)
+{
+	(void)state;
+	struct procset ps;
+	struct procset_totals t;
+	sysroot_set(NULL);
+	assert_int_equal(procset_open_tree(&ps, getpid(), 1, NULL, NULL), 0);
+	if (ps.cn.fd < 0) {
+		procset_close(&ps, 0);
+		sysroot_set(root);
+		skip();
+	}
+	assert_int_equal(procset_may_hold(&ps, 1), 1);	/* nothing read: cannot tell */
+	assert_int_equal(procset_read(&ps, &t), 0);
+	assert_int_equal(procset_may_hold(&ps, getpid()), 1);
+	pid_t kid = fork();
+	assert_true(kid >= 0);
+	if (kid == 0)
+		_exit(0);
+	assert_int_equal(waitpid(kid, NULL, 0), kid);
+	procset_take_events(&ps);
+	assert_int_equal(procset_may_hold(&ps, kid), 1);
+	assert_int_equal(procset_read(&ps, &t), 0);
+	assert_int_equal(procset_may_hold(&ps, kid), 1);
+	int denied_init = procset_may_hold(&ps, 1) == 0;
+	assert_int_equal(procset_read(&ps, &t), 0);
+	int denied_kid = procset_may_hold(&ps, kid) == 0;
+	unsigned long lost = ps.cn_lost;
+	procset_close(&ps, 0);
+	sysroot_set(root);
+	if (!lost) {
+		assert_true(denied_init);
+		assert_true(denied_kid);
+	}
+}
+
 /* The highest GPU figures since the last sample, each on its own: reads on the grid
  * k * 20ms between samples (a late read does not shift the next), a sample that finds
  * a read due makes it, a sample with no read since the last carries the latest read,
@@ -363,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_psi),
 		cmocka_unit_test(test_tree_of_800),
 		cmocka_unit_test(test_tree_connector),
+		cmocka_unit_test(test_tree_may_hold),
 		cmocka_unit_test(test_gpu_max),
 		cmocka_unit_test(test_gpu_none),
 	};
