@@ -8,6 +8,7 @@
 # from wait4 (bench/rusage), medians over ROUNDS; records dropped from the run's
 # exit_records_lost event. Needs root (exit records need CAP_NET_ADMIN).
 set -eu
+. "$(dirname "$0")/lib.sh"
 secs=${1:-20}
 rounds=${2:-3}
 every=${3:-5s}
@@ -28,11 +29,6 @@ one() {
 	cpu=$(sed -n 's/.*cpu_s=\([0-9.]*\).*/\1/p' "$tmp/ru" | awk -v s="$secs" '{ printf "%.0f", $1 * 1e6 / s }')
 	d=$("$rsw" show --db "$tmp/b.db" --json | grep -o 'dropped=[0-9]*' | head -1 | cut -d= -f2)
 	echo "$cpu ${d:-0}"
-}
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-exits_per_s() {	# the host's process exits per second, from /proc/stat's process count
-	a=$(awk '/^processes/ { print $2 }' /proc/stat); sleep 2
-	b=$(awk '/^processes/ { print $2 }' /proc/stat); echo $(((b - a) / 2))
 }
 
 for load in quiet churn; do

@@ -6,6 +6,7 @@
 # exit on the host reaches the listener, which keeps only the run's). CPU from wait4
 # (bench/rusage), medians over ROUNDS. Needs root (the listener needs CAP_NET_ADMIN).
 set -eu
+. "$(dirname "$0")/lib.sh"
 secs=${1:-20}
 rounds=${2:-3}
 B=${BUILD:-build}
@@ -23,11 +24,6 @@ cpu_per_s() {
 	env RSSWATCH_NO_TASKSTATS=$((1 - $1)) "$ru" "$rsw" record -q --db "$tmp/b.db" -i 1s \
 		-d "${secs}s" -p "$idle" 2>"$tmp/ru" >/dev/null || true
 	sed -n 's/.*cpu_s=\([0-9.]*\).*/\1/p' "$tmp/ru" | awk -v s="$secs" '{ printf "%.0f\n", $1 * 1e6 / s }'
-}
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-exits_per_s() {	# the host's process exits per second, from /proc/stat's process count
-	a=$(awk '/^processes/ { print $2 }' /proc/stat); sleep 2
-	b=$(awk '/^processes/ { print $2 }' /proc/stat); echo $(((b - a) / 2))
 }
 
 for load in quiet churn; do
