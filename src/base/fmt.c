@@ -68,12 +68,13 @@ char *fmt_offset(char *buf, size_t n, int64_t ns)
 	return buf;
 }
 
-static void split(int64_t ns, time_t *sec, int *ms)
+/* Whole seconds and the fraction in units of unit_ns (never negative). */
+static void split(int64_t ns, int64_t unit_ns, time_t *sec, int *frac)
 {
 	*sec = (time_t)(ns / NS_PER_S);
-	*ms = (int)(ns % NS_PER_S / 1000000);
-	if (*ms < 0) {
-		*ms += 1000;
+	*frac = (int)(ns % NS_PER_S / unit_ns);
+	if (*frac < 0) {
+		*frac += (int)(NS_PER_S / unit_ns);
 		(*sec)--;
 	}
 }
@@ -83,10 +84,33 @@ char *fmt_iso8601(char *buf, size_t n, int64_t realtime_ns)
 	time_t sec;
 	int ms;
 	struct tm tm;
-	split(realtime_ns, &sec, &ms);
+	split(realtime_ns, 1000000, &sec, &ms);
 	gmtime_r(&sec, &tm);
 	snprintf(buf, n, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
 		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+	return buf;
+}
+
+char *fmt_iso8601_us(char *buf, size_t n, int64_t realtime_ns)
+{
+	time_t sec;
+	int us;
+	struct tm tm;
+	split(realtime_ns, 1000, &sec, &us);
+	gmtime_r(&sec, &tm);
+	snprintf(buf, n, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, us);
+	return buf;
+}
+
+char *fmt_hms_ms(char *buf, size_t n, int64_t realtime_ns)
+{
+	time_t sec;
+	int ms;
+	struct tm tm;
+	split(realtime_ns, 1000000, &sec, &ms);
+	localtime_r(&sec, &tm);
+	snprintf(buf, n, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
 	return buf;
 }
 

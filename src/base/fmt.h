@@ -23,8 +23,12 @@ char *fmt_duration(char *buf, size_t n, int64_t ns);
 char *fmt_offset(char *buf, size_t n, int64_t ns);
 /* ISO 8601 UTC with milliseconds: "2026-11-29T17:03:01.123Z". */
 char *fmt_iso8601(char *buf, size_t n, int64_t realtime_ns);
+/* The same to the microsecond: "2026-11-29T17:03:01.123456Z". */
+char *fmt_iso8601_us(char *buf, size_t n, int64_t realtime_ns);
 /* Local wall-clock time "17:03:01". */
 char *fmt_hms(char *buf, size_t n, int64_t realtime_ns);
+/* The same to the millisecond: "17:03:01.347". */
+char *fmt_hms_ms(char *buf, size_t n, int64_t realtime_ns);
 /* Local date and time "2026-11-29 17:03". */
 char *fmt_datetime(char *buf, size_t n, int64_t realtime_ns);
 

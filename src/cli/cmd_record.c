@@ -11,6 +11,7 @@
 #include "record/cgctl.h"
 #include "record/facts.h"
 #include "record/follow.h"
+#include "record/engine.h"
 #include "record/gpus.h"
 #include "record/oom.h"
 #include "record/pattern.h"
@@ -51,6 +52,7 @@ struct record_args {
 	char **command;
 	int verbose;
 	int no_gpu;
+	int no_bpf;
 	int64_t gpu_interval_ns;
 	uint64_t memory_limit;	/* 0: none */
 	const char *cgroup;	/* -g */
@@ -248,6 +250,9 @@ static const struct cli_opt record_opts_table[] = {
 	{ "quiet", 'q', CLI_FLAG, AT(opts.quiet, int), .help = "no live lines" },
 	{ "verbose", 'v', CLI_FLAG, AT(verbose, int),
 	  .help = "say which optional sources (GPU, ...) are not available" },
+	{ "no-bpf", 0, CLI_FLAG, AT(no_bpf, int),
+	  .help = "do not load the eBPF peak engine (as root it gives each peak its exact "
+	  "height and the kernel's time; docs/guide/peaks.md)" },
 	{ "no-gpu", 0, CLI_FLAG, AT(no_gpu, int),
 	  .help = "do not record GPU memory even where NVML is present" },
 	{ "gpu-interval", 0, CLI_DURATION, AT(gpu_interval_ns, int64_t), .min = NS_PER_MS,
@@ -561,6 +566,7 @@ struct session {
 	uid_t prev_uid;		/* --follow: the owner of the last instance */
 	int have_prev_uid;
 	int gpu_open;
+	int engine_said;	/* -v: the engine's line, once */
 	struct taskstats_listener ts;	/* exit records, from before a launch (record_opts) */
 	struct oom_watch oom;		/* OOM evidence, from before a launch (record_opts) */
 };
@@ -814,6 +820,30 @@ static int launch_failed(const struct session *s, pid_t child, int setup_failed)
 	return EXIT_CANNOT_INVOKE;
 }
 
+/* The eBPF peak engine for one run (record/engine.h), where the kernel and our
+ * privileges allow it; else nothing changes (one line with --verbose). A cgroup's
+ * members (-g) are not followed by it. */
+static void open_engine(struct session *s)
+{
+	struct record_args *a = s->a;
+	char why[256];
+	if (a->no_bpf || a->opts.kpeak || *sysroot())
+		return;
+	int e = -EOPNOTSUPP;
+	if (a->cgroup)
+		snprintf(why, sizeof(why), "it does not follow a cgroup's members (-g) yet");
+	else
+		e = engine_open(&a->opts, why, sizeof(why));
+	if (!a->verbose || s->engine_said)
+		return;
+	s->engine_said = 1;
+	if (e < 0)
+		fprintf(stderr, "rsswatch: no exact peaks from the kernel: the eBPF engine cannot "
+			"run: %s\n", why);
+	else
+		fprintf(stderr, "rsswatch: exact peaks from the kernel's page counts (eBPF)\n");
+}
+
 /* The run's row, then the command (a launched command starts once its run exists: no
  * moment of it goes unrecorded). */
 static int start_run(struct session *s)
@@ -821,6 +851,9 @@ static int start_run(struct session *s)
 	struct record_args *a = s->a;
 	struct run *run = &s->run;
 	struct run_cgroup *tc = s->tc;
+	/* first, as it takes tens of milliseconds: once the run's row exists, an attached
+	 * target may end at any moment, and a launched one is adopted at its fork */
+	open_engine(s);
 	fill_run(run, a, &s->t);
 	if (a->cgroup) {
 		free(run->target);
@@ -866,6 +899,7 @@ static int start_run(struct session *s)
 	if (!s->oom.open)
 		oom_watch_open(&s->oom, s->t.cg);
 	a->opts.oom_watch = &s->oom;
+	engine_adopt_launch(&a->opts);
 	pid_t child = target_launch(a->command, &s->old, tc->made ? run_cgroup_join : NULL,
 				    &tc->loc, &setup_failed, &s->t.pre_exec_rss, &exec_at);
 	if (child < 0) {
@@ -963,11 +997,12 @@ static int run_recording(struct session *s)
 {
 	struct record_args *a = s->a;
 	int store_err = 0;
-	say_start(s);
 	if (!s->gpu_open)
 		open_gpu(a);
 	s->gpu_open = 1;
+	say_start(s);		/* after what is slow to open: the first sample comes now */
 	int e = record(&a->opts, &s->t, s->sigfd, s->st, &s->run, &store_err);
+	engine_close(&a->opts);	/* the next instance has its own */
 	if ((e == -ESRCH || (e == 0 && a->cgroup)) && a->follow && !s->run.samples && !store_err) {
 		/* a followed instance that was gone before its first sample: no run (a -g
 		 * cgroup found empty at the first sample ends without an error) */
@@ -1062,6 +1097,7 @@ static void close_session(struct session *s)
 	free(s->tc);
 	run_release(&s->run);
 	gpus_close(&s->a->opts);
+	engine_close(&s->a->opts);
 	if (s->t.pidfd >= 0)
 		close(s->t.pidfd);
 	if (s->sigfd >= 0)

@@ -273,6 +273,23 @@ void rec_run_peak(struct recorder *rc, uint64_t bytes, int64_t t, const char *so
 	r->peak_source = xstrdup(source);
 }
 
+void rec_kernel_peak(struct recorder *rc)
+{
+	struct kpeak_figures f;
+	struct run *r = rc->run;
+	if (!rc->opts->kpeak)
+		return;
+	kpeak_read(rc->opts->kpeak, &f);
+	if (!f.peak || f.peak < r->peak_rss ||
+	    (f.peak == r->peak_rss && r->peak_source &&
+	     strcmp(r->peak_source, PEAK_FROM_PAGES) == 0))
+		return;
+	r->peak_rss = f.peak;
+	r->peak_rss_at = f.peak_at + rc->real_off;
+	free(r->peak_source);
+	r->peak_source = xstrdup(PEAK_FROM_PAGES);
+}
+
 /* Offers a figure for process i's peak, and so for the run's: over a set, the run's
  * peak is never below the largest member's. */
 void rec_proc_peak(struct recorder *rc, size_t i, uint64_t bytes, int64_t t, const char *source)
@@ -393,6 +410,7 @@ static int take_sample(struct recorder *rc)
 
 	struct run *r = rc->run;
 	int64_t t = r->started_at + s.elapsed_ns;
+	rec_kernel_peak(rc);	/* first: a sample of the same height keeps its time */
 	/* Over a set, the sum of each member's VmHWM is no peak of the whole (they peak at
 	 * different times): the sampled totals count, and each member's own peak
 	 * (rec_store_members). */
@@ -547,6 +565,20 @@ static int open_timers(struct recorder *rc)
 	return 0;
 }
 
+/* The target in the eBPF engine: an attached one from its next page change (a launched
+ * one was adopted at its fork), and with a tree every child it forks; the members found
+ * already are tracked as they are found (rec_on_proc). */
+static void track_in_engine(struct recorder *rc)
+{
+	struct kpeak *k = rc->opts->kpeak;
+	if (!k)
+		return;
+	if (rc->target->tree)
+		kpeak_follow_forks(k, 1);
+	if (rc->target->pid > 0 && !rc->target->is_child)
+		kpeak_track(k, rc->target->pid);
+}
+
 /* Everything the loop needs, open, and the run's clock started. 0 or -errno. */
 static int setup(struct recorder *rc)
 {
@@ -558,6 +590,7 @@ static int setup(struct recorder *rc)
 	rec_note_untracked(rc, 0);
 	rc->start_mono = mono_ns();
 	rc->start_boot = boottime_ns();
+	rc->real_off = real_ns() - rc->start_mono;
 	/* The first sample goes to the store at once: the run's row then holds the
 	 * target's pid (a launched command's is not known before) and a first figure for
 	 * ls, mark -p and a reader, from the start rather than after the first batch. */
@@ -581,6 +614,7 @@ static int setup(struct recorder *rc)
 		rc->exits_filtered = taskstats_only(&rc->ts, rc->target->pid) == 0;
 	}
 	use_sources(rc);
+	track_in_engine(rc);
 	return open_timers(rc);
 }
 

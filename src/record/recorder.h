@@ -23,6 +23,7 @@
 #include "store/store.h"
 
 struct oom_watch;
+struct kpeak;
 
 /* What the recorder has to say while it records. It prints nothing itself (only the
  * CLI prints): it hands each line to a sink the caller supplies, which decides where
@@ -86,6 +87,11 @@ struct record_opts {
 	 * ms) was killed before the recording began, and the kill line and the cgroup's
 	 * count must be read from before. Taken over as exit_listener is. */
 	struct oom_watch *oom_watch;
+	/* The eBPF peak engine (source/kpeak.h), loaded by the caller, or NULL. record()
+	 * tracks the target in it (a launched command the caller had it adopt at the
+	 * fork), and with a tree every member; it reads the exact peak at each sample.
+	 * The caller closes it. */
+	struct kpeak *kpeak;
 	/* --reset-peak: restart an attached target's VmHWM at the start (clear_refs 5). */
 	int reset_peak;
 	/* --on-warn, --on-oom: commands run at "warn", "warn_eta" and "oom_kill" events

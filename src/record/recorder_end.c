@@ -439,6 +439,25 @@ static void closing_sample(struct recorder *rc)
 	rec_hand_over(rc, &s, r->started_at + s.elapsed_ns);
 }
 
+/* Processes the eBPF engine could not track (its table was full): its peak then counts
+ * the others only, a lower bound that wins only above every other figure. Said, and
+ * stored as an event. */
+static void note_engine_drops(struct recorder *rc)
+{
+	struct kpeak_figures f;
+	char detail[64];
+	if (!rc->opts->kpeak)
+		return;
+	kpeak_read(rc->opts->kpeak, &f);
+	if (!f.dropped)
+		return;
+	snprintf(detail, sizeof(detail), "dropped=%llu", (unsigned long long)f.dropped);
+	store_add_event(rc->st, rc->run->id, real_ns(), "kernel_peaks_incomplete",
+			rc->target->pid, detail);
+	rec_say(rc, RECORDER_NOTE, "rsswatch: %llu processes were past the eBPF engine's "
+		"table: its peak counts the others only", (unsigned long long)f.dropped);
+}
+
 /* How the run ended, settled: the OOM kills and exit records that came in with the
  * end, its outcome when it was stopped, the processes that vanished, every process's
  * last counters, the closing sample and the largest process. */
@@ -448,6 +467,8 @@ void rec_settle_end(struct recorder *rc, int e)
 	if (rc->set_open)
 		oom_watch_drain(&rc->oom, rec_on_oom_kill, rc);
 	rec_drain_exits(rc);
+	rec_kernel_peak(rc);	/* after the exit records and wait4: its time is the peak's */
+	note_engine_drops(rc);
 	rec_settle_kills(rc, 1);
 	if (rc->sampler_open)
 		rec_cgroup_kills(rc, 1);	/* the cgroup is still there: its count is final */

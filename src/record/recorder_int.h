@@ -19,6 +19,7 @@
 #include "record/sampler.h"
 #include "source/client.h"
 #include "source/kmsg.h"
+#include "source/kpeak.h"
 #include "source/taskstats.h"
 
 #include <stddef.h>
@@ -189,6 +190,7 @@ struct recorder {
 	int pss_said;		/* a PSS read error was said */
 	struct proclog log;	/* every process of the run, with its own peak */
 	long root;		/* the target's entry in log, -1 before the first sample */
+	int64_t real_off;	/* CLOCK_REALTIME - CLOCK_MONOTONIC: the engine's times */
 	uint64_t hwm_reset_from;	/* --reset-peak: VmHWM before the reset (0: none) */
 	int target_kill_counted;	/* the target's OOM kill is in run->oom_kills */
 	/* OOM kills: those the kernel log named (kills_named), the target's that only the
@@ -241,6 +243,9 @@ void rec_say(const struct recorder *rc, enum recorder_note kind, const char *fmt
 void rec_fire_hook(struct recorder *rc, const char *event, pid_t pid, const char *comm,
 		   uint64_t rss);
 void rec_run_peak(struct recorder *rc, uint64_t bytes, int64_t t, const char *source);
+/* The eBPF engine's peak (opts->kpeak), offered for the run's: at or above every other
+ * figure of the same processes, it takes an equal one's place with its own time. */
+void rec_kernel_peak(struct recorder *rc);
 void rec_proc_peak(struct recorder *rc, size_t i, uint64_t bytes, int64_t t, const char *source);
 void rec_hand_over(struct recorder *rc, struct sample *s, int64_t t);
 

@@ -285,7 +285,7 @@ static void peak_cards(struct buf *b, const struct chart_run *r)
 	card(b, summed ? "Peak RSS, summed" : "Peak RSS", v, buf_str(&t), 0);
 	if (run->hwm_before >= 0)
 		card(b, "Before recording", fmt_bytes(v, sizeof(v), (uint64_t)run->hwm_before),
-		     (uint64_t)run->hwm_before > run->peak_rss && !run->hwm_reset && run->samples
+		     run_blind_below_hwm(run)
 		     ? "VmHWM when attached; not part of this run. Peaks between samples below it "
 		       "cannot be seen (--reset-peak makes them visible; it also lowers the "
 		       "target's own ru_maxrss)"

@@ -126,6 +126,14 @@ static void json_column(struct buf *b, const struct store_table *t, const struct
 	case OUT_TIME:
 		json_time(b, absent ? 0 : v);
 		return;
+	case OUT_TIME_US:
+		if (absent || !v) {
+			buf_puts(b, "null");
+		} else {
+			char iso[40];
+			json_str(b, fmt_iso8601_us(iso, sizeof(iso), v));
+		}
+		return;
 	case OUT_TEXT_OR_NULL:
 		json_opt_str(b, absent ? NULL : text);
 		return;

@@ -21,6 +21,7 @@ const char *peak_source_words(const char *src)
 		{ PEAK_FROM_EXIT, "from the exit record" },
 		{ PEAK_FROM_WAIT, "from wait4" },
 		{ PEAK_FROM_OOM, "from the OOM report" },
+		{ PEAK_FROM_PAGES, "from the kernel's page counts" },
 	};
 	for (size_t i = 0; src && i < sizeof(words) / sizeof(words[0]); i++)
 		if (strcmp(src, words[i].source) == 0)

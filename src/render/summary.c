@@ -52,6 +52,12 @@ static void summary_head(struct buf *b, const struct run *r)
 /* The run's peak (where it came from, and the highest sample when the peak is above
  * it), an older peak above it, a set's largest process, and whether a set's peaks are
  * exact. */
+/* The run's peak is the eBPF engine's (its time is the kernel's). */
+static int from_engine(const struct run *r)
+{
+	return r->peak_source && strcmp(r->peak_source, PEAK_FROM_PAGES) == 0;
+}
+
 static void summary_peaks(struct buf *b, const struct run *r, uint64_t max_sampled_rss)
 {
 	char a[48], c[48], d[48];
@@ -60,9 +66,15 @@ static void summary_peaks(struct buf *b, const struct run *r, uint64_t max_sampl
 		/* a command killed while its exec loaded: no source had a figure of it */
 		buf_puts(b, "peak      not known: no figure of its memory reached the recorder\n");
 	} else if (r->samples) {
-		buf_printf(b, "peak      %s at %s (+%s)", fmt_bytes(a, sizeof(a), r->peak_rss),
-			   fmt_hms(c, sizeof(c), r->peak_rss_at),
-			   fmt_duration(d, sizeof(d), r->peak_rss_at - r->started_at));
+		/* the kernel's time is worth its milliseconds; a sample's is not */
+		if (from_engine(r))
+			buf_printf(b, "peak      %s at %s (+%.3fs)", fmt_bytes(a, sizeof(a), r->peak_rss),
+				   fmt_hms_ms(c, sizeof(c), r->peak_rss_at),
+				   (double)(r->peak_rss_at - r->started_at) / 1e9);
+		else
+			buf_printf(b, "peak      %s at %s (+%s)", fmt_bytes(a, sizeof(a), r->peak_rss),
+				   fmt_hms(c, sizeof(c), r->peak_rss_at),
+				   fmt_duration(d, sizeof(d), r->peak_rss_at - r->started_at));
 		const char *from = run_peak_from(r, max_sampled_rss);
 		if (from)
 			buf_printf(b, ", %s", from);
@@ -76,8 +88,8 @@ static void summary_peaks(struct buf *b, const struct run *r, uint64_t max_sampl
 		buf_printf(b, "earlier   peak %s before recording (VmHWM when attached; not part of "
 			      "this run)\n", fmt_bytes(a, sizeof(a), (uint64_t)r->hwm_before));
 		/* VmHWM stays at the old peak: a rise and fall between two samples below it
-		 * leaves no trace anywhere the recorder can read */
-		if (!r->hwm_reset && r->samples)
+		 * leaves no trace in /proc */
+		if (run_blind_below_hwm(r))
 			buf_printf(b, "blind     peaks between samples below the earlier %s high-water "
 				      "mark cannot be seen; --reset-peak makes them visible (it also "
 				      "lowers the target's own ru_maxrss)\n",

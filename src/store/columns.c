@@ -108,11 +108,13 @@ static const struct store_column run_cols[] = {
 		  "never a peak from before it." },
 	{ "peak_rss_at", I, FIELD(run, peak_rss_at, COL_I64),
 	  NULL_IF(COL_NULL_IF_ZERO, run, peak_rss_at, COL_I64), .when = P, .unit = UNIT_TIME,
-	  .out = OUT_TIME, .help = "When the peak was first seen." },
+	  .out = OUT_TIME_US, .help = "When the peak was first seen; to the microsecond, "
+	  "which is the kernel's own time where peak_source is page counts." },
 	/* schema 8 */
 	{ "peak_source", T, FIELD(run, peak_source, COL_TEXT), .when = P,
 	  .out = OUT_TEXT_OR_NULL,
-	  .help = "Where the peak came from: sample, VmHWM, exit record, wait4 or OOM report." },
+	  .help = "Where the peak came from: sample, VmHWM, exit record, wait4, OOM report or "
+		  "page counts (the eBPF engine: every change of the kernel's counts)." },
 	{ "hwm_before", I, FIELD(run, hwm_before, COL_I64),
 	  NULL_IF(COL_NULL_IF_NEG, run, hwm_before, COL_I64), .dflt = -1, .when = P,
 	  .unit = UNIT_BYTES, .json = "hwm_before_bytes",

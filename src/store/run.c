@@ -31,7 +31,13 @@ int event_is_process(const struct event *e)
 int peak_is_exact(const char *src)
 {
 	return src && (strcmp(src, PEAK_FROM_EXIT) == 0 || strcmp(src, PEAK_FROM_WAIT) == 0 ||
-		       strcmp(src, PEAK_FROM_OOM) == 0);
+		       strcmp(src, PEAK_FROM_OOM) == 0 || strcmp(src, PEAK_FROM_PAGES) == 0);
+}
+
+int run_blind_below_hwm(const struct run *r)
+{
+	return r->hwm_before >= 0 && (uint64_t)r->hwm_before > r->peak_rss && !r->hwm_reset &&
+	       r->samples && !(r->peak_source && strcmp(r->peak_source, PEAK_FROM_PAGES) == 0);
 }
 
 int peak_confirms(uint64_t peak, const char *peak_source, uint64_t bytes, const char *source)

@@ -234,10 +234,18 @@ struct run {
 #define PEAK_FROM_WAIT "wait4"		/* ru_maxrss of the launched command and its reaped
 					   descendants */
 #define PEAK_FROM_OOM "OOM report"	/* the kernel's figures at an OOM kill */
+#define PEAK_FROM_PAGES "page counts"	/* the eBPF engine: the highest of the kernel's
+					   resident page counts, at every change, with
+					   the kernel's time (source/kpeak.h) */
 
-/* A peak from PEAK_FROM_EXIT, PEAK_FROM_WAIT or PEAK_FROM_OOM: the kernel's own figure
- * for the whole life of the process, not a sampled one. */
+/* A peak from PEAK_FROM_EXIT, PEAK_FROM_WAIT, PEAK_FROM_OOM or PEAK_FROM_PAGES: the
+ * kernel's own figure for the whole life of the process (since it was tracked), not a
+ * sampled one. */
 int peak_is_exact(const char *peak_source);
+/* Whether spikes of the run between samples, below an attached target's earlier VmHWM,
+ * went unseen: VmHWM stayed at the old peak, no --reset-peak, and the peak is not the
+ * eBPF engine's (which sees every change). */
+int run_blind_below_hwm(const struct run *r);
 /* Whether an exact figure (bytes, from source) equal to a peak from a sample confirms
  * that peak: its source becomes the exact one, its figure and time stay. A peak from
  * VmHWM keeps its word (it says when the run first saw it). */
@@ -352,6 +360,7 @@ enum col_out {
 	OUT_SECONDS_G,		/* nanoseconds as seconds, %.6g */
 	OUT_SECONDS_1,		/* nanoseconds as seconds, one decimal */
 	OUT_TIME,		/* realtime ns as ISO 8601 UTC; 0 is null */
+	OUT_TIME_US,		/* the same to the microsecond (the kernel's time of a peak) */
 	OUT_TEXT_OR_NULL,	/* the text, or null when it is "" */
 	OUT_BOOL,		/* true or false (false where not there) */
 };

@@ -10,6 +10,8 @@
  *                page at a time every 10 ms, paced on CLOCK_MONOTONIC (kept)
  *   sleep DUR    sleep (DUR in ms, s)
  *   touch PATH   create PATH (tells a test that the steps before it are done)
+ *   stamp PATH   append CLOCK_REALTIME (ns) as a line to PATH (a spike between two
+ *                stamps has a known time)
  *   await PATH   wait until PATH exists (a test tells us to go on)
  *   exit N       exit with status N
  *   raise SIG    kill itself with signal number SIG
@@ -144,6 +146,15 @@ int main(int argc, char **argv)
 			int fd = open(arg, O_WRONLY | O_CREAT, 0644);
 			if (fd >= 0)
 				close(fd);
+			i++;
+		} else if (strcmp(a, "stamp") == 0) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			FILE *f = fopen(arg, "a");
+			if (f) {
+				fprintf(f, "%lld\n", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+				fclose(f);
+			}
 			i++;
 		} else if (strcmp(a, "await") == 0) {
 			struct stat sb;

@@ -1,0 +1,50 @@
+#!/bin/sh
+# bench/kpeak-cost.sh [SECONDS] [ROUNDS]: what the eBPF peak engine costs. A workload
+# that faults pages in and out as fast as it can (bench/pagetouch: 64 MiB mapped,
+# touched and unmapped in a loop, every fault a change of the kernel's page counts)
+# runs alone, under `rsswatch record -i 1s --no-bpf`, and under `rsswatch record -i 1s`
+# (the engine's program on rss_stat runs at each of those changes). Its pages a second
+# give the workload's cost; the recorder's own CPU per second (it is attached with -p,
+# so wait4 counts it alone) gives rsswatch's. Medians over ROUNDS, side by side in one
+# run. Needs root (the engine loads only as root).
+set -eu
+secs=${1:-10}
+rounds=${2:-5}
+B=${BUILD:-build}
+rsw=$B/rsswatch
+ru=$B/bench/rusage
+pt=$B/bench/pagetouch
+[ -x "$rsw" ] && [ -x "$ru" ] && [ -x "$pt" ] || { echo "run 'make bench-bin' first" >&2; exit 2; }
+tmp=$(mktemp -d)
+chmod 700 "$tmp"
+trap 'rm -rf "$tmp"' EXIT
+
+# one MODE(alone|nobpf|bpf): "PAGES_PER_S RECORDER_US_PER_S"
+one() {
+	"$pt" "$secs" 64 >"$tmp/pt" &
+	w=$!
+	rec=0
+	if [ "$1" != alone ]; then
+		flag=
+		[ "$1" = nobpf ] && flag=--no-bpf
+		rm -f "$tmp/b.db"
+		"$ru" "$rsw" record -q $flag --db "$tmp/b.db" -i 1s -p "$w" 2>"$tmp/ru" >/dev/null || true
+		rec=$(sed -n 's/.*cpu_s=\([0-9.]*\).*/\1/p' "$tmp/ru" | awk -v s="$secs" '{ printf "%.0f", $1 * 1e6 / s }')
+	fi
+	wait "$w"
+	echo "$(sed -n 's/pages_per_s=//p' "$tmp/pt") $rec"
+}
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+for m in alone nobpf bpf; do : >"$tmp/$m"; done
+r=0
+while [ $r -lt "$rounds" ]; do
+	for m in alone nobpf bpf; do one $m >>"$tmp/$m"; done
+	r=$((r + 1))
+done
+base=$(cut -d' ' -f1 "$tmp/alone" | median)
+for m in alone nobpf bpf; do
+	p=$(cut -d' ' -f1 "$tmp/$m" | median)
+	printf '%-6s %9d pages/s (%5.1f%% of alone)   recorder %6d us/s\n' "$m" "$p" \
+		"$(awk -v p="$p" -v b="$base" 'BEGIN { print 100 * p / b }')" "$(cut -d' ' -f2 "$tmp/$m" | median)"
+done

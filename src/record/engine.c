@@ -1,0 +1,20 @@
+#include "record/engine.h"
+#include "source/kpeak.h"
+
+int engine_open(struct record_opts *o, char *why, size_t n)
+{
+	engine_close(o);
+	return kpeak_open(&o->kpeak, why, n);
+}
+
+void engine_adopt_launch(struct record_opts *o)
+{
+	if (o->kpeak)
+		kpeak_adopt_next_child(o->kpeak);
+}
+
+void engine_close(struct record_opts *o)
+{
+	kpeak_close(o->kpeak);
+	o->kpeak = NULL;
+}

@@ -1,0 +1,20 @@
+/* The eBPF peak engine for a recording (source/kpeak.h): the CLI asks here, as it does
+ * for the GPUs (record/gpus.h), and says what it was told. */
+#ifndef RSW_RECORD_ENGINE_H
+#define RSW_RECORD_ENGINE_H
+
+#include <stddef.h>
+
+#include "record/recorder.h"
+
+/* Loads the engine for one run: o->kpeak. Returns 0, or -errno with a one-line reason
+ * in why (o->kpeak stays NULL: the run's peaks come from samples, VmHWM and the exit
+ * records, as without it). */
+int engine_open(struct record_opts *o, char *why, size_t n);
+/* A command about to be launched: the engine tracks the next child this process forks,
+ * from its exec. */
+void engine_adopt_launch(struct record_opts *o);
+/* Unloads it (after the run). Accepts a closed one. */
+void engine_close(struct record_opts *o);
+
+#endif

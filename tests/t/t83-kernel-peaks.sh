@@ -1,0 +1,104 @@
+#!/bin/sh
+# The eBPF peak engine end to end, as root. A spike between two samples, with the
+# workload's own clock read on each side of it, gets its height and a time inside it;
+# the set of a launched command whose members peak one after the other gets their
+# simultaneous total, not the sum of their peaks; an attached target with an old, higher
+# VmHWM has its later spike seen. --no-bpf, a kernel without the tracepoint (simulated)
+# and a user who is not root record as before, and -v says why.
+. tests/t/lib.sh
+
+MiB=1048576
+q() { sql "$RSSWATCH_DB" "$1"; }
+last() { q "select $1 from run order by id desc limit 1"; }
+ENGINE="exact peaks from the kernel's page counts (eBPF)"
+
+if [ "$(id -u)" != 0 ]; then
+	skip "the engine needs root"
+	done_testing
+fi
+if ! "$RSW" record -v -q -- true 2>&1 | grep -qF "$ENGINE"; then
+	"$RSW" record -v -q -- true 2>&1 | sed 's/^/# /'
+	not_ok "the engine loads as root here (kernel $(uname -r))"
+	done_testing
+fi
+
+# --- a spike between two samples at 1s
+expect_exit 0 "a 200 MiB spike recorded at -i 1s, -v" "$RSW" record -v -i 1s -- \
+	"$HOG" sleep 300ms stamp "$T/st" spike 200M stamp "$T/st" sleep 1200ms
+check "-v says the engine runs" grep -qF "$ENGINE" "$ERR"
+t0=$(sed -n 1p "$T/st")
+t1=$(sed -n 2p "$T/st")
+peak=$(last peak_rss)
+at=$(last peak_rss_at)
+diag "spike from $t0 to $t1 ns; peak $peak bytes at $at ($(last peak_source))"
+check "its source is the kernel's page counts" test "$(last peak_source)" = "page counts"
+check "its time is inside the spike, by the workload's own clock" \
+	test "$at" -ge "$t0" -a "$at" -le "$t1"
+check "its height is the spike's (200 MiB to 200 MiB + 16 MiB)" \
+	test "$peak" -ge $((200 * MiB)) -a "$peak" -le $((216 * MiB))
+hwm=$(q "select max(hwm) from sample where run_id = (select max(id) from run)")
+diag "VmHWM sampled after it: $hwm bytes"
+check "it agrees with VmHWM, read at the next sample, within 1 MiB" \
+	test $((peak - hwm)) -le "$MiB" -a $((hwm - peak)) -le "$MiB"
+check "the summary gives its time to the millisecond and its source" grep -Eq \
+	'^peak +[0-9.]+ MiB at [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3} \(\+[0-9]+\.[0-9]{3}s\), from the kernel.s page counts' "$ERR"
+show_json
+check "show --json: peak_rss_at to the microsecond, and its source" \
+	sh -c "echo '$(sfield peak_rss_at)' | grep -Eq '\.[0-9]{6}Z\$' && test '$(sfield peak_source)' = 'page counts'"
+
+# --- a set whose members peak one after the other
+expect_exit 0 "two children spiking 150 MiB one after the other" "$RSW" record -q -i 1s -- \
+	sh -c '"$0" spike 150M; "$0" spike 150M' "$HOG"
+peak=$(last peak_rss)
+own=$(q "select coalesce(sum(peak_rss), 0) from process where run_id = (select max(id) from run)")
+diag "set peak $peak bytes; the members' own peaks sum to $own"
+check "the set's peak is one spike and the others' bases, from page counts" \
+	test "$peak" -ge $((150 * MiB)) -a "$peak" -le $((182 * MiB)) -a "$(last peak_source)" = "page counts"
+check "... not the sum of the members' peaks" test "$own" -ge $((300 * MiB))
+
+# --- attached after an old, higher peak: a later spike below it is seen
+spawn hog "$HOG" +300M - touch "$T/ready" await "$T/go" stamp "$T/st2" spike 100M \
+	stamp "$T/st2" sleep 1500ms
+hog=$!
+wait_until 20 test -e "$T/ready"
+"$RSW" record -q -i 1s -p "$hog" >"$T/att.out" 2>"$T/att.err" &
+rec=$!
+wait_until 20 sh -c "test \"\$(sqlite3 '$RSSWATCH_DB' 'select samples from run where pid = $hog' 2>/dev/null)\" -ge 1"
+touch "$T/go"
+wait "$rec"
+rc=$?
+check "attached: the recording ended with the target" test "$rc" = 0
+peak=$(last peak_rss)
+at=$(last peak_rss_at)
+diag "hwm_before $(last hwm_before); peak $peak at $at; spike $(tr '\n' ' ' <"$T/st2")"
+check "attached: the 100 MiB spike below the old 300 MiB VmHWM is the peak" \
+	test "$peak" -ge $((100 * MiB)) -a "$peak" -le $((116 * MiB))
+check "attached: inside the spike" \
+	test "$at" -ge "$(sed -n 1p "$T/st2")" -a "$at" -le "$(sed -n 2p "$T/st2")"
+check "attached: no 'blind' line, the engine saw between samples" \
+	sh -c "! grep -q '^blind' '$T/att.err'"
+
+# --- without it: --no-bpf, a kernel without rss_stat, not root
+expect_exit 0 "--no-bpf" "$RSW" record -v -q -i 1s --no-bpf -- "$HOG" spike 100M sleep 1200ms
+check "--no-bpf: no engine, the peak from VmHWM" sh -c \
+	"! grep -qF \"$ENGINE\" '$ERR' && test '$(last peak_source)' != 'page counts' && test $(last peak_rss) -ge $((100 * MiB))"
+
+RSSWATCH_TEST_KPEAK_TRACEPOINT=rss_stat_gone
+export RSSWATCH_TEST_KPEAK_TRACEPOINT
+expect_exit 0 "a kernel without the tracepoint (simulated)" "$RSW" record -v -q -i 1s -- \
+	"$HOG" spike 100M sleep 1200ms
+unset RSSWATCH_TEST_KPEAK_TRACEPOINT
+check "... -v names it in one line" grep -q \
+	"^rsswatch: no exact peaks from the kernel: the eBPF engine cannot run: cannot attach to the tracepoint rss_stat_gone" "$ERR"
+check "... and the run is recorded as before" sh -c \
+	"test '$(last peak_source)' != 'page counts' && test $(last peak_rss) -ge $((100 * MiB))"
+
+mkdir -m 700 "$T/nobody"
+chown nobody "$T/nobody"
+chmod 755 "$BUILD" "$BUILD/tests" "$BUILD/tests/bin" 2>/dev/null
+expect_exit 0 "not root" setpriv --reuid=nobody --regid=nogroup --clear-groups \
+	env RSSWATCH_DB="$T/nobody/db" "$RSW" record -v -q -- "$HOG" sleep 100ms
+check "... -v says it needs root" grep -q \
+	"^rsswatch: no exact peaks from the kernel: the eBPF engine cannot run: it needs root" "$ERR"
+
+done_testing
