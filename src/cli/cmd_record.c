@@ -566,12 +566,34 @@ struct session {
 	uid_t prev_uid;		/* --follow: the owner of the last instance */
 	int have_prev_uid;
 	int gpu_open;
-	int engine_said;	/* -v: the engine's line, once */
 	struct taskstats_listener ts;	/* exit records, from before a launch (record_opts) */
 	struct oom_watch oom;		/* OOM evidence, from before a launch (record_opts) */
 };
 
-/* The pid, the database and the --listen address: refused before anything starts. */
+/* The eBPF peak engine for the session's runs (record/engine.h), where the kernel and
+ * our privileges allow it; else nothing changes (one line with --verbose). A cgroup's
+ * members (-g) are not followed by it. */
+static void open_engine(struct record_args *a)
+{
+	char why[256];
+	if (a->no_bpf || a->opts.kpeak || *sysroot())
+		return;
+	int e = -EOPNOTSUPP;
+	if (a->cgroup)
+		snprintf(why, sizeof(why), "it does not follow a cgroup's members (-g) yet");
+	else
+		e = engine_open(&a->opts, why, sizeof(why));
+	if (!a->verbose)
+		return;
+	if (e < 0)
+		fprintf(stderr, "rsswatch: no exact peaks from the kernel: the eBPF engine cannot "
+			"run: %s\n", why);
+	else
+		fprintf(stderr, "rsswatch: exact peaks from the kernel's page counts (eBPF)\n");
+}
+
+/* The pid, the database and the --listen address: refused before anything starts.
+ * Then the engine. */
 static int open_session(struct session *s)
 {
 	struct record_args *a = s->a;
@@ -627,6 +649,9 @@ static int open_session(struct session *s)
 		cli_error("cannot set up signal handling: %s", errstr(errno));
 		return s->fail;
 	}
+	/* Before the target is looked for or started: it takes tens of milliseconds, which
+	 * a short-lived target may not outlive (and a followed one's next instance). */
+	open_engine(a);
 	return 0;
 }
 
@@ -820,30 +845,6 @@ static int launch_failed(const struct session *s, pid_t child, int setup_failed)
 	return EXIT_CANNOT_INVOKE;
 }
 
-/* The eBPF peak engine for one run (record/engine.h), where the kernel and our
- * privileges allow it; else nothing changes (one line with --verbose). A cgroup's
- * members (-g) are not followed by it. */
-static void open_engine(struct session *s)
-{
-	struct record_args *a = s->a;
-	char why[256];
-	if (a->no_bpf || a->opts.kpeak || *sysroot())
-		return;
-	int e = -EOPNOTSUPP;
-	if (a->cgroup)
-		snprintf(why, sizeof(why), "it does not follow a cgroup's members (-g) yet");
-	else
-		e = engine_open(&a->opts, why, sizeof(why));
-	if (!a->verbose || s->engine_said)
-		return;
-	s->engine_said = 1;
-	if (e < 0)
-		fprintf(stderr, "rsswatch: no exact peaks from the kernel: the eBPF engine cannot "
-			"run: %s\n", why);
-	else
-		fprintf(stderr, "rsswatch: exact peaks from the kernel's page counts (eBPF)\n");
-}
-
 /* The run's row, then the command (a launched command starts once its run exists: no
  * moment of it goes unrecorded). */
 static int start_run(struct session *s)
@@ -851,9 +852,7 @@ static int start_run(struct session *s)
 	struct record_args *a = s->a;
 	struct run *run = &s->run;
 	struct run_cgroup *tc = s->tc;
-	/* first, as it takes tens of milliseconds: once the run's row exists, an attached
-	 * target may end at any moment, and a launched one is adopted at its fork */
-	open_engine(s);
+	engine_new_run(&a->opts);
 	fill_run(run, a, &s->t);
 	if (a->cgroup) {
 		free(run->target);
@@ -1002,7 +1001,6 @@ static int run_recording(struct session *s)
 	s->gpu_open = 1;
 	say_start(s);		/* after what is slow to open: the first sample comes now */
 	int e = record(&a->opts, &s->t, s->sigfd, s->st, &s->run, &store_err);
-	engine_close(&a->opts);	/* the next instance has its own */
 	if ((e == -ESRCH || (e == 0 && a->cgroup)) && a->follow && !s->run.samples && !store_err) {
 		/* a followed instance that was gone before its first sample: no run (a -g
 		 * cgroup found empty at the first sample ends without an error) */

@@ -7,6 +7,12 @@ int engine_open(struct record_opts *o, char *why, size_t n)
 	return kpeak_open(&o->kpeak, why, n);
 }
 
+void engine_new_run(struct record_opts *o)
+{
+	if (o->kpeak)
+		kpeak_reset(o->kpeak);
+}
+
 void engine_adopt_launch(struct record_opts *o)
 {
 	if (o->kpeak)

@@ -7,14 +7,17 @@
 
 #include "record/recorder.h"
 
-/* Loads the engine for one run: o->kpeak. Returns 0, or -errno with a one-line reason
+/* Loads the engine for a session's runs: o->kpeak, once (it takes 30-60 ms, which a
+ * target may not outlive). Returns 0, or -errno with a one-line reason
  * in why (o->kpeak stays NULL: the run's peaks come from samples, VmHWM and the exit
  * records, as without it). */
 int engine_open(struct record_opts *o, char *why, size_t n);
+/* A run begins: the engine forgets the last one's processes and figures. */
+void engine_new_run(struct record_opts *o);
 /* A command about to be launched: the engine tracks the next child this process forks,
  * from its exec. */
 void engine_adopt_launch(struct record_opts *o);
-/* Unloads it (after the run). Accepts a closed one. */
+/* Unloads it (at the end of the session). Accepts a closed one. */
 void engine_close(struct record_opts *o);
 
 #endif

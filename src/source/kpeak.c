@@ -12,6 +12,8 @@
 #ifdef HAVE_BPF
 
 #include <bpf/bpf.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
 #include <bpf/libbpf.h>
 #include <linux/types.h>
 
@@ -214,6 +216,47 @@ int kpeak_drain_exits(struct kpeak *k, void (*fn)(void *ctx, const struct kpeak_
 	return n < 0 ? 0 : n;
 }
 
+/* Deletes every key of a map; returns how many were deleted. */
+static int clear_map(int fd, size_t keylen)
+{
+	char key[8], next[8];
+	int n = 0;
+	while (bpf_map_get_next_key(fd, NULL, next) == 0) {
+		memcpy(key, next, keylen);
+		if (bpf_map_delete_elem(fd, key) == 0)
+			n++;
+		else if (errno != ENOENT)	/* ENOENT: it ended meanwhile */
+			break;
+	}
+	return n;
+}
+
+void kpeak_reset(struct kpeak *k)
+{
+	struct kp_state *s = &k->skel->bss->state;
+	__atomic_store_n(&s->follow_forks, 0u, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->adopt_tgid, 0u, __ATOMIC_SEQ_CST);
+	int procs = bpf_map__fd(k->skel->maps.procs), mms = bpf_map__fd(k->skel->maps.mms);
+	int n = clear_map(procs, sizeof(__u32)) + clear_map(mms, sizeof(__u64));
+	/* A program that found an entry just before it went may still add to the total:
+	 * programs run under RCU, and MEMBARRIER_CMD_GLOBAL waits for a grace period
+	 * (synchronize_rcu), after which none of them is left. */
+	if (n > 0) {
+		if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) < 0)
+			usleep(20 * 1000);	/* no membarrier: tens of ms outlast any program */
+		clear_map(procs, sizeof(__u32));
+		clear_map(mms, sizeof(__u64));
+	}
+	ring_buffer__consume(k->exits);	/* k->fn is NULL: the last run's exits go */
+	__atomic_store_n(&s->total, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->peak, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->peak_ns, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->win_peak, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->win_peak_ns, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->events, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->dropped, 0, __ATOMIC_SEQ_CST);
+}
+
 void kpeak_close(struct kpeak *k)
 {
 	if (!k)
@@ -291,6 +334,11 @@ int kpeak_drain_exits(struct kpeak *k, void (*fn)(void *ctx, const struct kpeak_
 	(void)fn;
 	(void)ctx;
 	return 0;
+}
+
+void kpeak_reset(struct kpeak *k)
+{
+	(void)k;
 }
 
 void kpeak_close(struct kpeak *k)

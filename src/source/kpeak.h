@@ -50,6 +50,10 @@ int kpeak_proc(const struct kpeak *k, pid_t pid, uint64_t *peak, int64_t *at);
 /* Calls fn for each tracked process that ended since the last call. Returns how many. */
 int kpeak_drain_exits(struct kpeak *k, void (*fn)(void *ctx, const struct kpeak_exit *x),
 		      void *ctx);
+/* Forgets every tracked process and figure, as just opened: the engine of one
+ * recording serves the next (record --follow) without the 30-60 ms of a new load. The
+ * processes still running are no longer tracked. */
+void kpeak_reset(struct kpeak *k);
 /* Detaches and frees. Accepts NULL. */
 void kpeak_close(struct kpeak *k);
 

@@ -214,7 +214,12 @@ future_pid() {
 # squat_case NAME HOW AS...: EVIL makes $SHM/rsswatch.PID (HOW: file or dir) for a
 # future PID; then a victim run as AS... (empty: root) gets that pid and uses the
 # library while root records it.
-shows_mark() { "$RSW" show --json --db "$DB" 2>/dev/null | grep -qF "\"label\":\"$1\""; }
+# shows_mark PID LABEL: the latest run is of PID and has that mark (the last case's run,
+# with the same marks, must not stand for this one's).
+shows_mark() {
+	"$RSW" show --json --db "$DB" 2>/dev/null >"$T/shows.json" &&
+		grep -qF "\"pid\":$1," "$T/shows.json" && grep -qF "\"label\":\"$2\"" "$T/shows.json"
+}
 squat_case() {
 	_name=$1 _how=$2
 	shift 2
@@ -243,9 +248,9 @@ squat_case() {
 	_rec=$!
 	# The second mark once the first is stored (or the wait gave up on it), the end
 	# once the second is.
-	wait_until 5 shows_mark "victim mark 1"
+	wait_until 5 shows_mark "$_pid" "victim mark 1"
 	touch "$PUB/$_name.go"
-	wait_until 5 shows_mark "victim mark 2"
+	wait_until 5 shows_mark "$_pid" "victim mark 2"
 	touch "$PUB/$_name.end"
 	finish "$_at"
 	finish "$_rec"

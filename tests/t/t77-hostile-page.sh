@@ -68,7 +68,11 @@ future_pid() {
 	while [ -e "/proc/$_p" ] || [ -e "$SHM/rsswatch.$_p" ]; do _p=$((_p + 1)); done
 	echo "$_p"
 }
-shows_mark() { "$RSW" show --json --db "$DB" 2>/dev/null | grep -qF "\"label\":\"$1\""; }
+# shows_mark PID LABEL: the latest run is of PID and has that mark.
+shows_mark() {
+	"$RSW" show --json --db "$DB" 2>/dev/null >"$T/shows.json" &&
+		grep -qF "\"pid\":$1," "$T/shows.json" && grep -qF "\"label\":\"$2\"" "$T/shows.json"
+}
 for try in 1 2 3 4 5; do
 	pid=$(future_pid)
 	$AS_VICTIM mkdir "$SHM/rsswatch.$pid"
@@ -83,11 +87,11 @@ done
 if [ -e "$PUB/own.ready" ]; then
 	spawn own-rec "$RSW" record -i 10ms -d 20s --db "$DB" -p "$pid"
 	REC=$!
-	wait_until 10 shows_mark "victim mark 1"
+	wait_until 10 shows_mark "$pid" "victim mark 1"
 	touch "$PUB/own.go" "$PUB/own.end"
 	finish "$AT"
 	finish "$REC"
-	check "own squat: the victim's mark is recorded from its fallback page" shows_mark "victim mark 1"
+	check "own squat: the victim's mark is recorded from its fallback page" shows_mark "$pid" "victim mark 1"
 	check "own squat: the warning names the target's own user" \
 		grep -q "the target's own user took the name of the shared page of pid $pid (a directory of uid $VICTIM)" "$T/own-rec.err"
 	check "own squat: ... and does not blame another user" \

@@ -78,6 +78,42 @@ check "attached: inside the spike" \
 check "attached: no 'blind' line, the engine saw between samples" \
 	sh -c "! grep -q '^blind' '$T/att.err'"
 
+# --- --follow: one engine for every instance, each run with its own figures
+# Two instances one after the other: the first spikes 300 MiB, the second 100 MiB, each
+# once its run has its first sample. The engine is loaded once, before the first
+# instance is looked for; the second run's peak must not be the first's.
+tag=$$
+kruns() { q "select count(*) from run where target like '%kfol-$tag%' and samples >= 1"; }
+kended() { q "select count(*) from run where target like '%kfol-$tag%' and ended_at is not null"; }
+spawn fol "$RSW" record -q -i 1s -n "^kfol-$tag" --follow
+fol=$!
+HOG="$HOG" T="$T" NAME="kfol-$tag" bash -c '
+	( exec -a "$NAME" "$HOG" touch "$T/f1.ready" await "$T/f1.go" stamp "$T/f1.st" \
+		spike 300M stamp "$T/f1.st" )
+	( exec -a "$NAME" "$HOG" touch "$T/f2.ready" await "$T/f2.go" stamp "$T/f2.st" \
+		spike 100M stamp "$T/f2.st" )' >/dev/null 2>&1 &
+sup=$!
+wait_until 20 eval 'test -e "$T/f1.ready" && test "$(kruns)" -ge 1'
+touch "$T/f1.go"
+wait_until 20 eval 'test -e "$T/f2.ready" && test "$(kruns)" -ge 2'
+touch "$T/f2.go"
+wait_until 20 eval 'test "$(kended)" -ge 2'
+wait "$sup"
+kill -INT "$fol"
+finish "$fol"
+check "--follow: both instances recorded, the recorder stopped cleanly" \
+	test "$(kended)" = 2 -a "$RC" = 0
+fpeak() { q "select peak_rss from run where target like '%kfol-$tag%' order by id limit 1 offset $1"; }
+fat() { q "select peak_rss_at from run where target like '%kfol-$tag%' order by id limit 1 offset $1"; }
+fsrc() { q "select peak_source from run where target like '%kfol-$tag%' order by id limit 1 offset $1"; }
+diag "instance 1: $(fpeak 0) at $(fat 0) ($(fsrc 0)); instance 2: $(fpeak 1) at $(fat 1) ($(fsrc 1))"
+check "--follow: the first instance's peak is its 300 MiB spike, from page counts" \
+	test "$(fpeak 0)" -ge $((300 * MiB)) -a "$(fpeak 0)" -le $((316 * MiB)) -a "$(fsrc 0)" = "page counts"
+check "--follow: the second's is its own 100 MiB spike, not the first's" \
+	test "$(fpeak 1)" -ge $((100 * MiB)) -a "$(fpeak 1)" -le $((116 * MiB))
+check "--follow: ... at a time inside that spike" \
+	test "$(fat 1)" -ge "$(sed -n 1p "$T/f2.st")" -a "$(fat 1)" -le "$(sed -n 2p "$T/f2.st")"
+
 # --- without it: --no-bpf, a kernel without rss_stat, not root
 expect_exit 0 "--no-bpf" "$RSW" record -v -q -i 1s --no-bpf -- "$HOG" spike 100M sleep 1200ms
 check "--no-bpf: no engine, the peak from VmHWM" sh -c \

@@ -141,6 +141,40 @@ static void test_spike_peak_and_time(void **state)
 	kpeak_close(k);
 }
 
+/* A reset engine has no figures and tracks nothing (the first process may still be in
+ * its exit), and serves the next process as a fresh one does: its peak is its own
+ * spike only. */
+static void test_reset(void **state)
+{
+	(void)state;
+	struct kpeak *k = open_or_skip();
+	int go[2], back[2], go2[2], back2[2];
+	struct took t;
+	pid_t first = spiker(128 * MIB, go, back);
+	assert_int_equal(kpeak_track(k, first), 0);
+	run_spike(go, back, &t);
+	struct kpeak_figures f;
+	kpeak_read(k, &f);
+	assert_true(f.peak >= 128 * MIB);
+	kpeak_reset(k);
+	kpeak_read(k, &f);
+	uint64_t peak;
+	int64_t at;
+	assert_true(f.peak == 0 && f.peak_at == 0 && f.total == 0 && f.events == 0);
+	assert_int_equal(kpeak_proc(k, first, &peak, &at), -ENOENT);
+	pid_t second = spiker(48 * MIB, go2, back2);
+	assert_int_equal(kpeak_track(k, second), 0);
+	run_spike(go2, back2, &t);
+	reap(second, go2, back2);
+	kpeak_read(k, &f);
+	print_message("# after the reset: peak %llu (base %llu)\n", (unsigned long long)f.peak,
+		      (unsigned long long)t.base);
+	assert_true(f.peak >= t.base + 48 * MIB - BESIDE && f.peak <= t.base + 48 * MIB + BESIDE);
+	assert_true(f.peak_at >= t.at[0] && f.peak_at <= t.at[1]);
+	reap(first, go, back);
+	kpeak_close(k);
+}
+
 struct exits {
 	int n;
 	struct kpeak_exit x[8];
@@ -312,6 +346,7 @@ int main(void)
 		cmocka_unit_test(test_set_peak_is_simultaneous),
 		cmocka_unit_test(test_follow_forks),
 		cmocka_unit_test(test_adopted_child_counts_from_exec),
+		cmocka_unit_test(test_reset),
 		cmocka_unit_test(test_no_tracepoint),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
