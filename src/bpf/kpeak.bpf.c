@@ -3,7 +3,8 @@
  * (the raw tracepoint rss_stat), its fork, exec and exit. It keeps each process's
  * highest file + anon + shmem and the set's highest total, with the kernel's time of
  * each, in global data that the recorder reads at its samples: nothing is sent to
- * user space per page.
+ * user space per page. A tracked process's end, and the OOM killer's choice of one
+ * (oom:mark_victim), go to user space through a ring buffer.
  *
  * CO-RE: the few kernel fields read are declared here with preserve_access_index, and
  * libbpf relocates them against the running kernel's BTF. The counters are the mm's
@@ -21,16 +22,23 @@ struct percpu_counter {
 	__s64 count;
 } __attribute__((preserve_access_index));
 
-struct mm_struct {
-	struct percpu_counter rss_stat[4];	/* file, anon, swap, shmem */
-} __attribute__((preserve_access_index));
-
 struct atomic_t_ {
 	int counter;
 };
 
+struct atomic_long_t_ {
+	long counter;
+};
+
+struct mm_struct {
+	struct percpu_counter rss_stat[4];	/* file, anon, swap, shmem */
+	unsigned long total_vm;
+	struct atomic_long_t_ pgtables_bytes;
+} __attribute__((preserve_access_index));
+
 struct signal_struct {
 	struct atomic_t_ live;
+	short oom_score_adj;
 } __attribute__((preserve_access_index));
 
 struct task_struct {
@@ -38,6 +46,7 @@ struct task_struct {
 	int tgid;
 	struct mm_struct *mm;
 	struct signal_struct *signal;
+	char comm[16];
 } __attribute__((preserve_access_index));
 
 enum { MM_FILE, MM_ANON, MM_SWAP, MM_SHMEM };
@@ -63,7 +72,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
-} exits SEC(".maps");
+} events SEC(".maps");
 
 static __always_inline __u64 positive(__s64 v)
 {
@@ -218,14 +227,51 @@ int on_exit(struct bpf_raw_tracepoint_args *ctx)
 	if (!p)
 		return 0;
 	retire(p, tgid);
-	struct kp_exit *e = bpf_ringbuf_reserve(&exits, sizeof(*e), 0);
+	struct kp_exit *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (e) {
+		e->kind = KP_EXIT;
 		e->tgid = tgid;
-		e->pad = 0;
 		e->peak = p->peak;
 		e->peak_ns = p->peak_ns;
 		bpf_ringbuf_submit(e, 0);
+	} else {
+		__sync_fetch_and_add(&state.lost, 1);
 	}
 	bpf_map_delete_elem(&procs, &tgid);
+	return 0;
+}
+
+/* The OOM killer chose a process (before its kill line is printed): a tracked one's
+ * figures, as the line gives them. Its arguments are (task, uid) since Linux 6.8; the
+ * loader leaves this program out where the kernel's differ (kpeak.c). */
+SEC("raw_tracepoint/mark_victim")
+int on_victim(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *t = (struct task_struct *)ctx->args[0];
+	__u32 tgid = BPF_CORE_READ(t, tgid);
+	if (!bpf_map_lookup_elem(&procs, &tgid))
+		return 0;
+	struct kp_victim *v = bpf_ringbuf_reserve(&events, sizeof(*v), 0);
+	if (!v) {
+		__sync_fetch_and_add(&state.lost, 1);
+		return 0;
+	}
+	v->kind = KP_VICTIM;
+	v->tgid = tgid;
+	v->at_ns = bpf_ktime_get_ns();
+	v->uid = (__u32)ctx->args[1];
+	v->oom_score_adj = BPF_CORE_READ(t, signal, oom_score_adj);
+	BPF_CORE_READ_STR_INTO(&v->comm, t, comm);
+	struct mm_struct *mm = BPF_CORE_READ(t, mm);
+	v->total_vm = 0;
+	v->anon = v->file = v->shmem = v->pgtables = 0;
+	if (mm) {
+		v->total_vm = BPF_CORE_READ(mm, total_vm);
+		v->file = positive(BPF_CORE_READ(mm, rss_stat[MM_FILE].count));
+		v->anon = positive(BPF_CORE_READ(mm, rss_stat[MM_ANON].count));
+		v->shmem = positive(BPF_CORE_READ(mm, rss_stat[MM_SHMEM].count));
+		v->pgtables = positive(BPF_CORE_READ(mm, pgtables_bytes.counter));
+	}
+	bpf_ringbuf_submit(v, 0);
 	return 0;
 }

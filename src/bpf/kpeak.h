@@ -18,12 +18,30 @@ struct kp_proc {
 	__u32 pad;
 };
 
-/* One per tracked process, as it ends (the last thread's exit). */
+/* What the ring buffer carries: a record's first word says which it is. */
+#define KP_EXIT 1u	/* a tracked process ended (its last thread's exit) */
+#define KP_VICTIM 2u	/* the OOM killer chose a tracked process (oom:mark_victim) */
+
 struct kp_exit {
+	__u32 kind;		/* KP_EXIT */
 	__u32 tgid;
-	__u32 pad;
 	__u64 peak;
 	__u64 peak_ns;
+};
+
+/* The victim's figures as the kernel's kill line gives them, read when it was chosen
+ * (before the line is printed and before it dies). Sizes in pages (total_vm and the
+ * counters) and bytes (pgtables). */
+struct kp_victim {
+	__u32 kind;		/* KP_VICTIM */
+	__u32 tgid;
+	__u64 at_ns;		/* CLOCK_MONOTONIC */
+	__u64 total_vm;
+	__u64 anon, file, shmem;
+	__u64 pgtables;
+	__u32 uid;
+	__s32 oom_score_adj;
+	char comm[16];
 };
 
 /* The set: every tracked process together. The window is the highest total since the
@@ -36,6 +54,7 @@ struct kp_state {
 	__u64 win_peak_ns;
 	__u64 events;		/* rss_stat events of tracked processes */
 	__u64 dropped;		/* processes not tracked: the table was full */
+	__u64 lost;		/* records the ring buffer had no room for */
 	__u32 adopt_tgid;	/* track the next child forked by this process, from its exec */
 	__u32 follow_forks;	/* track every child of a tracked process */
 };

@@ -331,6 +331,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	/* test knobs: follow a tree by walking only, and without exit records */
 	a->opts.no_proccn = cli_env_flag("RSSWATCH_NO_PROCCN");
 	a->opts.no_exit_records = cli_env_flag("RSSWATCH_NO_TASKSTATS");
+	a->opts.no_kmsg = cli_env_flag("RSSWATCH_NO_KMSG");
 	int ret = cli_parse(&record_cli, argc, argv, a);
 	if (ret)
 		return ret;
@@ -896,7 +897,7 @@ static int start_run(struct session *s)
 		taskstats_close(&s->ts);
 	a->opts.exit_listener = &s->ts;
 	if (!s->oom.open)
-		oom_watch_open(&s->oom, s->t.cg);
+		oom_watch_open(&s->oom, s->t.cg, !a->opts.no_kmsg);
 	a->opts.oom_watch = &s->oom;
 	engine_adopt_launch(&a->opts);
 	pid_t child = target_launch(a->command, &s->old, tc->made ? run_cgroup_join : NULL,

@@ -30,7 +30,7 @@ void oom_kill_detail(const struct kmsg_oom *k, const char *memcg, char *out, siz
 			   (unsigned long long)(v / 1024));
 	}
 	buf_printf(&b, "%smemcg=%s", b.len ? " " : "", memcg && memcg[0] ? memcg : "-");
-	buf_printf(&b, " scope=%s", k->memcg ? "cgroup" : "host");
+	buf_printf(&b, " scope=%s", !(k->have & KMSG_F_SCOPE) ? "-" : k->memcg ? "cgroup" : "host");
 	if (k->comm[0])
 		buf_printf(&b, " comm=%s", k->comm);
 	strlcpy_rsw(out, buf_str(&b), n);
@@ -61,7 +61,7 @@ void oom_decide(const struct oom_evidence *ev, struct oom_verdict *out)
 		strlcpy_rsw(out->memcg, ev->memcg, sizeof(out->memcg));
 		out->rss_known = (ev->kill.have & KMSG_F_ANON_RSS) != 0;
 		out->anon_rss = ev->kill.anon_rss;
-		if (!ev->kill.memcg)
+		if (!ev->kill.memcg && (ev->kill.have & KMSG_F_SCOPE))
 			strlcpy_rsw(out->note, "the host ran out of memory", sizeof(out->note));
 		return;
 	}
@@ -105,12 +105,12 @@ void oom_decide(const struct oom_evidence *ev, struct oom_verdict *out)
 			 (unsigned long long)other, other == 1 ? "" : "es");
 }
 
-void oom_watch_open(struct oom_watch *w, struct cg_reader *cg)
+void oom_watch_open(struct oom_watch *w, struct cg_reader *cg, int read_log)
 {
 	memset(w, 0, sizeof(*w));
 	w->open = true;
 	w->kmsg.fd = -1;
-	w->kmsg_err = kmsg_reader_open(&w->kmsg, 0);
+	w->kmsg_err = read_log ? kmsg_reader_open(&w->kmsg, 0) : -EPERM;
 	w->vm_known = vmstat_read_oom_kill(&w->vm_start) == 0;
 	w->cg = cg;
 	struct cg_sample s;

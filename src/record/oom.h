@@ -79,9 +79,10 @@ struct oom_watch {
 	struct kmsg_record rec;		/* scratch */
 };
 
-/* Opens /dev/kmsg (at its end) and reads the starting counters; cg may be NULL.
- * Never fails: what cannot be read is missing evidence (kmsg_err, vm_known, cg_known). */
-void oom_watch_open(struct oom_watch *w, struct cg_reader *cg);
+/* Opens /dev/kmsg (at its end; not with read_log 0, which stands for a log that cannot
+ * be read) and reads the starting counters; cg may be NULL. Never fails: what cannot
+ * be read is missing evidence (kmsg_err, vm_known, cg_known). */
+void oom_watch_open(struct oom_watch *w, struct cg_reader *cg, int read_log);
 /* The fd to poll for new kernel log records, or -1. */
 int oom_watch_fd(const struct oom_watch *w);
 /* Reads every new record; calls cb for each OOM kill line (any pid) with the oom_memcg

@@ -541,7 +541,7 @@ static void use_sources(struct recorder *rc)
 		memset(early, 0, sizeof(*early));
 		early->kmsg.fd = -1;
 	} else {
-		oom_watch_open(&rc->oom, rc->target->cg);
+		oom_watch_open(&rc->oom, rc->target->cg, !rc->opts->no_kmsg);
 	}
 }
 
@@ -758,7 +758,9 @@ static int on_ready(struct recorder *rc, unsigned ready)
 	if (ready & (1u << LOOP_GPU))
 		gpu_tick(rc);
 	if (ready & (1u << LOOP_OOM))
-		oom_watch_drain(&rc->oom, rec_on_oom_kill, rc);
+		rec_drain_kills(rc);
+	else
+		rec_drain_victims(rc);	/* the log may be unreadable: the engine's come anyway */
 	if (ready & (1u << LOOP_SIGNAL))
 		handle_signal(rc);
 	if (ready & (1u << LOOP_TARGET)) {

@@ -77,6 +77,9 @@ struct record_opts {
 	int no_proccn;
 	/* Do not read the kernel's exit records (benchmarks; RSSWATCH_NO_TASKSTATS=1). */
 	int no_exit_records;
+	/* Do not read the kernel log, as where it is not readable (tests;
+	 * RSSWATCH_NO_KMSG=1). */
+	int no_kmsg;
 	/* A listener for exit records registered (taskstats_open) before the command was
 	 * launched, or NULL: a command that ends while the recording starts (/bin/true
 	 * does, in about a millisecond) still leaves its record. record() takes it over

@@ -61,12 +61,36 @@ static int kill_is_ours(const struct recorder *rc, const struct kmsg_oom *kill, 
 	       in_set_cgroup(rc, memcg);
 }
 
-/* One OOM kill of the run, from its kernel line: counted, stored, its hook run, and
- * the kernel's figures offered to its process. */
+/* Whether the kill of pid at t (CLOCK_REALTIME) was counted already, from its other
+ * report; if not, it is remembered. A pid is not reused within RECENT_NS. */
+static int seen_kill(struct recorder *rc, pid_t pid, int64_t t)
+{
+	for (size_t i = 0; i < rc->nkills_seen && i < KILLS_SEEN; i++) {
+		const struct kill_seen *k = &rc->kills_seen[i];
+		if (k->pid == pid && t - k->t < RECENT_NS && k->t - t < RECENT_NS)
+			return 1;
+	}
+	rc->kills_seen[rc->nkills_seen++ % KILLS_SEEN] = (struct kill_seen){ pid, t };
+	return 0;
+}
+
+/* One OOM kill of the run, from the engine (oom:mark_victim) or its kernel line:
+ * counted, stored, its hook run, and the kernel's figures offered to its process. The
+ * second report of a kill counts for nothing, but the log's names the cgroup. */
 static void count_kill(struct recorder *rc, const struct kmsg_oom *kill, const char *memcg,
 		       int64_t realtime_ns)
 {
 	struct run *r = rc->run;
+	if (seen_kill(rc, kill->pid, realtime_ns)) {
+		if (kill->pid != rc->target->pid || (rc->ev.kill.have & KMSG_F_SCOPE))
+			return;
+		/* the target's kill from the engine: the line tells what ran out */
+		rc->ev.kill.memcg = kill->memcg;
+		rc->ev.kill.have |= kill->have & KMSG_F_SCOPE;
+		if (memcg && *memcg && !rc->ev.memcg[0])
+			strlcpy_rsw(rc->ev.memcg, memcg, sizeof(rc->ev.memcg));
+		return;
+	}
 	struct oom_kill k;
 	memset(&k, 0, sizeof(k));
 	k.t = realtime_ns;
@@ -166,6 +190,43 @@ void rec_settle_kills(struct recorder *rc, int at_end)
 	rc->npkills = kept;
 }
 
+/* The OOM killer chose a process the engine tracks: the run's, certainly (the target,
+ * or a member of its tree, even one no sample saw), counted now with the kernel's
+ * figures of that moment. */
+static void on_victim(void *ctx, const struct kpeak_victim *v)
+{
+	struct recorder *rc = ctx;
+	struct kmsg_oom o;
+	memset(&o, 0, sizeof(o));
+	o.kind = KMSG_OOM_KILLED;
+	o.pid = v->pid;
+	strlcpy_rsw(o.comm, v->comm, sizeof(o.comm));
+	o.uid = v->uid;
+	o.total_vm = v->total_vm;
+	o.anon_rss = v->anon_rss;
+	o.file_rss = v->file_rss;
+	o.shmem_rss = v->shmem_rss;
+	o.pgtables = v->pgtables;
+	o.oom_score_adj = v->oom_score_adj;
+	o.have = KMSG_F_TOTAL_VM | KMSG_F_ANON_RSS | KMSG_F_FILE_RSS | KMSG_F_SHMEM_RSS |
+		 KMSG_F_UID | KMSG_F_PGTABLES | KMSG_F_OOM_SCORE_ADJ;
+	count_kill(rc, &o, "", v->at + rc->real_off);
+}
+
+void rec_drain_victims(struct recorder *rc)
+{
+	if (rc->opts->kpeak) {
+		struct kpeak_handlers h = { NULL, on_victim, rc };
+		kpeak_drain(rc->opts->kpeak, &h);
+	}
+}
+
+void rec_drain_kills(struct recorder *rc)
+{
+	rec_drain_victims(rc);
+	oom_watch_drain(&rc->oom, rec_on_oom_kill, rc);
+}
+
 void rec_on_oom_kill(void *ctx, const struct kmsg_oom *kill, const char *memcg,
 		     int64_t realtime_ns)
 {
@@ -204,14 +265,14 @@ static void attribute_kill(struct recorder *rc, int sig)
 	struct run *r = rc->run;
 	struct oom_evidence *ev = &rc->ev;
 	struct oom_verdict v;
-	oom_watch_drain(&rc->oom, rec_on_oom_kill, rc);
+	rec_drain_kills(rc);
 	oom_watch_counters(&rc->oom, ev);
 	int64_t deadline = mono_ns() + KILL_LINE_WAIT_NS;
 	while (sig == SIGKILL && !ev->kill_seen && oom_watch_fd(&rc->oom) >= 0 &&
 	       (ev->cg_delta || ev->vm_delta) && mono_ns() < deadline) {
 		struct pollfd p = { oom_watch_fd(&rc->oom), POLLIN, 0 };
 		poll(&p, 1, KILL_LINE_POLL_MS);
-		oom_watch_drain(&rc->oom, rec_on_oom_kill, rc);
+		rec_drain_kills(rc);
 	}
 	ev->signal = sig;
 	ev->cg_path = rc->target->cg_path;
@@ -348,14 +409,14 @@ void rec_cgroup_ended(struct recorder *rc)
 	rc->end_mono = mono_ns();
 	/* the kill line comes before the exit; give one that is late a moment */
 	int64_t deadline = mono_ns() + CGROUP_KILL_LINE_WAIT_NS;
-	oom_watch_drain(&rc->oom, rec_on_oom_kill, rc);
+	rec_drain_kills(rc);
 	rec_drain_exits(rc);
 	rec_settle_kills(rc, 0);
 	while (last_oom_victim(rc) < 0 && oom_watch_fd(&rc->oom) >= 0 && mono_ns() < deadline) {
 		struct pollfd p = { oom_watch_fd(&rc->oom), POLLIN, 0 };
 		if (poll(&p, 1, KILL_LINE_POLL_MS) <= 0)
 			break;
-		oom_watch_drain(&rc->oom, rec_on_oom_kill, rc);
+		rec_drain_kills(rc);
 		rec_drain_exits(rc);
 		rec_settle_kills(rc, 0);
 	}
@@ -465,7 +526,7 @@ void rec_settle_end(struct recorder *rc, int e)
 {
 	struct run *run = rc->run;
 	if (rc->set_open)
-		oom_watch_drain(&rc->oom, rec_on_oom_kill, rc);
+		rec_drain_kills(rc);
 	rec_drain_exits(rc);
 	rec_kernel_peak(rc);	/* after the exit records and wait4: its time is the peak's */
 	note_engine_drops(rc);

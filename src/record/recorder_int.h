@@ -69,6 +69,10 @@
  * pkills[] for it: at most PENDING_KILLS lines, each for PENDING_KILL_INTERVALS
  * intervals and RECENT_NS more, then it was some other process's. */
 #define PENDING_KILLS 64
+/* How many counted kills are remembered against their second report: the kernel
+ * log's line comes within milliseconds of the engine's record, and a crash loop kills
+ * a few hundred a second. */
+#define KILLS_SEEN 64
 #define PENDING_KILL_INTERVALS 3
 /* A kill is matched to the process its pid named at its time: one first seen up to an
  * interval and RECENT_NS after it (a process is first seen at the sample after its
@@ -201,6 +205,14 @@ struct recorder {
 	int64_t kills_named, kills_unnamed, cg_kills;
 	struct pending_kill *pkills;	/* PENDING_KILLS, allocated at the first */
 	size_t npkills;
+	/* The last KILLS_SEEN kills counted, by pid and time: the same kill comes from
+	 * the engine (oom:mark_victim) and later from the kernel log, and is counted
+	 * once (count_kill). */
+	struct kill_seen {
+		pid_t pid;
+		int64_t t;	/* CLOCK_REALTIME */
+	} kills_seen[KILLS_SEEN];
+	size_t nkills_seen;
 	int64_t last_elapsed, prev_elapsed;	/* the last two samples taken */
 	/* The kernel's exit records (taskstats), drained at each sample: a record whose
 	 * process is not known yet (its fork is read at the next sample, or its parent's
@@ -265,6 +277,10 @@ void rec_note_lost_exits(struct recorder *rc);
 
 /* recorder_end.c */
 void rec_settle_kills(struct recorder *rc, int at_end);
+/* The engine's OOM victims (no system call), then the kernel log's kill lines: every
+ * OOM kill reported so far handed to the run. */
+void rec_drain_victims(struct recorder *rc);
+void rec_drain_kills(struct recorder *rc);
 void rec_on_oom_kill(void *ctx, const struct kmsg_oom *kill, const char *memcg,
 		     int64_t realtime_ns);
 void rec_cgroup_kills(struct recorder *rc, int at_end);

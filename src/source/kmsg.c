@@ -297,6 +297,7 @@ int kmsg_oom_parse(const char *text, size_t len, struct kmsg_oom *out)
 		    starts(text, len, "Out of memory"))) {
 		o->kind = KMSG_OOM_KILLED;
 		o->memcg = text[0] == 'M';
+		o->have |= KMSG_F_SCOPE;
 		p = parse_pid_comm(k + sizeof(killed) - 1, end, ") total-vm:", o);
 		if (p)
 			e = parse_oom_fields(p, end, o);

@@ -64,6 +64,9 @@ enum {
 	KMSG_F_TOTAL_VM = 1u << 0, KMSG_F_ANON_RSS = 1u << 1, KMSG_F_FILE_RSS = 1u << 2,
 	KMSG_F_SHMEM_RSS = 1u << 3, KMSG_F_UID = 1u << 4, KMSG_F_PGTABLES = 1u << 5,
 	KMSG_F_OOM_SCORE_ADJ = 1u << 6, KMSG_F_OOM_MEMCG = 1u << 7,
+	/* KILLED: memcg says whether a cgroup's limit or the host ran out (a kill line
+	 * always does; the engine's record of a kill does not know) */
+	KMSG_F_SCOPE = 1u << 8,
 };
 
 struct kmsg_oom {

@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/types.h>
 
@@ -22,10 +23,10 @@
 
 struct kpeak {
 	struct kpeak_bpf *skel;
-	struct ring_buffer *exits;
-	struct bpf_link *links[4];
-	void (*fn)(void *ctx, const struct kpeak_exit *x);
-	void *ctx;
+	struct ring_buffer *events;
+	struct bpf_link *links[5];
+	int victims;			/* on_victim is attached */
+	const struct kpeak_handlers *h;	/* while draining */
 };
 
 /* libbpf's last word, for why the load failed (libbpf speaks in lines). */
@@ -71,15 +72,62 @@ static int refusal(int e, char *why, size_t n)
 	return e;
 }
 
-static int on_exit_record(void *ctx, void *data, size_t len)
+static int on_event(void *ctx, void *data, size_t len)
 {
 	struct kpeak *k = ctx;
-	const struct kp_exit *x = data;
-	if (len < sizeof(*x) || !k->fn)
+	const __u32 *kind = data;
+	const struct kpeak_handlers *h = k->h;
+	if (!h || len < sizeof(*kind))
 		return 0;
-	struct kpeak_exit e = { (pid_t)x->tgid, x->peak, (int64_t)x->peak_ns };
-	k->fn(k->ctx, &e);
+	if (*kind == KP_EXIT && len >= sizeof(struct kp_exit) && h->exit) {
+		const struct kp_exit *x = data;
+		struct kpeak_exit e = { (pid_t)x->tgid, x->peak, (int64_t)x->peak_ns };
+		h->exit(h->ctx, &e);
+	} else if (*kind == KP_VICTIM && len >= sizeof(struct kp_victim) && h->victim) {
+		const struct kp_victim *x = data;
+		uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+		struct kpeak_victim v;
+		memset(&v, 0, sizeof(v));
+		v.pid = (pid_t)x->tgid;
+		v.uid = x->uid;
+		v.at = (int64_t)x->at_ns;
+		memcpy(v.comm, x->comm, sizeof(x->comm));
+		v.comm[sizeof(v.comm) - 1] = 0;
+		v.total_vm = x->total_vm * page;
+		v.anon_rss = x->anon * page;
+		v.file_rss = x->file * page;
+		v.shmem_rss = x->shmem * page;
+		v.pgtables = x->pgtables;
+		v.oom_score_adj = x->oom_score_adj;
+		h->victim(h->ctx, &v);
+	}
 	return 0;
+}
+
+/* Whether the kernel's oom:mark_victim has the arguments on_victim reads (task, uid):
+ * Linux 6.8 and later. Before, it passed the pid alone. */
+static int victim_args_known(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	if (!btf)
+		return 0;
+	int ok = 0;
+	int id = btf__find_by_name_kind(btf, "btf_trace_mark_victim", BTF_KIND_TYPEDEF);
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, btf__resolve_type(btf, id)) : NULL;
+	if (t && btf_is_ptr(t))
+		t = btf__type_by_id(btf, t->type);
+	if (t && btf_is_func_proto(t) && btf_vlen(t) == 3) {
+		/* (void *ctx, struct task_struct *task, uid_t uid) */
+		const struct btf_param *p = btf_params(t);
+		const struct btf_type *a = btf__type_by_id(btf, btf__resolve_type(btf, p[1].type));
+		if (a && btf_is_ptr(a)) {
+			const struct btf_type *task = btf__type_by_id(btf, a->type);
+			const char *name = task ? btf__name_by_offset(btf, task->name_off) : NULL;
+			ok = name && strcmp(name, "task_struct") == 0;
+		}
+	}
+	btf__free(btf);
+	return ok;
 }
 
 int kpeak_open(struct kpeak **out, char *why, size_t whylen)
@@ -104,6 +152,8 @@ int kpeak_open(struct kpeak **out, char *why, size_t whylen)
 		return refusal(-errno, why, whylen);
 	}
 	k->skel->rodata->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+	k->victims = victim_args_known();
+	bpf_program__set_autoload(k->skel->progs.on_victim, k->victims);
 	int e = kpeak_bpf__load(k->skel);
 	if (e < 0) {
 		kpeak_bpf__destroy(k->skel);
@@ -131,8 +181,15 @@ int kpeak_open(struct kpeak **out, char *why, size_t whylen)
 			return e;
 		}
 	}
-	k->exits = ring_buffer__new(bpf_map__fd(k->skel->maps.exits), on_exit_record, k, NULL);
-	if (!k->exits) {
+	/* The OOM killer's choices: without them, OOM kills are told from the kernel log
+	 * alone, as without the engine. */
+	if (k->victims) {
+		k->links[4] = bpf_program__attach_raw_tracepoint(k->skel->progs.on_victim,
+								 "mark_victim");
+		k->victims = k->links[4] != NULL;
+	}
+	k->events = ring_buffer__new(bpf_map__fd(k->skel->maps.events), on_event, k, NULL);
+	if (!k->events) {
 		e = -errno;
 		snprintf(why, whylen, "cannot read its ring buffer: %s", strerror(-e));
 		kpeak_close(k);
@@ -185,6 +242,7 @@ void kpeak_read(const struct kpeak *k, struct kpeak_figures *f)
 	f->total = __atomic_load_n(&s->total, __ATOMIC_ACQUIRE);
 	f->events = __atomic_load_n(&s->events, __ATOMIC_RELAXED);
 	f->dropped = __atomic_load_n(&s->dropped, __ATOMIC_RELAXED);
+	f->lost = __atomic_load_n(&s->lost, __ATOMIC_RELAXED);
 }
 
 void kpeak_take_window(struct kpeak *k, uint64_t *peak, int64_t *at)
@@ -206,14 +264,17 @@ int kpeak_proc(const struct kpeak *k, pid_t pid, uint64_t *peak, int64_t *at)
 	return 0;
 }
 
-int kpeak_drain_exits(struct kpeak *k, void (*fn)(void *ctx, const struct kpeak_exit *x),
-		      void *ctx)
+int kpeak_drain(struct kpeak *k, const struct kpeak_handlers *h)
 {
-	k->fn = fn;
-	k->ctx = ctx;
-	int n = ring_buffer__consume(k->exits);
-	k->fn = NULL;
+	k->h = h;
+	int n = ring_buffer__consume(k->events);
+	k->h = NULL;
 	return n < 0 ? 0 : n;
+}
+
+int kpeak_sees_victims(const struct kpeak *k)
+{
+	return k->victims;
 }
 
 /* Deletes every key of a map; returns how many were deleted. */
@@ -247,7 +308,7 @@ void kpeak_reset(struct kpeak *k)
 		clear_map(procs, sizeof(__u32));
 		clear_map(mms, sizeof(__u64));
 	}
-	ring_buffer__consume(k->exits);	/* k->fn is NULL: the last run's exits go */
+	ring_buffer__consume(k->events);	/* k->h is NULL: the last run's records go */
 	__atomic_store_n(&s->total, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&s->peak, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&s->peak_ns, 0, __ATOMIC_SEQ_CST);
@@ -255,13 +316,14 @@ void kpeak_reset(struct kpeak *k)
 	__atomic_store_n(&s->win_peak_ns, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&s->events, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&s->dropped, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->lost, 0, __ATOMIC_SEQ_CST);
 }
 
 void kpeak_close(struct kpeak *k)
 {
 	if (!k)
 		return;
-	ring_buffer__free(k->exits);
+	ring_buffer__free(k->events);
 	for (size_t i = 0; i < ARRAY_SIZE(k->links); i++)
 		bpf_link__destroy(k->links[i]);
 	kpeak_bpf__destroy(k->skel);
@@ -327,12 +389,16 @@ int kpeak_proc(const struct kpeak *k, pid_t pid, uint64_t *peak, int64_t *at)
 	return -ENOENT;
 }
 
-int kpeak_drain_exits(struct kpeak *k, void (*fn)(void *ctx, const struct kpeak_exit *x),
-		      void *ctx)
+int kpeak_drain(struct kpeak *k, const struct kpeak_handlers *h)
 {
 	(void)k;
-	(void)fn;
-	(void)ctx;
+	(void)h;
+	return 0;
+}
+
+int kpeak_sees_victims(const struct kpeak *k)
+{
+	(void)k;
 	return 0;
 }
 

@@ -20,6 +20,7 @@ struct kpeak_figures {
 	int64_t total;		/* their total now (bytes; file + anon + shmem) */
 	uint64_t events;	/* page-count changes seen of them */
 	uint64_t dropped;	/* processes that could not be tracked (table full) */
+	uint64_t lost;		/* exits and OOM victims the ring buffer had no room for */
 };
 
 /* The exact peak of one tracked process that ended. */
@@ -27,6 +28,24 @@ struct kpeak_exit {
 	pid_t pid;
 	uint64_t peak;
 	int64_t peak_at;
+};
+
+/* A tracked process the OOM killer chose (oom:mark_victim), with the figures of the
+ * kernel's kill line, read at that moment: it comes before the line is printed. */
+struct kpeak_victim {
+	pid_t pid;
+	uint32_t uid;
+	int64_t at;		/* CLOCK_MONOTONIC */
+	char comm[16];
+	uint64_t total_vm, anon_rss, file_rss, shmem_rss, pgtables;	/* bytes */
+	int oom_score_adj;
+};
+
+/* What kpeak_drain hands over; either may be NULL. */
+struct kpeak_handlers {
+	void (*exit)(void *ctx, const struct kpeak_exit *x);
+	void (*victim)(void *ctx, const struct kpeak_victim *v);
+	void *ctx;
 };
 
 /* Whether this build has the engine. */
@@ -47,9 +66,11 @@ void kpeak_read(const struct kpeak *k, struct kpeak_figures *f);
 void kpeak_take_window(struct kpeak *k, uint64_t *peak, int64_t *at);
 /* A tracked process's peak so far. 0, or -ENOENT when it is not tracked (or ended). */
 int kpeak_proc(const struct kpeak *k, pid_t pid, uint64_t *peak, int64_t *at);
-/* Calls fn for each tracked process that ended since the last call. Returns how many. */
-int kpeak_drain_exits(struct kpeak *k, void (*fn)(void *ctx, const struct kpeak_exit *x),
-		      void *ctx);
+/* Hands over, in order, each tracked process that ended and each the OOM killer chose
+ * since the last call. No system call: the ring buffer is mapped. Returns how many. */
+int kpeak_drain(struct kpeak *k, const struct kpeak_handlers *h);
+/* Whether OOM victims are reported (oom:mark_victim attached; Linux 6.8+). */
+int kpeak_sees_victims(const struct kpeak *k);
 /* Forgets every tracked process and figure, as just opened: the engine of one
  * recording serves the next (record --follow) without the 30-60 ms of a new load. The
  * processes still running are no longer tracked. */

@@ -113,7 +113,7 @@ static void test_oom_killed_memcg(void **state)
 	assert_true(oom.pgtables == 188ULL * 1024 && oom.uid == 0 && oom.oom_score_adj == 0);
 	assert_int_equal(oom.have, KMSG_F_TOTAL_VM | KMSG_F_ANON_RSS | KMSG_F_FILE_RSS |
 				   KMSG_F_SHMEM_RSS | KMSG_F_UID | KMSG_F_PGTABLES |
-				   KMSG_F_OOM_SCORE_ADJ);
+				   KMSG_F_OOM_SCORE_ADJ | KMSG_F_SCOPE);
 }
 
 static void test_oom_killed_global_odd_comm(void **state)

@@ -187,6 +187,12 @@ static void on_exit_cb(void *ctx, const struct kpeak_exit *e)
 		xs->x[xs->n++] = *e;
 }
 
+static int drain_exits(struct kpeak *k, struct exits *xs)
+{
+	struct kpeak_handlers h = { on_exit_cb, NULL, xs };
+	return kpeak_drain(k, &h);
+}
+
 /* An ended process leaves its peak and leaves the total. */
 static void test_exit_record(void **state)
 {
@@ -199,7 +205,7 @@ static void test_exit_record(void **state)
 	run_spike(go, back, &t);
 	reap(pid, go, back);
 	struct exits xs = { 0 };
-	assert_int_equal(kpeak_drain_exits(k, on_exit_cb, &xs), 1);
+	assert_int_equal(drain_exits(k, &xs), 1);
 	assert_int_equal(xs.n, 1);
 	assert_int_equal(xs.x[0].pid, pid);
 	print_message("# exit peak %llu; base %llu\n", (unsigned long long)xs.x[0].peak,
@@ -233,7 +239,7 @@ static void test_set_peak_is_simultaneous(void **state)
 	run_spike(gb, bb, &tb);
 	reap(b, gb, bb);
 	struct exits xs = { 0 };
-	assert_int_equal(kpeak_drain_exits(k, on_exit_cb, &xs), 2);
+	assert_int_equal(drain_exits(k, &xs), 2);
 	uint64_t own = xs.x[0].peak + xs.x[1].peak;
 	assert_true(xs.x[0].peak >= 32 * MIB && xs.x[1].peak >= 32 * MIB);
 	struct kpeak_figures f;
@@ -280,7 +286,7 @@ static void test_follow_forks(void **state)
 	close(go[0]);
 	close(go[1]);
 	struct exits xs = { 0 };
-	assert_int_equal(kpeak_drain_exits(k, on_exit_cb, &xs), 2);
+	assert_int_equal(drain_exits(k, &xs), 2);
 	int child_seen = 0;
 	for (int i = 0; i < xs.n; i++)
 		if (xs.x[i].pid != parent && xs.x[i].peak >= 72 * MIB)
@@ -313,7 +319,7 @@ static void test_adopted_child_counts_from_exec(void **state)
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	struct exits xs = { 0 };
-	assert_int_equal(kpeak_drain_exits(k, on_exit_cb, &xs), 1);
+	assert_int_equal(drain_exits(k, &xs), 1);
 	assert_int_equal(xs.x[0].pid, pid);
 	print_message("# exit peak %llu\n", (unsigned long long)xs.x[0].peak);
 	assert_true(xs.x[0].peak > 0);
