@@ -1,15 +1,19 @@
 #!/bin/sh
-# bench/kpeak-cost.sh [SECONDS] [ROUNDS]: what the eBPF peak engine costs. A workload
+# bench/kpeak-cost.sh [SECONDS] [ROUNDS] [THREADS]: what the eBPF peak engine costs. A workload
 # that faults pages in and out as fast as it can (bench/pagetouch: 64 MiB mapped,
 # touched and unmapped in a loop, every fault a change of the kernel's page counts)
 # runs alone, under `rsswatch record -i 1s --no-bpf`, and under `rsswatch record -i 1s`
 # (the engine's program on rss_stat runs at each of those changes). Its pages a second
 # give the workload's cost; the recorder's own CPU per second (it is attached with -p,
 # so wait4 counts it alone) gives rsswatch's. Medians over ROUNDS, side by side in one
-# run. Needs root (the engine loads only as root).
+# run. THREADS (1) threads fault at once, each its own 64 MiB: on many CPUs, what the
+# engine's shared counters cost when every CPU updates them. Needs root (the engine
+# loads only as root).
 set -eu
+. "$(dirname "$0")/lib.sh"
 secs=${1:-10}
 rounds=${2:-5}
+threads=${3:-1}
 B=${BUILD:-build}
 rsw=$B/rsswatch
 ru=$B/bench/rusage
@@ -21,7 +25,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # one MODE(alone|nobpf|bpf): "PAGES_PER_S RECORDER_US_PER_S"
 one() {
-	"$pt" "$secs" 64 >"$tmp/pt" &
+	"$pt" "$secs" 64 "$threads" >"$tmp/pt" &
 	w=$!
 	rec=0
 	if [ "$1" != alone ]; then
@@ -34,7 +38,6 @@ one() {
 	wait "$w"
 	echo "$(sed -n 's/pages_per_s=//p' "$tmp/pt") $rec"
 }
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 for m in alone nobpf bpf; do : >"$tmp/$m"; done
 r=0
