@@ -309,8 +309,13 @@ def build(raw):
             if v is not None:
                 pct = v / alone * 100
                 cells[tool] = (round(pct, 2), f"{pct:.1f}% at {fmt_interval(ms)}")
+    detail = ""
+    nobpf = median(raw.touch.get("rsswatch-nobpf", []))
+    if alone and nobpf is not None and "rsswatch" in cells:
+        detail = (f"rsswatch with its eBPF engine (on as root) {cells['rsswatch'][0]:.1f}%, "
+                  f"with --no-bpf {nobpf / alone * 100:.1f}%")
     t.row("slowdown", f"target's page-touching rate beside the tool (alone: "
-          f"{fmt_num(alone)} pages/s)", "% of alone", cells)
+          f"{fmt_num(alone)} pages/s)", "% of alone", cells, None, None, detail)
 
     # 6. storage
     cells = {}

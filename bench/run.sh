@@ -25,7 +25,7 @@
 #      noticing it (rsswatch: the run's ended_at; the others: when their loop ends)
 #   4. trees of 10, 100 and 1,000 processes: CPU per sample (as bench/tree-cost.sh)
 #   5. the target's slowdown: pages a page-touching loop (build/bench/touchloop) manages per
-#      second, alone and with each tool at its fastest interval
+#      second, alone and with each tool at its fastest interval (rsswatch also with --no-bpf)
 #   6. storage: bytes per sample (the database's growth, checkpointed; the others' files)
 # Raw figures go to $BUILD/bench/raw.txt; bench/report.py turns them into one table of
 # ratios, printed and written to $BUILD/bench/table.md and table.json. The figures are
@@ -132,10 +132,13 @@ run_tool() {
 	count=$((secs * 1000 / ms))
 	[ "$count" -ge 1 ] || count=1
 	case $tool in
-	rsswatch | rsswatch-nox)	# rsswatch-nox: without the exit records of the host
+	rsswatch | rsswatch-nox | rsswatch-nobpf)
+		# rsswatch-nox: without the exit records of the host; -nobpf: without the
+		# eBPF engine (which, as root, is on for rsswatch)
 		tr=
 		[ "${TREE:-0}" = 1 ] && tr=-t
-		set -- env RSSWATCH_NO_TASKSTATS=$([ "$tool" = rsswatch ] && echo 0 || echo 1) \
+		[ "$tool" = rsswatch-nobpf ] && tr="$tr --no-bpf"
+		set -- env RSSWATCH_NO_TASKSTATS=$([ "$tool" = rsswatch-nox ] && echo 1 || echo 0) \
 			"$RSW" record --db "$f.db" -q $tr -p "$pid" -i "${ms}ms" -d "${secs}s" ;;
 	bashloop)
 		set -- bash -c "$loop_script" loop "$pid" "$f" "$count" "$(secs_of "$ms")" \
@@ -421,7 +424,7 @@ rm -f "$tmp/stop"
 # --- 5. the target's slowdown ---------------------------------------------------------
 say "5. slowdown of a page-touching target, $TOUCH_MS ms alone and with each tool, $TOUCH_REPS times"
 for rep in $(seq "$TOUCH_REPS"); do
-	for tm in none:0 rsswatch:1 psutil:10 bashloop:1000 pidstat:1000 statm:1; do
+	for tm in none:0 rsswatch:1 rsswatch-nobpf:1 psutil:10 bashloop:1000 pidstat:1000 statm:1; do
 		t=${tm%:*}
 		f=$tmp/touch-$t
 		"$BUILD/bench/touchloop" 500 "$TOUCH_MS" 16 >"$f.rate" &

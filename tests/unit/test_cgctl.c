@@ -121,7 +121,13 @@ static void test_oom_kill_in_child_cgroup(void **state)
 		}
 		if (k->lost == 0) {
 			assert_int_equal(killed, 1);
-			assert_int_equal(context, 1);
+			/* The context line is part of the report the kernel rate-limits (ten in
+			 * five seconds, host-wide), not the kill line: another OOM kill on the
+			 * host just before can leave it out. */
+			assert_true(context <= 1);
+			if (context == 0)
+				print_message("# the kernel left out this kill's report (its rate "
+					      "limit): the context line not checked\n");
 		} else {
 			print_message("kernel log wrapped %llu times: its lines not checked\n",
 				      (unsigned long long)k->lost);
