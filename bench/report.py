@@ -115,7 +115,7 @@ class Table:
 
     def goal_text(self, r):
         if not r["goal"]:
-            return ""
+            return r["detail"] or ""
         state = "n/a" if r["met"] is None else ("**met**" if r["met"] else "**missed**")
         return f"{r['goal']}: {state}" + (f" ({r['detail']})" if r["detail"] else "")
 
