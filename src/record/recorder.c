@@ -839,6 +839,7 @@ static void release(struct recorder *rc)
 	free(rc->pending);
 	free(rc->retry);
 	free(rc->pkills);
+	free(rc->kwait);
 	free(rc->early);
 	free(rc->doubt);
 	client_page_close(rc->page);

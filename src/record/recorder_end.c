@@ -74,23 +74,11 @@ static int seen_kill(struct recorder *rc, pid_t pid, int64_t t)
 	return 0;
 }
 
-/* One OOM kill of the run, from the engine (oom:mark_victim) or its kernel line:
- * counted, stored, its hook run, and the kernel's figures offered to its process. The
- * second report of a kill counts for nothing, but the log's names the cgroup. */
-static void count_kill(struct recorder *rc, const struct kmsg_oom *kill, const char *memcg,
+/* The stored row of one kill (and, but for the target's, whose event comes with its
+ * death's verdict, an oom_kill event). */
+static void store_kill(struct recorder *rc, const struct kmsg_oom *kill, const char *memcg,
 		       int64_t realtime_ns)
 {
-	struct run *r = rc->run;
-	if (seen_kill(rc, kill->pid, realtime_ns)) {
-		if (kill->pid != rc->target->pid || (rc->ev.kill.have & KMSG_F_SCOPE))
-			return;
-		/* the target's kill from the engine: the line tells what ran out */
-		rc->ev.kill.memcg = kill->memcg;
-		rc->ev.kill.have |= kill->have & KMSG_F_SCOPE;
-		if (memcg && *memcg && !rc->ev.memcg[0])
-			strlcpy_rsw(rc->ev.memcg, memcg, sizeof(rc->ev.memcg));
-		return;
-	}
 	struct oom_kill k;
 	memset(&k, 0, sizeof(k));
 	k.t = realtime_ns;
@@ -101,17 +89,89 @@ static void count_kill(struct recorder *rc, const struct kmsg_oom *kill, const c
 	k.shmem_rss = kill->shmem_rss;
 	k.total_vm = kill->total_vm;
 	strlcpy_rsw(k.memcg, memcg ? memcg : "", sizeof(k.memcg));
-	store_add_oom_kill(rc->st, r->id, &k);
+	store_add_oom_kill(rc->st, rc->run->id, &k);
+	if (kill->pid != rc->target->pid) {
+		char detail[600];
+		oom_kill_detail(kill, memcg, detail, sizeof(detail));
+		store_add_event(rc->st, rc->run->id, realtime_ns, "oom_kill", kill->pid, detail);
+	}
+}
+
+/* A kill the engine reported is stored once its line has told the cgroup (it comes
+ * milliseconds later), or without it after KILL_LINE_WAIT_NS, or at the end: kept
+ * here meanwhile. When full, the oldest is stored as it is. */
+static void wait_for_line(struct recorder *rc, const struct kmsg_oom *kill, int64_t t)
+{
+	if (!rc->kwait)
+		rc->kwait = xmalloc(KILLS_SEEN * sizeof(*rc->kwait));
+	if (rc->nkwait == KILLS_SEEN) {
+		store_kill(rc, &rc->kwait[0].kill, "", rc->kwait[0].t);
+		memmove(rc->kwait, rc->kwait + 1, --rc->nkwait * sizeof(*rc->kwait));
+	}
+	struct kill_wait *w = &rc->kwait[rc->nkwait++];
+	w->kill = *kill;
+	w->t = t;
+	w->due = mono_ns() + KILL_LINE_WAIT_NS;
+}
+
+/* The line of a kill waiting for it: stored with what the line adds. 1, or 0 when
+ * none waited. */
+static int line_came(struct recorder *rc, const struct kmsg_oom *line, const char *memcg)
+{
+	for (size_t i = 0; i < rc->nkwait; i++) {
+		struct kill_wait *w = &rc->kwait[i];
+		if (w->kill.pid != line->pid)
+			continue;
+		w->kill.memcg = line->memcg;
+		w->kill.have |= line->have & KMSG_F_SCOPE;
+		store_kill(rc, &w->kill, memcg, w->t);
+		memmove(w, w + 1, (--rc->nkwait - i) * sizeof(*w));
+		return 1;
+	}
+	return 0;
+}
+
+void rec_store_waiting_kills(struct recorder *rc, int at_end)
+{
+	int64_t now = mono_ns();
+	size_t kept = 0;
+	for (size_t i = 0; i < rc->nkwait; i++) {
+		if (at_end || now >= rc->kwait[i].due)
+			store_kill(rc, &rc->kwait[i].kill, "", rc->kwait[i].t);
+		else
+			rc->kwait[kept++] = rc->kwait[i];
+	}
+	rc->nkwait = kept;
+}
+
+/* One OOM kill of the run, from the engine (oom:mark_victim) or its kernel line:
+ * counted, stored, its hook run, and the kernel's figures offered to its process. The
+ * second report of a kill counts for nothing, but the log's names the cgroup. */
+static void count_kill(struct recorder *rc, const struct kmsg_oom *kill, const char *memcg,
+		       int64_t realtime_ns)
+{
+	struct run *r = rc->run;
+	if (seen_kill(rc, kill->pid, realtime_ns)) {
+		if (!(kill->have & KMSG_F_SCOPE))
+			return;	/* the engine's, after the line */
+		line_came(rc, kill, memcg);
+		if (kill->pid != rc->target->pid || (rc->ev.kill.have & KMSG_F_SCOPE))
+			return;
+		/* the target's kill from the engine: the line tells what ran out */
+		rc->ev.kill.memcg = kill->memcg;
+		rc->ev.kill.have |= kill->have & KMSG_F_SCOPE;
+		if (memcg && *memcg && !rc->ev.memcg[0])
+			strlcpy_rsw(rc->ev.memcg, memcg, sizeof(rc->ev.memcg));
+		return;
+	}
+	if (kill->have & KMSG_F_SCOPE)
+		store_kill(rc, kill, memcg, realtime_ns);
+	else
+		wait_for_line(rc, kill, realtime_ns);	/* the engine's: its line is to come */
 	rc->kills_named++;
 	count_oom_kills(rc);
 	rec_fire_hook(rc, "oom_kill", kill->pid, kill->comm,
 		      kill->anon_rss + kill->file_rss + kill->shmem_rss);
-	/* the target's own kill has its event when its death is decided (attribute_kill) */
-	if (kill->pid != rc->target->pid) {
-		char detail[600];
-		oom_kill_detail(kill, memcg, detail, sizeof(detail));
-		store_add_event(rc->st, r->id, realtime_ns, "oom_kill", kill->pid, detail);
-	}
 	/* in the command's cgroup, but not recorded (--no-tree): counted, and no part of
 	 * the run's peak */
 	if (!rc->set_open && kill->pid != rc->target->pid)
@@ -188,6 +248,7 @@ void rec_settle_kills(struct recorder *rc, int at_end)
 		}
 	}
 	rc->npkills = kept;
+	rec_store_waiting_kills(rc, at_end);
 }
 
 /* The OOM killer chose a process the engine tracks: the run's, certainly (the target,
@@ -268,8 +329,11 @@ static void attribute_kill(struct recorder *rc, int sig)
 	rec_drain_kills(rc);
 	oom_watch_counters(&rc->oom, ev);
 	int64_t deadline = mono_ns() + KILL_LINE_WAIT_NS;
-	while (sig == SIGKILL && !ev->kill_seen && oom_watch_fd(&rc->oom) >= 0 &&
-	       (ev->cg_delta || ev->vm_delta) && mono_ns() < deadline) {
+	/* Named by the engine alone, the kill's line is still to come (it is printed just
+	 * after): it says which cgroup's limit, or the host, ran out. */
+	while (sig == SIGKILL && (!ev->kill_seen || !(ev->kill.have & KMSG_F_SCOPE)) &&
+	       oom_watch_fd(&rc->oom) >= 0 && (ev->cg_delta || ev->vm_delta || ev->kill_seen) &&
+	       mono_ns() < deadline) {
 		struct pollfd p = { oom_watch_fd(&rc->oom), POLLIN, 0 };
 		poll(&p, 1, KILL_LINE_POLL_MS);
 		rec_drain_kills(rc);

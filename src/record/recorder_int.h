@@ -213,6 +213,14 @@ struct recorder {
 		int64_t t;	/* CLOCK_REALTIME */
 	} kills_seen[KILLS_SEEN];
 	size_t nkills_seen;
+	/* The engine's kills waiting for their line, to be stored with the cgroup it
+	 * names (KILLS_SEEN, allocated at the first): rec_store_waiting_kills. */
+	struct kill_wait {
+		struct kmsg_oom kill;
+		int64_t t;	/* CLOCK_REALTIME */
+		int64_t due;	/* CLOCK_MONOTONIC: stored without the line from then */
+	} *kwait;
+	size_t nkwait;
 	int64_t last_elapsed, prev_elapsed;	/* the last two samples taken */
 	/* The kernel's exit records (taskstats), drained at each sample: a record whose
 	 * process is not known yet (its fork is read at the next sample, or its parent's
@@ -280,6 +288,8 @@ void rec_settle_kills(struct recorder *rc, int at_end);
 /* The engine's OOM victims (no system call), then the kernel log's kill lines: every
  * OOM kill reported so far handed to the run. */
 void rec_drain_victims(struct recorder *rc);
+/* Stores the engine's kills whose line did not come in time (all of them at_end). */
+void rec_store_waiting_kills(struct recorder *rc, int at_end);
 void rec_drain_kills(struct recorder *rc);
 void rec_on_oom_kill(void *ctx, const struct kmsg_oom *kill, const char *memcg,
 		     int64_t realtime_ns);
