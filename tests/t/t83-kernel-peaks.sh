@@ -46,6 +46,24 @@ show_json
 check "show --json: peak_rss_at to the microsecond, and its source" \
 	sh -c "echo '$(sfield peak_rss_at)' | grep -Eq '\.[0-9]{6}Z\$' && test '$(sfield peak_source)' = 'page counts'"
 
+# --- the stage of the peak: between the marks around the spike
+expect_exit 0 "a spike between two marks, at -i 1s" "$RSW" record -q -i 1s -- sh -c \
+	'"$0" mark -p $$ load; "$1" spike 200M; "$0" mark -p $$ compute; sleep 1.2; "$0" mark -p $$ write' \
+	"$RSW" "$HOG"
+"$RSW" show >"$T/stage.show"
+sed -n '/^marks/,/^$/p' "$T/stage.show" | sed 's/^/# /'
+check "show: the peak's row is between the marks 'load' and 'compute'" sh -c \
+	"sed -n '/^marks/,/^\$/p' '$T/stage.show' | grep -E '^  (A|B|\\^) ' | cut -c3 | tr -d '\n' | grep -qx 'A^B'"
+check "  and says it is the run's peak, at its exact time" \
+	grep -Eq "^  \^ \+[0-9]+ms +2[0-9][0-9]\.[0-9] MiB +the run's peak\$" "$T/stage.show"
+expect_exit 0 "the same with --no-bpf" "$RSW" record -q --no-bpf -i 1s -- sh -c \
+	'"$0" mark -p $$ load; "$1" spike 200M; "$0" mark -p $$ compute; sleep 1.2; "$0" mark -p $$ write' \
+	"$RSW" "$HOG"
+"$RSW" show >"$T/stage2.show"
+check "--no-bpf: the peak was read after 'compute', and show says it was reached by then" \
+	sh -c "sed -n '/^marks/,/^\$/p' '$T/stage2.show' | grep -E '^  (A|B|C|\\^) ' | cut -c3 | tr -d '\n' | grep -qx 'AB^C' &&
+		grep -q \"the run's peak, reached by then (\" '$T/stage2.show'"
+
 # --- a set whose members peak one after the other
 expect_exit 0 "two children spiking 150 MiB one after the other" "$RSW" record -q -i 1s -- \
 	sh -c '"$0" spike 150M; "$0" spike 150M' "$HOG"
