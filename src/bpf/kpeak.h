@@ -57,6 +57,12 @@ struct kp_state {
 	__u64 lost;		/* records the ring buffer had no room for */
 	__u32 adopt_tgid;	/* track the next child forked by this process, from its exec */
 	__u32 follow_forks;	/* track every child of a tracked process */
+	/* A cgroup's members (-g): the cgroup's kernfs id (its directory's inode; 0:
+	 * none) and its hierarchy's id. A process moved into it or below is tracked, one
+	 * moved out is no longer. */
+	__u64 cg_id;
+	__u32 cg_hierarchy;
+	__u32 pad;
 };
 
 #endif

@@ -215,9 +215,9 @@ static void on_victim(void *ctx, const struct kpeak_victim *v)
 
 void rec_drain_victims(struct recorder *rc)
 {
-	if (rc->opts->kpeak) {
+	if (rc->kpeak) {
 		struct kpeak_handlers h = { NULL, on_victim, rc };
-		kpeak_drain(rc->opts->kpeak, &h);
+		kpeak_drain(rc->kpeak, &h);
 	}
 }
 
@@ -507,9 +507,9 @@ static void note_engine_drops(struct recorder *rc)
 {
 	struct kpeak_figures f;
 	char detail[64];
-	if (!rc->opts->kpeak)
+	if (!rc->kpeak)
 		return;
-	kpeak_read(rc->opts->kpeak, &f);
+	kpeak_read(rc->kpeak, &f);
 	if (!f.dropped)
 		return;
 	snprintf(detail, sizeof(detail), "dropped=%llu", (unsigned long long)f.dropped);

@@ -465,8 +465,8 @@ void rec_on_proc(void *ctx, pid_t pid, int start, const struct proc_status *st)
 		 * in its exit: the same process (else a second entry, killed by SIGKILL). */
 		rc->log.p[k].ppid = st->ppid;
 	} else if (start) {
-		if (rc->opts->kpeak)
-			kpeak_track(rc->opts->kpeak, pid);	/* from its next change */
+		if (rc->kpeak)
+			kpeak_track(rc->kpeak, pid);	/* from its next change */
 		k = (long)rec_proc_seen(rc, pid, st, member_start(rc, pid, elapsed));
 		if (pid == rc->target->pid) {
 			rc->root = k;

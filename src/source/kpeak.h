@@ -60,6 +60,11 @@ int kpeak_track(struct kpeak *k, pid_t pid);
 void kpeak_adopt_next_child(struct kpeak *k);
 /* Whether the children a tracked process forks are tracked too (a tree). */
 void kpeak_follow_forks(struct kpeak *k, int on);
+/* Tracks the processes moved into the cgroup at dir (version 1: of the memory
+ * controller; 2) or below it, and no longer those moved out. The processes already in
+ * it are the caller's to kpeak_track (with kpeak_follow_forks, their children are
+ * tracked as they fork). 0 or -errno. */
+int kpeak_watch_cgroup(struct kpeak *k, const char *dir, int version);
 void kpeak_read(const struct kpeak *k, struct kpeak_figures *f);
 /* The highest total since the last call (or the open), and its time; the next window
  * starts from the total now. */

@@ -132,6 +132,52 @@ check "--follow: the second's is its own 100 MiB spike, not the first's" \
 check "--follow: ... at a time inside that spike" \
 	test "$(fat 1)" -ge "$(sed -n 1p "$T/f2.st")" -a "$(fat 1)" -le "$(sed -n 2p "$T/f2.st")"
 
+# --- -g: a cgroup's members, as they move in and out
+# C starts in the cgroup and is moved out before it spikes 300 MiB; D starts outside and
+# is moved in before it spikes 200 MiB, both between two samples at 1 s. The cgroup's
+# peak is D's spike, from page counts: C's left with it, D's came with it.
+. tests/t/memcg.sh
+cgdir=$(memcg_dir)
+if [ -n "$cgdir" ] && mkdir "$cgdir/t83-$$" 2>/dev/null; then
+	cg=$cgdir/t83-$$
+	at_exit "rmdir '$cg' 2>/dev/null"
+	rel=${cg#/sys/fs/cgroup/memory}
+	[ "$rel" = "$cg" ] && rel=${cg#/sys/fs/cgroup}
+	sh -c 'echo $$ >"$1/cgroup.procs"; exec "$2" touch "$3/c.ready" await "$3/c.go" spike 300M touch "$3/c.done" await "$3/c.end"' \
+		- "$cg" "$HOG" "$T" &
+	pc=$!
+	"$HOG" touch "$T/d.ready" await "$T/d.go" stamp "$T/d.st" spike 200M stamp "$T/d.st" \
+		touch "$T/d.done" await "$T/d.end" &
+	pd=$!
+	wait_until 20 eval 'test -e "$T/c.ready" -a -e "$T/d.ready"'
+	spawn cgrec "$RSW" record -q -g "$rel" -i 1s
+	cgrec=$!
+	cgruns() { q "select count(*) from run where mode = 'cgroup' and target = '$rel' and samples >= 1"; }
+	wait_until 20 eval 'test "$(cgruns)" -ge 1'
+	echo "$pc" >"$cgdir/cgroup.procs"
+	touch "$T/c.go"
+	wait_until 20 test -e "$T/c.done"
+	echo "$pd" >"$cg/cgroup.procs"
+	touch "$T/d.go"
+	wait_until 20 test -e "$T/d.done"
+	touch "$T/d.end"
+	wait "$pd"
+	finish "$cgrec"
+	# C ends after the recording: its exit record is not the cgroup's
+	touch "$T/c.end"
+	wait "$pc"
+	peak=$(last peak_rss)
+	at=$(last peak_rss_at)
+	diag "-g: rc $RC, peak $peak at $at ($(last peak_source)); D's spike $(tr '\n' ' ' <"$T/d.st")"
+	check "-g: the recording ended with the cgroup's last process" test "$RC" = 0
+	check "-g: the peak is D's 200 MiB spike, moved in, from page counts" \
+		test "$peak" -ge $((200 * MiB)) -a "$peak" -le $((216 * MiB)) -a "$(last peak_source)" = "page counts"
+	check "-g: ... at a time inside it" \
+		test "$at" -ge "$(sed -n 1p "$T/d.st")" -a "$at" -le "$(sed -n 2p "$T/d.st")"
+else
+	skip "-g: no memory cgroup could be made here"
+fi
+
 # --- without it: --no-bpf, a kernel without rss_stat, not root
 expect_exit 0 "--no-bpf" "$RSW" record -v -q -i 1s --no-bpf -- "$HOG" spike 100M sleep 1200ms
 check "--no-bpf: no engine, the peak from VmHWM" sh -c \
