@@ -337,6 +337,16 @@ int on_attach(struct bpf_raw_tracepoint_args *ctx)
 			take(p, tgid, BPF_CORE_READ(t, mm));
 	} else if (!in && p) {
 		retire(p, tgid);
+		struct kp_exit *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+		if (e) {
+			e->kind = KP_LEFT;
+			e->tgid = tgid;
+			e->peak = p->peak;
+			e->peak_ns = bpf_ktime_get_ns();
+			bpf_ringbuf_submit(e, 0);
+		} else {
+			__sync_fetch_and_add(&state.lost, 1);
+		}
 		bpf_map_delete_elem(&procs, &tgid);
 	}
 	return 0;

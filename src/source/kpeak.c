@@ -84,6 +84,9 @@ static int on_event(void *ctx, void *data, size_t len)
 		const struct kp_exit *x = data;
 		struct kpeak_exit e = { (pid_t)x->tgid, x->peak, (int64_t)x->peak_ns };
 		h->exit(h->ctx, &e);
+	} else if (*kind == KP_LEFT && len >= sizeof(struct kp_exit) && h->left) {
+		const struct kp_exit *x = data;
+		h->left(h->ctx, (pid_t)x->tgid, (int64_t)x->peak_ns);
 	} else if (*kind == KP_VICTIM && len >= sizeof(struct kp_victim) && h->victim) {
 		const struct kp_victim *x = data;
 		uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
