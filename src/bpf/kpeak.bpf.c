@@ -41,6 +41,27 @@ struct signal_struct {
 	short oom_score_adj;
 } __attribute__((preserve_access_index));
 
+struct kernfs_node {
+	__u64 id;
+} __attribute__((preserve_access_index));
+
+struct cgroup_root {
+	int hierarchy_id;
+} __attribute__((preserve_access_index));
+
+struct cgroup;
+
+struct cgroup_subsys_state {
+	struct cgroup *cgroup;
+	struct cgroup_subsys_state *parent;
+} __attribute__((preserve_access_index));
+
+struct cgroup {
+	struct cgroup_subsys_state self;
+	struct kernfs_node *kn;
+	struct cgroup_root *root;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	int pid;
 	int tgid;
@@ -273,5 +294,60 @@ int on_victim(struct bpf_raw_tracepoint_args *ctx)
 		v->pgtables = positive(BPF_CORE_READ(mm, pgtables_bytes.counter));
 	}
 	bpf_ringbuf_submit(v, 0);
+	return 0;
+}
+
+/* Whether cgroup c is the watched cgroup or below it: 1 or 0; -1 when c is of another
+ * hierarchy (a cgroup v1 controller other than the watched one's). */
+static __always_inline int in_watched(struct cgroup *c)
+{
+	if (BPF_CORE_READ(c, root, hierarchy_id) != (int)state.cg_hierarchy)
+		return -1;
+	for (int i = 0; i < 32 && c; i++) {
+		if (BPF_CORE_READ(c, kn, id) == state.cg_id)
+			return 1;
+		c = BPF_CORE_READ(c, self.parent, cgroup);
+	}
+	return 0;
+}
+
+/* A task moved to cgroup dst (cgroup.procs written): a process moved into the watched
+ * cgroup is tracked from now, with its counters as they are; one moved out leaves the
+ * total. Arguments: (dst_cgrp, path, task, threadgroup). */
+SEC("raw_tracepoint/cgroup_attach_task")
+int on_attach(struct bpf_raw_tracepoint_args *ctx)
+{
+	if (!state.cg_id)
+		return 0;
+	struct cgroup *dst = (struct cgroup *)ctx->args[0];
+	struct task_struct *t = (struct task_struct *)ctx->args[2];
+	int in = in_watched(dst);
+	if (in < 0)
+		return 0;
+	__u32 tgid = BPF_CORE_READ(t, tgid);
+	struct kp_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	if (in && !p) {
+		struct kp_proc fresh = {};
+		if (bpf_map_update_elem(&procs, &tgid, &fresh, BPF_NOEXIST) < 0) {
+			__sync_fetch_and_add(&state.dropped, 1);
+			return 0;
+		}
+		p = bpf_map_lookup_elem(&procs, &tgid);
+		if (p)
+			take(p, tgid, BPF_CORE_READ(t, mm));
+	} else if (!in && p) {
+		retire(p, tgid);
+		struct kp_exit *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+		if (e) {
+			e->kind = KP_LEFT;
+			e->tgid = tgid;
+			e->peak = p->peak;
+			e->peak_ns = bpf_ktime_get_ns();
+			bpf_ringbuf_submit(e, 0);
+		} else {
+			__sync_fetch_and_add(&state.lost, 1);
+		}
+		bpf_map_delete_elem(&procs, &tgid);
+	}
 	return 0;
 }

@@ -21,6 +21,7 @@ struct kp_proc {
 /* What the ring buffer carries: a record's first word says which it is. */
 #define KP_EXIT 1u	/* a tracked process ended (its last thread's exit) */
 #define KP_VICTIM 2u	/* the OOM killer chose a tracked process (oom:mark_victim) */
+#define KP_LEFT 3u	/* a tracked process was moved out of the watched cgroup */
 
 struct kp_exit {
 	__u32 kind;		/* KP_EXIT */
@@ -28,6 +29,9 @@ struct kp_exit {
 	__u64 peak;
 	__u64 peak_ns;
 };
+
+/* KP_EXIT's layout serves KP_LEFT: the peak it had while tracked, and when it left
+ * (peak_ns holds that time). */
 
 /* The victim's figures as the kernel's kill line gives them, read when it was chosen
  * (before the line is printed and before it dies). Sizes in pages (total_vm and the
@@ -57,6 +61,12 @@ struct kp_state {
 	__u64 lost;		/* records the ring buffer had no room for */
 	__u32 adopt_tgid;	/* track the next child forked by this process, from its exec */
 	__u32 follow_forks;	/* track every child of a tracked process */
+	/* A cgroup's members (-g): the cgroup's kernfs id (its directory's inode; 0:
+	 * none) and its hierarchy's id. A process moved into it or below is tracked, one
+	 * moved out is no longer. */
+	__u64 cg_id;
+	__u32 cg_hierarchy;
+	__u32 pad;
 };
 
 #endif

@@ -572,18 +572,13 @@ struct session {
 };
 
 /* The eBPF peak engine for the session's runs (record/engine.h), where the kernel and
- * our privileges allow it; else nothing changes (one line with --verbose). A cgroup's
- * members (-g) are not followed by it. */
+ * our privileges allow it; else nothing changes (one line with --verbose). */
 static void open_engine(struct record_args *a)
 {
 	char why[256];
 	if (a->no_bpf || a->opts.kpeak || *sysroot())
 		return;
-	int e = -EOPNOTSUPP;
-	if (a->cgroup)
-		snprintf(why, sizeof(why), "it does not follow a cgroup's members (-g) yet");
-	else
-		e = engine_open(&a->opts, why, sizeof(why));
+	int e = engine_open(&a->opts, why, sizeof(why));
 	if (!a->verbose)
 		return;
 	if (e < 0)

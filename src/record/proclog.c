@@ -138,6 +138,8 @@ void proclog_end(struct proclog *l, size_t i, int64_t end_ns, const char *ended,
 		 int signal)
 {
 	struct proc_summary *p = &l->p[i];
+	if (strcmp(p->ended, PROC_LEFT) == 0)
+		return;	/* its exit, later, is another story than the run's */
 	int known = strcmp(p->ended, PROC_RUNNING) != 0 && strcmp(p->ended, PROC_GONE) != 0;
 	/* An OOM kill is the most specific word; "gone" the least. */
 	if (known && (strcmp(ended, PROC_GONE) == 0 || strcmp(p->ended, PROC_OOM_KILLED) == 0))

@@ -277,9 +277,9 @@ void rec_kernel_peak(struct recorder *rc)
 {
 	struct kpeak_figures f;
 	struct run *r = rc->run;
-	if (!rc->opts->kpeak)
+	if (!rc->kpeak)
 		return;
-	kpeak_read(rc->opts->kpeak, &f);
+	kpeak_read(rc->kpeak, &f);
 	if (!f.peak || f.peak < r->peak_rss ||
 	    (f.peak == r->peak_rss && r->peak_source &&
 	     strcmp(r->peak_source, PEAK_FROM_PAGES) == 0))
@@ -566,15 +566,22 @@ static int open_timers(struct recorder *rc)
 }
 
 /* The target in the eBPF engine: an attached one from its next page change (a launched
- * one was adopted at its fork), and with a tree every child it forks; the members found
- * already are tracked as they are found (rec_on_proc). */
+ * one was adopted at its fork), and with a tree every child it forks; a cgroup's
+ * processes as they move in or out, and their children. The members found already are
+ * tracked as they are found (rec_on_proc). */
 static void track_in_engine(struct recorder *rc)
 {
-	struct kpeak *k = rc->opts->kpeak;
+	struct kpeak *k = rc->kpeak;
 	if (!k)
 		return;
-	if (rc->target->tree)
+	if (rc->target->tree || rc->target->set_cgroup_dir)
 		kpeak_follow_forks(k, 1);
+	if (rc->target->set_cgroup_dir && rc->target->cg &&
+	    kpeak_watch_cgroup(k, rc->target->set_cgroup_dir, rc->target->cg->version) < 0) {
+		/* without the moves in and out, its total would keep a process moved out */
+		rc->kpeak = NULL;
+		return;
+	}
 	if (rc->target->pid > 0 && !rc->target->is_child)
 		kpeak_track(k, rc->target->pid);
 }
@@ -698,6 +705,7 @@ static void recorder_init(struct recorder *rc, const struct record_opts *opts,
 	rc->oom.kmsg.fd = -1;
 	rc->oom.kmsg_err = -EBADF;
 	rc->opts = opts;
+	rc->kpeak = opts->kpeak;
 	rc->target = target;
 	rc->st = st;
 	rc->run = run;

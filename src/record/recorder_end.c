@@ -274,11 +274,22 @@ static void on_victim(void *ctx, const struct kpeak_victim *v)
 	count_kill(rc, &o, "", v->at + rc->real_off);
 }
 
+/* A member the engine saw moved out of the cgroup: it is no longer the run's, and its
+ * exit record, when it comes, is another process's (apply_exit). */
+static void on_left(void *ctx, pid_t pid, int64_t at)
+{
+	struct recorder *rc = ctx;
+	int64_t elapsed = at - rc->start_mono;
+	long i = proclog_find(&rc->log, pid);
+	if (i >= 0 && strcmp(rc->log.p[i].ended, PROC_RUNNING) == 0)
+		proclog_end(&rc->log, (size_t)i, elapsed > 0 ? elapsed : 0, PROC_LEFT, -1, -1);
+}
+
 void rec_drain_victims(struct recorder *rc)
 {
-	if (rc->opts->kpeak) {
-		struct kpeak_handlers h = { NULL, on_victim, rc };
-		kpeak_drain(rc->opts->kpeak, &h);
+	if (rc->kpeak) {
+		struct kpeak_handlers h = { NULL, on_victim, on_left, rc };
+		kpeak_drain(rc->kpeak, &h);
 	}
 }
 
@@ -571,9 +582,9 @@ static void note_engine_drops(struct recorder *rc)
 {
 	struct kpeak_figures f;
 	char detail[64];
-	if (!rc->opts->kpeak)
+	if (!rc->kpeak)
 		return;
-	kpeak_read(rc->opts->kpeak, &f);
+	kpeak_read(rc->kpeak, &f);
 	if (!f.dropped)
 		return;
 	snprintf(detail, sizeof(detail), "dropped=%llu", (unsigned long long)f.dropped);

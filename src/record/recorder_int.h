@@ -195,6 +195,7 @@ struct recorder {
 	struct proclog log;	/* every process of the run, with its own peak */
 	long root;		/* the target's entry in log, -1 before the first sample */
 	int64_t real_off;	/* CLOCK_REALTIME - CLOCK_MONOTONIC: the engine's times */
+	struct kpeak *kpeak;	/* opts->kpeak, or NULL where this run cannot use it */
 	uint64_t hwm_reset_from;	/* --reset-peak: VmHWM before the reset (0: none) */
 	int target_kill_counted;	/* the target's OOM kill is in run->oom_kills */
 	/* OOM kills: those the kernel log named (kills_named), the target's that only the

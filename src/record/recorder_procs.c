@@ -114,6 +114,8 @@ static int apply_exit(struct recorder *rc, const struct taskstats_exit *x)
 		int64_t life = (int64_t)x->etime_us * 1000;
 		i = proclog_find_at(&rc->log, tgid, end, 0, life + KILL_LATE_NS);
 	}
+	if (i >= 0 && strcmp(rc->log.p[i].ended, PROC_LEFT) == 0)
+		return -ENOENT;	/* it left the cgroup: another process's record now */
 	int unseen = 0;
 	if (x->scope == TASKSTATS_TGID) {	/* the CPU sums of its threads */
 		if (i < 0)
@@ -453,6 +455,25 @@ static int64_t member_start(const struct recorder *rc, pid_t pid, int64_t elapse
 	return born < 0 ? 0 : born > elapsed ? elapsed : born;
 }
 
+/* Whether pid is a live process, not a zombie (a member of a cgroup that is no longer
+ * in it, but alive, was moved out). */
+static int alive_not_zombie(pid_t pid)
+{
+	char path[64], buf[512];
+	if (sysroot_path(path, sizeof(path), "/proc/%d/stat", (int)pid) < 0)
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *c = strrchr(buf, ')');
+	return c && c[1] == ' ' && c[2] && c[2] != 'Z' && c[2] != 'X';
+}
+
 void rec_on_proc(void *ctx, pid_t pid, int start, const struct proc_status *st)
 {
 	struct recorder *rc = ctx;
@@ -465,8 +486,8 @@ void rec_on_proc(void *ctx, pid_t pid, int start, const struct proc_status *st)
 		 * in its exit: the same process (else a second entry, killed by SIGKILL). */
 		rc->log.p[k].ppid = st->ppid;
 	} else if (start) {
-		if (rc->opts->kpeak)
-			kpeak_track(rc->opts->kpeak, pid);	/* from its next change */
+		if (rc->kpeak)
+			kpeak_track(rc->kpeak, pid);	/* from its next change */
 		k = (long)rec_proc_seen(rc, pid, st, member_start(rc, pid, elapsed));
 		if (pid == rc->target->pid) {
 			rc->root = k;
@@ -474,7 +495,10 @@ void rec_on_proc(void *ctx, pid_t pid, int start, const struct proc_status *st)
 				rc->run->hwm_before = rc->log.p[k].hwm_before;
 		}
 	} else if (k >= 0) {
-		proclog_end(&rc->log, (size_t)k, elapsed, PROC_GONE, -1, -1);
+		/* out of a cgroup's list but alive: moved out, and its exit record, when it
+		 * comes, is not the run's */
+		int left = rc->target->set_cgroup_dir && alive_not_zombie(pid);
+		proclog_end(&rc->log, (size_t)k, elapsed, left ? PROC_LEFT : PROC_GONE, -1, -1);
 		comm = rc->log.p[k].comm;	/* an exit record may know its last name */
 	}
 	if (pid == rc->target->pid || rc->run->samples == 0)

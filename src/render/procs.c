@@ -85,7 +85,8 @@ static void cell(struct buf *b, const char *s, size_t width)
 static void ended_counts(struct buf *b, const struct proc_summary *p, size_t n)
 {
 	static const char *const kinds[] = { "exited 0", "exited non-zero", "killed by a signal",
-					     "OOM-killed", "still running", "gone", "other" };
+					     "OOM-killed", "still running", "gone",
+					     "moved out of the cgroup", "other" };
 	size_t cnt[sizeof(kinds) / sizeof(kinds[0])] = { 0 };
 	for (size_t i = 0; i < n; i++) {
 		const char *e = p[i].ended;
@@ -93,7 +94,8 @@ static void ended_counts(struct buf *b, const struct proc_summary *p, size_t n)
 			 : strcmp(e, PROC_SIGNALED) == 0 ? 2
 			 : strcmp(e, PROC_OOM_KILLED) == 0 ? 3
 			 : strcmp(e, PROC_RUNNING) == 0 ? 4
-			 : strcmp(e, PROC_GONE) == 0 ? 5 : 6;
+			 : strcmp(e, PROC_GONE) == 0 ? 5
+			 : strcmp(e, PROC_LEFT) == 0 ? 6 : 7;
 		cnt[k]++;
 	}
 	const char *sep = "";

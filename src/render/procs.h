@@ -29,7 +29,7 @@ const char *run_peak_from(const struct run *r, uint64_t max_sampled);
 void run_peak_words(struct buf *b, const struct run *r, uint64_t max_sampled);
 
 /* How a process ended, for a table cell: "exited 0", "killed by SIGTERM", "OOM-killed",
- * "running", "gone". */
+ * "running", "gone", "left". */
 void proc_ended_words(struct buf *b, const struct proc_summary *p);
 
 /* The processes left out of a table, p[0..n) largest first, in words: "15 more

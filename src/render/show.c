@@ -271,17 +271,41 @@ int show_add_counter(void *ctx, int64_t elapsed, const char *name, long long val
 
 #define SHOW_MARKS 52	/* one for each letter of the chart (tchart_mark_letter) */
 
+/* The run's peak as a row of the marks table, in time order: the stage it fell in is
+ * the one between the marks around it. Its time is exact only from the kernel's page
+ * counts, an OOM report or a sample (the figure is the moment's); a high-water figure
+ * (VmHWM, an exit record, wait4) was reached at some moment before the time it was
+ * read, and is said so. */
+static void peak_row(struct buf *b, const struct run *r)
+{
+	char t[32], v[32];
+	const char *src = r->peak_source ? r->peak_source : "";
+	int exact = strcmp(src, PEAK_FROM_PAGES) == 0 || strcmp(src, PEAK_FROM_SAMPLE) == 0 ||
+		    strcmp(src, PEAK_FROM_OOM) == 0;
+	buf_printf(b, "  ^ %-10s %10s %11s  the run's peak", fmt_offset(t, sizeof(t),
+		   r->peak_rss_at - r->started_at), fmt_bytes(v, sizeof(v), r->peak_rss), "");
+	if (!exact)
+		buf_printf(b, ", reached by then (%s)", src);
+	buf_putc(b, '\n');
+}
+
 /* The memory at each stage (render/stages.h): RSS (and GPU) at every mark, and the
- * change since the previous mark (or since the start for the first). */
-static void marks_table(struct buf *b, const struct mark *m, const struct stages *sg,
-			int have_gpu, int all)
+ * change since the previous mark (or since the start for the first); the run's peak
+ * among them, where it fell. */
+static void marks_table(struct buf *b, const struct run *r, const struct mark *m,
+			const struct stages *sg, int have_gpu, int all)
 {
 	char t[32], v[32], d[32];
 	size_t nm = sg->n;
+	int peak_said = !r->peak_rss || !r->peak_rss_at;
 	buf_printf(b, "\nmarks%*s%10s %11s%s\n", 19, "", "RSS", "change", have_gpu ? "        GPU" : "");
 	size_t shown = all || nm <= SHOW_MARKS ? nm : SHOW_MARKS;
 	for (size_t i = 0; i < shown; i++) {
 		const struct stage *g = &sg->s[i];
+		if (!peak_said && r->peak_rss_at - r->started_at < g->elapsed_ns) {
+			peak_row(b, r);
+			peak_said = 1;
+		}
 		/* a mark made before the run began (an attached process's) is shown before
 		 * its start, not moved to it */
 		buf_printf(b, "  %c %-10s", tchart_mark_letter(i), fmt_offset(t, sizeof(t), g->elapsed_ns));
@@ -297,6 +321,8 @@ static void marks_table(struct buf *b, const struct mark *m, const struct stages
 		buf_put_printable(b, m[i].label);
 		buf_putc(b, '\n');
 	}
+	if (!peak_said && shown == nm)
+		peak_row(b, r);
 	if (shown < nm)
 		buf_printf(b, "  ... and %zu more marks (--events lists them all)\n", nm - shown);
 }
@@ -444,7 +470,7 @@ void show_text(struct buf *b, const struct show_run *sh, struct show_figures *pt
 	context_line(b, r, &pts->ctx);
 	if (sh->nm) {
 		stages_end(&pts->stages);
-		marks_table(b, sh->marks, &pts->stages, pts->have_gpu, all);
+		marks_table(b, r, sh->marks, &pts->stages, pts->have_gpu, all);
 	}
 	if (cs->n) {
 		buf_printf(b, "\ncounters%*s%14s %14s\n", 24, "", "max", "last");

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifdef HAVE_BPF
@@ -24,7 +25,7 @@
 struct kpeak {
 	struct kpeak_bpf *skel;
 	struct ring_buffer *events;
-	struct bpf_link *links[5];
+	struct bpf_link *links[6];
 	int victims;			/* on_victim is attached */
 	const struct kpeak_handlers *h;	/* while draining */
 };
@@ -83,6 +84,9 @@ static int on_event(void *ctx, void *data, size_t len)
 		const struct kp_exit *x = data;
 		struct kpeak_exit e = { (pid_t)x->tgid, x->peak, (int64_t)x->peak_ns };
 		h->exit(h->ctx, &e);
+	} else if (*kind == KP_LEFT && len >= sizeof(struct kp_exit) && h->left) {
+		const struct kp_exit *x = data;
+		h->left(h->ctx, (pid_t)x->tgid, (int64_t)x->peak_ns);
 	} else if (*kind == KP_VICTIM && len >= sizeof(struct kp_victim) && h->victim) {
 		const struct kp_victim *x = data;
 		uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -170,6 +174,7 @@ int kpeak_open(struct kpeak **out, char *why, size_t whylen)
 		{ k->skel->progs.on_fork, "sched_process_fork" },
 		{ k->skel->progs.on_exec, "sched_process_exec" },
 		{ k->skel->progs.on_exit, "sched_process_exit" },
+		{ k->skel->progs.on_attach, "cgroup_attach_task" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(at); i++) {
 		k->links[i] = bpf_program__attach_raw_tracepoint(at[i].prog, at[i].tp);
@@ -184,9 +189,9 @@ int kpeak_open(struct kpeak **out, char *why, size_t whylen)
 	/* The OOM killer's choices: without them, OOM kills are told from the kernel log
 	 * alone, as without the engine. */
 	if (k->victims) {
-		k->links[4] = bpf_program__attach_raw_tracepoint(k->skel->progs.on_victim,
+		k->links[5] = bpf_program__attach_raw_tracepoint(k->skel->progs.on_victim,
 								 "mark_victim");
-		k->victims = k->links[4] != NULL;
+		k->victims = k->links[5] != NULL;
 	}
 	k->events = ring_buffer__new(bpf_map__fd(k->skel->maps.events), on_event, k, NULL);
 	if (!k->events) {
@@ -217,6 +222,44 @@ void kpeak_adopt_next_child(struct kpeak *k)
 void kpeak_follow_forks(struct kpeak *k, int on)
 {
 	__atomic_store_n(&k->skel->bss->state.follow_forks, on ? 1u : 0u, __ATOMIC_SEQ_CST);
+}
+
+/* The id of the hierarchy of this cgroup version, as /proc/self/cgroup numbers them: 0
+ * for cgroup v2; for v1 the memory controller's. -1 when not found. */
+static int hierarchy_of(int version)
+{
+	if (version == 2)
+		return 0;
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	if (!f)
+		return -1;
+	char line[512];
+	int id = -1;
+	while (id < 0 && fgets(line, sizeof(line), f)) {
+		char *c = strchr(line, ':'), *e = c ? strchr(c + 1, ':') : NULL;
+		if (!e)
+			continue;
+		*e = 0;
+		for (char *tok = strtok(c + 1, ","); tok; tok = strtok(NULL, ","))
+			if (strcmp(tok, "memory") == 0)
+				id = atoi(line);
+	}
+	fclose(f);
+	return id;
+}
+
+int kpeak_watch_cgroup(struct kpeak *k, const char *dir, int version)
+{
+	struct stat st;
+	if (stat(dir, &st) < 0)
+		return -errno;
+	int h = hierarchy_of(version);
+	if (h < 0)
+		return -ENOENT;
+	struct kp_state *s = &k->skel->bss->state;
+	__atomic_store_n(&s->cg_hierarchy, (__u32)h, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->cg_id, (__u64)st.st_ino, __ATOMIC_SEQ_CST);
+	return 0;
 }
 
 /* The peak and its time are written one after the other by the kernel: read until
@@ -297,6 +340,7 @@ void kpeak_reset(struct kpeak *k)
 	struct kp_state *s = &k->skel->bss->state;
 	__atomic_store_n(&s->follow_forks, 0u, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&s->adopt_tgid, 0u, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->cg_id, 0, __ATOMIC_SEQ_CST);
 	int procs = bpf_map__fd(k->skel->maps.procs), mms = bpf_map__fd(k->skel->maps.mms);
 	int n = clear_map(procs, sizeof(__u32)) + clear_map(mms, sizeof(__u64));
 	/* A program that found an entry just before it went may still add to the total:
@@ -365,6 +409,14 @@ void kpeak_follow_forks(struct kpeak *k, int on)
 {
 	(void)k;
 	(void)on;
+}
+
+int kpeak_watch_cgroup(struct kpeak *k, const char *dir, int version)
+{
+	(void)k;
+	(void)dir;
+	(void)version;
+	return -ENOSYS;
 }
 
 void kpeak_read(const struct kpeak *k, struct kpeak_figures *f)

@@ -41,10 +41,12 @@ struct kpeak_victim {
 	int oom_score_adj;
 };
 
-/* What kpeak_drain hands over; either may be NULL. */
+/* What kpeak_drain hands over; any may be NULL. left: a process moved out of the
+ * watched cgroup (kpeak_watch_cgroup) at CLOCK_MONOTONIC at, no longer tracked. */
 struct kpeak_handlers {
 	void (*exit)(void *ctx, const struct kpeak_exit *x);
 	void (*victim)(void *ctx, const struct kpeak_victim *v);
+	void (*left)(void *ctx, pid_t pid, int64_t at);
 	void *ctx;
 };
 
@@ -60,14 +62,19 @@ int kpeak_track(struct kpeak *k, pid_t pid);
 void kpeak_adopt_next_child(struct kpeak *k);
 /* Whether the children a tracked process forks are tracked too (a tree). */
 void kpeak_follow_forks(struct kpeak *k, int on);
+/* Tracks the processes moved into the cgroup at dir (version 1: of the memory
+ * controller; 2) or below it, and no longer those moved out. The processes already in
+ * it are the caller's to kpeak_track (with kpeak_follow_forks, their children are
+ * tracked as they fork). 0 or -errno. */
+int kpeak_watch_cgroup(struct kpeak *k, const char *dir, int version);
 void kpeak_read(const struct kpeak *k, struct kpeak_figures *f);
 /* The highest total since the last call (or the open), and its time; the next window
  * starts from the total now. */
 void kpeak_take_window(struct kpeak *k, uint64_t *peak, int64_t *at);
 /* A tracked process's peak so far. 0, or -ENOENT when it is not tracked (or ended). */
 int kpeak_proc(const struct kpeak *k, pid_t pid, uint64_t *peak, int64_t *at);
-/* Hands over, in order, each tracked process that ended and each the OOM killer chose
- * since the last call. No system call: the ring buffer is mapped. Returns how many. */
+/* Hands over, in order, each tracked process that ended, left the watched cgroup or
+ * that the OOM killer chose since the last call. No system call: the ring buffer is mapped. Returns how many. */
 int kpeak_drain(struct kpeak *k, const struct kpeak_handlers *h);
 /* Whether OOM victims are reported (oom:mark_victim attached; Linux 6.8+). */
 int kpeak_sees_victims(const struct kpeak *k);

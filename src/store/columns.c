@@ -364,8 +364,8 @@ static const struct store_column process_cols[] = {
 	  .help = "Its VmHWM when first seen, for a process older than the recording (NULL "
 		  "otherwise): not part of its peak." },
 	{ "ended", T, FIELD(proc_summary, ended, COL_CHARS), .out = OUT_TEXT_OR_NULL,
-	  .help = "How it ended: running (alive at the end), exited, signaled, oom_killed or "
-		  "gone (how is not known)." },
+	  .help = "How it ended: running (alive at the end), exited, signaled, oom_killed, "
+		  "gone (how is not known) or left (moved out of the cgroup, alive)." },
 	{ "exit_code", I, FIELD(proc_summary, exit_code, COL_INT),
 	  NULL_IF(COL_NULL_IF_NEG, proc_summary, exit_code, COL_INT), .dflt = -1,
 	  .help = "Its exit status, NULL when it did not exit." },

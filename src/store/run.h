@@ -257,6 +257,8 @@ int peak_confirms(uint64_t peak, const char *peak_source, uint64_t bytes, const 
 #define PROC_SIGNALED "signaled"
 #define PROC_OOM_KILLED "oom_killed"
 #define PROC_GONE "gone"		/* ended; how is not known (no exit record) */
+#define PROC_LEFT "left"		/* moved out of the set's cgroup, alive: what it did
+					   after is not the run's */
 
 /* One process of a run: the target, or a member of its set. Times are elapsed ns from
  * the run's start (end_ns -1: alive at the end). peak_rss is exact when peak_source is

@@ -46,6 +46,24 @@ show_json
 check "show --json: peak_rss_at to the microsecond, and its source" \
 	sh -c "echo '$(sfield peak_rss_at)' | grep -Eq '\.[0-9]{6}Z\$' && test '$(sfield peak_source)' = 'page counts'"
 
+# --- the stage of the peak: between the marks around the spike
+expect_exit 0 "a spike between two marks, at -i 1s" "$RSW" record -q -i 1s -- sh -c \
+	'"$0" mark -p $$ load; "$1" spike 200M; "$0" mark -p $$ compute; sleep 1.2; "$0" mark -p $$ write' \
+	"$RSW" "$HOG"
+"$RSW" show >"$T/stage.show"
+sed -n '/^marks/,/^$/p' "$T/stage.show" | sed 's/^/# /'
+check "show: the peak's row is between the marks 'load' and 'compute'" sh -c \
+	"sed -n '/^marks/,/^\$/p' '$T/stage.show' | grep -E '^  (A|B|\\^) ' | cut -c3 | tr -d '\n' | grep -qx 'A^B'"
+check "  and says it is the run's peak, at its exact time" \
+	grep -Eq "^  \^ \+[0-9]+ms +2[0-9][0-9]\.[0-9] MiB +the run's peak\$" "$T/stage.show"
+expect_exit 0 "the same with --no-bpf" "$RSW" record -q --no-bpf -i 1s -- sh -c \
+	'"$0" mark -p $$ load; "$1" spike 200M; "$0" mark -p $$ compute; sleep 1.2; "$0" mark -p $$ write' \
+	"$RSW" "$HOG"
+"$RSW" show >"$T/stage2.show"
+check "--no-bpf: the peak was read after 'compute', and show says it was reached by then" \
+	sh -c "sed -n '/^marks/,/^\$/p' '$T/stage2.show' | grep -E '^  (A|B|C|\\^) ' | cut -c3 | tr -d '\n' | grep -qx 'AB^C' &&
+		grep -q \"the run's peak, reached by then (\" '$T/stage2.show'"
+
 # --- a set whose members peak one after the other
 expect_exit 0 "two children spiking 150 MiB one after the other" "$RSW" record -q -i 1s -- \
 	sh -c '"$0" spike 150M; "$0" spike 150M' "$HOG"
@@ -113,6 +131,74 @@ check "--follow: the second's is its own 100 MiB spike, not the first's" \
 	test "$(fpeak 1)" -ge $((100 * MiB)) -a "$(fpeak 1)" -le $((116 * MiB))
 check "--follow: ... at a time inside that spike" \
 	test "$(fat 1)" -ge "$(sed -n 1p "$T/f2.st")" -a "$(fat 1)" -le "$(sed -n 2p "$T/f2.st")"
+
+# --- -g: a cgroup's members, as they move in and out
+# C starts in the cgroup and is moved out before it spikes 300 MiB, and ends once a
+# sample has seen it gone; D starts outside and is moved in before it spikes 200 MiB,
+# both between two samples at 1 s; E stays in it. The cgroup's peak is D's spike, from
+# page counts: C's went with it (and its exit record is not the run's), D's came.
+. tests/t/memcg.sh
+cgdir=$(memcg_dir)
+if [ -n "$cgdir" ] && mkdir "$cgdir/t83-$$" 2>/dev/null; then
+	cg=$cgdir/t83-$$
+	at_exit "rmdir '$cg' 2>/dev/null"
+	rel=${cg#/sys/fs/cgroup/memory}
+	[ "$rel" = "$cg" ] && rel=${cg#/sys/fs/cgroup}
+	sh -c 'echo $$ >"$1/cgroup.procs"; exec "$2" touch "$3/c.ready" await "$3/c.go" spike 300M touch "$3/c.done" await "$3/c.end"' \
+		- "$cg" "$HOG" "$T" &
+	pc=$!
+	# E stays in it throughout: the cgroup is never empty (that would end the run)
+	sh -c 'echo $$ >"$1/cgroup.procs"; exec "$2" touch "$3/e.ready" await "$3/e.end"' - "$cg" "$HOG" "$T" &
+	pe=$!
+	"$HOG" touch "$T/d.ready" await "$T/d.go" stamp "$T/d.st" spike 200M stamp "$T/d.st" \
+		touch "$T/d.done" await "$T/d.end" &
+	pd=$!
+	wait_until 20 eval 'test -e "$T/c.ready" -a -e "$T/d.ready" -a -e "$T/e.ready"'
+	spawn cgrec "$RSW" record -q -g "$rel" -i 1s
+	cgrec=$!
+	cgruns() { q "select count(*) from run where mode = 'cgroup' and target = '$rel' and samples >= 1"; }
+	wait_until 20 eval 'test "$(cgruns)" -ge 1'
+	echo "$pc" >"$cgdir/cgroup.procs"
+	touch "$T/c.go"
+	wait_until 20 test -e "$T/c.done"
+	# C ends once a sample has seen it gone from the cgroup: its exit record is not the
+	# cgroup's
+	n0=$(q "select samples from run where mode = 'cgroup' and target = '$rel'")
+	wait_until 20 eval 'test "$(q "select samples from run where mode = '"'cgroup'"' and target = '"'$rel'"'")" -ge $((n0 + 2))'
+	touch "$T/c.end"
+	wait "$pc"
+	# F is moved out, spikes 300 MiB and ends before any sample can see it gone: the
+	# engine saw it leave
+	sh -c 'echo $$ >"$1/cgroup.procs"; exec "$2" touch "$3/f.ready" await "$3/f.go" spike 300M' \
+		- "$cg" "$HOG" "$T" &
+	pf=$!
+	wait_until 20 test -e "$T/f.ready"
+	n0=$(q "select samples from run where mode = 'cgroup' and target = '$rel'")
+	wait_until 20 eval 'test "$(q "select samples from run where mode = '"'cgroup'"' and target = '"'$rel'"'")" -ge $((n0 + 2))'
+	echo "$pf" >"$cgdir/cgroup.procs"
+	touch "$T/f.go"
+	wait "$pf"
+	echo "$pd" >"$cg/cgroup.procs"
+	touch "$T/d.go"
+	wait_until 20 test -e "$T/d.done"
+	touch "$T/d.end" "$T/e.end"
+	wait "$pd" "$pe"
+	finish "$cgrec"
+	peak=$(last peak_rss)
+	at=$(last peak_rss_at)
+	diag "-g: rc $RC, peak $peak at $at ($(last peak_source)); D's spike $(tr '\n' ' ' <"$T/d.st")"
+	check "-g: the recording ended with the cgroup's last process" test "$RC" = 0
+	check "-g: the peak is D's 200 MiB spike, moved in, from page counts" \
+		test "$peak" -ge $((200 * MiB)) -a "$peak" -le $((216 * MiB)) -a "$(last peak_source)" = "page counts"
+	check "-g: ... at a time inside it" \
+		test "$at" -ge "$(sed -n 1p "$T/d.st")" -a "$at" -le "$(sed -n 2p "$T/d.st")"
+	check "-g: C is stored as moved out ('left'), its exit's 300 MiB not its peak" test \
+		"$(q "select ended || ' ' || (peak_rss < 100 * 1048576) from process where run_id = (select max(id) from run) and pid = $pc")" = "left 1"
+	check "-g: so is F, which ended before a sample saw it gone" test \
+		"$(q "select ended || ' ' || (peak_rss < 100 * 1048576) from process where run_id = (select max(id) from run) and pid = $pf")" = "left 1"
+else
+	skip "-g: no memory cgroup could be made here"
+fi
 
 # --- without it: --no-bpf, a kernel without rss_stat, not root
 expect_exit 0 "--no-bpf" "$RSW" record -v -q -i 1s --no-bpf -- "$HOG" spike 100M sleep 1200ms

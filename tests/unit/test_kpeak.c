@@ -189,7 +189,7 @@ static void on_exit_cb(void *ctx, const struct kpeak_exit *e)
 
 static int drain_exits(struct kpeak *k, struct exits *xs)
 {
-	struct kpeak_handlers h = { on_exit_cb, NULL, xs };
+	struct kpeak_handlers h = { on_exit_cb, NULL, NULL, xs };
 	return kpeak_drain(k, &h);
 }
 
