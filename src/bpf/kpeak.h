@@ -48,15 +48,12 @@ struct kp_victim {
 	char comm[16];
 };
 
-/* The set: every tracked process together. The window is the highest total since the
- * recorder last took it (kpeak_take_window): a stage's, between two marks. */
+/* The set: every tracked process together. */
 struct kp_state {
 	__s64 total;		/* sum of cur over the tracked processes */
 	__u64 peak;		/* the highest total */
 	__u64 peak_ns;
-	__u64 win_peak;
-	__u64 win_peak_ns;
-	__u64 events;		/* rss_stat events of tracked processes */
+	__u64 events;		/* 1 once a tracked process's pages changed */
 	__u64 dropped;		/* processes not tracked: the table was full */
 	__u64 lost;		/* records the ring buffer had no room for */
 	__u32 adopt_tgid;	/* track the next child forked by this process, from its exec */

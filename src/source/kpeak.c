@@ -288,14 +288,6 @@ void kpeak_read(const struct kpeak *k, struct kpeak_figures *f)
 	f->lost = __atomic_load_n(&s->lost, __ATOMIC_RELAXED);
 }
 
-void kpeak_take_window(struct kpeak *k, uint64_t *peak, int64_t *at)
-{
-	struct kp_state *s = &k->skel->bss->state;
-	read_pair(&s->win_peak, &s->win_peak_ns, peak, at);
-	__s64 total = __atomic_load_n(&s->total, __ATOMIC_ACQUIRE);
-	__atomic_store_n(&s->win_peak, total > 0 ? (__u64)total : 0, __ATOMIC_RELEASE);
-}
-
 int kpeak_proc(const struct kpeak *k, pid_t pid, uint64_t *peak, int64_t *at)
 {
 	__u32 key = (__u32)pid;
@@ -356,8 +348,6 @@ void kpeak_reset(struct kpeak *k)
 	__atomic_store_n(&s->total, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&s->peak, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&s->peak_ns, 0, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&s->win_peak, 0, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&s->win_peak_ns, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&s->events, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&s->dropped, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&s->lost, 0, __ATOMIC_SEQ_CST);
@@ -423,13 +413,6 @@ void kpeak_read(const struct kpeak *k, struct kpeak_figures *f)
 {
 	(void)k;
 	memset(f, 0, sizeof(*f));
-}
-
-void kpeak_take_window(struct kpeak *k, uint64_t *peak, int64_t *at)
-{
-	(void)k;
-	*peak = 0;
-	*at = 0;
 }
 
 int kpeak_proc(const struct kpeak *k, pid_t pid, uint64_t *peak, int64_t *at)

@@ -18,7 +18,7 @@ struct kpeak_figures {
 	uint64_t peak;		/* the highest total of the tracked processes */
 	int64_t peak_at;
 	int64_t total;		/* their total now (bytes; file + anon + shmem) */
-	uint64_t events;	/* page-count changes seen of them */
+	uint64_t events;	/* 1 once a change of their pages was seen, else 0 */
 	uint64_t dropped;	/* processes that could not be tracked (table full) */
 	uint64_t lost;		/* exits and OOM victims the ring buffer had no room for */
 };
@@ -68,9 +68,6 @@ void kpeak_follow_forks(struct kpeak *k, int on);
  * tracked as they fork). 0 or -errno. */
 int kpeak_watch_cgroup(struct kpeak *k, const char *dir, int version);
 void kpeak_read(const struct kpeak *k, struct kpeak_figures *f);
-/* The highest total since the last call (or the open), and its time; the next window
- * starts from the total now. */
-void kpeak_take_window(struct kpeak *k, uint64_t *peak, int64_t *at);
 /* A tracked process's peak so far. 0, or -ENOENT when it is not tracked (or ended). */
 int kpeak_proc(const struct kpeak *k, pid_t pid, uint64_t *peak, int64_t *at);
 /* Hands over, in order, each tracked process that ended, left the watched cgroup or
