@@ -27,8 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Is memcg (as the kernel log names it) the cgroup that holds only the set, or below it? */
-static int in_set_cgroup(const struct recorder *rc, const char *memcg)
+int rec_in_set_cgroup(const struct recorder *rc, const char *memcg)
 {
 	const char *cg = rc->target->cg_path;
 	if (!rc->target->cg_sample || !cg || !*cg || !memcg)
@@ -58,7 +57,7 @@ static int kill_is_ours(const struct recorder *rc, const struct kmsg_oom *kill, 
 	if (kill->pid <= 0)
 		return 0;
 	return kill->pid == rc->target->pid || kill_entry(rc, kill->pid, at) >= 0 ||
-	       in_set_cgroup(rc, memcg);
+	       rec_in_set_cgroup(rc, memcg);
 }
 
 /* Whether the kill of pid at t (CLOCK_REALTIME) was counted already, from its other

@@ -289,6 +289,9 @@ void rec_settle_kills(struct recorder *rc, int at_end);
 /* The engine's OOM victims (no system call), then the kernel log's kill lines: every
  * OOM kill reported so far handed to the run. */
 void rec_drain_victims(struct recorder *rc);
+/* Is memcg (a path in the memory hierarchy, as the kernel log and /proc/PID/cgroup
+ * name it) the cgroup that holds only the set, or below it? */
+int rec_in_set_cgroup(const struct recorder *rc, const char *memcg);
 /* Stores the engine's kills whose line did not come in time (all of them at_end). */
 void rec_store_waiting_kills(struct recorder *rc, int at_end);
 void rec_drain_kills(struct recorder *rc);

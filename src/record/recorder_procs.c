@@ -455,23 +455,22 @@ static int64_t member_start(const struct recorder *rc, pid_t pid, int64_t elapse
 	return born < 0 ? 0 : born > elapsed ? elapsed : born;
 }
 
-/* Whether pid is a live process, not a zombie (a member of a cgroup that is no longer
- * in it, but alive, was moved out). */
-static int alive_not_zombie(pid_t pid)
+/* Whether pid, gone from the list of the set's cgroup, was moved out of it: its
+ * /proc/PID/cgroup names another cgroup. One that is exiting (off the list before it
+ * is a zombie) or a zombie still names the set's. */
+static int moved_out(const struct recorder *rc, pid_t pid)
 {
-	char path[64], buf[512];
-	if (sysroot_path(path, sizeof(path), "/proc/%d/stat", (int)pid) < 0)
+	char path[64], buf[4096], cg[PATH_MAX];
+	if (!rc->target->cg || sysroot_path(path, sizeof(path), "/proc/%d/cgroup", (int)pid) < 0)
 		return 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	ssize_t n = read(fd, buf, sizeof(buf));
 	close(fd);
-	if (n <= 0)
+	if (n <= 0 || cg_proc_path_parse(buf, (size_t)n, rc->target->cg->version, cg, sizeof(cg)) < 0)
 		return 0;
-	buf[n] = 0;
-	const char *c = strrchr(buf, ')');
-	return c && c[1] == ' ' && c[2] && c[2] != 'Z' && c[2] != 'X';
+	return !rec_in_set_cgroup(rc, cg);
 }
 
 void rec_on_proc(void *ctx, pid_t pid, int start, const struct proc_status *st)
@@ -495,9 +494,10 @@ void rec_on_proc(void *ctx, pid_t pid, int start, const struct proc_status *st)
 				rc->run->hwm_before = rc->log.p[k].hwm_before;
 		}
 	} else if (k >= 0) {
-		/* out of a cgroup's list but alive: moved out, and its exit record, when it
-		 * comes, is not the run's */
-		int left = rc->target->set_cgroup_dir && alive_not_zombie(pid);
+		/* out of a cgroup's list and in another cgroup: moved out, and its exit
+		 * record, when it comes, is not the run's (the engine says so itself, as it
+		 * happens: on_left) */
+		int left = rc->target->set_cgroup_dir && !rc->kpeak && moved_out(rc, pid);
 		proclog_end(&rc->log, (size_t)k, elapsed, left ? PROC_LEFT : PROC_GONE, -1, -1);
 		comm = rc->log.p[k].comm;	/* an exit record may know its last name */
 	}

@@ -45,6 +45,8 @@ case "$first" in
 esac
 # (a sanitizer build adds a leak checker per memhog: a process sharing its memory)
 check "show: the memhogs ended with 0" test "$(grep -Ec '^ +[0-9]+  memhog .* exited 0$' "$T/show.txt")" -ge 2
+[ "$(grep -Ec '^ +[0-9]+  memhog .* exited 0$' "$T/show.txt")" -ge 2 ] ||
+	diag "$(sed -n '/^processes (/,/^$/p' "$T/show.txt")"
 check "show: the largest process in the summary" grep -q "^largest   memhog (pid $big), peak " "$T/show.txt"
 case "$(sfield peak_source)" in
 sample) w="a sample" ;; VmHWM) w="VmHWM" ;; "exit record") w="the exit record" ;;
