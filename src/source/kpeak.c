@@ -1,9 +1,11 @@
 /* The peak engine's loader: the skeleton of src/bpf/kpeak.bpf.c, built by clang and
  * bpftool (Makefile: HAVE_BPF), loaded with libbpf. */
 #include "source/kpeak.h"
+#include "base/parse.h"
 #include "base/util.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,9 +242,12 @@ static int hierarchy_of(int version)
 		if (!e)
 			continue;
 		*e = 0;
-		for (char *tok = strtok(c + 1, ","); tok; tok = strtok(NULL, ","))
-			if (strcmp(tok, "memory") == 0)
-				id = atoi(line);
+		char *save = NULL;
+		uint64_t v;
+		for (char *tok = strtok_r(c + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+			if (strcmp(tok, "memory") == 0 && parse_u64_n(line, (size_t)(c - line), &v) == 0 &&
+			    v <= INT32_MAX)
+				id = (int)v;
 	}
 	fclose(f);
 	return id;
