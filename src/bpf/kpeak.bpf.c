@@ -90,6 +90,15 @@ struct {
 	__type(value, __u32);		/* the tgid it is counted for */
 } mms SEC(".maps");
 
+/* The total's history, mapped by the recorder (kpeak.h: struct kp_span). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, KP_SPANS);
+	__type(key, __u32);
+	__type(value, struct kp_span);
+} spans SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
@@ -125,6 +134,29 @@ static __always_inline void raise(__u64 *peak, __u64 *peak_ns, __u64 v, __u64 no
 		*peak_ns = now;
 }
 
+/* The total is now total (at now): its span's peak and last value follow. The first
+ * change in a span claims its slot; a CPU that raced the claim may leave the peak of
+ * the slot's older span, which the reader tells by its time. */
+static __always_inline void note_span(__s64 total, __u64 now)
+{
+	__u64 n = (now >> KP_SPAN_SHIFT) + 1;
+	__u32 key = (__u32)((now >> KP_SPAN_SHIFT) & (KP_SPANS - 1));
+	struct kp_span *s = bpf_map_lookup_elem(&spans, &key);
+	if (!s)
+		return;
+	__u64 v = total > 0 ? (__u64)total : 0;
+	__u64 old = *(volatile __u64 *)&s->n;
+	if (old != n) {
+		if (__sync_val_compare_and_swap(&s->n, old, n) == old) {
+			s->peak = v;
+			s->peak_ns = now;
+		}
+	} else {
+		raise(&s->peak, &s->peak_ns, v, now);
+	}
+	s->last = total;
+}
+
 /* p's resident bytes are now bytes: its peak, the set's total and its peaks follow. */
 static __always_inline void count(struct kp_proc *p, __u64 bytes)
 {
@@ -141,6 +173,7 @@ static __always_inline void count(struct kp_proc *p, __u64 bytes)
 	if (total > 0) {
 		raise(&state.peak, &state.peak_ns, (__u64)total, now);
 	}
+	note_span(total, now);
 }
 
 /* p no longer counts mm (it exec'd, or ended): its bytes leave the total. */
@@ -154,7 +187,9 @@ static __always_inline void retire(struct kp_proc *p, __u32 tgid)
 	}
 	p->mm = 0;
 	__u64 old = __sync_lock_test_and_set(&p->cur, 0);
-	__sync_fetch_and_add(&state.total, -(__s64)old);
+	if (old)
+		note_span(__sync_fetch_and_add(&state.total, -(__s64)old) - (__s64)old,
+			  bpf_ktime_get_ns());
 }
 
 /* p counts mm from now on, starting from its counters as they are. */

@@ -48,6 +48,22 @@ struct kp_victim {
 	char comm[16];
 };
 
+/* The set's total over time, for the peak of each stage between two marks: slot i of
+ * the history holds the span of 2^KP_SPAN_SHIFT ns (1.05 ms) whose number n (the
+ * CLOCK_MONOTONIC time >> KP_SPAN_SHIFT) has n % KP_SPANS == i, while it is the
+ * latest such span with a change of the total; the recorder reads it within the
+ * history's 34 s. A span with no change has no slot of its own: the total stayed at
+ * the last one's 'last'. */
+#define KP_SPAN_SHIFT 20
+#define KP_SPANS 32768u
+
+struct kp_span {
+	__u64 n;		/* the span's number + 1 (0: never written) */
+	__u64 peak;		/* the highest total within it */
+	__u64 peak_ns;		/* when (a peak_ns of another span: a race lost; use last) */
+	__s64 last;		/* the total after its last change */
+};
+
 /* The set: every tracked process together. */
 struct kp_state {
 	__s64 total;		/* sum of cur over the tracked processes */

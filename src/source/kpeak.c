@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,10 +25,14 @@
 #include "bpf/kpeak.h"
 #include "bpf/kpeak.skel.h"
 
+_Static_assert(KPEAK_SPAN_SHIFT == KP_SPAN_SHIFT && KPEAK_SPANS == KP_SPANS,
+	       "the span history's layout is the program's");
+
 struct kpeak {
 	struct kpeak_bpf *skel;
 	struct ring_buffer *events;
 	struct bpf_link *links[6];
+	struct kp_span *spans;		/* the total's history, mapped */
 	int victims;			/* on_victim is attached */
 	const struct kpeak_handlers *h;	/* while draining */
 };
@@ -195,6 +200,15 @@ int kpeak_open(struct kpeak **out, char *why, size_t whylen)
 								 "mark_victim");
 		k->victims = k->links[5] != NULL;
 	}
+	void *m = mmap(NULL, sizeof(struct kp_span) * KP_SPANS, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, bpf_map__fd(k->skel->maps.spans), 0);
+	if (m == MAP_FAILED) {
+		e = -errno;
+		snprintf(why, whylen, "cannot map its history: %s", strerror(-e));
+		kpeak_close(k);
+		return e;
+	}
+	k->spans = m;
 	k->events = ring_buffer__new(bpf_map__fd(k->skel->maps.events), on_event, k, NULL);
 	if (!k->events) {
 		e = -errno;
@@ -312,6 +326,30 @@ int kpeak_drain(struct kpeak *k, const struct kpeak_handlers *h)
 	return n < 0 ? 0 : n;
 }
 
+int kpeak_span(const struct kpeak *k, int64_t n, struct kpeak_span *out)
+{
+	const struct kp_span *s = &k->spans[(uint64_t)n & (KP_SPANS - 1)];
+	__u64 want = (__u64)n + 1, had = __atomic_load_n(&s->n, __ATOMIC_ACQUIRE);
+	if (had < want)
+		return 0;	/* the slot still holds an older span: none changed in n */
+	if (had > want)
+		return -ESTALE;
+	uint64_t peak = __atomic_load_n(&s->peak, __ATOMIC_ACQUIRE);
+	__u64 at = __atomic_load_n(&s->peak_ns, __ATOMIC_ACQUIRE);
+	int64_t last = __atomic_load_n(&s->last, __ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&s->n, __ATOMIC_ACQUIRE) != want)
+		return -ESTALE;	/* a newer span took the slot while it was read */
+	out->last = last;
+	if ((int64_t)(at >> KP_SPAN_SHIFT) == n && peak >= (uint64_t)(last > 0 ? last : 0)) {
+		out->peak = peak;
+		out->peak_at = (int64_t)at;
+	} else {	/* the claim raced: the older span's peak was left */
+		out->peak = last > 0 ? (uint64_t)last : 0;
+		out->peak_at = 0;
+	}
+	return 1;
+}
+
 int kpeak_sees_victims(const struct kpeak *k)
 {
 	return k->victims;
@@ -350,6 +388,7 @@ void kpeak_reset(struct kpeak *k)
 		clear_map(mms, sizeof(__u64));
 	}
 	ring_buffer__consume(k->events);	/* k->h is NULL: the last run's records go */
+	memset(k->spans, 0, sizeof(struct kp_span) * KP_SPANS);
 	__atomic_store_n(&s->total, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&s->peak, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&s->peak_ns, 0, __ATOMIC_SEQ_CST);
@@ -363,6 +402,8 @@ void kpeak_close(struct kpeak *k)
 	if (!k)
 		return;
 	ring_buffer__free(k->events);
+	if (k->spans)
+		munmap(k->spans, sizeof(struct kp_span) * KP_SPANS);
 	for (size_t i = 0; i < ARRAY_SIZE(k->links); i++)
 		bpf_link__destroy(k->links[i]);
 	kpeak_bpf__destroy(k->skel);
@@ -434,6 +475,14 @@ int kpeak_drain(struct kpeak *k, const struct kpeak_handlers *h)
 	(void)k;
 	(void)h;
 	return 0;
+}
+
+int kpeak_span(const struct kpeak *k, int64_t n, struct kpeak_span *s)
+{
+	(void)k;
+	(void)n;
+	(void)s;
+	return -ESTALE;
 }
 
 int kpeak_sees_victims(const struct kpeak *k)

@@ -50,6 +50,19 @@ struct kpeak_handlers {
 	void *ctx;
 };
 
+/* The tracked processes' total over time, for the peak of each stage between two
+ * marks: span n is the KPEAK_SPAN_NS from CLOCK_MONOTONIC n << KPEAK_SPAN_SHIFT, and
+ * the last KPEAK_SPANS of them are kept (34 s). */
+#define KPEAK_SPAN_SHIFT 20
+#define KPEAK_SPAN_NS (INT64_C(1) << KPEAK_SPAN_SHIFT)
+#define KPEAK_SPANS 32768
+
+struct kpeak_span {
+	uint64_t peak;		/* the highest total within the span */
+	int64_t peak_at;	/* when; 0: not known (peak is then the last total) */
+	int64_t last;		/* the total after the span's last change */
+};
+
 /* Whether this build has the engine. */
 int kpeak_built(void);
 /* Loads and attaches the engine. Returns 0 and *out; or -errno, with why it cannot run
@@ -73,6 +86,10 @@ int kpeak_proc(const struct kpeak *k, pid_t pid, uint64_t *peak, int64_t *at);
 /* Hands over, in order, each tracked process that ended, left the watched cgroup or
  * that the OOM killer chose since the last call. No system call: the ring buffer is mapped. Returns how many. */
 int kpeak_drain(struct kpeak *k, const struct kpeak_handlers *h);
+/* Span n of the total's history (n: a CLOCK_MONOTONIC time >> KPEAK_SPAN_SHIFT, past
+ * and over). 1 and *s where the total changed in it; 0 where it did not (the total
+ * stayed at the last change's); -ESTALE where the history no longer holds it. */
+int kpeak_span(const struct kpeak *k, int64_t n, struct kpeak_span *s);
 /* Whether OOM victims are reported (oom:mark_victim attached; Linux 6.8+). */
 int kpeak_sees_victims(const struct kpeak *k);
 /* Forgets every tracked process and figure, as just opened: the engine of one

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "record/stagepeak.h"
 #include "source/kpeak.h"
 
 #define MIB (1ULL << 20)
@@ -138,6 +139,74 @@ static void test_spike_peak_and_time(void **state)
 	assert_true(f.peak >= t.base + 96 * MIB - BESIDE && f.peak <= t.base + 96 * MIB + BESIDE);
 	/* the last page's fault counts the spike in full: inside it */
 	assert_true(f.peak_at >= t.at[0] && f.peak_at <= t.at[1]);
+	kpeak_close(k);
+}
+
+struct stages_got {
+	struct kpeak *k;
+	int known[4];
+	uint64_t peak[4];
+	int64_t at[4];
+	int n;
+};
+
+static int engine_span(void *ctx, int64_t n, struct kpeak_span *s)
+{
+	return kpeak_span(((struct stages_got *)ctx)->k, n, s);
+}
+
+static void got_stage(void *ctx, int64_t id, int known, uint64_t peak, int64_t at)
+{
+	struct stages_got *g = ctx;
+	assert_true(id >= 0 && id < 4 && g->n < 4);
+	g->known[id] = known;
+	g->peak[id] = peak;
+	g->at[id] = at;
+	g->n++;
+}
+
+/* The history: two spikes of one process, a mark between them and one after; each
+ * stage has its own spike as its peak, inside it, and the last the base it fell to. */
+static void test_stage_peaks_from_the_history(void **state)
+{
+	(void)state;
+	struct kpeak *k = open_or_skip();
+	int go[2], back[2], go2[2], back2[2];
+	struct took a, b;
+	int64_t start = mono();
+	pid_t first = spiker(112 * MIB, go, back);
+	pid_t second = spiker(40 * MIB, go2, back2);
+	assert_int_equal(kpeak_track(k, first), 0);
+	assert_int_equal(kpeak_track(k, second), 0);
+	run_spike(go, back, &a);
+	reap(first, go, back);
+	int64_t mark1 = mono();
+	run_spike(go2, back2, &b);
+	reap(second, go2, back2);
+	int64_t mark2 = mono();
+	struct stages_got g;
+	memset(&g, 0, sizeof(g));
+	g.k = k;
+	struct stagepeak sp;
+	stagepeak_init(&sp, start, 0, engine_span, got_stage, &g);
+	assert_int_equal(stagepeak_mark(&sp, 1, mark1), 0);
+	assert_int_equal(stagepeak_mark(&sp, 2, mark2), 0);
+	stagepeak_end(&sp, mono());
+	stagepeak_release(&sp);
+	print_message("# stages: %llu at %lld, %llu at %lld, %llu; spikes %lld..%lld, %lld..%lld\n",
+		      (unsigned long long)g.peak[0], (long long)g.at[0],
+		      (unsigned long long)g.peak[1], (long long)g.at[1],
+		      (unsigned long long)g.peak[2], (long long)a.at[0], (long long)a.at[1],
+		      (long long)b.at[0], (long long)b.at[1]);
+	assert_int_equal(g.n, 3);
+	assert_true(g.known[0] && g.known[1] && g.known[2]);
+	assert_true(g.peak[0] >= a.base + 112 * MIB - BESIDE);
+	assert_true(g.peak[0] <= a.base + b.base + 112 * MIB + BESIDE);
+	assert_true(g.at[0] >= a.at[0] && g.at[0] <= a.at[1]);
+	/* the first ended before the second spiked: its pages are out of the total */
+	assert_true(g.peak[1] >= b.base + 40 * MIB - BESIDE && g.peak[1] <= b.base + 40 * MIB + BESIDE);
+	assert_true(g.at[1] >= b.at[0] && g.at[1] <= b.at[1]);
+	assert_true(g.peak[2] < 16 * MIB);	/* both ended: nothing left but rounding */
 	kpeak_close(k);
 }
 
@@ -353,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_follow_forks),
 		cmocka_unit_test(test_adopted_child_counts_from_exec),
 		cmocka_unit_test(test_reset),
+		cmocka_unit_test(test_stage_peaks_from_the_history),
 		cmocka_unit_test(test_no_tracepoint),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
