@@ -436,6 +436,7 @@ static int take_sample(struct recorder *rc)
 	if (urgent || now - rc->last_flush >= FLUSH_EVERY_NS ||
 	    store_pending(rc->st) >= FLUSH_EVERY_SAMPLES || store_filling(rc->st))
 		flush(rc);
+	rec_stages_tick(rc, now);
 	return 0;
 }
 
@@ -584,6 +585,7 @@ static void track_in_engine(struct recorder *rc)
 	}
 	if (rc->target->pid > 0 && !rc->target->is_child)
 		kpeak_track(k, rc->target->pid);
+	rec_stages_begin(rc);
 }
 
 /* Everything the loop needs, open, and the run's clock started. 0 or -errno. */
@@ -853,6 +855,7 @@ static void release(struct recorder *rc)
 	client_page_close(rc->page);
 	client_dir_watch_close(&rc->page_dir);
 	proclog_release(&rc->log);
+	rec_stages_release(rc);
 	if (rc->stop == TARGET_ENDED && rc->target->pid > 0)
 		client_page_remove_stale(rc->target->pid);
 }

@@ -645,6 +645,8 @@ int rec_write_end(struct recorder *rc)
 	int64_t give_up = mono_ns() + FINISH_GIVE_UP_NS;
 	while ((fe = store_run_finish(rc->st, run)) < 0 && mono_ns() < give_up)
 		poll(NULL, 0, FINISH_RETRY_MS);
+	if (fe == 0)
+		rec_stages_end(rc);	/* every mark is stored now */
 	proclog_order_starts(&rc->log);
 	while (fe == 0 && (fe = store_put_processes(rc->st, run->id, rc->log.p, rc->log.n)) < 0 &&
 	       mono_ns() < give_up)

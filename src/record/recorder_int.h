@@ -17,6 +17,7 @@
 #include "record/proclog.h"
 #include "record/procset.h"
 #include "record/sampler.h"
+#include "record/stagepeak.h"
 #include "source/client.h"
 #include "source/kmsg.h"
 #include "source/kpeak.h"
@@ -196,6 +197,14 @@ struct recorder {
 	long root;		/* the target's entry in log, -1 before the first sample */
 	int64_t real_off;	/* CLOCK_REALTIME - CLOCK_MONOTONIC: the engine's times */
 	struct kpeak *kpeak;	/* opts->kpeak, or NULL where this run cannot use it */
+	/* Each stage's peak from the engine's history (recorder_stages.c): the marks are
+	 * read back from the store (a mark of `rsswatch mark` is written there by another
+	 * process) through a read-only connection of its own. */
+	struct stagepeak stages;
+	int stages_on;		/* STAGES_OFF, _BEFORE (the first sample) or _ON */
+	struct store *marks_reader;
+	int64_t marks_after;	/* the row id of the last mark read */
+	int64_t marks_read_at;	/* mono ns of the last read */
 	uint64_t hwm_reset_from;	/* --reset-peak: VmHWM before the reset (0: none) */
 	int target_kill_counted;	/* the target's OOM kill is in run->oom_kills */
 	/* OOM kills: those the kernel log named (kills_named), the target's that only the
@@ -304,6 +313,13 @@ void rec_settle_end(struct recorder *rc, int e);
 int rec_write_end(struct recorder *rc);
 
 /* recorder_page.c */
+/* recorder_stages.c */
+enum { STAGES_OFF, STAGES_BEFORE, STAGES_ON };
+void rec_stages_begin(struct recorder *rc);
+void rec_stages_tick(struct recorder *rc, int64_t now);
+void rec_stages_end(struct recorder *rc);
+void rec_stages_release(struct recorder *rc);
+
 void rec_find_page(struct recorder *rc);
 void rec_poll_client(struct recorder *rc, int64_t elapsed, int final);
 void rec_page_finish(struct recorder *rc);

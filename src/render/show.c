@@ -289,16 +289,33 @@ static void peak_row(struct buf *b, const struct run *r)
 	buf_putc(b, '\n');
 }
 
+/* The peak of the stage a mark opens, from the kernel's page counts, and when: "-"
+ * where it is not known. */
+static void stage_peak_cell(struct buf *b, const struct run *r, const struct mark *m)
+{
+	char v[32], t[32];
+	if (!m->stage_peak_known) {
+		buf_printf(b, " %10s %-8s", "-", "");
+		return;
+	}
+	buf_printf(b, " %10s %-8s", fmt_bytes(v, sizeof(v), m->stage_peak),
+		   fmt_offset(t, sizeof(t), m->stage_peak_at - r->started_at));
+}
+
 /* The memory at each stage (render/stages.h): RSS (and GPU) at every mark, and the
- * change since the previous mark (or since the start for the first); the run's peak
- * among them, where it fell. */
+ * change since the previous mark (or since the start for the first); with the engine,
+ * each stage's own peak and its time; the run's peak among them, where it fell. */
 static void marks_table(struct buf *b, const struct run *r, const struct mark *m,
 			const struct stages *sg, int have_gpu, int all)
 {
 	char t[32], v[32], d[32];
 	size_t nm = sg->n;
 	int peak_said = !r->peak_rss || !r->peak_rss_at;
-	buf_printf(b, "\nmarks%*s%10s %11s%s\n", 19, "", "RSS", "change", have_gpu ? "        GPU" : "");
+	int stage_peaks = 0;
+	for (size_t i = 0; i < nm; i++)
+		stage_peaks |= m[i].stage_peak_known;
+	buf_printf(b, "\nmarks%*s%10s %11s%s%s\n", 19, "", "RSS", "change", have_gpu ? "        GPU" : "",
+		   stage_peaks ? "  STAGE PEAK at" : "");
 	size_t shown = all || nm <= SHOW_MARKS ? nm : SHOW_MARKS;
 	for (size_t i = 0; i < shown; i++) {
 		const struct stage *g = &sg->s[i];
@@ -317,6 +334,8 @@ static void marks_table(struct buf *b, const struct run *r, const struct mark *m
 			if (have_gpu)
 				buf_printf(b, " %10s", fmt_bytes(v, sizeof(v), g->gpu));
 		}
+		if (stage_peaks)
+			stage_peak_cell(b, r, &m[i]);
 		buf_puts(b, "  ");
 		buf_put_printable(b, m[i].label);
 		buf_putc(b, '\n');
@@ -404,6 +423,15 @@ void show_json(struct buf *b, const struct show_run *sh, const struct show_figur
 		int64_t el = m[i].t - r->started_at;
 		buf_printf(b, ",\"elapsed_s\":%.3f,\"label\":", (double)el / NS_PER_S);
 		json_str(b, m[i].label);
+		/* the peak of the stage it opens, from the kernel's page counts */
+		if (m[i].stage_peak_known) {
+			char at[40];
+			buf_printf(b, ",\"stage_peak_bytes\":%llu,\"stage_peak_time\":",
+				   (unsigned long long)m[i].stage_peak);
+			json_str(b, fmt_iso8601_us(at, sizeof(at), m[i].stage_peak_at));
+		} else {
+			buf_puts(b, ",\"stage_peak_bytes\":null,\"stage_peak_time\":null");
+		}
 		buf_putc(b, '}');
 	}
 	buf_puts(b, "],\"events\":[");

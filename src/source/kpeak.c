@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef HAVE_BPF
@@ -220,13 +222,75 @@ int kpeak_open(struct kpeak **out, char *why, size_t whylen)
 	return 0;
 }
 
+/* pid's file + anon + shmem bytes as its counters hold them now: statm's resident
+ * field, the sum the program reads. */
+static int resident_of(pid_t pid, uint64_t *bytes)
+{
+	char path[48], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	int ok = fgets(line, sizeof(line), f) != NULL;
+	fclose(f);
+	char *sp = ok ? strchr(line, ' ') : NULL;
+	uint64_t pages;
+	if (!sp || parse_u64_n(sp + 1, strcspn(sp + 1, " \n"), &pages) < 0)
+		return -ESRCH;	/* no memory lines: in its exit */
+	*bytes = pages * (uint64_t)sysconf(_SC_PAGESIZE);
+	return 0;
+}
+
+/* Adds v to the set's total (atomically, beside the programs), and raises its peak. */
+static void add_to_total(struct kpeak *k, int64_t v)
+{
+	struct kp_state *s = &k->skel->bss->state;
+	int64_t total = __atomic_add_fetch(&s->total, v, __ATOMIC_SEQ_CST);
+	uint64_t old = __atomic_load_n(&s->peak, __ATOMIC_ACQUIRE);
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	while (total > 0 && (uint64_t)total > old)
+		if (__atomic_compare_exchange_n(&s->peak, &old, (uint64_t)total, 0, __ATOMIC_SEQ_CST,
+						__ATOMIC_ACQUIRE)) {
+			__atomic_store_n(&s->peak_ns, (uint64_t)now.tv_sec * 1000000000u +
+					 (uint64_t)now.tv_nsec, __ATOMIC_SEQ_CST);
+			break;
+		}
+}
+
+/* The process enters with its resident bytes now, counted in the total: the program
+ * knows it from its next page change only (its mm is not known before), and a process
+ * that changes none in a stage must count there too. Its first change then counts
+ * the difference from this figure, and its exit takes the figure out.
+ * The figure is in the total before the entry is made, so that an exit after the entry
+ * takes out what was put in; an entry made for a process that had ended already (its
+ * exit found no entry) is taken out again. */
 int kpeak_track(struct kpeak *k, pid_t pid)
 {
 	__u32 key = (__u32)pid;
+	int fd = bpf_map__fd(k->skel->maps.procs);
 	struct kp_proc p;
 	memset(&p, 0, sizeof(p));
-	if (bpf_map_update_elem(bpf_map__fd(k->skel->maps.procs), &key, &p, BPF_NOEXIST) < 0)
-		return errno == EEXIST ? 0 : errno == E2BIG ? -ENOSPC : -errno;
+	if (bpf_map_lookup_elem(fd, &key, &p) == 0)
+		return 0;	/* tracked already (followed from its fork) */
+	uint64_t bytes = 0;
+	int e = resident_of(pid, &bytes);
+	if (e == -ENOENT)
+		return -ESRCH;
+	if (e == 0) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		p.cur = p.peak = bytes;
+		p.peak_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	}
+	add_to_total(k, (int64_t)p.cur);
+	if (bpf_map_update_elem(fd, &key, &p, BPF_NOEXIST) < 0) {
+		e = errno == EEXIST ? 0 : errno == E2BIG ? -ENOSPC : -errno;
+		add_to_total(k, -(int64_t)p.cur);
+		return e;
+	}
+	if (kill(pid, 0) < 0 && errno == ESRCH && bpf_map_delete_elem(fd, &key) == 0)
+		add_to_total(k, -(int64_t)p.cur);	/* it ended before the entry */
 	return 0;
 }
 

@@ -68,7 +68,10 @@ int kpeak_built(void);
 /* Loads and attaches the engine. Returns 0 and *out; or -errno, with why it cannot run
  * in why (a phrase: "not root", "the kernel has no BTF", ...). */
 int kpeak_open(struct kpeak **out, char *why, size_t whylen);
-/* Tracks a running process from its next page change. 0 or -errno (-ENOSPC: full). */
+/* Tracks a running process, from its resident bytes now (/proc/PID/statm: the same
+ * counters the engine reads) and every change after. 0 (also when it is tracked
+ * already: a child of a tracked process, followed from its fork), or -errno (-ENOSPC:
+ * the table is full; -ESRCH: it is gone). */
 int kpeak_track(struct kpeak *k, pid_t pid);
 /* Tracks the next process the calling process forks, from that child's exec: a
  * launched command, not the copy of the recorder it is before. */

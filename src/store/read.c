@@ -481,6 +481,10 @@ static void load_mark(sqlite3_stmt *s, void *row)
 	struct mark *m = row;
 	m->t = sqlite3_column_int64(s, 0);
 	m->label = col_text(s, 1);
+	m->id = sqlite3_column_int64(s, 2);
+	m->stage_peak_known = sqlite3_column_type(s, 3) != SQLITE_NULL;
+	m->stage_peak = m->stage_peak_known ? (uint64_t)sqlite3_column_int64(s, 3) : 0;
+	m->stage_peak_at = m->stage_peak_known ? sqlite3_column_int64(s, 4) : 0;
 }
 
 static void release_mark(void *row)
@@ -493,7 +497,19 @@ static const struct row_kind mark_rows = { sizeof(struct mark), load_mark, relea
 int store_marks(struct store *st, int64_t id, struct mark **out, size_t *n)
 {
 	void *rows;
-	int e = gather(st, "SELECT t, label FROM mark WHERE run_id = ? ORDER BY t, rowid", &id, 1,
+	int e = gather(st, "SELECT t, label, rowid, stage_peak, stage_peak_at FROM mark"
+		       " WHERE run_id = ? ORDER BY t, rowid", &id, 1, &mark_rows, &rows, n);
+	if (e == 0)
+		*out = rows;
+	return e;
+}
+
+int store_marks_after(struct store *st, int64_t id, int64_t after, struct mark **out, size_t *n)
+{
+	void *rows;
+	const int64_t args[] = { id, after };
+	int e = gather(st, "SELECT t, label, rowid, stage_peak, stage_peak_at FROM mark"
+		       " WHERE run_id = ? AND rowid > ? ORDER BY rowid LIMIT 4096", args, 2,
 		       &mark_rows, &rows, n);
 	if (e == 0)
 		*out = rows;

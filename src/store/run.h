@@ -314,6 +314,13 @@ int event_is_process(const struct event *e);
 struct mark {
 	int64_t t;
 	char *label;
+	int64_t id;		/* its row's id */
+	/* The peak of the stage it opens (up to the next mark, or the end), from the
+	 * kernel's page counts, and when (realtime ns); stage_peak_known 0: none (no
+	 * engine, a run recorded before it, or history not kept; docs/PEAKS.md). */
+	uint64_t stage_peak;
+	int64_t stage_peak_at;
+	int stage_peak_known;
 };
 
 /* --- the stored columns ---

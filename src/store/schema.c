@@ -184,6 +184,11 @@ const char *const store_migrations[] = {
 	 * v2 without a private reset): the kernel's all-time figure, history rather than
 	 * the run's. NULL: none, or the peak covers the run only. */
 	"ALTER TABLE run ADD COLUMN cgroup_peak_before INTEGER;",
+	/* 16: the peak of the stage each mark opens (up to the next mark, or the run's
+	 * end) from the kernel's page counts, and when (CLOCK_REALTIME ns). NULL: not
+	 * known (recorded without the engine, or before this step). */
+	"ALTER TABLE mark ADD COLUMN stage_peak INTEGER;"
+	"ALTER TABLE mark ADD COLUMN stage_peak_at INTEGER;",
 };
 #define SCHEMA_VERSION ((int)ARRAY_SIZE(store_migrations))
 const int store_schema_version = SCHEMA_VERSION;

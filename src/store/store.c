@@ -387,6 +387,16 @@ int store_open(const char *path, unsigned flags, struct store **out, char *err, 
 	return 0;
 }
 
+int store_open_reader(struct store *st, struct store **out, char *err, size_t errlen)
+{
+	const char *path = sqlite3_db_filename(st->db, "main");
+	if (!path || !*path) {
+		snprintf(err, errlen, "the database has no file to open again");
+		return -ENOENT;
+	}
+	return store_open(path, STORE_READONLY, out, err, errlen);
+}
+
 void store_close(struct store *st)
 {
 	if (!st)

@@ -33,6 +33,10 @@ enum {
 /* Opens the database at path. On failure returns -errno (-ENOENT: no database yet,
  * when STORE_CREATE is not given) and writes a one-line reason into err. */
 int store_open(const char *path, unsigned flags, struct store **out, char *err, size_t errlen);
+/* A second, read-only connection to st's file: for a writer that reads what others
+ * write meanwhile (the recorder, the marks of `rsswatch mark`), without waiting on its
+ * own writer thread. */
+int store_open_reader(struct store *st, struct store **out, char *err, size_t errlen);
 void store_close(struct store *st);
 /* The last SQLite error message, for a failed call below. */
 const char *store_errmsg(struct store *st);
@@ -80,6 +84,10 @@ int store_add_proc(struct store *st, int64_t run_id, int64_t elapsed_ns, const s
 int store_add_event(struct store *st, int64_t run_id, int64_t t, const char *kind, pid_t pid,
 		    const char *detail);
 int store_add_mark(struct store *st, int64_t run_id, int64_t t, const char *label);
+/* The peak of the stage that the mark of row mark_id opens, and when (realtime ns);
+ * known 0 stores none (NULL). With the rows of the next flush. */
+int store_set_stage_peak(struct store *st, int64_t run_id, int64_t mark_id, int known,
+			 uint64_t peak, int64_t at);
 /* An OOM kill of the target or a member (written at once, like events). */
 int store_add_oom_kill(struct store *st, int64_t run_id, const struct oom_kill *k);
 /* Writes (or rewrites) the processes p[0..n) of the run, in one transaction (the
@@ -152,6 +160,9 @@ int store_each_proc_at_sample(struct store *st, int64_t id, store_proc_cb cb, vo
 int store_events(struct store *st, int64_t id, struct event **out, size_t *n);
 void store_free_events(struct event *ev, size_t n);
 int store_marks(struct store *st, int64_t id, struct mark **out, size_t *n);
+/* The marks of run id whose row id is above after, in the order they were stored; at
+ * most 4096 at a time. */
+int store_marks_after(struct store *st, int64_t id, int64_t after, struct mark **out, size_t *n);
 void store_free_marks(struct mark *m, size_t n);
 /* The run's OOM kills in time order; *out is freed with free(). */
 int store_oom_kills(struct store *st, int64_t id, struct oom_kill **out, size_t *n);

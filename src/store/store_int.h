@@ -65,6 +65,12 @@ struct mark_row {
 	int64_t t;
 	char *label;
 };
+struct stage_row {		/* a stage's peak for its mark's row (known 0: NULL) */
+	int64_t mark_id;
+	uint64_t peak;
+	int64_t at;
+	int known;
+};
 
 struct batch {
 	int64_t run_id;
@@ -80,6 +86,8 @@ struct batch {
 	size_t nevents, capevents;
 	struct mark_row *marks;
 	size_t nmarks, capmarks;
+	struct stage_row *stages;
+	size_t nstages, capstages;
 	struct oom_kill *kills;
 	size_t nkills, capkills;
 	struct run progress;	/* the run's state to write with the rows (deep copy) */
@@ -92,7 +100,7 @@ struct store {
 	/* The writer's statements, prepared at their first use and kept until
 	 * store_write_release. */
 	sqlite3_stmt *ins_sample, *ins_counter, *ins_gpu, *ins_proc;
-	sqlite3_stmt *ins_event, *ins_kill, *ins_mark, *upd_progress;
+	sqlite3_stmt *ins_event, *ins_kill, *ins_mark, *upd_stage, *upd_progress;
 	/* Rows wait in front until a flush. Without the writer thread the flush writes them
 	 * at once; with it, front and back swap and the thread writes back (write.c). */
 	struct batch front, back;

@@ -134,6 +134,19 @@ static int insert_mark(struct store *st, int64_t run_id, int64_t t, const char *
 	return step_kept(s);
 }
 
+static int update_stage(struct store *st, int64_t run_id, const struct stage_row *g)
+{
+	if (prepare_kept(st, &st->upd_stage, "UPDATE mark SET stage_peak = ?, stage_peak_at = ?"
+			 " WHERE rowid = ? AND run_id = ?") < 0)
+		return -EIO;
+	sqlite3_stmt *s = st->upd_stage;
+	bind_opt_i64(s, 1, (int64_t)g->peak, g->known);
+	bind_opt_i64(s, 2, g->at, g->known);
+	sqlite3_bind_int64(s, 3, g->mark_id);
+	sqlite3_bind_int64(s, 4, run_id);
+	return step_kept(s);
+}
+
 /* *slot: the INSERT OR REPLACE of every column of t, prepared. */
 static int prepare_columns(struct store *st, const struct store_table *t, sqlite3_stmt **slot)
 {
@@ -207,6 +220,9 @@ static int insert_rows(struct store *st, const struct batch *b)
 	for (size_t i = 0; i < b->nmarks; i++)
 		if (insert_mark(st, b->run_id, b->marks[i].t, b->marks[i].label) < 0)
 			return -EIO;
+	for (size_t i = 0; i < b->nstages; i++)
+		if (update_stage(st, b->run_id, &b->stages[i]) < 0)
+			return -EIO;
 	for (size_t i = 0; i < b->nkills; i++)
 		if (insert_kill(st, b->run_id, &b->kills[i]) < 0)
 			return -EIO;
@@ -274,7 +290,8 @@ static int commit_batches(struct store *st, const struct batch *const *b, size_t
 	size_t rows = 0;
 	for (size_t i = 0; i < nb; i++)
 		rows += b[i]->nsamples + b[i]->ncounters + b[i]->ngpus + b[i]->nprocs +
-			b[i]->nevents + b[i]->nmarks + b[i]->nkills + (size_t)b[i]->have_progress;
+			b[i]->nevents + b[i]->nmarks + b[i]->nstages + b[i]->nkills +
+			(size_t)b[i]->have_progress;
 	if (!rows)
 		return 0;
 	if (bounded && !wal_has_room(st)) {
@@ -336,7 +353,7 @@ static void batch_clear(struct batch *b)
 	for (size_t i = 0; i < b->nmarks; i++)
 		free(b->marks[i].label);
 	b->nsamples = b->ncounters = b->ngpus = b->nprocs = 0;
-	b->nevents = b->nmarks = b->nkills = 0;
+	b->nevents = b->nmarks = b->nstages = b->nkills = 0;
 	progress_free(&b->progress);
 	b->have_progress = 0;
 }
@@ -350,6 +367,7 @@ static void batch_free(struct batch *b)
 	free(b->procs);
 	free(b->events);
 	free(b->marks);
+	free(b->stages);
 	free(b->kills);
 	memset(b, 0, sizeof(*b));
 }
@@ -357,7 +375,7 @@ static void batch_free(struct batch *b)
 static int batch_empty(const struct batch *b)
 {
 	return !b->nsamples && !b->ncounters && !b->ngpus && !b->nprocs && !b->nevents &&
-	       !b->nmarks && !b->nkills;
+	       !b->nmarks && !b->nstages && !b->nkills;
 }
 
 /* A slot for one more row of an array, or NULL past max (the row is dropped). */
@@ -432,6 +450,7 @@ int store_filling(const struct store *st)
 	return b->nsamples >= MAX_SAMPLES / 4 || b->ncounters >= MAX_ROWS / 4 ||
 	       b->ngpus >= MAX_ROWS / 4 || b->nprocs >= MAX_ROWS / 4 ||
 	       b->nevents >= MAX_NOTES / 4 || b->nmarks >= MAX_NOTES / 4 ||
+	       b->nstages >= MAX_NOTES / 4 ||
 	       b->nkills >= MAX_NOTES / 4;
 }
 
@@ -518,6 +537,23 @@ int store_add_mark(struct store *st, int64_t run_id, int64_t t, const char *labe
 	}
 	m->t = t;
 	m->label = xstrdup(label);
+	return 0;
+}
+
+int store_set_stage_peak(struct store *st, int64_t run_id, int64_t mark_id, int known,
+			 uint64_t peak, int64_t at)
+{
+	struct stage_row g = { mark_id, peak, at, known };
+	if (!st->writer_on)
+		return update_stage(st, run_id, &g);
+	if (batch_for(st, run_id) < 0)
+		return -EINVAL;
+	struct stage_row *r = SLOT(&st->front, stages, MAX_NOTES);
+	if (!r) {
+		st->lost.rows_dropped++;
+		return -ENOBUFS;
+	}
+	*r = g;
 	return 0;
 }
 
@@ -849,6 +885,7 @@ void store_write_release(struct store *st)
 	sqlite3_finalize(st->ins_event);
 	sqlite3_finalize(st->ins_kill);
 	sqlite3_finalize(st->ins_mark);
+	sqlite3_finalize(st->upd_stage);
 	sqlite3_finalize(st->upd_progress);
 }
 

@@ -64,6 +64,63 @@ check "--no-bpf: the peak was read after 'compute', and show says it was reached
 	sh -c "sed -n '/^marks/,/^\$/p' '$T/stage2.show' | grep -E '^  (A|B|C|\\^) ' | cut -c3 | tr -d '\n' | grep -qx 'AB^C' &&
 		grep -q \"the run's peak, reached by then (\" '$T/stage2.show'"
 
+# --- each stage's own peak: two spikes of a launched command, each between two marks,
+# each timed by the workload's own clock
+rm -f "$T/st"
+expect_exit 0 "two spikes between three marks, at -i 1s" "$RSW" record -q -i 1s -- sh -c \
+	'"$0" mark -p $$ load; "$1" stamp "$2" spike 200M stamp "$2"; "$0" mark -p $$ compute
+	"$1" stamp "$2" spike 80M stamp "$2"; "$0" mark -p $$ write' "$RSW" "$HOG" "$T/st"
+run=$(last id)
+stage() { q "select $1 from mark where run_id = $run and label = '$2'"; }
+diag "stage peaks: $(q "select label || ' ' || ifnull(stage_peak, 'NULL') || ' at ' || ifnull(stage_peak_at, 'NULL') from mark where run_id = $run" | tr '\n' ';')"
+diag "spikes: $(tr '\n' ' ' <"$T/st")"
+check "load: its stage's peak is the 200 MiB spike (200 to 216 MiB)" \
+	test "$(stage stage_peak load)" -ge $((200 * MiB)) -a "$(stage stage_peak load)" -le $((216 * MiB))
+check "  at a time inside it, by the workload's clock" \
+	test "$(stage stage_peak_at load)" -ge "$(sed -n 1p "$T/st")" -a "$(stage stage_peak_at load)" -le "$(sed -n 2p "$T/st")"
+check "compute: its own, the 80 MiB spike (80 to 96 MiB), not the run's" \
+	test "$(stage stage_peak compute)" -ge $((80 * MiB)) -a "$(stage stage_peak compute)" -le $((96 * MiB))
+check "  at a time inside it" \
+	test "$(stage stage_peak_at compute)" -ge "$(sed -n 3p "$T/st")" -a "$(stage stage_peak_at compute)" -le "$(sed -n 4p "$T/st")"
+check "write: what was left after both (under 16 MiB)" test "$(stage stage_peak write)" -lt $((16 * MiB))
+"$RSW" show >"$T/stages.show"
+sed -n '/^marks/,/^$/p' "$T/stages.show" | sed 's/^/# /'
+check "show: each mark's row has its stage's peak and its time" sh -c \
+	"grep -q 'STAGE PEAK at' '$T/stages.show' &&
+	 grep -Eq '^  B \+[0-9.]+m?s .* (8[0-9]|9[0-5])\.[0-9] MiB \+[0-9.]+m?s +compute\$' '$T/stages.show'"
+show_json
+check "show --json: each mark's stage_peak_bytes and stage_peak_time, to the microsecond" sh -c \
+	"test '$(jget "$T/show.json" '$.marks[1].stage_peak_bytes')' = '$(stage stage_peak compute)' &&
+	 echo '$(jget "$T/show.json" '$.marks[1].stage_peak_time')' | grep -Eq '\\.[0-9]{6}Z\$'"
+expect_exit 0 "the same with --no-bpf" "$RSW" record -q --no-bpf -i 1s -- sh -c \
+	'"$0" mark -p $$ load; "$1" spike 200M; "$0" mark -p $$ compute' "$RSW" "$HOG"
+check "--no-bpf: no stage peaks stored, and show has no such column" sh -c \
+	"test \"\$(sqlite3 '$RSSWATCH_DB' 'select count(stage_peak) from mark where run_id = (select max(id) from run)')\" = 0 &&
+	 ! '$RSW' show | grep -q 'STAGE PEAK'"
+
+# --- an attached process's stage before it changes a page: its size counts there, from
+# when it was attached, not from its next change
+rm -f "$T/go1" "$T/go2" "$T/d0" "$T/d1"
+spawn hog "$HOG" +48M touch "$T/d0" await "$T/go1" spike 100M touch "$T/d1" await "$T/go2"
+hog=$!
+wait_until 30 test -e "$T/d0"
+spawn att "$RSW" record -q -i 1s -p $hog
+rec=$!
+wait_until 30 sh -c "'$RSW' mark -p $hog idle 2>/dev/null"
+"$RSW" mark -p $hog spike
+touch "$T/go1"
+wait_until 30 test -e "$T/d1"
+"$RSW" mark -p $hog end
+touch "$T/go2"
+finish $rec
+check "attached: the recording ended with its target" test "$RC" = 0
+run=$(last id)
+diag "stage peaks: $(q "select label || ' ' || ifnull(stage_peak, 'NULL') from mark where run_id = $run" | tr '\n' ';')"
+check "attached: a stage before its first page change has its 48 MiB (48 to 56 MiB), not 0" \
+	test "$(stage stage_peak idle)" -ge $((48 * MiB)) -a "$(stage stage_peak idle)" -le $((56 * MiB))
+check "  the spike's stage has the spike on its 48 MiB (148 to 164 MiB)" \
+	test "$(stage stage_peak spike)" -ge $((148 * MiB)) -a "$(stage stage_peak spike)" -le $((164 * MiB))
+
 # --- a set whose members peak one after the other
 expect_exit 0 "two children spiking 150 MiB one after the other" "$RSW" record -q -i 1s -- \
 	sh -c '"$0" spike 150M; "$0" spike 150M' "$HOG"

@@ -59,7 +59,7 @@ static void test_no_samples(void **state)
 	struct run r;
 	memset(&r, 0, sizeof(r));
 	r.started_at = 100 * NS;
-	struct mark m = { 90 * NS, "before the run" };
+	struct mark m = { .t = 90 * NS, .label = "before the run" };
 	struct stages sg;
 	stages_init(&sg, &r, &m, 1);
 	stages_end(&sg);
