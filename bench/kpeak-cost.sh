@@ -15,7 +15,7 @@ secs=${1:-10}
 rounds=${2:-5}
 threads=${3:-1}
 B=${BUILD:-build}
-rsw=$B/rsswatch
+rsw=${RSW:-$B/rsswatch}
 ru=$B/bench/rusage
 pt=$B/bench/pagetouch
 [ -x "$rsw" ] && [ -x "$ru" ] && [ -x "$pt" ] || { echo "run 'make bench-bin' first" >&2; exit 2; }
