@@ -455,22 +455,39 @@ static int64_t member_start(const struct recorder *rc, pid_t pid, int64_t elapse
 	return born < 0 ? 0 : born > elapsed ? elapsed : born;
 }
 
-/* Whether pid, gone from the list of the set's cgroup, was moved out of it: its
- * /proc/PID/cgroup names another cgroup. One that is exiting (off the list before it
- * is a zombie) or a zombie still names the set's. */
-static int moved_out(const struct recorder *rc, pid_t pid)
+/* Reads /proc/PID/NAME into buf (terminated); its length, or -1. */
+static ssize_t read_proc_file(pid_t pid, const char *name, char *buf, size_t n)
 {
-	char path[64], buf[4096], cg[PATH_MAX];
-	if (!rc->target->cg || sysroot_path(path, sizeof(path), "/proc/%d/cgroup", (int)pid) < 0)
-		return 0;
+	char path[64];
+	if (sysroot_path(path, sizeof(path), "/proc/%d/%s", (int)pid, name) < 0)
+		return -1;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf));
+		return -1;
+	ssize_t r = read(fd, buf, n - 1);
 	close(fd);
-	if (n <= 0 || cg_proc_path_parse(buf, (size_t)n, rc->target->cg->version, cg, sizeof(cg)) < 0)
+	if (r >= 0)
+		buf[r] = 0;
+	return r;
+}
+
+/* Whether pid, gone from the list of the set's cgroup, was moved out of it: its
+ * /proc/PID/cgroup names another cgroup, and it is not in its exit. An exiting process
+ * leaves the list before it is a zombie; on cgroup v2 it still names the set's cgroup,
+ * but on v1 an exiting one names the hierarchy's root, and so does a zombie: its state,
+ * read after, tells. */
+static int moved_out(const struct recorder *rc, pid_t pid)
+{
+	char buf[4096], cg[PATH_MAX];
+	struct proc_stat st;
+	if (!rc->target->cg)
 		return 0;
-	return !rec_in_set_cgroup(rc, cg);
+	ssize_t n = read_proc_file(pid, "cgroup", buf, sizeof(buf));
+	if (n <= 0 || cg_proc_path_parse(buf, (size_t)n, rc->target->cg->version, cg, sizeof(cg)) < 0 ||
+	    rec_in_set_cgroup(rc, cg))
+		return 0;
+	n = read_proc_file(pid, "stat", buf, sizeof(buf));
+	return n > 0 && proc_stat_parse(buf, (size_t)n, &st) == 0 && !proc_stat_exiting(&st);
 }
 
 void rec_on_proc(void *ctx, pid_t pid, int start, const struct proc_status *st)

@@ -138,6 +138,12 @@ int proc_stat_parse(const char *buf, size_t len, struct proc_stat *out)
 			st.ppid = (pid_t)v;
 			got++;
 			break;
+		case 9:
+			if (parse_u64_n(f, (size_t)(p - f), &v) < 0 || v > UINT32_MAX)
+				return -EINVAL;
+			st.flags = (unsigned)v;
+			got++;
+			break;
 		case 10: case 12: case 14: case 15:
 			if (parse_u64_n(f, (size_t)(p - f), &v) < 0)
 				return -EINVAL;
@@ -155,10 +161,18 @@ int proc_stat_parse(const char *buf, size_t len, struct proc_stat *out)
 			break;
 		}
 	}
-	if (got != 7)
+	if (got != 8)
 		return -EINVAL;
 	*out = st;
 	return 0;
+}
+
+#define PF_EXITING_FLAG 0x4u	/* include/linux/sched.h: PF_EXITING */
+
+int proc_stat_exiting(const struct proc_stat *st)
+{
+	return st->state == 'Z' || st->state == 'X' || st->state == 'x' ||
+	       (st->flags & PF_EXITING_FLAG) != 0;
 }
 
 uint64_t proc_ticks_ns(uint64_t ticks)

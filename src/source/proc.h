@@ -34,12 +34,18 @@ struct proc_stat {
 	char comm[PROC_NAME_MAX];
 	char state;
 	pid_t ppid;
+	unsigned flags;		/* the kernel's PF_* flags of its main thread (field 9) */
 	uint64_t minflt, majflt;
 	uint64_t utime, stime;	/* clock ticks (proc_ticks_ns) */
 	uint64_t starttime;	/* clock ticks after boot */
 };
 
 int proc_stat_parse(const char *buf, size_t len, struct proc_stat *out);
+
+/* Whether the process is in its exit: a zombie, dead, or its main thread past the
+ * start of its exit (PF_EXITING). Such a process's /proc/PID/cgroup names the root of a
+ * cgroup v1 hierarchy, whatever cgroup it was in. */
+int proc_stat_exiting(const struct proc_stat *st);
 
 /* Clock ticks (sysconf(_SC_CLK_TCK)) to nanoseconds. */
 uint64_t proc_ticks_ns(uint64_t ticks);

@@ -132,6 +132,26 @@ static void test_stat_counters(void **state)
 	assert_int_equal(proc_stat_parse(cut, strlen(cut), &st), -EINVAL);
 }
 
+/* The flags of field 9, and a process in its exit: PF_EXITING (0x4) set on its main
+ * thread (on cgroup v1 its /proc/PID/cgroup then names the root), or a zombie. */
+static void test_stat_exiting(void **state)
+{
+	(void)state;
+	struct proc_stat st;
+	static const char running[] = "12 (x) R 1 1 1 0 -1 4194560 1 0 0 0 5 6 0 0 20 0 1 0 99";
+	static const char exiting[] = "12 (x) D 1 1 1 0 -1 4194564 1 0 0 0 5 6 0 0 20 0 1 0 99";
+	static const char zombie[] = "12 (x) Z 1 1 1 0 -1 4227084 1 0 0 0 5 6 0 0 20 0 1 0 99";
+	assert_int_equal(proc_stat_parse(running, strlen(running), &st), 0);
+	assert_int_equal(st.flags, 4194560);
+	assert_false(proc_stat_exiting(&st));
+	assert_int_equal(proc_stat_parse(exiting, strlen(exiting), &st), 0);
+	assert_true(proc_stat_exiting(&st));
+	assert_int_equal(proc_stat_parse(zombie, strlen(zombie), &st), 0);
+	assert_true(proc_stat_exiting(&st));
+	static const char badflags[] = "12 (x) S 1 1 1 0 -1 4x 1 0 0 0 5 6 0 0 20 0 1 0 99";
+	assert_int_equal(proc_stat_parse(badflags, strlen(badflags), &st), -EINVAL);
+}
+
 static void test_ticks_ns(void **state)
 {
 	(void)state;
@@ -373,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_stat_weird_name),
 		cmocka_unit_test(test_stat_malformed),
 		cmocka_unit_test(test_stat_counters),
+		cmocka_unit_test(test_stat_exiting),
 		cmocka_unit_test(test_ticks_ns),
 		cmocka_unit_test(test_io),
 		cmocka_unit_test(test_cmdline),
