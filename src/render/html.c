@@ -379,15 +379,21 @@ static void chart_section(struct buf *b, const struct chart_run *r, const struct
 }
 
 /* Marks with RSS at each and the change since the previous one (the first: since the
- * first sample). */
+ * first sample); with the engine, the peak of the stage each opens and when. */
 static void marks_section(struct buf *b, const struct chart_run *r)
 {
 	const struct run *run = r->run;
 	char v[64], w[64];
+	int stage_peaks = 0;
+	for (size_t i = 0; i < r->nmarks; i++)
+		stage_peaks |= r->marks[i].stage_peak_known;
 	buf_puts(b, "<h2>Marks</h2>\n");
 	if (r->nmarks) {
-		buf_puts(b, "<table>\n<thead><tr><th>Time</th><th>Mark</th><th class=\"r\">RSS</th>"
-			    "<th class=\"r\">Change</th></tr></thead>\n<tbody>\n");
+		buf_printf(b, "<table>\n<thead><tr><th>Time</th><th>Mark</th><th class=\"r\">RSS</th>"
+			   "<th class=\"r\">Change</th>%s</tr></thead>\n<tbody>\n",
+			   stage_peaks ? "<th class=\"r\" title=\"the highest total from this mark to the "
+					 "next, from the kernel's page counts\">Stage peak</th>"
+					 "<th class=\"r\">at</th>" : "");
 		struct stages sg;
 		stages_init(&sg, run, r->marks, r->nmarks);
 		for (size_t i = 0; i < r->n; i++)
@@ -401,6 +407,13 @@ static void marks_section(struct buf *b, const struct chart_run *r)
 			buf_printf(b, "</td><td class=\"r\">%s</td><td class=\"r\">",
 				   fmt_bytes(w, sizeof(w), at->rss));
 			signed_bytes(b, at->change);
+			const struct mark *m = &r->marks[i];
+			if (stage_peaks && m->stage_peak_known)
+				buf_printf(b, "</td><td class=\"r\">%s</td><td class=\"r\">%s",
+					   fmt_bytes(w, sizeof(w), m->stage_peak),
+					   fmt_offset(v, sizeof(v), m->stage_peak_at - run->started_at));
+			else if (stage_peaks)
+				buf_puts(b, "</td><td class=\"r\">-</td><td class=\"r\">");
 			buf_puts(b, "</td></tr>\n");
 		}
 		stages_release(&sg);

@@ -92,6 +92,10 @@ show_json
 check "show --json: each mark's stage_peak_bytes and stage_peak_time, to the microsecond" sh -c \
 	"test '$(jget "$T/show.json" '$.marks[1].stage_peak_bytes')' = '$(stage stage_peak compute)' &&
 	 echo '$(jget "$T/show.json" '$.marks[1].stage_peak_time')' | grep -Eq '\\.[0-9]{6}Z\$'"
+"$RSW" report $run -o "$T/stages.html" 2>/dev/null
+check "report: the marks table has each stage's peak" sh -c \
+	"grep -q '>Stage peak</th>' '$T/stages.html' &&
+	 grep -Eq 'compute</td>.*<td class=\"r\">(8[0-9]|9[0-5])\.[0-9] MiB</td><td class=\"r\">\\+[0-9.]+m?s</td></tr>' '$T/stages.html'"
 expect_exit 0 "the same with --no-bpf" "$RSW" record -q --no-bpf -i 1s -- sh -c \
 	'"$0" mark -p $$ load; "$1" spike 200M; "$0" mark -p $$ compute' "$RSW" "$HOG"
 check "--no-bpf: no stage peaks stored, and show has no such column" sh -c \
