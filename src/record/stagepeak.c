@@ -37,18 +37,26 @@ static void raise_to(struct stagepeak *sp, uint64_t v, int64_t at)
 	}
 }
 
+/* Room for one more of n elements of size in *p (of *cap). 0 or -ENOMEM. */
+static int room_for_one(void **p, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : 8;
+	void *q = realloc(*p, c * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
 /* Keeps the open stage among those handed over (without room, a late mark cannot
  * spoil it: it is handed over as not known). */
 static int keep_done(struct stagepeak *sp)
 {
-	if (sp->ndone == sp->capdone) {
-		size_t cap = sp->capdone ? sp->capdone * 2 : 8;
-		struct stagepeak_done *d = realloc(sp->done, cap * sizeof(*d));
-		if (!d)
-			return -ENOMEM;
-		sp->done = d;
-		sp->capdone = cap;
-	}
+	if (room_for_one((void **)&sp->done, sp->ndone, &sp->capdone, sizeof(*sp->done)) < 0)
+		return -ENOMEM;
 	sp->done[sp->ndone].id = sp->id;
 	sp->done[sp->ndone].began = sp->began;
 	sp->done[sp->ndone].known = sp->known;
@@ -97,14 +105,8 @@ int stagepeak_mark(struct stagepeak *sp, int64_t id, int64_t at)
 		late_mark(sp, id, at);
 		return 0;
 	}
-	if (sp->n == sp->cap) {
-		size_t cap = sp->cap ? sp->cap * 2 : 8;
-		struct stagepeak_mark *m = realloc(sp->m, cap * sizeof(*m));
-		if (!m)
-			return -ENOMEM;
-		sp->m = m;
-		sp->cap = cap;
-	}
+	if (room_for_one((void **)&sp->m, sp->n, &sp->cap, sizeof(*sp->m)) < 0)
+		return -ENOMEM;
 	size_t i = sp->n;
 	while (i > 0 && sp->m[i - 1].at > at) {
 		sp->m[i] = sp->m[i - 1];
