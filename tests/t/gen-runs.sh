@@ -35,7 +35,7 @@ FROM k, n;
 UPDATE run SET sum_rss = (SELECT sum(rss) FROM sample WHERE run_id = run.id),
   last_rss = (SELECT rss FROM sample WHERE run_id = run.id ORDER BY elapsed_ns DESC LIMIT 1)
   WHERE id > 1;
-INSERT INTO mark SELECT id, started_at + 5 * 1000000000, 'stage ' || id FROM run WHERE id > 1;
+INSERT INTO mark (run_id, t, label) SELECT id, started_at + 5 * 1000000000, 'stage ' || id FROM run WHERE id > 1;
 INSERT INTO event (run_id, t, kind, pid, detail)
   SELECT id, ended_at, 'exit', pid, 'exited with 0' FROM run WHERE id > 1;
 COMMIT;
