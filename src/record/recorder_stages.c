@@ -48,6 +48,9 @@ static void start_stages(struct recorder *rc, int64_t now)
 	kpeak_read(rc->kpeak, &f);
 	stagepeak_init(&rc->stages, now, f.total, read_span, on_stage, rc);
 	rc->stages_on = STAGES_ON;
+	/* the first read a second later: not while the first sample is written (a
+	 * second connection's first read then may wait on the writer's commit) */
+	rc->marks_read_at = now;
 }
 
 /* The marks stored since the last read, into the stages. Without a connection of its
