@@ -50,6 +50,9 @@ HAVE_BPF  := 1
 BPF_LIBDIR := $(shell pkg-config --variable=libdir libbpf)
 BPF_LIBS  := $(BPF_LIBDIR)/libbpf.a $(BPF_LIBDIR)/libelf.a $(BPF_LIBDIR)/libz.a
 BPF_SKEL  := $(BUILD)/gen/bpf/kpeak.skel.h
+# the uprobes read the registers of the machine's calling convention (bpf_tracing.h)
+BPF_ARCH  := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(firstword $(subst -, ,\
+	$(shell $(CC) -dumpmachine)))))
 endif
 endif
 VERSION   := 0.1.0
@@ -131,7 +134,7 @@ $(BUILD)/bpf.flags: FORCE
 	@echo '$(HAVE_BPF)' | cmp -s - $@ || echo '$(HAVE_BPF)' >$@
 $(BUILD)/gen/bpf/kpeak.skel.h: src/bpf/kpeak.bpf.c src/bpf/kpeak.h
 	@mkdir -p $(@D)
-	$(BPF_CLANG) -g -O2 -target bpf -mcpu=v3 -Isrc \
+	$(BPF_CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Isrc \
 		-I/usr/include/$(shell $(CC) -print-multiarch) -c -o $(@D)/kpeak.bpf.o $<
 	$(BPFTOOL) gen skeleton $(@D)/kpeak.bpf.o name kpeak_bpf >$@.tmp
 	@mv $@.tmp $@

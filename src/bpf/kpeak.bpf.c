@@ -11,8 +11,10 @@
  * percpu_counter (Linux 6.2+): their count, read without the lock, as VmRSS reads it. */
 #include <linux/types.h>
 #include <linux/bpf.h>
+#include <asm/ptrace.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
 
 #include "bpf/kpeak.h"
 
@@ -98,6 +100,22 @@ struct {
 	__type(key, __u32);
 	__type(value, struct kp_span);
 } spans SEC(".maps");
+
+/* The GPU probes: each block the driver handed a tracked process, and each call to it
+ * under way, by thread. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct kp_gpu_key);
+	__type(value, struct kp_gpu_block);
+} gpu_blocks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);		/* pid_tgid: the calling thread */
+	__type(value, struct kp_gpu_call);
+} gpu_calls SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -192,6 +210,31 @@ static __always_inline void retire(struct kp_proc *p, __u32 tgid)
 			  bpf_ktime_get_ns());
 }
 
+/* p's device bytes change by delta (at now): the set's
+ * total of them and its highs (the GPU probes, below). */
+static __always_inline void gpu_count(struct kp_proc *p, __s64 delta)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__sync_fetch_and_add(&p->gpu_cur, delta);
+	__s64 live = __sync_fetch_and_add(&state.gpu.live, delta) + delta;
+	if (live > 0) {
+		raise(&state.gpu.peak, &state.gpu.peak_ns, (__u64)live, now);
+		raise(&state.gpu.win, &state.gpu.win_ns, (__u64)live, now);
+	}
+}
+
+/* p's device memory is gone (its image ended: the driver frees a context's memory with
+ * it), and so are its calls under way. */
+static __always_inline void gpu_retire(struct kp_proc *p)
+{
+	__s64 inflight = __sync_lock_test_and_set(&p->gpu_inflight, 0);
+	if (inflight)
+		__sync_fetch_and_sub(&state.gpu.inflight, inflight);
+	__s64 held = *(volatile __s64 *)&p->gpu_cur;
+	if (held)
+		gpu_count(p, -held);
+}
+
 /* p counts mm from now on, starting from its counters as they are. */
 static __always_inline void take(struct kp_proc *p, __u32 tgid, struct mm_struct *mm)
 {
@@ -280,6 +323,7 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	p->flags &= ~KP_WAIT_EXEC;
 	retire(p, tgid);
+	gpu_retire(p);
 	take(p, tgid, BPF_CORE_READ(t, mm));
 	return 0;
 }
@@ -295,6 +339,7 @@ int on_exit(struct bpf_raw_tracepoint_args *ctx)
 	if (!p)
 		return 0;
 	retire(p, tgid);
+	gpu_retire(p);
 	struct kp_exit *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (e) {
 		e->kind = KP_EXIT;
@@ -384,6 +429,7 @@ int on_attach(struct bpf_raw_tracepoint_args *ctx)
 			take(p, tgid, BPF_CORE_READ(t, mm));
 	} else if (!in && p) {
 		retire(p, tgid);
+		gpu_retire(p);
 		struct kp_exit *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 		if (e) {
 			e->kind = KP_LEFT;
@@ -396,5 +442,145 @@ int on_attach(struct bpf_raw_tracepoint_args *ctx)
 		}
 		bpf_map_delete_elem(&procs, &tgid);
 	}
+	return 0;
+}
+
+/* The GPU probes: uprobes on the CUDA driver's allocation entry points (attached by
+ * source/kpeak.c to the libcuda.so the targets map), for the device bytes each tracked
+ * process holds from it. An allocation counts at its return, when the driver has
+ * written the new block's address (or handle) and said CUDA_SUCCESS (0); a free at its
+ * entry. Every call of a tracked process is counted in gpu.calls at its entry and its
+ * return, and in gpu.inflight between them, for the recorder's reads of the driver's
+ * own figure (NVML): one read while a call was under way is not used to anchor the
+ * probes' figure. */
+
+/* The calling process, where it is tracked (and not waiting for its exec). */
+static __always_inline struct kp_proc *gpu_caller(__u32 *tgid)
+{
+	*tgid = bpf_get_current_pid_tgid() >> 32;
+	struct kp_proc *p = bpf_map_lookup_elem(&procs, tgid);
+	return p && !(p->flags & KP_WAIT_EXEC) ? p : NULL;
+}
+
+/* A call of tracked process p begins: noted, for its return. */
+static __always_inline void gpu_note_call(struct kp_proc *p, __u64 out, __u64 size, __u64 pitch,
+					  __u32 kind)
+{
+	__u64 thread = bpf_get_current_pid_tgid();
+	struct kp_gpu_call c = { out, size, pitch, kind, 0 };
+	if (bpf_map_update_elem(&gpu_calls, &thread, &c, BPF_ANY) < 0)
+		return;
+	__sync_fetch_and_add(&p->gpu_inflight, 1);
+	__sync_fetch_and_add(&state.gpu.inflight, 1);
+	__sync_fetch_and_add(&state.gpu.calls, 1);
+}
+
+/* An allocation of a tracked process begins. */
+static __always_inline int gpu_begin(__u64 out, __u64 size, __u64 pitch, __u32 kind)
+{
+	__u32 tgid;
+	struct kp_proc *p = gpu_caller(&tgid);
+	if (p)
+		gpu_note_call(p, out, size, pitch, kind);
+	return 0;
+}
+
+/* cuMemAlloc_v2, cuMemAllocManaged, cuMemAllocAsync, cuMemAllocFromPoolAsync:
+ * (CUdeviceptr *dptr, size_t bytesize, ...) */
+SEC("uprobe")
+int BPF_KPROBE(gpu_alloc_in, void *dptr, __u64 size)
+{
+	return gpu_begin((__u64)dptr, size, 0, KP_GPU_PTR);
+}
+
+/* cuMemAllocPitch_v2: (CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height,
+ * unsigned element_size); the block is pitch * height bytes. */
+SEC("uprobe")
+int BPF_KPROBE(gpu_pitch_in, void *dptr, void *pitch, __u64 width, __u64 height)
+{
+	(void)width;
+	return gpu_begin((__u64)dptr, height, (__u64)pitch, KP_GPU_PTR);
+}
+
+/* cuMemCreate: (CUmemGenericAllocationHandle *handle, size_t size, prop, flags): the
+ * physical memory of the virtual memory management API. */
+SEC("uprobe")
+int BPF_KPROBE(gpu_create_in, void *handle, __u64 size)
+{
+	return gpu_begin((__u64)handle, size, 0, KP_GPU_HANDLE);
+}
+
+/* A block goes: its bytes leave the totals at once (the driver's figure drops during
+ * the call, which stays under way until its return). */
+static __always_inline int gpu_drop(__u64 addr, __u32 kind)
+{
+	__u32 tgid;
+	struct kp_proc *p = gpu_caller(&tgid);
+	if (!p)
+		return 0;
+	gpu_note_call(p, 0, 0, 0, kind);
+	struct kp_gpu_key key = { tgid, kind, addr };
+	struct kp_gpu_block *b = bpf_map_lookup_elem(&gpu_blocks, &key);
+	if (!b)
+		return 0;	/* not seen allocated: before the probes, or not a block */
+	__u64 size = b->size;
+	if (bpf_map_delete_elem(&gpu_blocks, &key) == 0)
+		gpu_count(p, -(__s64)size);
+	return 0;
+}
+
+/* cuMemFree_v2, cuMemFreeAsync: (CUdeviceptr dptr, ...) */
+SEC("uprobe")
+int BPF_KPROBE(gpu_free_in, __u64 dptr)
+{
+	return gpu_drop(dptr, KP_GPU_PTR);
+}
+
+/* cuMemRelease: (CUmemGenericAllocationHandle handle) */
+SEC("uprobe")
+int BPF_KPROBE(gpu_release_in, __u64 handle)
+{
+	return gpu_drop(handle, KP_GPU_HANDLE);
+}
+
+/* The return of every probed entry point (CUresult): an allocation's block counts. */
+SEC("uretprobe")
+int BPF_KRETPROBE(gpu_out, int ret)
+{
+	__u64 thread = bpf_get_current_pid_tgid();
+	struct kp_gpu_call *cp = bpf_map_lookup_elem(&gpu_calls, &thread);
+	if (!cp)
+		return 0;
+	struct kp_gpu_call c = *cp;
+	bpf_map_delete_elem(&gpu_calls, &thread);
+	__u32 tgid = thread >> 32;
+	struct kp_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	__u64 addr = 0, size = c.size, pitch = 0;
+	if (p && ret == 0 && c.out && bpf_probe_read_user(&addr, sizeof(addr), (void *)c.out) == 0) {
+		if (c.pitch && bpf_probe_read_user(&pitch, sizeof(pitch), (void *)c.pitch) == 0)
+			size *= pitch;
+		else if (c.pitch)
+			size = 0;
+		struct kp_gpu_key key = { tgid, c.kind, addr };
+		struct kp_gpu_block b = { size };
+		struct kp_gpu_block *had = bpf_map_lookup_elem(&gpu_blocks, &key);
+		if (!size || !addr) {
+			/* nothing handed out */
+		} else if (had) {	/* an address whose free was not seen */
+			__s64 delta = (__s64)size - (__s64)had->size;
+			had->size = size;
+			gpu_count(p, delta);
+		} else if (bpf_map_update_elem(&gpu_blocks, &key, &b, BPF_NOEXIST) == 0) {
+			gpu_count(p, (__s64)size);
+			__sync_fetch_and_add(&state.gpu.blocks, 1);
+		} else {
+			__sync_fetch_and_add(&state.gpu.dropped, 1);
+		}
+	}
+	if (p && *(volatile __s64 *)&p->gpu_inflight > 0) {
+		__sync_fetch_and_sub(&p->gpu_inflight, 1);
+		__sync_fetch_and_sub(&state.gpu.inflight, 1);
+	}
+	__sync_fetch_and_add(&state.gpu.calls, 1);
 	return 0;
 }

@@ -16,6 +16,10 @@ struct kp_proc {
 	__u64 peak_ns;		/* CLOCK_MONOTONIC when it was reached */
 	__u32 flags;
 	__u32 pad;
+	/* device bytes it holds from the CUDA driver (the GPU probes), and its calls to
+	 * the driver's allocation entry points begun and not ended */
+	__s64 gpu_cur;
+	__s64 gpu_inflight;
 };
 
 /* What the ring buffer carries: a record's first word says which it is. */
@@ -64,6 +68,49 @@ struct kp_span {
 	__s64 last;		/* the total after its last change */
 };
 
+/* Device memory the tracked processes hold from the CUDA driver, from uprobes on its
+ * allocation and free entry points (the GPU probes): live is their total now, peak its
+ * highest and when. win and win_ns: the highest since the recorder last took it (it
+ * swaps in live). calls counts every call begun or ended, inflight those begun and not
+ * ended: a driver's figure read while either moved may count a block the probes have
+ * not (or no longer). */
+struct kp_gpu {
+	__s64 live;
+	__u64 peak;
+	__u64 peak_ns;
+	__u64 win;
+	__u64 win_ns;
+	__u64 calls;
+	__s64 inflight;
+	__u64 blocks;		/* allocations seen */
+	__u64 dropped;		/* allocations not kept: the table of blocks was full */
+};
+
+/* A block the driver handed out: a device pointer, or a handle of cuMemCreate. */
+#define KP_GPU_PTR 0u
+#define KP_GPU_HANDLE 1u
+
+struct kp_gpu_key {
+	__u32 tgid;
+	__u32 kind;
+	__u64 addr;
+};
+
+struct kp_gpu_block {
+	__u64 size;
+};
+
+/* A call to the driver between its entry and its return: where the driver writes the
+ * new block's address or handle (0: a free), the size asked for (a pitched one's
+ * height, and where its row pitch is written), and the block's kind. */
+struct kp_gpu_call {
+	__u64 out;
+	__u64 size;
+	__u64 pitch;
+	__u32 kind;
+	__u32 pad;
+};
+
 /* The set: every tracked process together. */
 struct kp_state {
 	__s64 total;		/* sum of cur over the tracked processes */
@@ -80,6 +127,7 @@ struct kp_state {
 	__u64 cg_id;
 	__u32 cg_hierarchy;
 	__u32 pad;
+	struct kp_gpu gpu;
 };
 
 #endif

@@ -403,21 +403,30 @@ static void fill_run(struct run *r, const struct record_args *a, const struct re
 	run_set_unknown(r);
 }
 
-/* GPU figures where an NVIDIA driver is present (record/gpus.h); without one nothing
- * changes (one line with --verbose). */
-static void open_gpu(struct record_args *a)
+/* GPU figures where an NVIDIA driver is present (record/gpus.h), with the engine's
+ * probes on the driver where they attach (to pid's, if it is running); without a
+ * driver nothing changes (one line with --verbose). */
+static void open_gpu(struct record_args *a, pid_t pid)
 {
-	char why[256];
+	char why[256], how[PATH_MAX + 128];
 	if (a->no_gpu)
 		return;
 	int n = gpus_open(&a->opts, a->gpu_interval_ns, why, sizeof(why));
+	if (n < 0) {
+		if (a->verbose)
+			fprintf(stderr, "rsswatch: no GPU figures: %s\n", why);
+		return;
+	}
+	int probed = gpus_probe(&a->opts, pid, a->gpu_interval_ns, how, sizeof(how));
 	if (!a->verbose)
 		return;
-	if (n < 0)
-		fprintf(stderr, "rsswatch: no GPU figures: %s\n", why);
-	else
-		fprintf(stderr, "rsswatch: GPU figures from %d device(s), every %lldms\n", n,
-			(long long)(a->opts.gpu_interval_ns / NS_PER_MS));
+	fprintf(stderr, "rsswatch: GPU figures from %d device(s), every %lldms\n", n,
+		(long long)(a->opts.gpu_interval_ns / NS_PER_MS));
+	if (probed > 0)
+		fprintf(stderr, "rsswatch: GPU allocations from the driver's own calls (eBPF "
+			"uprobes on %s)\n", how);
+	else if (a->opts.kpeak)
+		fprintf(stderr, "rsswatch: no GPU probes: %s\n", how);
 }
 
 /* The cgroup of a launched command (record/cgctl.h): limited for --memory-limit
@@ -894,6 +903,10 @@ static int start_run(struct session *s)
 	if (!s->oom.open)
 		oom_watch_open(&s->oom, s->t.cg, !a->opts.no_kmsg);
 	a->opts.oom_watch = &s->oom;
+	/* the GPU probes before the command's first call to the driver */
+	if (!s->gpu_open)
+		open_gpu(a, 0);
+	s->gpu_open = 1;
 	engine_adopt_launch(&a->opts);
 	pid_t child = target_launch(a->command, &s->old, tc->made ? run_cgroup_join : NULL,
 				    &tc->loc, &setup_failed, &s->t.pre_exec_rss, &exec_at);
@@ -993,7 +1006,7 @@ static int run_recording(struct session *s)
 	struct record_args *a = s->a;
 	int store_err = 0;
 	if (!s->gpu_open)
-		open_gpu(a);
+		open_gpu(a, s->t.pid);
 	s->gpu_open = 1;
 	say_start(s);		/* after what is slow to open: the first sample comes now */
 	int e = record(&a->opts, &s->t, s->sigfd, s->st, &s->run, &store_err);

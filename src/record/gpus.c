@@ -1,8 +1,14 @@
 #include "record/gpus.h"
 #include "base/util.h"
 
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "source/kpeak.h"
 
 /* The most processes listed: more than a driver allows on all of a host's GPUs. */
 #define GPU_USERS_MAX 4096
@@ -16,6 +22,46 @@ int gpus_open(struct record_opts *o, int64_t interval_ns, char *why, size_t n)
 	}
 	o->gpu_interval_ns = interval_ns ? interval_ns : GPU_INTERVAL_DEFAULT_NS;
 	return nvml_device_count(o->nvml);
+}
+
+/* Attaches the probes to the file open at fd (closed here), named what in why. */
+static int probe_file(struct record_opts *o, int fd, const char *what, char *why, size_t n)
+{
+	char err[160];
+	int e = kpeak_gpu_attach(o->kpeak, fd, err, sizeof(err));
+	close(fd);
+	if (e < 0)
+		snprintf(why, n, "%s: %s", what, err);
+	else if (e > 0)
+		snprintf(why, n, "%d entry points of %s", e, what);
+	return e;
+}
+
+int gpus_probe(struct record_opts *o, pid_t pid, int64_t interval_ns, char *why, size_t n)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16], what[PATH_MAX + 64];
+	snprintf(why, n, "no CUDA driver library found");
+	if (!o->nvml || !o->kpeak)
+		return 0;
+	/* The driver's own folder: where a command's loader finds libcuda.so.1 too. */
+	if (nvml_library_dir(o->nvml, dir, sizeof(dir)) == 0) {
+		snprintf(path, sizeof(path), "%s/libcuda.so.1", dir);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			probe_file(o, fd, path, why, n);
+	}
+	/* The one a running target maps, wherever it is (a container's): untrusted, so
+	 * taken as the file mapped, never by its name. */
+	if (pid > 0) {
+		int fd = proc_open_mapped(pid, "libcuda.so");
+		snprintf(what, sizeof(what), "the libcuda.so pid %d maps", (int)pid);
+		if (fd >= 0)
+			probe_file(o, fd, what, why, n);
+	}
+	int files = kpeak_gpu_files(o->kpeak);
+	if (files > 0 && !interval_ns)
+		o->gpu_interval_ns = GPU_INTERVAL_PROBED_NS;
+	return files;
 }
 
 void gpus_close(struct record_opts *o)

@@ -22,6 +22,17 @@
  * (o->nvml stays NULL: the recording goes on without GPU figures). */
 int gpus_open(struct record_opts *o, int64_t interval_ns, char *why, size_t n);
 
+/* With the GPU probes (the engine's uprobes on the CUDA driver), NVML is read for the
+ * context and the other processes only, this often. */
+#define GPU_INTERVAL_PROBED_NS NS_PER_S
+
+/* Attaches the engine's GPU probes (o->kpeak) to the CUDA driver beside NVML's library
+ * (its libcuda.so.1) and to the one process pid maps (0: none yet, a command to be
+ * launched); where they attach and interval_ns is 0 (not asked for), NVML is read every
+ * GPU_INTERVAL_PROBED_NS. Needs o->nvml. Returns the number of driver files probed
+ * (0: none, polling stays), with what happened in words in why. */
+int gpus_probe(struct record_opts *o, pid_t pid, int64_t interval_ns, char *why, size_t n);
+
 /* Closes what gpus_open opened. */
 void gpus_close(struct record_opts *o);
 

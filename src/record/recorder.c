@@ -320,12 +320,23 @@ static void track_target(struct recorder *rc, const struct sample *s, int64_t t)
 }
 
 /* The run's GPU and cgroup peaks, and the cgroup's limit, from one sample. */
-static void track_peaks(struct run *r, const struct sample *s, int64_t t)
+/* A GPU peak of bytes at t (CLOCK_REALTIME), from the probes or a read. */
+static void gpu_peak(struct run *r, uint64_t bytes, int64_t t, int probed)
 {
-	if ((s->have & SAMPLE_GPU) && (int64_t)s->gpu > r->peak_gpu) {
-		r->peak_gpu = (int64_t)s->gpu;
-		r->peak_gpu_at = t;
-	}
+	if ((int64_t)bytes <= r->peak_gpu)
+		return;
+	r->peak_gpu = (int64_t)bytes;
+	r->peak_gpu_at = t;
+	free(r->peak_gpu_source);
+	r->peak_gpu_source = xstrdup(probed ? GPU_FROM_PROBES : GPU_FROM_READ);
+}
+
+static void track_peaks(struct recorder *rc, const struct sample *s, int64_t t)
+{
+	struct run *r = rc->run;
+	if (s->have & SAMPLE_GPU)	/* a probed figure at its own time, a read's at the sample */
+		gpu_peak(r, s->gpu, rc->sampler.gpu_taken_probed ?
+			 rc->sampler.gpu_taken_at + rc->real_off : t, rc->sampler.gpu_taken_probed);
 	if (s->have & SAMPLE_CGROUP) {
 		uint64_t cg = (s->have & SAMPLE_CGROUP_PEAK) ? s->cgroup_peak : s->cgroup;
 		if (cg > r->peak_cgroup) {
@@ -417,7 +428,7 @@ static int take_sample(struct recorder *rc)
 	rec_run_peak(rc, s.mem.rss, t, PEAK_FROM_SAMPLE);
 	if (!rc->set_open)
 		track_target(rc, &s, t);
-	track_peaks(r, &s, t);
+	track_peaks(rc, &s, t);
 	if (rc->sampler.gpu_fresh)
 		for (size_t i = 0; i < rc->sampler.ngpus; i++)
 			store_add_gpu(rc->st, r->id, s.elapsed_ns, &rc->sampler.gpus[i]);
@@ -585,6 +596,8 @@ static void track_in_engine(struct recorder *rc)
 	}
 	if (rc->target->pid > 0 && !rc->target->is_child)
 		kpeak_track(k, rc->target->pid);
+	if (rc->opts->nvml && kpeak_gpu_files(k) > 0)
+		sampler_use_gpu_probes(&rc->sampler, k);
 	rec_stages_begin(rc);
 }
 
@@ -826,11 +839,9 @@ static void last_figures(struct recorder *rc, int e)
 	}
 	uint64_t gpu_hi;
 	int64_t gpu_hi_at;
-	if (sampler_gpu_pending(&rc->sampler, &gpu_hi, &gpu_hi_at) &&
-	    (int64_t)gpu_hi > run->peak_gpu) {
-		run->peak_gpu = (int64_t)gpu_hi;
-		run->peak_gpu_at = run->started_at + (gpu_hi_at - rc->start_mono);
-	}
+	int probed;
+	if (sampler_gpu_pending(&rc->sampler, &gpu_hi, &gpu_hi_at, &probed))
+		gpu_peak(run, gpu_hi, run->started_at + (gpu_hi_at - rc->start_mono), probed);
 }
 
 /* Everything the recording held, but the run (the caller's). */

@@ -108,6 +108,34 @@ void sampler_use_gpu(struct sampler *s, struct nvml *n, int64_t every_ns, int64_
 	s->gpu_next_ns = INT64_MIN;	/* the first sample reads */
 }
 
+void sampler_use_gpu_probes(struct sampler *s, struct kpeak *k)
+{
+	s->gpu_probes = k;
+	s->gpu_anchored = 0;
+}
+
+/* Folds the probes' highest total since the last fold into w, as the figure a read
+ * would have given then (see struct sampler). Before the first anchor it only restarts
+ * the probes' window. */
+static void fold_probes(struct sampler *s, struct gpu_reading *w)
+{
+	uint64_t high;
+	int64_t at;
+	if (!s->gpu_probes)
+		return;
+	kpeak_gpu_window(s->gpu_probes, &high, &at);
+	if (!s->gpu_anchored)
+		return;
+	int64_t v = (int64_t)s->gpu_anchor_read + ((int64_t)high - s->gpu_anchor_live);
+	uint64_t bytes = v > 0 ? (uint64_t)v : 0;
+	if (!w->have || bytes > w->bytes) {
+		w->have = 1;
+		w->bytes = bytes;
+		w->at = at;
+		w->probed = 1;
+	}
+}
+
 /* One read of the devices and of the target's use of them: with a process set (--tree,
  * -g), the use of every member the last sample saw. Returns 0, or -errno when NVML
  * would not answer (r is then not written). */
@@ -170,6 +198,7 @@ static void fold_reading(struct gpu_reading *w, const struct gpu_reading *r)
 		w->have = 1;
 		w->bytes = r->bytes;
 		w->at = r->at;
+		w->probed = r->probed;
 	}
 	for (size_t i = 0; i < r->ndev; i++) {
 		size_t j = 0;
@@ -188,6 +217,7 @@ static void fold_reading(struct gpu_reading *w, const struct gpu_reading *r)
 int sampler_poll_gpu(struct sampler *s, int64_t now)
 {
 	struct gpu_reading r;
+	struct kpeak_gpu before, after;
 	if (!s->nvml || now < s->gpu_next_ns)
 		return 0;
 	/* The next deadline of the grid after now: reads stay on the caller's timer
@@ -197,20 +227,36 @@ int sampler_poll_gpu(struct sampler *s, int64_t now)
 	else
 		s->gpu_next_ns = s->gpu_origin_ns +
 				 ((now - s->gpu_origin_ns) / s->gpu_every_ns + 1) * s->gpu_every_ns;
+	if (s->gpu_probes) {
+		fold_probes(s, &s->gpu_win);	/* up to this read, against the last anchor */
+		kpeak_gpu_read(s->gpu_probes, &before);
+	}
+	memset(&r, 0, sizeof(r));
 	if (read_gpus(s, now, &r) < 0)
 		return 0;
+	if (s->gpu_probes && r.have) {
+		/* an anchor only where no call of the driver could have been under way */
+		kpeak_gpu_read(s->gpu_probes, &after);
+		if (!before.inflight && before.calls == after.calls) {
+			s->gpu_anchored = 1;
+			s->gpu_anchor_read = r.bytes;
+			s->gpu_anchor_live = after.live;
+		}
+	}
 	s->gpu_last = r;
 	fold_reading(&s->gpu_win, &r);
 	s->gpu_nread++;
 	return 1;
 }
 
-int sampler_gpu_pending(const struct sampler *s, uint64_t *bytes, int64_t *at)
+int sampler_gpu_pending(struct sampler *s, uint64_t *bytes, int64_t *at, int *probed)
 {
-	if (!s->gpu_nread || !s->gpu_win.have)
+	fold_probes(s, &s->gpu_win);
+	if (!(s->gpu_nread || s->gpu_win.probed) || !s->gpu_win.have)
 		return 0;
 	*bytes = s->gpu_win.bytes;
 	*at = s->gpu_win.at;
+	*probed = s->gpu_win.probed;
 	return 1;
 }
 
@@ -219,10 +265,13 @@ int sampler_gpu_pending(const struct sampler *s, uint64_t *bytes, int64_t *at)
 static void take_gpus(struct sampler *s, int64_t now, struct sample *out)
 {
 	sampler_poll_gpu(s, now);
+	fold_probes(s, &s->gpu_win);
 	s->gpu_fresh = s->gpu_nread > 0;
 	if (s->gpu_win.have) {
 		out->have |= SAMPLE_GPU;
 		out->gpu = s->gpu_win.bytes;
+		s->gpu_taken_at = s->gpu_win.at;
+		s->gpu_taken_probed = s->gpu_win.probed;
 	}
 	memcpy(s->gpus, s->gpu_win.dev, s->gpu_win.ndev * sizeof(s->gpus[0]));
 	s->ngpus = s->gpu_win.ndev;

@@ -10,6 +10,7 @@
 #include "base/rfile.h"
 #include "record/procset.h"
 #include "source/cgroup.h"
+#include "source/kpeak.h"
 #include "source/proc.h"
 #include "source/nvml.h"
 #include "source/psi.h"
@@ -27,6 +28,7 @@ struct gpu_reading {
 	int have;
 	uint64_t bytes;
 	int64_t at;
+	int probed;		/* bytes and at are the GPU probes' (below), not a read's */
 	struct gpu_figures dev[SAMPLER_MAX_GPUS];
 	size_t ndev;
 };
@@ -40,7 +42,15 @@ struct gpu_reading {
  * no read since the one before carries the latest figures. gpus[0..ngpus) are the
  * per-device figures the last sample took; gpu_fresh says whether any read was folded
  * into them since the sample before (gpu_nread counts those reads). A failed read
- * changes nothing. */
+ * changes nothing.
+ *
+ * With the GPU probes (the engine's uprobes on the CUDA driver, source/kpeak.h), the
+ * target's GPU bytes between two reads move as the probes' live total does: each read
+ * that no driver call overlapped anchors them (gpu_anchor_read, the read's figure;
+ * gpu_anchor_live, the probes' total then), and the highest of the probes' total
+ * since, h at time t, stands for a figure of anchor_read + h - anchor_live read at t.
+ * So a spike of any length between two reads is the next sample's, at its time; what
+ * the driver charges besides the blocks (the context) comes from the reads. */
 struct sampler {
 	pid_t pid;
 	struct proc_reader proc;	/* /proc/PID/status */
@@ -58,6 +68,12 @@ struct sampler {
 	struct gpu_figures gpus[SAMPLER_MAX_GPUS];
 	size_t ngpus;
 	int gpu_fresh;
+	int64_t gpu_taken_at;		/* when the last sample's GPU figure was reached */
+	int gpu_taken_probed;		/* and whether the probes gave it */
+	struct kpeak *gpu_probes;	/* NULL: reads only */
+	int gpu_anchored;
+	uint64_t gpu_anchor_read;
+	int64_t gpu_anchor_live;
 	struct cg_reader *cg;		/* cgroup figures from here (borrowed), or NULL */
 	int cg_reset;			/* restart the cgroup's peak after each read */
 	int cg_peak_exact;		/* its peak covers the run only */
@@ -104,14 +120,16 @@ int sampler_open(struct sampler *s, pid_t pid);
  * timerfd never fires early) reads at every deadline, and a sample that falls on a
  * deadline already read does not read again. */
 void sampler_use_gpu(struct sampler *s, struct nvml *n, int64_t every_ns, int64_t origin_ns);
+/* Adds the GPU probes of engine k (owned by the caller), after sampler_use_gpu. */
+void sampler_use_gpu_probes(struct sampler *s, struct kpeak *k);
 /* Reads the GPU figures if a read is due at monotonic time now and folds them into the
  * highest since the last sample. Returns 1 when it read, else 0. Costs one NVML device
  * query and one or two process queries per device (tens of microseconds). */
 int sampler_poll_gpu(struct sampler *s, int64_t now);
-/* The highest known GPU total of reads made since the last sample, and when it was
- * read (monotonic): for the end of a recording, whose last moments no sample took.
- * Returns 1 when there is one, else 0. */
-int sampler_gpu_pending(const struct sampler *s, uint64_t *bytes, int64_t *at);
+/* The highest known GPU total since the last sample, of reads and of the probes, and
+ * when it was reached (monotonic; *probed: the probes gave it): for the end of a
+ * recording, whose last moments no sample took. Returns 1 when there is one, else 0. */
+int sampler_gpu_pending(struct sampler *s, uint64_t *bytes, int64_t *at, int *probed);
 /* Adds the cgroup's usage, limit and peak (cg owned by the caller). With reset_peak
  * the peak is restarted now and after every read, so each sample's cgroup_peak is the
  * peak over the interval before it (only where cg_reader_reset_peak() can: a v1 cgroup

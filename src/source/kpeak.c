@@ -30,10 +30,19 @@
 _Static_assert(KPEAK_SPAN_SHIFT == KP_SPAN_SHIFT && KPEAK_SPANS == KP_SPANS,
 	       "the span history's layout is the program's");
 
+/* The most driver files the GPU probes attach to, and entry points in each. */
+#define GPU_FILES 8
+#define GPU_ENTRY_POINTS 10
+
 struct kpeak {
 	struct kpeak_bpf *skel;
 	struct ring_buffer *events;
 	struct bpf_link *links[6];
+	/* the GPU probes: an entry and a return probe per entry point, per file */
+	struct bpf_link *gpu_links[GPU_FILES * GPU_ENTRY_POINTS * 2];
+	size_t ngpu_links;
+	struct { dev_t dev; ino_t ino; } gpu_files[GPU_FILES];
+	int ngpu_files;
 	struct kp_span *spans;		/* the total's history, mapped */
 	int victims;			/* on_victim is attached */
 	const struct kpeak_handlers *h;	/* while draining */
@@ -419,10 +428,122 @@ int kpeak_sees_victims(const struct kpeak *k)
 	return k->victims;
 }
 
+/* The driver's allocation and free entry points, by the program that takes each one's
+ * arguments. The legacy cuMemAlloc and cuMemFree (32-bit pointers) are not used by any
+ * runtime of CUDA 3.2 or later. */
+static struct bpf_program *gpu_entry_prog(const struct kpeak *k, size_t i, const char **name)
+{
+	static const char *const names[GPU_ENTRY_POINTS] = {
+		"cuMemAlloc_v2", "cuMemAllocManaged", "cuMemAllocAsync",
+		"cuMemAllocFromPoolAsync", "cuMemAllocPitch_v2", "cuMemCreate",
+		"cuMemFree_v2", "cuMemFreeAsync", "cuMemRelease", NULL,
+	};
+	struct kpeak_bpf *b = k->skel;
+	struct bpf_program *prog[GPU_ENTRY_POINTS] = {
+		b->progs.gpu_alloc_in, b->progs.gpu_alloc_in, b->progs.gpu_alloc_in,
+		b->progs.gpu_alloc_in, b->progs.gpu_pitch_in, b->progs.gpu_create_in,
+		b->progs.gpu_free_in, b->progs.gpu_free_in, b->progs.gpu_release_in, NULL,
+	};
+	*name = names[i];
+	return prog[i];
+}
+
+int kpeak_gpu_attach(struct kpeak *k, int fd, char *why, size_t whylen)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(why, whylen, "not a regular file");
+		return -EINVAL;
+	}
+	for (int i = 0; i < k->ngpu_files; i++)
+		if (k->gpu_files[i].dev == st.st_dev && k->gpu_files[i].ino == st.st_ino)
+			return 0;
+	if (k->ngpu_files == GPU_FILES) {
+		snprintf(why, whylen, "attached to %d driver files already", GPU_FILES);
+		return -ENOSPC;
+	}
+	/* The file itself, through our descriptor: libbpf reads its symbols from it and
+	 * the kernel takes its inode, whatever a path would name by then. */
+	char path[32];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	int attached = 0, e = 0;
+	for (size_t i = 0; i < GPU_ENTRY_POINTS; i++) {
+		const char *name;
+		struct bpf_program *prog = gpu_entry_prog(k, i, &name);
+		if (!prog)
+			break;
+		LIBBPF_OPTS(bpf_uprobe_opts, in, .func_name = name);
+		LIBBPF_OPTS(bpf_uprobe_opts, out, .func_name = name, .retprobe = true);
+		struct bpf_link *a = bpf_program__attach_uprobe_opts(prog, -1, path, 0, &in);
+		if (!a) {
+			if (errno != ENOENT && errno != ESRCH && !e)
+				e = -errno;	/* ENOENT, ESRCH: the file lacks it */
+			continue;
+		}
+		struct bpf_link *r = bpf_program__attach_uprobe_opts(k->skel->progs.gpu_out, -1,
+								     path, 0, &out);
+		if (!r) {
+			e = -errno;
+			bpf_link__destroy(a);
+			continue;
+		}
+		k->gpu_links[k->ngpu_links++] = a;
+		k->gpu_links[k->ngpu_links++] = r;
+		attached++;
+	}
+	if (!attached) {
+		if (e)
+			snprintf(why, whylen, "cannot attach uprobes: %s", strerror(-e));
+		else
+			snprintf(why, whylen, "it exports none of the CUDA driver's allocation functions");
+		return e ? e : -ENOENT;
+	}
+	k->gpu_files[k->ngpu_files].dev = st.st_dev;
+	k->gpu_files[k->ngpu_files].ino = st.st_ino;
+	k->ngpu_files++;
+	return attached;
+}
+
+int kpeak_gpu_files(const struct kpeak *k)
+{
+	return k->ngpu_files;
+}
+
+void kpeak_gpu_read(const struct kpeak *k, struct kpeak_gpu *g)
+{
+	const struct kp_gpu *s = &k->skel->bss->state.gpu;
+	/* calls first and inflight after: a call begun between them shows in either */
+	g->calls = __atomic_load_n(&s->calls, __ATOMIC_SEQ_CST);
+	g->inflight = __atomic_load_n(&s->inflight, __ATOMIC_SEQ_CST);
+	g->live = __atomic_load_n(&s->live, __ATOMIC_SEQ_CST);
+	read_pair(&s->peak, &s->peak_ns, &g->peak, &g->peak_at);
+	g->blocks = __atomic_load_n(&s->blocks, __ATOMIC_RELAXED);
+	g->dropped = __atomic_load_n(&s->dropped, __ATOMIC_RELAXED);
+}
+
+void kpeak_gpu_window(struct kpeak *k, uint64_t *high, int64_t *at)
+{
+	struct kp_gpu *s = &k->skel->bss->state.gpu;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	__u64 now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	int64_t live = __atomic_load_n(&s->live, __ATOMIC_SEQ_CST);
+	__u64 level = live > 0 ? (__u64)live : 0;
+	__u64 t = __atomic_load_n(&s->win_ns, __ATOMIC_SEQ_CST);
+	__u64 h = __atomic_exchange_n(&s->win, level, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->win_ns, now, __ATOMIC_SEQ_CST);
+	if (h < level) {	/* it rose after the live total was read */
+		h = level;
+		t = now;
+	}
+	*high = h;
+	*at = (int64_t)t;
+}
+
 /* Deletes every key of a map; returns how many were deleted. */
 static int clear_map(int fd, size_t keylen)
 {
-	char key[8], next[8];
+	char key[sizeof(struct kp_gpu_key)], next[sizeof(struct kp_gpu_key)];
 	int n = 0;
 	while (bpf_map_get_next_key(fd, NULL, next) == 0) {
 		memcpy(key, next, keylen);
@@ -441,7 +562,10 @@ void kpeak_reset(struct kpeak *k)
 	__atomic_store_n(&s->adopt_tgid, 0u, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&s->cg_id, 0, __ATOMIC_SEQ_CST);
 	int procs = bpf_map__fd(k->skel->maps.procs), mms = bpf_map__fd(k->skel->maps.mms);
-	int n = clear_map(procs, sizeof(__u32)) + clear_map(mms, sizeof(__u64));
+	int blocks = bpf_map__fd(k->skel->maps.gpu_blocks);
+	int calls = bpf_map__fd(k->skel->maps.gpu_calls);
+	int n = clear_map(procs, sizeof(__u32)) + clear_map(mms, sizeof(__u64)) +
+		clear_map(blocks, sizeof(struct kp_gpu_key)) + clear_map(calls, sizeof(__u64));
 	/* A program that found an entry just before it went may still add to the total:
 	 * programs run under RCU, and MEMBARRIER_CMD_GLOBAL waits for a grace period
 	 * (synchronize_rcu), after which none of them is left. */
@@ -450,6 +574,8 @@ void kpeak_reset(struct kpeak *k)
 			usleep(20 * 1000);	/* no membarrier: tens of ms outlast any program */
 		clear_map(procs, sizeof(__u32));
 		clear_map(mms, sizeof(__u64));
+		clear_map(blocks, sizeof(struct kp_gpu_key));
+		clear_map(calls, sizeof(__u64));
 	}
 	ring_buffer__consume(k->events);	/* k->h is NULL: the last run's records go */
 	memset(k->spans, 0, sizeof(struct kp_span) * KP_SPANS);
@@ -459,6 +585,7 @@ void kpeak_reset(struct kpeak *k)
 	__atomic_store_n(&s->events, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&s->dropped, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&s->lost, 0, __ATOMIC_SEQ_CST);
+	memset(&s->gpu, 0, sizeof(s->gpu));
 }
 
 void kpeak_close(struct kpeak *k)
@@ -470,6 +597,8 @@ void kpeak_close(struct kpeak *k)
 		munmap(k->spans, sizeof(struct kp_span) * KP_SPANS);
 	for (size_t i = 0; i < ARRAY_SIZE(k->links); i++)
 		bpf_link__destroy(k->links[i]);
+	for (size_t i = 0; i < k->ngpu_links; i++)
+		bpf_link__destroy(k->gpu_links[i]);
 	kpeak_bpf__destroy(k->skel);
 	free(k);
 }
@@ -553,6 +682,33 @@ int kpeak_sees_victims(const struct kpeak *k)
 {
 	(void)k;
 	return 0;
+}
+
+int kpeak_gpu_attach(struct kpeak *k, int fd, char *why, size_t whylen)
+{
+	(void)k;
+	(void)fd;
+	snprintf(why, whylen, "this rsswatch was built without the eBPF engine");
+	return -ENOSYS;
+}
+
+int kpeak_gpu_files(const struct kpeak *k)
+{
+	(void)k;
+	return 0;
+}
+
+void kpeak_gpu_read(const struct kpeak *k, struct kpeak_gpu *g)
+{
+	(void)k;
+	memset(g, 0, sizeof(*g));
+}
+
+void kpeak_gpu_window(struct kpeak *k, uint64_t *high, int64_t *at)
+{
+	(void)k;
+	*high = 0;
+	*at = 0;
 }
 
 void kpeak_reset(struct kpeak *k)

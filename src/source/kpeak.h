@@ -93,9 +93,39 @@ int kpeak_drain(struct kpeak *k, const struct kpeak_handlers *h);
  * and over). 1 and *s where the total changed in it; 0 where it did not (the total
  * stayed at the last change's); -ESTALE where the history no longer holds it. */
 int kpeak_span(const struct kpeak *k, int64_t n, struct kpeak_span *s);
+/* The GPU probes: uprobes on the CUDA driver's allocation and free entry points
+ * (cuMemAlloc_v2, cuMemFree_v2, their Async, Managed, Pitch and pool kin, cuMemCreate
+ * and cuMemRelease), for the device bytes the tracked processes hold from the driver.
+ * live: their total now; peak and peak_at: its highest and when (CLOCK_MONOTONIC);
+ * calls: calls of tracked processes begun or ended; inflight: begun and not ended
+ * (a figure of the driver read while either moved may not agree with live); blocks:
+ * allocations seen; dropped: those the table had no room for. */
+struct kpeak_gpu {
+	int64_t live;
+	uint64_t peak;
+	int64_t peak_at;
+	uint64_t calls;
+	int64_t inflight;
+	uint64_t blocks, dropped;
+};
+
+/* Attaches the GPU probes to the CUDA driver library open at fd (a libcuda.so the
+ * caller found and checked; the uprobes take the file itself, whatever its path). Every
+ * process that maps the same file then calls them, and they count the tracked ones.
+ * Returns the number of entry points attached, 0 when this file is attached already, or
+ * -errno with a phrase in why (-ENOENT: it exports none of them). */
+int kpeak_gpu_attach(struct kpeak *k, int fd, char *why, size_t whylen);
+/* How many driver files the probes are attached to. */
+int kpeak_gpu_files(const struct kpeak *k);
+void kpeak_gpu_read(const struct kpeak *k, struct kpeak_gpu *g);
+/* The highest live total since the last call (or the reset) and when it was reached
+ * (CLOCK_MONOTONIC; the time of the last call where it did not rise since), and restarts
+ * the window from the total now. */
+void kpeak_gpu_window(struct kpeak *k, uint64_t *high, int64_t *at);
+
 /* Whether OOM victims are reported (oom:mark_victim attached; Linux 6.8+). */
 int kpeak_sees_victims(const struct kpeak *k);
-/* Forgets every tracked process and figure, as just opened: the engine of one
+/* Forgets every tracked process and figure (the GPU probes stay attached), as just opened: the engine of one
  * recording serves the next (record --follow) without the 30-60 ms of a new load. The
  * processes still running are no longer tracked. */
 void kpeak_reset(struct kpeak *k);

@@ -8,6 +8,7 @@
 #include "base/util.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -272,6 +273,21 @@ fail:
 	dlclose(n->dl);
 	free(n);
 	return r;
+}
+
+int nvml_library_dir(const struct nvml *n, char *buf, size_t len)
+{
+	struct link_map *map = NULL;
+	if (!n || dlinfo(n->dl, RTLD_DI_LINKMAP, &map) < 0 || !map || !map->l_name ||
+	    map->l_name[0] != '/')
+		return -ENOENT;
+	const char *slash = strrchr(map->l_name, '/');
+	size_t k = (size_t)(slash - map->l_name);
+	if (k == 0 || k >= len)
+		return -ENOENT;
+	memcpy(buf, map->l_name, k);
+	buf[k] = 0;
+	return 0;
 }
 
 void nvml_close(struct nvml *n)

@@ -101,6 +101,10 @@ int nvml_read_usage(struct nvml *n, const pid_t *pids, size_t npids, struct gpu_
  * a process query in the driver. Devices that fail are skipped. */
 int nvml_list_processes(struct nvml *n, struct gpu_proc *out, size_t max);
 
+/* The folder the library was loaded from (the driver's: its libcuda.so.1 is there
+ * too), in buf. 0, or -ENOENT when the loader does not say. */
+int nvml_library_dir(const struct nvml *n, char *buf, size_t len);
+
 /* Shuts NVML down and unloads the library. Accepts NULL. */
 void nvml_close(struct nvml *n);
 

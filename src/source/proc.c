@@ -3,6 +3,7 @@
 #include "base/sysroot.h"
 #include "base/util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -592,4 +593,70 @@ int proc_in_cgroup(pid_t pid, const char *cgroup)
 	e = proc_cgroup_within(buf, len, cgroup);
 	free(buf);
 	return e;
+}
+
+int proc_maps_line_match(const char *line, size_t len, const char *prefix, char *range,
+			 size_t n)
+{
+	/* START-END PERMS OFFSET DEV INODE [PATH] */
+	const char *end = line + len, *p = line, *f[5];
+	size_t flen[5];
+	for (int i = 0; i < 5; i++) {
+		while (p < end && *p == ' ')
+			p++;
+		f[i] = p;
+		while (p < end && *p != ' ')
+			p++;
+		flen[i] = (size_t)(p - f[i]);
+		if (!flen[i])
+			return -EINVAL;
+	}
+	while (p < end && *p == ' ')
+		p++;
+	if (p == end || *p != '/')
+		return 0;	/* anonymous, or [heap] and its kin */
+	if (flen[1] != 4 || f[1][2] != 'x')
+		return 0;
+	const char *name = p;
+	for (const char *q = p; q < end; q++)
+		if (*q == '/')
+			name = q + 1;
+	size_t plen = strlen(prefix);
+	if ((size_t)(end - name) < plen || memcmp(name, prefix, plen) != 0)
+		return 0;
+	if (!memchr(f[0], '-', flen[0]) || flen[0] >= n)
+		return -EINVAL;
+	for (size_t i = 0; i < flen[0]; i++)
+		if (!isxdigit((unsigned char)f[0][i]) && f[0][i] != '-')
+			return -EINVAL;
+	memcpy(range, f[0], flen[0]);
+	range[flen[0]] = 0;
+	return 1;
+}
+
+int proc_open_mapped(pid_t pid, const char *prefix)
+{
+	char path[PATH_MAX], range[64];
+	if (sysroot_path(path, sizeof(path), "/proc/%d/maps", (int)pid) < 0)
+		return -ENAMETOOLONG;
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int found = 0;
+	while (!found && (len = getline(&line, &cap, f)) > 0) {
+		if (line[len - 1] == '\n')
+			len--;
+		found = proc_maps_line_match(line, (size_t)len, prefix, range, sizeof(range)) == 1;
+	}
+	free(line);
+	fclose(f);
+	if (!found)
+		return -ENOENT;
+	if (sysroot_path(path, sizeof(path), "/proc/%d/map_files/%s", (int)pid, range) < 0)
+		return -ENAMETOOLONG;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }

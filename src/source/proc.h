@@ -165,5 +165,15 @@ int proc_in_cgroup(pid_t pid, const char *cgroup);
 int proc_read_cmdline_quoted(pid_t pid, struct buf *out, size_t max);
 /* /proc/sys/kernel/random/boot_id, to tell one boot from the next. */
 int proc_read_boot_id(char *out, size_t n);
+/* A line of /proc/PID/maps whose file's name (after the last '/') starts with prefix,
+ * and is mapped executable: its range "START-END" in range (the name under
+ * /proc/PID/map_files). 1 when it is such a line, 0 when not, -EINVAL when malformed.
+ * Pure: no I/O. */
+int proc_maps_line_match(const char *line, size_t len, const char *prefix, char *range,
+			 size_t n);
+/* Opens, read-only, the file of pid's first executable mapping whose name starts with
+ * prefix, through /proc/PID/map_files: the file mapped, whatever its path names now
+ * (needs CAP_SYS_ADMIN). Returns a descriptor, -ENOENT when pid maps none, or -errno. */
+int proc_open_mapped(pid_t pid, const char *prefix);
 
 #endif

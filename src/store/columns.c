@@ -151,7 +151,13 @@ static const struct store_column run_cols[] = {
 	  .help = "The target's highest GPU memory sampled, NULL without a GPU." },
 	{ "peak_gpu_at", I, FIELD(run, peak_gpu_at, COL_I64),
 	  NULL_IF(COL_NULL_IF_NEG, run, peak_gpu, COL_I64), .when = P, .unit = UNIT_TIME,
-	  .out = OUT_NONE, .help = "When it was sampled." },
+	  .out = OUT_TIME_US, .help = "When it was reached: the read's time, or to the "
+	  "microsecond where peak_gpu_source is allocations." },
+	/* schema 17 */
+	{ "peak_gpu_source", T, FIELD(run, peak_gpu_source, COL_TEXT), .when = P,
+	  .out = OUT_TEXT_OR_NULL,
+	  .help = "Where the GPU peak came from: NVML (a read of the driver), or allocations "
+		  "(the GPU probes: the driver's allocations between two reads)." },
 	{ "mem_total", I, FIELD(run, mem_total, COL_U64), .when = B, .unit = UNIT_BYTES,
 	  .json = "mem_total_bytes", .help = "The host's MemTotal." },
 	/* schema 3 */

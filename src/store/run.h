@@ -154,6 +154,8 @@ struct run {
 	int64_t peak_rss_at;
 	int64_t peak_gpu;	/* -1 when no GPU was sampled */
 	int64_t peak_gpu_at;
+	char *peak_gpu_source;	/* GPU_FROM_*; NULL when no GPU was sampled (or before
+				   schema 17) */
 	double sum_rss;		/* for the mean: sum_rss / samples */
 	uint64_t last_rss;
 	uint64_t mem_total;
@@ -228,6 +230,11 @@ struct run {
 };
 
 /* Where a peak came from, as stored and as said in every output. */
+/* Where a run's GPU peak came from: a read of the driver (NVML), or the GPU probes
+ * between two reads (the driver's allocations, at the time the probes saw them). */
+#define GPU_FROM_READ "NVML"
+#define GPU_FROM_PROBES "allocations"
+
 #define PEAK_FROM_SAMPLE "sample"	/* a sampled RSS (or a set's sampled total) */
 #define PEAK_FROM_HWM "VmHWM"		/* the kernel's high-water mark, read at a sample */
 #define PEAK_FROM_EXIT "exit record"	/* taskstats hiwater_rss when the process ended */

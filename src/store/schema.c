@@ -189,6 +189,9 @@ const char *const store_migrations[] = {
 	 * known (recorded without the engine, or before this step). */
 	"ALTER TABLE mark ADD COLUMN stage_peak INTEGER;"
 	"ALTER TABLE mark ADD COLUMN stage_peak_at INTEGER;",
+	/* 17: where the GPU peak came from: NVML (a read of the driver) or allocations
+	 * (the GPU probes, between reads). NULL: no GPU, or recorded before this step. */
+	"ALTER TABLE run ADD COLUMN peak_gpu_source TEXT;",
 };
 #define SCHEMA_VERSION ((int)ARRAY_SIZE(store_migrations))
 const int store_schema_version = SCHEMA_VERSION;

@@ -1,13 +1,16 @@
 /* Parsers of /proc files, on bytes captured from a real machine (tests/fixtures/proc). */
 #include "testutil.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <limits.h>
 #include <string.h>
 
 #include "source/proc.h"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -382,6 +385,56 @@ static void test_uid_cgroup(void **state)
 	assert_int_equal(proc_cgroup_within(v1, sizeof(v1) - 1, "/system.slice"), 0);
 }
 
+/* Which lines of /proc/PID/maps name the CUDA driver's code, and their range. */
+static void test_maps_line_match(void **state)
+{
+	(void)state;
+	char r[64];
+	const char *code = "7f12a0000000-7f12a1c00000 r-xp 00200000 08:01 1234    "
+			   "/usr/lib/x86_64-linux-gnu/libcuda.so.560.35.03";
+#define M(line, prefix) proc_maps_line_match(line, strlen(line), prefix, r, sizeof(r))
+	assert_int_equal(M(code, "libcuda.so"), 1);
+	assert_string_equal(r, "7f12a0000000-7f12a1c00000");
+	assert_int_equal(M(code, "libcudart"), 0);
+	/* data, not code; anonymous; a name that only holds the prefix in a folder */
+	assert_int_equal(M("7f12a1c00000-7f12a1e00000 rw-p 01e00000 08:01 1234 "
+			   "/usr/lib/libcuda.so.1", "libcuda.so"), 0);
+	assert_int_equal(M("7f12a1c00000-7f12a1e00000 r-xp 00000000 00:00 0 ", "libcuda.so"), 0);
+	assert_int_equal(M("7f12a1c00000-7f12a1e00000 r-xp 00000000 00:00 0 [vdso]", "x"), 0);
+	assert_int_equal(M("5000-6000 r-xp 0 08:01 9 /tmp/libcuda.so/evil", "libcuda.so"), 0);
+	/* a deleted file and a path with spaces are still the file mapped */
+	assert_int_equal(M("5000-6000 r-xp 0 08:01 9 /my dir/libcuda.so.1 (deleted)",
+			   "libcuda.so"), 1);
+	assert_string_equal(r, "5000-6000");
+	/* malformed: too few fields, a range that is not hex, one too long */
+	assert_int_equal(M("5000-6000 r-xp", "libcuda.so"), -EINVAL);
+	assert_int_equal(M("5000-zz r-xp 0 08:01 9 /libcuda.so", "libcuda.so"), -EINVAL);
+	char big[200];
+	memset(big, 'a', 150);
+	strcpy(big + 150, "-b r-xp 0 08:01 9 /libcuda.so");
+	assert_int_equal(M(big, "libcuda.so"), -EINVAL);
+#undef M
+}
+
+/* The file a process maps, opened through map_files: this test's own libc. */
+static void test_open_mapped(void **state)
+{
+	(void)state;
+	int fd = proc_open_mapped(getpid(), "libc.so");
+	assert_true(fd >= 0);
+	struct stat a, b;
+	assert_int_equal(fstat(fd, &a), 0);
+	close(fd);
+	void *h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	assert_non_null(h);
+	struct link_map *map = NULL;
+	assert_int_equal(dlinfo(h, RTLD_DI_LINKMAP, &map), 0);
+	assert_int_equal(stat(map->l_name, &b), 0);
+	assert_true(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+	dlclose(h);
+	assert_int_equal(proc_open_mapped(getpid(), "libnothing-here.so"), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -401,6 +454,8 @@ int main(void)
 		cmocka_unit_test(test_meminfo),
 		cmocka_unit_test(test_uid_cgroup),
 		cmocka_unit_test(test_reader_cache),
+		cmocka_unit_test(test_maps_line_match),
+		cmocka_unit_test(test_open_mapped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

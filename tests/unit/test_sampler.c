@@ -286,6 +286,7 @@ static void test_gpu_max(void **state)
 	char why[256] = "";
 	uint64_t hi;
 	int64_t at;
+	int probed;
 	if (access(fake_lib, R_OK) != 0)
 		skip();
 	snprintf(script, sizeof(script), "%s/nvml.script", root);
@@ -315,7 +316,7 @@ static void test_gpu_max(void **state)
 	assert_int_equal(s.ngpus, 2);
 	assert_true(s.gpus[0].target_bytes == GiB && s.gpus[0].used_bytes == 10 * GiB);
 	assert_true(s.gpus[1].target_bytes == 100 * MiB && s.gpus[1].total_bytes == 80 * GiB);
-	assert_int_equal(sampler_gpu_pending(&s, &hi, &at), 0);
+	assert_int_equal(sampler_gpu_pending(&s, &hi, &at, &probed), 0);
 
 	assert_int_equal(sampler_poll_gpu(&s, 10 * MS), 0);	/* not due */
 	assert_int_equal(sampler_poll_gpu(&s, 20 * MS), 1);	/* read 2 */
@@ -323,7 +324,7 @@ static void test_gpu_max(void **state)
 	assert_int_equal(sampler_poll_gpu(&s, 59 * MS), 0);	/* next deadline 60ms */
 	assert_int_equal(sampler_poll_gpu(&s, 60 * MS), 1);	/* read 4: device 1 peaks */
 	assert_int_equal(sampler_poll_gpu(&s, 79 * MS), 0);
-	assert_int_equal(sampler_gpu_pending(&s, &hi, &at), 1);
+	assert_int_equal(sampler_gpu_pending(&s, &hi, &at, &probed), 1);
 	assert_true(hi == 5 * GiB + 100 * MiB && at == 45 * MS);
 
 	/* The sample between: the spike of read 3 and device 1's peak of read 4. */
@@ -333,7 +334,7 @@ static void test_gpu_max(void **state)
 	assert_true(s.gpus[0].target_known && s.gpus[0].target_bytes == 5 * GiB);
 	assert_true(s.gpus[0].used_bytes == 30 * GiB && s.gpus[0].total_bytes == 141 * GiB);
 	assert_true(s.gpus[1].target_known && s.gpus[1].target_bytes == 700 * MiB);
-	assert_int_equal(sampler_gpu_pending(&s, &hi, &at), 0);
+	assert_int_equal(sampler_gpu_pending(&s, &hi, &at, &probed), 0);
 
 	/* No read since: the latest read (4) is carried, not the spike. */
 	assert_int_equal(sampler_read(&s, 79 * MS + 1, &out), 0);
@@ -351,7 +352,7 @@ static void test_gpu_max(void **state)
 	 * (The window started from read 5, as high as 6: its time stays.) */
 	assert_int_equal(sampler_poll_gpu(&s, 100 * MS), 1);
 	assert_int_equal(sampler_poll_gpu(&s, 120 * MS), 1);
-	assert_int_equal(sampler_gpu_pending(&s, &hi, &at), 1);
+	assert_int_equal(sampler_gpu_pending(&s, &hi, &at, &probed), 1);
 	assert_true(hi == 2 * GiB + 100 * MiB && at == 80 * MS);
 	assert_int_equal(sampler_read(&s, 121 * MS, &out), 0);
 	assert_true(out.have & SAMPLE_GPU);
