@@ -20,3 +20,16 @@ $(BUILD)/fake/nomem/libnvidia-ml.so.1: tests/fake/fake_nvml.c
 $(BUILD)/tests/test_nvml: | $(FAKE_NVML)
 $(BUILD)/tests/test_sampler: | $(FAKE_NVML)
 $(BUILD)/bench/bench_nvml: | $(FAKE_NVML)
+
+# The stand-in CUDA driver (tests/fake/fake_cuda.c) in a folder of its own, beside a copy
+# of the fake NVML: the recorder's GPU probes attach to the libcuda.so.1 in the folder it
+# loaded NVML from, as on a real host. The other fakes' folders have no libcuda, so the
+# tests that use them poll as without probes.
+FAKE_CUDA := $(BUILD)/fake/cuda/libcuda.so.1 $(BUILD)/fake/cuda/libnvidia-ml.so.1
+TEST_EXTRA += $(FAKE_CUDA)
+
+$(BUILD)/fake/cuda/libnvidia-ml.so.1: tests/fake/fake_nvml.c
+	$(call fake_nvml_cmd,)
+$(BUILD)/fake/cuda/libcuda.so.1: tests/fake/fake_cuda.c
+	@mkdir -p $(@D) && echo "  FAKE    $@" && \
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 -o $@ $<

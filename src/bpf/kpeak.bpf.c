@@ -227,6 +227,7 @@ static __always_inline void gpu_count(struct kp_proc *p, __s64 delta)
  * it), and so are its calls under way. */
 static __always_inline void gpu_retire(struct kp_proc *p)
 {
+	p->image++;
 	__s64 inflight = __sync_lock_test_and_set(&p->gpu_inflight, 0);
 	if (inflight)
 		__sync_fetch_and_sub(&state.gpu.inflight, inflight);
@@ -519,7 +520,7 @@ static __always_inline int gpu_drop(__u64 addr, __u32 kind)
 	if (!p)
 		return 0;
 	gpu_note_call(p, 0, 0, 0, kind);
-	struct kp_gpu_key key = { tgid, kind, addr };
+	struct kp_gpu_key key = { tgid, (__u16)kind, (__u16)p->image, addr };
 	struct kp_gpu_block *b = bpf_map_lookup_elem(&gpu_blocks, &key);
 	if (!b)
 		return 0;	/* not seen allocated: before the probes, or not a block */
@@ -561,7 +562,7 @@ int BPF_KRETPROBE(gpu_out, int ret)
 			size *= pitch;
 		else if (c.pitch)
 			size = 0;
-		struct kp_gpu_key key = { tgid, c.kind, addr };
+		struct kp_gpu_key key = { tgid, (__u16)c.kind, (__u16)p->image, addr };
 		struct kp_gpu_block b = { size };
 		struct kp_gpu_block *had = bpf_map_lookup_elem(&gpu_blocks, &key);
 		if (!size || !addr) {

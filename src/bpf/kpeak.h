@@ -15,7 +15,7 @@ struct kp_proc {
 	__u64 peak;		/* its highest, over every image it had */
 	__u64 peak_ns;		/* CLOCK_MONOTONIC when it was reached */
 	__u32 flags;
-	__u32 pad;
+	__u32 image;		/* its images before this one (execs): see kp_gpu_key */
 	/* device bytes it holds from the CUDA driver (the GPU probes), and its calls to
 	 * the driver's allocation entry points begun and not ended */
 	__s64 gpu_cur;
@@ -92,7 +92,9 @@ struct kp_gpu {
 
 struct kp_gpu_key {
 	__u32 tgid;
-	__u32 kind;
+	__u16 kind;		/* KP_GPU_PTR or KP_GPU_HANDLE */
+	__u16 image;		/* the process's image that got it: an exec ends its blocks,
+				 * and a block of an image before is never matched again */
 	__u64 addr;
 };
 

@@ -425,7 +425,7 @@ static void open_gpu(struct record_args *a, pid_t pid)
 	if (probed > 0)
 		fprintf(stderr, "rsswatch: GPU allocations from the driver's own calls (eBPF "
 			"uprobes on %s)\n", how);
-	else if (a->opts.kpeak)
+	else
 		fprintf(stderr, "rsswatch: no GPU probes: %s\n", how);
 }
 

@@ -40,9 +40,13 @@ static int probe_file(struct record_opts *o, int fd, const char *what, char *why
 int gpus_probe(struct record_opts *o, pid_t pid, int64_t interval_ns, char *why, size_t n)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 16], what[PATH_MAX + 64];
-	snprintf(why, n, "no CUDA driver library found");
-	if (!o->nvml || !o->kpeak)
+	if (!o->nvml)
 		return 0;
+	if (!o->kpeak) {
+		snprintf(why, n, "the eBPF engine is not running");
+		return 0;
+	}
+	snprintf(why, n, "no CUDA driver library found");
 	/* The driver's own folder: where a command's loader finds libcuda.so.1 too. */
 	if (nvml_library_dir(o->nvml, dir, sizeof(dir)) == 0) {
 		snprintf(path, sizeof(path), "%s/libcuda.so.1", dir);

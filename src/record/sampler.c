@@ -238,8 +238,12 @@ int sampler_poll_gpu(struct sampler *s, int64_t now)
 		/* an anchor only where no call of the driver could have been under way */
 		kpeak_gpu_read(s->gpu_probes, &after);
 		if (!before.inflight && before.calls == after.calls) {
+			/* the driver's figure holds at least the blocks it handed out: a
+			 * read below them did not see the processes (another pid
+			 * namespace's NVML), or not yet */
 			s->gpu_anchored = 1;
-			s->gpu_anchor_read = r.bytes;
+			s->gpu_anchor_read = after.live > 0 && r.bytes < (uint64_t)after.live ?
+					     (uint64_t)after.live : r.bytes;
 			s->gpu_anchor_live = after.live;
 		}
 	}

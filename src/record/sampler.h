@@ -47,7 +47,8 @@ struct gpu_reading {
  * With the GPU probes (the engine's uprobes on the CUDA driver, source/kpeak.h), the
  * target's GPU bytes between two reads move as the probes' live total does: each read
  * that no driver call overlapped anchors them (gpu_anchor_read, the read's figure;
- * gpu_anchor_live, the probes' total then), and the highest of the probes' total
+ * gpu_anchor_live, the probes' total then; a read below that total counts as the
+ * total: the driver's figure holds its blocks), and the highest of the probes' total
  * since, h at time t, stands for a figure of anchor_read + h - anchor_live read at t.
  * So a spike of any length between two reads is the next sample's, at its time; what
  * the driver charges besides the blocks (the context) comes from the reads. */

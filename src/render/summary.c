@@ -49,14 +49,15 @@ static void summary_head(struct buf *b, const struct run *r)
 		   fmt_duration(d, sizeof(d), r->interval_ns));
 }
 
-/* The run's peak (where it came from, and the highest sample when the peak is above
- * it), an older peak above it, a set's largest process, and whether a set's peaks are
- * exact. */
 /* The run's peak is the eBPF engine's (its time is the kernel's). */
 static int from_engine(const struct run *r)
 {
 	return r->peak_source && strcmp(r->peak_source, PEAK_FROM_PAGES) == 0;
 }
+
+/* The run's peak (where it came from, and the highest sample when the peak is above
+ * it), an older peak above it, a set's largest process, and whether a set's peaks are
+ * exact. */
 
 static void summary_peaks(struct buf *b, const struct run *r, uint64_t max_sampled_rss)
 {
@@ -122,6 +123,13 @@ static void summary_figures(struct buf *b, const struct run *r)
 	/* GPUs watched (NVML), none of their memory used: no peak to time */
 	if (r->peak_gpu == 0)
 		buf_puts(b, "gpu       no GPU memory used\n");
+	else if (r->peak_gpu > 0 && r->peak_gpu_source &&
+		 strcmp(r->peak_gpu_source, GPU_FROM_PROBES) == 0)
+		/* the probes' time is the kernel's: worth its milliseconds */
+		buf_printf(b, "gpu peak  %s at %s (+%.3fs), from the driver's allocations\n",
+			   fmt_bytes(a, sizeof(a), (uint64_t)r->peak_gpu),
+			   fmt_hms_ms(c, sizeof(c), r->peak_gpu_at),
+			   (double)(r->peak_gpu_at - r->started_at) / 1e9);
 	else if (r->peak_gpu > 0)
 		buf_printf(b, "gpu peak  %s at %s (+%s)\n", fmt_bytes(a, sizeof(a), (uint64_t)r->peak_gpu),
 			   fmt_hms(c, sizeof(c), r->peak_gpu_at),

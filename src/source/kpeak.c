@@ -91,11 +91,29 @@ static int refusal(int e, char *why, size_t n)
 	return e;
 }
 
+/* Deletes the GPU probes' blocks of a process gone (tgid): its bytes left the totals
+ * when it went (the program's gpu_retire), and the map must not fill with them. */
+static void forget_gpu_blocks(struct kpeak *k, __u32 tgid)
+{
+	int fd = bpf_map__fd(k->skel->maps.gpu_blocks);
+	struct kp_gpu_key key, next;
+	int have = 0;
+	while (bpf_map_get_next_key(fd, have ? &key : NULL, &next) == 0) {
+		if (next.tgid == tgid && bpf_map_delete_elem(fd, &next) == 0)
+			continue;	/* deleted: the walk goes on from the key before */
+		key = next;
+		have = 1;
+	}
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct kpeak *k = ctx;
 	const __u32 *kind = data;
 	const struct kpeak_handlers *h = k->h;
+	if (len >= sizeof(struct kp_exit) && (*kind == KP_EXIT || *kind == KP_LEFT) &&
+	    k->ngpu_files)
+		forget_gpu_blocks(k, ((const struct kp_exit *)data)->tgid);
 	if (!h || len < sizeof(*kind))
 		return 0;
 	if (*kind == KP_EXIT && len >= sizeof(struct kp_exit) && h->exit) {

@@ -16,12 +16,21 @@
  *   exit N       exit with status N
  *   raise SIG    kill itself with signal number SIG
  *   fork         the rest of the script runs in a child too (both continue)
+ *   cuda PATH    load a CUDA driver library (the stand-in, tests/fake/fake_cuda.c, or a
+ *                real one) and call its cuInit
+ *   gpu HOW SIZE allocate SIZE of device memory (kept) through the driver's entry point
+ *                HOW: alloc (cuMemAlloc_v2), managed, async, pool (FromPoolAsync), pitch
+ *                (SIZE as 1 MiB rows), create (cuMemCreate); a failure is reported and
+ *                the script goes on
+ *   gpu-         free the most recent kept device block, through the matching free
  *   husk         the main thread ends and a second one waits until killed: the process
  *                is alive and listed in its cgroup, but /proc/PID/status has no memory
  *                lines (as for a process in its exit); the rest is not run
  * Without an exit step it exits 0 at the end. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -110,11 +119,78 @@ static void *map_touch(size_t n, int huge)
 	return p;
 }
 
+/* The CUDA driver's entry points (the "cuda" step), by their real signatures. */
+typedef int (*cu_pitch_fn)(uint64_t *out, size_t *pitch, size_t width, size_t height,
+			   unsigned element_size);
+static const char *const gpu_how[] = { "alloc", "managed", "async", "pool", "pitch", "create" };
+static const char *const gpu_alloc_name[] = {
+	"cuMemAlloc_v2", "cuMemAllocManaged", "cuMemAllocAsync", "cuMemAllocFromPoolAsync",
+	"cuMemAllocPitch_v2", "cuMemCreate",
+};
+static const char *const gpu_free_name[] = {
+	"cuMemFree_v2", "cuMemFree_v2", "cuMemFreeAsync", "cuMemFreeAsync", "cuMemFree_v2",
+	"cuMemRelease",
+};
+static void *cuda;
+
+static void *cuda_sym(const char *name)
+{
+	void *f = cuda ? dlsym(cuda, name) : NULL;
+	if (!f) {
+		fprintf(stderr, "memhog: %s: %s\n", name, cuda ? dlerror() : "no cuda step");
+		exit(100);
+	}
+	return f;
+}
+
+static void cuda_open(const char *path)
+{
+	cuda = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!cuda) {
+		fprintf(stderr, "memhog: %s\n", dlerror());
+		exit(100);
+	}
+	int (*init)(unsigned) = (int (*)(unsigned))cuda_sym("cuInit");
+	if (init(0) != 0) {
+		fprintf(stderr, "memhog: cuInit failed\n");
+		exit(100);
+	}
+}
+
+/* Allocates n through entry point how; returns 0 with *addr, or the driver's error. */
+static int gpu_alloc(int how, size_t n, uint64_t *addr)
+{
+	void *f = cuda_sym(gpu_alloc_name[how]);
+	int r;
+	if (how == 4) {		/* pitch: rows of 1 MiB */
+		size_t pitch;
+		r = ((cu_pitch_fn)f)(addr, &pitch, 1 << 20, n >> 20, 4);
+	} else if (how == 5) {	/* create: (handle, size, prop, flags) */
+		static const char prop[64];
+		r = ((int (*)(uint64_t *, size_t, const void *, unsigned long long))f)(addr, n, prop, 0);
+	} else {		/* (dptr, size[, flags | stream | pool, stream]) */
+		r = ((int (*)(uint64_t *, size_t, void *, void *))f)(addr, n, NULL, NULL);
+	}
+	if (r != 0)
+		fprintf(stderr, "memhog: %s: error %d\n", gpu_alloc_name[how], r);
+	return r;
+}
+
+static void gpu_free(int how, uint64_t addr)
+{
+	void *f = cuda_sym(gpu_free_name[how]);
+	int r = ((int (*)(uint64_t, void *))f)(addr, NULL);
+	if (r != 0)
+		fprintf(stderr, "memhog: %s: error %d\n", gpu_free_name[how], r);
+}
+
 int main(int argc, char **argv)
 {
 	void *blocks[256];
 	size_t sizes[256];
 	int nb = 0;
+	uint64_t gpu_blocks[256];
+	int gpu_kinds[256], ng = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *arg = i + 1 < argc ? argv[i + 1] : "";
@@ -174,6 +250,24 @@ int main(int argc, char **argv)
 		} else if (strcmp(a, "fork") == 0) {
 			if (fork() < 0)
 				perror("memhog: fork");
+		} else if (strcmp(a, "cuda") == 0) {
+			cuda_open(arg);
+			i++;
+		} else if (strcmp(a, "gpu") == 0 && i + 2 < argc && ng < 256) {
+			int how = -1;
+			for (int k = 0; k < 6; k++)
+				if (strcmp(arg, gpu_how[k]) == 0)
+					how = k;
+			if (how < 0) {
+				fprintf(stderr, "memhog: unknown gpu allocation '%s'\n", arg);
+				return 99;
+			}
+			if (gpu_alloc(how, parse_size_arg(argv[i + 2]), &gpu_blocks[ng]) == 0)
+				gpu_kinds[ng++] = how;
+			i += 2;
+		} else if (strcmp(a, "gpu-") == 0 && ng > 0) {
+			ng--;
+			gpu_free(gpu_kinds[ng], gpu_blocks[ng]);
 		} else {
 			fprintf(stderr, "memhog: unknown step '%s'\n", a);
 			return 99;

@@ -7,9 +7,15 @@
  *   device IDX [name "TEXT"] [uuid TEXT] total SIZE [used SIZE] [mig on|off]
  *   used device IDX bytes SIZE [WINDOW]
  *       the device's used memory while WINDOW holds (the last such line that holds wins)
- *   proc PID|self|parent device IDX bytes SIZE|na [graphics] [gi N ci N] [WINDOW]
+ *   proc PID|self|parent|child device IDX bytes SIZE|na [graphics] [gi N ci N] [cuda FILE]
+ *        [WINDOW]
  *       a process entry; "na" is NVML_VALUE_NOT_AVAILABLE (all ones); "graphics" lists
- *       it in the graphics query instead of the compute one
+ *       it in the graphics query instead of the compute one; "child" is the calling
+ *       process's first child at the time of the call (a recorder's launched command;
+ *       no entry while it has none); "cuda FILE" adds the live
+ *       bytes the stand-in CUDA driver keeps in FILE (tests/fake/fake_cuda.c) at the
+ *       time of the call, so SIZE is the context and the blocks come and go with the
+ *       target's calls
  *   fail FUNC [device IDX] error NAME|NUMBER [WINDOW]
  *       FUNC is init, count, memory, procs (compute and graphics), name or all (every
  *       per-device query); NAME is unknown, lost, no_permission, not_supported,
@@ -37,7 +43,9 @@
  * Variants, by compile-time define: FAKE_NO_PROCESS_QUERY exports no process query;
  * FAKE_OLD_DRIVER exports only the unversioned symbols (16-byte process entries,
  * nvmlMemory_t); FAKE_NO_MEMORY_QUERY exports no memory query. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +130,7 @@ struct rule {
 	unsigned long long bytes;
 	int graphics;
 	unsigned gi, ci;
+	char cuda[256];		/* the stand-in driver's live bytes, or "" */
 	struct window w;
 };
 
@@ -317,6 +326,8 @@ static int parse_line(char **tok, int n)
 			r.pid = getpid();
 		else if (strcmp(tok[1], "parent") == 0)
 			r.pid = getppid();
+		else if (strcmp(tok[1], "child") == 0)
+			r.pid = -1;
 		else if (parse_num(tok[1], &v) == 0 && v > 0 && v <= 0x7fffffff)
 			r.pid = (pid_t)v;
 		else
@@ -361,6 +372,10 @@ static int parse_line(char **tok, int n)
 			else if (parse_num(val, &r.bytes) < 0)
 				return -1;
 			have_bytes = 1;
+		} else if (strcmp(k, "cuda") == 0) {
+			if (strlen(val) >= sizeof(r.cuda))
+				return -1;
+			strcpy(r.cuda, val);
 		} else if (strcmp(k, "error") == 0) {
 			if ((r.error = parse_error(val)) < 0)
 				return -1;
@@ -621,6 +636,53 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t h, nvmlMemory_v2_t *m)
 #endif
 
 #ifndef FAKE_NO_PROCESS_QUERY
+/* The first child of this process now (any thread's), or 0. */
+static pid_t first_child(void)
+{
+	char path[64], buf[64];
+	pid_t pid = 0;
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	while (d && !pid && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%.16s/children", e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			pid = (pid_t)atoi(buf);
+		}
+	}
+	if (d)
+		closedir(d);
+	return pid;
+}
+
+/* The pid of a process entry now (see "child"), 0 when none. */
+static pid_t proc_pid(const struct rule *r)
+{
+	return r->pid < 0 ? first_child() : r->pid;
+}
+
+/* A process entry's bytes now: its SIZE, plus the stand-in driver's live bytes. */
+static unsigned long long proc_bytes(const struct rule *r)
+{
+	uint64_t live = 0;
+	if (!r->cuda[0] || r->bytes == ~0ULL)
+		return r->bytes;
+	int fd = open(r->cuda, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (pread(fd, &live, sizeof(live), 0) != (ssize_t)sizeof(live))
+			live = 0;
+		close(fd);
+	}
+	return r->bytes + live;
+}
+
 /* One process query: stride is 16 (v1), 24 (v2, v3) or 32 (v3 with entry32). */
 static nvmlReturn_t procs(nvmlDevice_t h, unsigned int *n, void *infos, int graphics,
 			  size_t stride)
@@ -643,7 +705,7 @@ static nvmlReturn_t procs(nvmlDevice_t h, unsigned int *n, void *infos, int grap
 	for (int i = 0; i < nrules; i++) {
 		const struct rule *r = &rules[i];
 		if (r->kind == R_PROC && r->dev == d && r->graphics == graphics &&
-		    in_window(&r->w, call, ms))
+		    in_window(&r->w, call, ms) && proc_pid(r))
 			count++;
 	}
 	if (count > *n) {
@@ -654,16 +716,21 @@ static nvmlReturn_t procs(nvmlDevice_t h, unsigned int *n, void *infos, int grap
 	if (!graphics)
 		x->proc_calls++;
 	unsigned char *p = infos;
-	for (int i = 0; i < nrules; i++) {
+	unsigned listed = 0;
+	for (int i = 0; i < nrules && listed < count; i++) {	/* a child born since: not listed */
 		const struct rule *r = &rules[i];
 		if (r->kind != R_PROC || r->dev != d || r->graphics != graphics ||
 		    !in_window(&r->w, call, ms))
 			continue;
-		unsigned pid = (unsigned)r->pid;
+		pid_t who = proc_pid(r);
+		if (!who)
+			continue;
+		unsigned pid = (unsigned)who;
 		unsigned long long zero = 0;
 		memset(p, 0, stride);
 		memcpy(p, &pid, 4);
-		memcpy(p + 8, &r->bytes, 8);
+		unsigned long long bytes = proc_bytes(r);
+		memcpy(p + 8, &bytes, 8);
 		if (stride >= 24) {
 			memcpy(p + 16, &r->gi, 4);
 			memcpy(p + 20, &r->ci, 4);
@@ -671,9 +738,10 @@ static nvmlReturn_t procs(nvmlDevice_t h, unsigned int *n, void *infos, int grap
 		if (stride == 32)
 			memcpy(p + 24, &zero, 8);
 		p += stride;
+		listed++;
 	}
-	*n = count;
-	log_call(ms, what, d, 1, count);
+	*n = listed;
+	log_call(ms, what, d, 1, listed);
 	return E_SUCCESS;
 }
 

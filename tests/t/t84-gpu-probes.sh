@@ -1,0 +1,148 @@
+#!/bin/sh
+# The GPU probes end to end, as root, against the stand-in CUDA driver
+# (tests/fake/fake_cuda.c) and the stand-in NVML beside it, whose figure for the target
+# is a context of 500 MiB plus the blocks the driver holds for it. Recorded at -i 1s with
+# NVML read once a second, a 6 GiB block held 150ms and a 7 GiB one held for no time at
+# all (a free right after the allocation) are each the next sample's figure, and the
+# run's peak is the larger, at a time between the workload's own clock stamps around
+# it. Every allocation entry point counts and a failed allocation does not; a process
+# that exits with blocks held gives them back; a target attached with -p is probed in
+# the driver file it maps (a copy elsewhere, deleted), on top of what it held before;
+# --no-bpf polls NVML every 20ms as before. Prints TAP.
+. tests/t/lib.sh
+dir=$BUILD/fake/cuda
+nvml=$dir/libnvidia-ml.so.1
+cuda=$dir/libcuda.so.1
+if [ ! -f "$nvml" ] || [ ! -f "$cuda" ]; then
+	echo "1..0 # SKIP $dir not built"
+	exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+	skip "the engine needs root"
+	done_testing
+fi
+if ! "$RSW" record -v -q -- true 2>&1 | grep -qF "from the kernel's page counts (eBPF)"; then
+	skip "the eBPF engine does not load here"
+	done_testing
+fi
+
+MiB=1048576
+GiB=$((1024 * MiB))
+q() { sql "$RSSWATCH_DB" "$1"; }
+last() { q "select $1 from run order by id desc limit 1"; }
+gpu_samples() {	# the last run's gpu_bytes, sample by sample
+	q "select group_concat(coalesce(gpu, '-'), ' ') from (select gpu from sample
+		where run_id = (select max(id) from run) order by elapsed_ns)"
+}
+queries() {	# queries LOG: the stand-in NVML's process queries
+	awk '$2 == "procs" { k++ } END { print k + 0 }' "$1"
+}
+has() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; }
+inside() {	# inside AT FILE N: AT (ns) between lines N and N+1 of FILE, to 1 ms
+	lo=$(sed -n "$3p" "$2")
+	hi=$(sed -n "$(($3 + 1))p" "$2")
+	diag "between $lo and $hi: $1"
+	[ -n "$1" ] && [ "$1" -ge $((lo - 1000000)) ] && [ "$1" -le $((hi + 1000000)) ]
+}
+gpu_env() {	# gpu_env NAME: the stand-ins' environment for a recording called NAME
+	echo "RSSWATCH_NVML_LIB=$nvml FAKE_NVML_SCRIPT=$T/$1.nvml FAKE_NVML_LOG=$T/$1.log" \
+	     "FAKE_CUDA_LIVE=$T/$1.live"
+}
+script() {	# script NAME WHO: the stand-in NVML's script: WHO holds 500 MiB and its blocks
+	printf 'device 0 name "Fake H200" total 141G used 10G\n' >"$T/$1.nvml"
+	printf 'proc %s device 0 bytes 500M cuda %s\n' "$2" "$T/$1.live" >>"$T/$1.nvml"
+}
+
+# --- two spikes, each between two samples a second apart
+script spikes child
+expect_exit 0 "two spikes recorded at -i 1s, -v" env $(gpu_env spikes) \
+	"$RSW" record -v -i 1s -- "$HOG" cuda "$cuda" sleep 300ms \
+	stamp "$T/st" gpu alloc 6G sleep 150ms gpu- stamp "$T/st" sleep 1200ms \
+	stamp "$T/st" gpu async 7G gpu- stamp "$T/st" sleep 2200ms
+check "-v says the probes are on the driver beside NVML" \
+	grep -qF "GPU allocations from the driver's own calls (eBPF uprobes on 9 entry points of $cuda)" "$ERR"
+check "-v says NVML is read once a second" grep -qF "GPU figures from 1 device(s), every 1000ms" "$ERR"
+s=$(gpu_samples)
+diag "gpu bytes by sample: $s"
+check "a sample after the first spike has context + 6 GiB" has "$s" $((500 * MiB + 6 * GiB))
+check "a sample after the second has context + 7 GiB" has "$s" $((500 * MiB + 7 * GiB))
+check "a sample after both is back to the context" sh -c \
+	"echo '$s' | grep -Eq ' $((500 * MiB + 7 * GiB)) (.* )?$((500 * MiB))( |\$)'"
+check "the run's peak is the second spike" test "$(last peak_gpu)" = $((500 * MiB + 7 * GiB))
+check "its source is the driver's allocations" test "$(last peak_gpu_source)" = allocations
+check "its time is inside the spike, by the workload's own clock" \
+	inside "$(last peak_gpu_at)" "$T/st" 3
+n=$(queries "$T/spikes.log")
+diag "NVML process queries: $n in about 4.2 s"
+check "NVML was asked about once a second, not every 20ms (3 to 9 times)" \
+	test "$n" -ge 3 -a "$n" -le 9
+check "the summary gives the time to the millisecond and the source" grep -Eq \
+	'^gpu peak +7\.5 GiB at [0-9:]{8}\.[0-9]{3} \(\+[0-9]+\.[0-9]{3}s\), from the driver.s allocations$' "$ERR"
+show_json
+check "show --json: peak_gpu_at to the microsecond, and its source" \
+	sh -c "echo '$(sfield peak_gpu_at)' | grep -Eq '\.[0-9]{6}Z\$' && test '$(sfield peak_gpu_source)' = allocations"
+
+# --- every entry point, and a failure
+script kinds child
+expect_exit 0 "one block through each entry point, and one too large" env $(gpu_env kinds) \
+	FAKE_CUDA_TOTAL=20G "$RSW" record -q -i 1s -- "$HOG" cuda "$cuda" sleep 300ms \
+	gpu alloc 1G gpu managed 1G gpu async 1G gpu pool 1G gpu pitch 1G gpu create 1G \
+	gpu alloc 100G gpu- gpu- gpu- gpu- gpu- gpu- sleep 2200ms
+check "  the stand-in refused the one too large" grep -q "cuMemAlloc_v2: error 2" "$ERR"
+check "the peak is the context and six blocks of 1 GiB" \
+	test "$(last peak_gpu)" = $((500 * MiB + 6 * GiB))
+s=$(gpu_samples)
+diag "gpu bytes by sample: $s"
+check "and every block was freed: a later sample holds the context" sh -c \
+	"echo '$s' | grep -Eq ' $((500 * MiB + 6 * GiB)) (.* )?$((500 * MiB))( |\$)'"
+
+# --- a process that exits holding blocks gives them back (the driver frees them)
+printf 'device 0 total 141G\n' >"$T/exits.nvml"
+expect_exit 0 "a child exits holding 3 GiB, the next holds 1 GiB" env $(gpu_env exits) \
+	"$RSW" record -q -i 1s -- sh -c '"$1" cuda "$2" gpu alloc 3G; "$1" cuda "$2" \
+	gpu alloc 1G stamp "$3" sleep 2500ms' sh "$HOG" "$cuda" "$T/held"
+s=$(gpu_samples)
+diag "gpu bytes by sample: $s"
+check "the peak is the first child's 3 GiB" test "$(last peak_gpu)" = $((3 * GiB))
+check "a sample holds the second child's 1 GiB alone" has "$s" $((1 * GiB))
+check "and none the 4 GiB of both" sh -c "! echo ' $s ' | grep -q ' $((4 * GiB)) '"
+
+# --- -p: the driver file the target maps, found through map_files
+mkdir -p "$T/other"
+cp "$cuda" "$T/other/libcuda.so.1"
+env FAKE_CUDA_LIVE="$T/att.live" "$HOG" cuda "$T/other/libcuda.so.1" gpu alloc 2G \
+	touch "$T/loaded" await "$T/go" stamp "$T/ast" gpu pitch 6G gpu- stamp "$T/ast" \
+	sleep 1200ms >"$T/hog.out" 2>&1 &
+hog=$!
+at_exit "touch '$T/go'; wait $hog 2>/dev/null"
+wait_until 10 test -f "$T/loaded"
+rm "$T/other/libcuda.so.1"	# the path names nothing now: the mapping is what counts
+script att "$hog"
+spawn att env $(gpu_env att) "$RSW" record -v -i 1s -p "$hog"
+rec=${_bg##* }
+check "-p: the recorder has sampled once" wait_until 10 grep -q ' rss ' "$T/att.err"
+touch "$T/go"
+finish "$rec"
+cat "$T/att.err" | sed 's/^/# /' | head -8
+check "-p: exit 0" test "$RC" -eq 0
+check "-p: -v says the probes are on the file the target maps" \
+	grep -qF "GPU allocations from the driver's own calls (eBPF uprobes on 9 entry points of the libcuda.so pid $hog maps)" "$T/att.err"
+check "-p: the peak is the context, the 2 GiB held before and the 6 GiB spike" \
+	test "$(last peak_gpu)" = $((500 * MiB + 8 * GiB))
+check "-p: from the driver's allocations" test "$(last peak_gpu_source)" = allocations
+check "-p: its time is inside the spike" inside "$(last peak_gpu_at)" "$T/ast" 1
+
+# --- --no-bpf: no probes, NVML polled every 20ms as before
+script nobpf child
+expect_exit 0 "--no-bpf: a 150ms spike at -i 1s" env $(gpu_env nobpf) \
+	"$RSW" record -v --no-bpf -i 1s -- "$HOG" cuda "$cuda" sleep 300ms \
+	gpu alloc 6G sleep 150ms gpu- sleep 1200ms
+check "--no-bpf: -v says there are no probes" grep -q "no GPU probes" "$ERR"
+check "--no-bpf: NVML is read every 20ms" grep -qF "every 20ms" "$ERR"
+n=$(queries "$T/nobpf.log")
+diag "NVML process queries: $n in about 1.7 s"
+check "--no-bpf: the driver was asked at least 40 times" test "$n" -ge 40
+check "--no-bpf: the spike is caught by polling" test "$(last peak_gpu)" = $((500 * MiB + 6 * GiB))
+check "--no-bpf: its source is NVML" test "$(last peak_gpu_source)" = NVML
+
+done_testing
