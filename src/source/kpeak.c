@@ -32,7 +32,7 @@ _Static_assert(KPEAK_SPAN_SHIFT == KP_SPAN_SHIFT && KPEAK_SPANS == KP_SPANS,
 
 /* The most driver files the GPU probes attach to, and entry points in each. */
 #define GPU_FILES 8
-#define GPU_ENTRY_POINTS 10
+#define GPU_ENTRY_POINTS 13
 
 struct kpeak {
 	struct kpeak_bpf *skel;
@@ -447,19 +447,21 @@ int kpeak_sees_victims(const struct kpeak *k)
 }
 
 /* The driver's allocation and free entry points, by the program that takes each one's
- * arguments. The legacy cuMemAlloc and cuMemFree (32-bit pointers) are not used by any
- * runtime of CUDA 3.2 or later. */
+ * arguments; the _ptsz ones are the per-thread default stream's. The legacy cuMemAlloc
+ * and cuMemFree (32-bit pointers) are not used by any runtime of CUDA 3.2 or later. */
 static struct bpf_program *gpu_entry_prog(const struct kpeak *k, size_t i, const char **name)
 {
 	static const char *const names[GPU_ENTRY_POINTS] = {
 		"cuMemAlloc_v2", "cuMemAllocManaged", "cuMemAllocAsync",
-		"cuMemAllocFromPoolAsync", "cuMemAllocPitch_v2", "cuMemCreate",
-		"cuMemFree_v2", "cuMemFreeAsync", "cuMemRelease", NULL,
+		"cuMemAllocAsync_ptsz", "cuMemAllocFromPoolAsync",
+		"cuMemAllocFromPoolAsync_ptsz", "cuMemAllocPitch_v2", "cuMemCreate",
+		"cuMemFree_v2", "cuMemFreeAsync", "cuMemFreeAsync_ptsz", "cuMemRelease", NULL,
 	};
 	struct kpeak_bpf *b = k->skel;
 	struct bpf_program *prog[GPU_ENTRY_POINTS] = {
 		b->progs.gpu_alloc_in, b->progs.gpu_alloc_in, b->progs.gpu_alloc_in,
-		b->progs.gpu_alloc_in, b->progs.gpu_pitch_in, b->progs.gpu_create_in,
+		b->progs.gpu_alloc_in, b->progs.gpu_alloc_in, b->progs.gpu_alloc_in,
+		b->progs.gpu_pitch_in, b->progs.gpu_create_in, b->progs.gpu_free_in,
 		b->progs.gpu_free_in, b->progs.gpu_free_in, b->progs.gpu_release_in, NULL,
 	};
 	*name = names[i];
