@@ -33,3 +33,4 @@ $(BUILD)/fake/cuda/libnvidia-ml.so.1: tests/fake/fake_nvml.c
 $(BUILD)/fake/cuda/libcuda.so.1: tests/fake/fake_cuda.c
 	@mkdir -p $(@D) && echo "  FAKE    $@" && \
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 -o $@ $<
+$(BUILD)/tests/test_elfsym: | $(FAKE_CUDA)

@@ -24,16 +24,19 @@ int gpus_open(struct record_opts *o, int64_t interval_ns, char *why, size_t n)
 	return nvml_device_count(o->nvml);
 }
 
-/* Attaches the probes to the file open at fd (closed here), named what in why. */
+/* Attaches the probes to the file open at fd (closed here), named what, and adds what
+ * happened to why (after "; " where it holds something already). */
 static int probe_file(struct record_opts *o, int fd, const char *what, char *why, size_t n)
 {
 	char err[160];
 	int e = kpeak_gpu_attach(o->kpeak, fd, err, sizeof(err));
 	close(fd);
-	if (e < 0)
-		snprintf(why, n, "%s: %s", what, err);
-	else if (e > 0)
-		snprintf(why, n, "%d entry points of %s", e, what);
+	size_t k = strlen(why);
+	const char *sep = k ? "; " : "";
+	if (k < n && e < 0)
+		snprintf(why + k, n - k, "%s%s: %s", sep, what, err);
+	else if (k < n && e > 0)
+		snprintf(why + k, n - k, "%s%d entry points of %s", sep, e, what);
 	return e;
 }
 
@@ -46,7 +49,7 @@ int gpus_probe(struct record_opts *o, pid_t pid, int64_t interval_ns, char *why,
 		snprintf(why, n, "the eBPF engine is not running");
 		return 0;
 	}
-	snprintf(why, n, "no CUDA driver library found");
+	why[0] = 0;
 	/* The driver's own folder: where a command's loader finds libcuda.so.1 too. */
 	if (nvml_library_dir(o->nvml, dir, sizeof(dir)) == 0) {
 		snprintf(path, sizeof(path), "%s/libcuda.so.1", dir);
@@ -63,6 +66,8 @@ int gpus_probe(struct record_opts *o, pid_t pid, int64_t interval_ns, char *why,
 			probe_file(o, fd, what, why, n);
 	}
 	int files = kpeak_gpu_files(o->kpeak);
+	if (!why[0])
+		snprintf(why, n, "no CUDA driver library found");
 	if (files > 0 && !interval_ns)
 		o->gpu_interval_ns = GPU_INTERVAL_PROBED_NS;
 	return files;

@@ -26,6 +26,7 @@
 
 #include "bpf/kpeak.h"
 #include "bpf/kpeak.skel.h"
+#include "source/elfsym.h"
 
 _Static_assert(KPEAK_SPAN_SHIFT == KP_SPAN_SHIFT && KPEAK_SPANS == KP_SPANS,
 	       "the span history's layout is the program's");
@@ -471,7 +472,7 @@ static struct bpf_program *gpu_entry_prog(const struct kpeak *k, size_t i, const
 int kpeak_gpu_attach(struct kpeak *k, int fd, char *why, size_t whylen)
 {
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
 		snprintf(why, whylen, "not a regular file");
 		return -EINVAL;
 	}
@@ -482,39 +483,62 @@ int kpeak_gpu_attach(struct kpeak *k, int fd, char *why, size_t whylen)
 		snprintf(why, whylen, "attached to %d driver files already", GPU_FILES);
 		return -ENOSPC;
 	}
-	/* The file itself, through our descriptor: libbpf reads its symbols from it and
-	 * the kernel takes its inode, whatever a path would name by then. */
+	/* The offsets from the file's own symbols, checked (source/elfsym.h): a copy
+	 * mapped private, so a change to the file after this is not read half-way. */
+	void *elf = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (elf == MAP_FAILED) {
+		snprintf(why, whylen, "cannot map it: %s", strerror(errno));
+		return -errno;
+	}
+	/* The file itself, through our descriptor: the kernel takes its inode, whatever a
+	 * path would name by then. */
 	char path[32];
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	int attached = 0, e = 0;
 	for (size_t i = 0; i < GPU_ENTRY_POINTS; i++) {
 		const char *name;
+		uint64_t off;
 		struct bpf_program *prog = gpu_entry_prog(k, i, &name);
 		if (!prog)
 			break;
-		LIBBPF_OPTS(bpf_uprobe_opts, in, .func_name = name);
-		LIBBPF_OPTS(bpf_uprobe_opts, out, .func_name = name, .retprobe = true);
-		struct bpf_link *a = bpf_program__attach_uprobe_opts(prog, -1, path, 0, &in);
+		int r = elf_func_offset(elf, (size_t)st.st_size, name, &off);
+		if (r == -ENOENT)
+			continue;	/* this driver lacks it */
+		if (r < 0) {
+			snprintf(why, whylen, "%s is not a function in its code", name);
+			e = -EINVAL;
+			break;		/* a file that lies about one lies about all */
+		}
+		LIBBPF_OPTS(bpf_uprobe_opts, in);
+		LIBBPF_OPTS(bpf_uprobe_opts, out, .retprobe = true);
+		struct bpf_link *a = bpf_program__attach_uprobe_opts(prog, -1, path, (size_t)off, &in);
 		if (!a) {
-			if (errno != ENOENT && errno != ESRCH && !e)
-				e = -errno;	/* ENOENT, ESRCH: the file lacks it */
+			e = -errno;
+			snprintf(why, whylen, "cannot attach uprobes: %s", strerror(errno));
 			continue;
 		}
-		struct bpf_link *r = bpf_program__attach_uprobe_opts(k->skel->progs.gpu_out, -1,
-								     path, 0, &out);
-		if (!r) {
+		struct bpf_link *ret = bpf_program__attach_uprobe_opts(k->skel->progs.gpu_out, -1,
+								       path, (size_t)off, &out);
+		if (!ret) {
 			e = -errno;
+			snprintf(why, whylen, "cannot attach uprobes: %s", strerror(errno));
 			bpf_link__destroy(a);
 			continue;
 		}
 		k->gpu_links[k->ngpu_links++] = a;
-		k->gpu_links[k->ngpu_links++] = r;
+		k->gpu_links[k->ngpu_links++] = ret;
 		attached++;
 	}
+	munmap(elf, (size_t)st.st_size);
+	if (e == -EINVAL) {	/* none of it stays */
+		while (attached-- > 0) {
+			bpf_link__destroy(k->gpu_links[--k->ngpu_links]);
+			bpf_link__destroy(k->gpu_links[--k->ngpu_links]);
+		}
+		return e;
+	}
 	if (!attached) {
-		if (e)
-			snprintf(why, whylen, "cannot attach uprobes: %s", strerror(-e));
-		else
+		if (!e)
 			snprintf(why, whylen, "it exports none of the CUDA driver's allocation functions");
 		return e ? e : -ENOENT;
 	}

@@ -8,6 +8,7 @@
 
 #include "base/parse.h"
 #include "metrics/prom.h"
+#include "source/elfsym.h"
 #include "source/cgroup.h"
 #include "source/kmsg.h"
 #include "source/nvml.h"
@@ -60,7 +61,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 0: proc_status_parse(buf, len, &out.st); break;
 	case 1: proc_stat_parse(buf, len, &out.ps); proc_io_parse(buf, len, &out.io); break;
 	case 2: meminfo_parse(buf, len, &out.mi); break;
-	case 3: proc_cmdline_join(buf, len, out.line, sizeof(out.line)); break;
+	case 3:
+		proc_cmdline_join(buf, len, out.line, sizeof(out.line));
+		elf_func_offset(buf, len, "cuMemAlloc_v2", &out.u);	/* a library a target chose */
+		break;
 	case 4: parse_duration_ns(str, &out.i); break;
 	case 5: {
 		struct sockaddr_storage ss;

@@ -126,11 +126,44 @@ finish "$rec"
 cat "$T/att.err" | sed 's/^/# /' | head -8
 check "-p: exit 0" test "$RC" -eq 0
 check "-p: -v says the probes are on the file the target maps" \
-	grep -qF "GPU allocations from the driver's own calls (eBPF uprobes on 9 entry points of the libcuda.so pid $hog maps)" "$T/att.err"
+	grep -qF "9 entry points of the libcuda.so pid $hog maps" "$T/att.err"
 check "-p: the peak is the context, the 2 GiB held before and the 6 GiB spike" \
 	test "$(last peak_gpu)" = $((500 * MiB + 8 * GiB))
 check "-p: from the driver's allocations" test "$(last peak_gpu_source)" = allocations
 check "-p: its time is inside the spike" inside "$(last peak_gpu_at)" "$T/ast" 1
+
+# --- a driver file that lies: its cuMemAlloc_v2 points at its ELF header, not code
+mkdir -p "$T/evil"
+python3 - "$cuda" "$T/evil/libcuda.so.1" <<'PY'
+import struct, sys
+img = bytearray(open(sys.argv[1], "rb").read())
+shoff, = struct.unpack_from("<Q", img, 0x28)
+shentsize, shnum = struct.unpack_from("<HH", img, 0x3a)
+sh = [struct.unpack_from("<IIQQQQIIQQ", img, shoff + i * shentsize) for i in range(shnum)]
+for name, kind, flags, addr, off, size, link, info, align, entsize in sh:
+    if kind != 11:		# SHT_DYNSYM
+        continue
+    strs = sh[link][4]
+    for k in range(size // entsize):
+        at = off + k * entsize
+        st_name, = struct.unpack_from("<I", img, at)
+        end = img.index(0, strs + st_name)
+        if img[strs + st_name:end] == b"cuMemAlloc_v2":
+            struct.pack_into("<Q", img, at + 8, 0)	# st_value
+open(sys.argv[2], "wb").write(img)
+PY
+"$HOG" cuda "$T/evil/libcuda.so.1" touch "$T/evil.loaded" await "$T/evil.go" >"$T/evil.out" 2>&1 &
+evil=$!
+at_exit "touch '$T/evil.go'; wait $evil 2>/dev/null"
+wait_until 10 test -f "$T/evil.loaded"
+script evil "$evil"
+expect_exit 0 "-p a target whose libcuda lies about a function" env $(gpu_env evil) \
+	"$RSW" record -v -i 100ms -d 300ms -p "$evil"
+check "  -v says no probe went on that file, and why" grep -qF \
+	"the libcuda.so pid $evil maps: cuMemAlloc_v2 is not a function in its code" "$ERR"
+touch "$T/evil.go"
+wait "$evil"
+check "  and the target was not harmed: it ran on and exited 0" test $? -eq 0
 
 # --- --no-bpf: no probes, NVML polled every 20ms as before
 script nobpf child
