@@ -98,6 +98,19 @@ record() {	# record NAME ARGS... -- COMMAND: with nvidia-smi beside it
 		awk -v a="$(cat "$D/cpu.5")" -v b="$(cat "$D/cpu.25")" -v args="${args:-(default: probes, NVML at 1s)}" \
 			'BEGIN { printf "# -i 1s %s: %.3f s in 5 s, %.3f s in 25 s: %.0f us of CPU per second\n", args, a, b, (b - a) / 20 * 1e6 }'
 	done
+	echo "### what the probes cost a process that calls the driver: cudaMalloc + cudaFree"
+	echo "### of 1 MiB, alone, then while a recorder of another process has them attached"
+	nvcc -O2 -o "$D/allocloop" tests/gpu/allocloop.cu || exit 1
+	for round in 1 2 3; do
+		echo "round $round, alone: $("$D/allocloop" 20000)"
+		"$R" record --db "$D/cpu.db" -q -p $sp -i 1s -d 60s >/dev/null 2>&1 &
+		rec=$!
+		sleep 4	# the probes are on within a second or two
+		echo "round $round, beside a recorder (its target: pid $sp): $("$D/allocloop" 20000)"
+		kill -INT $rec; wait $rec
+		echo "round $round, a target of the recorder: $("$R" record --db "$D/cpu.db" -q -i 1s \
+			-- "$D/allocloop" 20000 2>/dev/null)"
+	done
 	kill $sp
 	fi
 } 2>&1 | tee -a "$OUT/gpu-h200-probes.log"
