@@ -256,8 +256,9 @@ static const struct cli_opt record_opts_table[] = {
 	{ "no-gpu", 0, CLI_FLAG, AT(no_gpu, int),
 	  .help = "do not record GPU memory even where NVML is present" },
 	{ "gpu-interval", 0, CLI_DURATION, AT(gpu_interval_ns, int64_t), .min = NS_PER_MS,
-	  .max = 3600 * NS_PER_S, .help = "read GPU memory this often (default 20ms); a sample "
-	  "stores the highest figures read since the one before" },
+	  .max = 3600 * NS_PER_S, .help = "read GPU memory from NVML this often (default 20ms, "
+	  "or 1s where the eBPF probes count the CUDA driver's allocations); a sample stores "
+	  "the highest figures since the one before" },
 	{ "every", 0, CLI_INT, AT(opts.every, unsigned), .min = 1, .max = 1000000000,
 	  .help = "a live line every N samples (default: about one a second)" },
 	CLI_DB_ROW(struct record_args),

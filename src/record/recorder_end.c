@@ -593,6 +593,25 @@ static void note_engine_drops(struct recorder *rc)
 		"table: its peak counts the others only", (unsigned long long)f.dropped);
 }
 
+/* GPU blocks the probes could not keep (their table was full): those blocks are not in
+ * the probes' figure between reads, so a spike made of them is missed. Said, and
+ * stored as an event. */
+static void note_gpu_drops(struct recorder *rc)
+{
+	struct kpeak_gpu g;
+	char detail[64];
+	if (!rc->kpeak || !kpeak_gpu_files(rc->kpeak))
+		return;
+	kpeak_gpu_read(rc->kpeak, &g);
+	if (!g.dropped)
+		return;
+	snprintf(detail, sizeof(detail), "dropped=%llu", (unsigned long long)g.dropped);
+	store_add_event(rc->st, rc->run->id, real_ns(), "gpu_probes_incomplete",
+			rc->target->pid, detail);
+	rec_say(rc, RECORDER_NOTE, "rsswatch: %llu GPU blocks were past the probes' table: "
+		"between NVML reads they are not counted", (unsigned long long)g.dropped);
+}
+
 /* How the run ended, settled: the OOM kills and exit records that came in with the
  * end, its outcome when it was stopped, the processes that vanished, every process's
  * last counters, the closing sample and the largest process. */
@@ -604,6 +623,7 @@ void rec_settle_end(struct recorder *rc, int e)
 	rec_drain_exits(rc);
 	rec_kernel_peak(rc);	/* after the exit records and wait4: its time is the peak's */
 	note_engine_drops(rc);
+	note_gpu_drops(rc);
 	rec_settle_kills(rc, 1);
 	if (rc->sampler_open)
 		rec_cgroup_kills(rc, 1);	/* the cgroup is still there: its count is final */

@@ -101,12 +101,13 @@ int kpeak_span(const struct kpeak *k, int64_t n, struct kpeak_span *s);
  * (a figure of the driver read while either moved may not agree with live); blocks:
  * allocations seen; dropped: those the table had no room for. */
 struct kpeak_gpu {
-	int64_t live;
-	uint64_t peak;
-	int64_t peak_at;
-	uint64_t calls;
-	int64_t inflight;
-	uint64_t blocks, dropped;
+	int64_t live;		/* device bytes the tracked processes hold from the driver */
+	uint64_t peak;		/* the highest of live since the reset, and when */
+	int64_t peak_at;	/* (CLOCK_MONOTONIC ns) */
+	uint64_t calls;		/* probed calls begun and ended, counted at both */
+	int64_t inflight;	/* probed calls under way */
+	uint64_t blocks;	/* blocks counted since the reset */
+	uint64_t dropped;	/* blocks not counted: the probes' table was full */
 };
 
 /* Attaches the GPU probes to the CUDA driver library open at fd (a libcuda.so the

@@ -23,6 +23,7 @@
  *                (SIZE as 1 MiB rows), create (cuMemCreate); a failure is reported and
  *                the script goes on
  *   gpu-         free the most recent kept device block, through the matching free
+ *   gpumany N SIZE  N blocks of SIZE through cuMemAlloc_v2, kept and never freed
  *   husk         the main thread ends and a second one waits until killed: the process
  *                is alive and listed in its cgroup, but /proc/PID/status has no memory
  *                lines (as for a process in its exit); the rest is not run
@@ -264,6 +265,13 @@ int main(int argc, char **argv)
 			}
 			if (gpu_alloc(how, parse_size_arg(argv[i + 2]), &gpu_blocks[ng]) == 0)
 				gpu_kinds[ng++] = how;
+			i += 2;
+		} else if (strcmp(a, "gpumany") == 0 && i + 2 < argc) {
+			long many = strtol(arg, NULL, 10);
+			uint64_t addr;
+			for (long k = 0; k < many; k++)
+				if (gpu_alloc(0, parse_size_arg(argv[i + 2]), &addr) != 0)
+					break;
 			i += 2;
 		} else if (strcmp(a, "gpu-") == 0 && ng > 0) {
 			ng--;

@@ -44,14 +44,14 @@ CUresult cuMemFree_v2(CUdeviceptr dptr);
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream);
 CUresult cuMemRelease(CUmemGenericAllocationHandle handle);
 
-#define MAX_BLOCKS 4096
+#define MAX_BLOCKS 100000
 
 struct block {
 	uint64_t addr, size;
 	int handle;		/* a cuMemCreate handle, not a pointer */
 };
 
-static struct block blocks[MAX_BLOCKS];
+static struct block blocks[MAX_BLOCKS];	/* 2.4 MB */
 static int nblocks;
 static uint64_t next_addr = 0x7f3200000000ull, live, total = 80ull << 30;
 static uint64_t *live_file;	/* FAKE_CUDA_LIVE, mapped */

@@ -373,9 +373,8 @@ static int parse_line(char **tok, int n)
 				return -1;
 			have_bytes = 1;
 		} else if (strcmp(k, "cuda") == 0) {
-			if (strlen(val) >= sizeof(r.cuda))
+			if (snprintf(r.cuda, sizeof(r.cuda), "%s", val) >= (int)sizeof(r.cuda))
 				return -1;
-			strcpy(r.cuda, val);
 		} else if (strcmp(k, "error") == 0) {
 			if ((r.error = parse_error(val)) < 0)
 				return -1;
@@ -654,7 +653,7 @@ static pid_t first_child(void)
 		close(fd);
 		if (n > 0) {
 			buf[n] = 0;
-			pid = (pid_t)atoi(buf);
+			pid = (pid_t)strtol(buf, NULL, 10);
 		}
 	}
 	if (d)

@@ -132,6 +132,17 @@ check "-p: the peak is the context, the 2 GiB held before and the 6 GiB spike" \
 check "-p: from the driver's allocations" test "$(last peak_gpu_source)" = allocations
 check "-p: its time is inside the spike" inside "$(last peak_gpu_at)" "$T/ast" 1
 
+# --- more blocks than the probes' table holds: counted, said and stored
+printf 'device 0 total 141G\n' >"$T/many.nvml"
+expect_exit 0 "66,000 blocks of 4 KiB, past the table of 65,536" env $(gpu_env many) \
+	"$RSW" record -i 1s -- "$HOG" cuda "$cuda" gpumany 66000 4K
+check "  the recorder says blocks were past the table" \
+	grep -q "GPU blocks were past the probes' table" "$ERR"
+d=$(last id)
+ev=$(q "select detail from event where run_id = $d and kind = 'gpu_probes_incomplete'")
+diag "event: $ev"
+check "  a gpu_probes_incomplete event holds how many" test "${ev#dropped=}" -ge 464
+
 # --- a driver file that lies: its cuMemAlloc_v2 points at its ELF header, not code
 mkdir -p "$T/evil"
 python3 - "$cuda" "$T/evil/libcuda.so.1" <<'PY'

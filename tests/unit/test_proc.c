@@ -411,7 +411,7 @@ static void test_maps_line_match(void **state)
 	assert_int_equal(M("5000-zz r-xp 0 08:01 9 /libcuda.so", "libcuda.so"), -EINVAL);
 	char big[200];
 	memset(big, 'a', 150);
-	strcpy(big + 150, "-b r-xp 0 08:01 9 /libcuda.so");
+	snprintf(big + 150, sizeof(big) - 150, "-b r-xp 0 08:01 9 /libcuda.so");
 	assert_int_equal(M(big, "libcuda.so"), -EINVAL);
 #undef M
 }
