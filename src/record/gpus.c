@@ -24,25 +24,37 @@ int gpus_open(struct record_opts *o, int64_t interval_ns, char *why, size_t n)
 	return nvml_device_count(o->nvml);
 }
 
-/* Attaches the probes to the file open at fd (closed here), named what, and adds what
- * happened to why (after "; " where it holds something already). */
-static int probe_file(struct record_opts *o, int fd, const char *what, char *why, size_t n)
+/* Attaches the probes of k to the file open at fd (closed here), named what, and adds
+ * what happened to why (after "; " where it holds something already). */
+static int probe_file(struct kpeak *k, int fd, const char *what, char *why, size_t n)
 {
 	char err[160];
-	int e = kpeak_gpu_attach(o->kpeak, fd, err, sizeof(err));
+	int e = kpeak_gpu_attach(k, fd, err, sizeof(err));
 	close(fd);
-	size_t k = strlen(why);
-	const char *sep = k ? "; " : "";
-	if (k < n && e < 0)
-		snprintf(why + k, n - k, "%s%s: %s", sep, what, err);
-	else if (k < n && e > 0)
-		snprintf(why + k, n - k, "%s%d entry points of %s", sep, e, what);
+	size_t len = strlen(why);
+	const char *sep = len ? "; " : "";
+	if (len < n && e < 0)
+		snprintf(why + len, n - len, "%s%s: %s", sep, what, err);
+	else if (len < n && e > 0)
+		snprintf(why + len, n - len, "%s%d entry points of %s", sep, e, what);
 	return e;
+}
+
+int gpus_probe_mapped(struct kpeak *k, pid_t pid, char *why, size_t n)
+{
+	char what[64];
+	/* untrusted, wherever it is (a container's): taken as the file mapped, never by
+	 * its name */
+	int fd = proc_open_mapped(pid, "libcuda.so");
+	if (fd < 0)
+		return 0;
+	snprintf(what, sizeof(what), "the libcuda.so pid %d maps", (int)pid);
+	return probe_file(k, fd, what, why, n) > 0;
 }
 
 int gpus_probe(struct record_opts *o, pid_t pid, int64_t interval_ns, char *why, size_t n)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 16], what[PATH_MAX + 64];
+	char dir[PATH_MAX], path[PATH_MAX + 16];
 	if (!o->nvml)
 		return 0;
 	if (!o->kpeak) {
@@ -55,16 +67,10 @@ int gpus_probe(struct record_opts *o, pid_t pid, int64_t interval_ns, char *why,
 		snprintf(path, sizeof(path), "%s/libcuda.so.1", dir);
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd >= 0)
-			probe_file(o, fd, path, why, n);
+			probe_file(o->kpeak, fd, path, why, n);
 	}
-	/* The one a running target maps, wherever it is (a container's): untrusted, so
-	 * taken as the file mapped, never by its name. */
-	if (pid > 0) {
-		int fd = proc_open_mapped(pid, "libcuda.so");
-		snprintf(what, sizeof(what), "the libcuda.so pid %d maps", (int)pid);
-		if (fd >= 0)
-			probe_file(o, fd, what, why, n);
-	}
+	if (pid > 0)
+		gpus_probe_mapped(o->kpeak, pid, why, n);
 	int files = kpeak_gpu_files(o->kpeak);
 	if (!why[0])
 		snprintf(why, n, "no CUDA driver library found");

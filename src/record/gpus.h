@@ -32,6 +32,11 @@ int gpus_open(struct record_opts *o, int64_t interval_ns, char *why, size_t n);
  * GPU_INTERVAL_PROBED_NS. Needs o->nvml. Returns the number of driver files probed
  * (0: none, polling stays), with what happened in words in why. */
 int gpus_probe(struct record_opts *o, pid_t pid, int64_t interval_ns, char *why, size_t n);
+/* Attaches the GPU probes of k to the libcuda.so process pid maps, where it is a file
+ * they are not on yet (through /proc/PID/map_files: the file mapped, whatever its path
+ * names now). Returns 1 when they attached to it, with what in why (appended after
+ * "; " where why holds something), else 0. */
+int gpus_probe_mapped(struct kpeak *k, pid_t pid, char *why, size_t n);
 
 /* Closes what gpus_open opened. */
 void gpus_close(struct record_opts *o);

@@ -4,6 +4,7 @@
 #include "base/parse.h"
 #include "base/sysroot.h"
 #include "base/util.h"
+#include "record/gpus.h"
 #include "record/target.h"
 
 #include <linux/acct.h>
@@ -319,6 +320,24 @@ static void track_target(struct recorder *rc, const struct sample *s, int64_t t)
 	rec_proc_peak(rc, (size_t)rc->root, s->mem.hwm, t, PEAK_FROM_HWM);
 }
 
+/* At the target's first GPU use (the driver is mapped by then), the GPU probes go on
+ * the libcuda.so it maps too, where that is not a file they are on (a command that
+ * loads its own driver, not the one beside NVML), and from then on count. */
+static void probe_own_driver(struct recorder *rc, const struct sample *s)
+{
+	char why[256] = "";
+	if (rc->gpu_own_probed || !rc->kpeak || !rc->opts->nvml || !(s->have & SAMPLE_GPU) ||
+	    !s->gpu || rc->target->pid <= 0)
+		return;
+	rc->gpu_own_probed = 1;
+	if (!gpus_probe_mapped(rc->kpeak, rc->target->pid, why, sizeof(why)))
+		return;
+	if (!rc->sampler.gpu_probes)
+		sampler_use_gpu_probes(&rc->sampler, rc->kpeak);
+	rec_say(rc, RECORDER_NOTE, "rsswatch: GPU allocations from the driver's own calls "
+		"(eBPF uprobes on %s)", why);
+}
+
 /* The run's GPU and cgroup peaks, and the cgroup's limit, from one sample. */
 /* A GPU peak of bytes at t (CLOCK_REALTIME), from the probes or a read. */
 static void gpu_peak(struct run *r, uint64_t bytes, int64_t t, int probed)
@@ -429,6 +448,7 @@ static int take_sample(struct recorder *rc)
 	if (!rc->set_open)
 		track_target(rc, &s, t);
 	track_peaks(rc, &s, t);
+	probe_own_driver(rc, &s);
 	if (rc->sampler.gpu_fresh)
 		for (size_t i = 0; i < rc->sampler.ngpus; i++)
 			store_add_gpu(rc->st, r->id, s.elapsed_ns, &rc->sampler.gpus[i]);

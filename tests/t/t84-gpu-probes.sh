@@ -132,6 +132,20 @@ check "-p: the peak is the context, the 2 GiB held before and the 6 GiB spike" \
 check "-p: from the driver's allocations" test "$(last peak_gpu_source)" = allocations
 check "-p: its time is inside the spike" inside "$(last peak_gpu_at)" "$T/ast" 1
 
+# --- a launched command that loads a driver of its own, not the one beside NVML: the
+# probes go on it at its first GPU use
+mkdir -p "$T/own"
+cp "$cuda" "$T/own/libcuda.so.1"
+script own child
+expect_exit 0 "a command with its own libcuda, a spike at -i 1s" env $(gpu_env own) \
+	"$RSW" record -i 1s -- "$HOG" cuda "$T/own/libcuda.so.1" sleep 1300ms \
+	stamp "$T/ost" gpu alloc 6G gpu- stamp "$T/ost" sleep 1200ms
+check "  the recorder says it probes the file the command maps" \
+	grep -qF "9 entry points of the libcuda.so pid" "$ERR"
+check "  the spike is the peak, from the driver's allocations" \
+	test "$(last peak_gpu)" = $((500 * MiB + 6 * GiB)) -a "$(last peak_gpu_source)" = allocations
+check "  at its time" inside "$(last peak_gpu_at)" "$T/ost" 1
+
 # --- more blocks than the probes' table holds: counted, said and stored
 printf 'device 0 total 141G\n' >"$T/many.nvml"
 expect_exit 0 "66,000 blocks of 4 KiB, past the table of 65,536" env $(gpu_env many) \
