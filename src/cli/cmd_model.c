@@ -247,7 +247,7 @@ static int inside_run(struct store *st, const char *ref, const struct model_form
 	m.f = *f;
 	m.run_id = lr.run.id;
 	model_counters_fit(&m, lr.s, lr.n, c.values, lr.run.interval_ns, lr.marks, lr.nmarks,
-			   lr.run.started_at);
+			   lr.run.started_at, lr.run.peak_rss, lr.run.peak_rss_at - lr.run.started_at);
 	struct buf b = { 0 };
 	if (json)
 		fit_view_counters_json(&b, &m);

@@ -36,7 +36,8 @@ static void counter_models(const struct loaded_run *lr, struct buf *out)
 		m.run_id = lr->run.id;
 		model_carry(lr->s, lr->n, cs->t, cs->v, cs->n, values, 1);
 		model_counters_fit(&m, lr->s, lr->n, values, lr->run.interval_ns, lr->marks,
-				   lr->nmarks, lr->run.started_at);
+				   lr->nmarks, lr->run.started_at, lr->run.peak_rss,
+				   lr->run.peak_rss_at - lr->run.started_at);
 		if (out->len)
 			buf_putc(out, '\n');
 		fit_view_counters_text(out, &m);

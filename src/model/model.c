@@ -272,7 +272,7 @@ static double figure_of(const struct counter_model *m, const struct sample *s)
 
 void model_counters_fit(struct counter_model *m, const struct sample *s, size_t n,
 			const double *values, int64_t interval_ns, const struct mark *marks,
-			size_t nmarks, int64_t started_at)
+			size_t nmarks, int64_t started_at, uint64_t peak, int64_t peak_ns)
 {
 	size_t k = m->f.k;
 	size_t maxlag = n / 5 < MODEL_MAX_LAG ? n / 5 : MODEL_MAX_LAG;
@@ -321,6 +321,10 @@ void model_counters_fit(struct counter_model *m, const struct sample *s, size_t 
 			m->peak = s[i].mem.rss;
 			m->peak_ns = s[i].elapsed_ns;
 		}
+	}
+	if (peak && peak >= m->peak && peak_ns >= 0) {	/* between samples, at its own time */
+		m->peak = peak;
+		m->peak_ns = peak_ns;
 	}
 	m->mark_before = m->mark_after = NULL;
 	for (size_t i = 0; i < nmarks; i++) {

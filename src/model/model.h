@@ -114,10 +114,12 @@ struct counter_model {
 /* Fits the figure of samples s[0..n) against the counters values[i * k + j] (counter j
  * at sample i, carried forward), trying each lag of 0..MODEL_MAX_LAG samples (at most a
  * fifth of the samples) and keeping the one with the best R². marks (t in realtime,
- * started_at the run's start) locate the peak. */
+ * started_at the run's start) locate the peak: the run's own (peak bytes at peak_ns
+ * after the start, from VmHWM, an exit record or the kernel's page counts) where it is
+ * known (peak > 0) and at least the highest sample, else the highest sample. */
 void model_counters_fit(struct counter_model *m, const struct sample *s, size_t n,
 			const double *values, int64_t interval_ns, const struct mark *marks,
-			size_t nmarks, int64_t started_at);
+			size_t nmarks, int64_t started_at, uint64_t peak, int64_t peak_ns);
 
 /* The values of one counter or gauge at each of samples s[0..n): the last of its
  * changes (t[j] elapsed, v[j], in time order, m of them) at or before each sample, 0

@@ -179,7 +179,8 @@ slowt=$!
 _bg="$_bg $slowt"
 spawn slowrec "$RSW" record -p "$slowt" -i 200ms -q --listen "127.0.0.1:$PORT" --db "$T/slow.db"
 sr=$!
-wait_until 10 curl -s -o /dev/null "http://127.0.0.1:$PORT/metrics"
+# (a first sample served: the endpoint may answer before the recorder has one)
+wait_until 10 sh -c "curl -s 'http://127.0.0.1:$PORT/metrics' | grep -q rsswatch_resident_bytes"
 # Another user's 40 connections, each sending a header line a second and reconnecting
 # as soon as it is closed, until $PUB/slow.stop (made after the last scrape, so that
 # every scrape meets the attack; 120 s at most).
@@ -215,8 +216,12 @@ i=0
 while [ $i -lt 10 ]; do
 	# 10 s: a starved endpoint answers no scrape until the attack ends; a loaded one
 	# answers in milliseconds, but a dropped SYN alone is retried only after 1 s and 3 s.
-	_t=$(curl -s -m 10 -o "$T/scrape" -w '%{time_total}' "http://127.0.0.1:$PORT/metrics") &&
-		grep -q rsswatch_resident_bytes "$T/scrape" && answered=$((answered + 1))
+	if _t=$(curl -s -m 10 -o "$T/scrape" -w '%{time_total}' "http://127.0.0.1:$PORT/metrics") &&
+		grep -q rsswatch_resident_bytes "$T/scrape"; then
+		answered=$((answered + 1))
+	else	# what came instead, for the log
+		diag "scrape $i (curl ${_t:-failed}): $(head -c 300 "$T/scrape" 2>/dev/null | tr '\n' ' ')"
+	fi
 	times="$times ${_t:-none}"
 	i=$((i + 1))
 	sleep 0.5	# spread the scrapes over the attack (pacing, not synchronisation)

@@ -1,6 +1,7 @@
 /* Least squares and the t distribution (base/fit.c) against values computed apart:
  * the fits by exact rational arithmetic on the normal equations (Python fractions),
- * the t quantiles from printed tables. Also run parameters' parsing (store/model.c). */
+ * the t quantiles from printed tables. Also run parameters' parsing (store/model.c),
+ * and where model RUN puts the peak (model/model.c). */
 #include "testutil.h"
 
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "base/fit.h"
+#include "model/model.h"
 #include "store/run.h"
 
 #define near(a, b, tol) assert_true(fabs((a) - (b)) <= (tol))
@@ -176,6 +178,45 @@ static void test_params(void **state)
 	assert_false(run_param_matches(&a, &c));
 }
 
+/* model RUN's peak: the run's own, between two samples, lands between the marks around
+ * its own time, not at the sample after it; a run peak below the highest sample (or
+ * none) leaves the highest sample. */
+static void test_counters_peak_between_samples(void **state)
+{
+	(void)state;
+	struct sample s[6];
+	double values[6];
+	struct mark marks[2] = { { 0 }, { 0 } };
+	const int64_t S = 1000000000, start = 100 * S;
+	memset(s, 0, sizeof(s));
+	for (int i = 0; i < 6; i++) {
+		s[i].elapsed_ns = i * S;
+		s[i].mem.rss = (uint64_t)(10 + i % 2) << 20;
+		values[i] = i % 2;
+	}
+	s[3].mem.rss = 50 << 20;	/* the highest sample, at 3 s */
+	marks[0].t = start + 2 * S + S / 10;	/* "load" at 2.1 s */
+	marks[0].label = "load";
+	marks[1].t = start + 2 * S + S / 2;	/* "compute" at 2.5 s */
+	marks[1].label = "compute";
+	struct counter_model m;
+	char err[160];
+	memset(&m, 0, sizeof(m));
+	assert_int_equal(model_formula_parse("rss ~ counter.x", 1, &m.f, err, sizeof(err)), 0);
+	/* the exact peak of 200 MiB at 2.3 s, between "load" and "compute" */
+	model_counters_fit(&m, s, 6, values, S, marks, 2, start, 200 << 20, 2 * S + 3 * S / 10);
+	assert_true(m.peak == 200 << 20 && m.peak_ns == 2 * S + 3 * S / 10);
+	assert_string_equal(m.mark_before, "load");
+	assert_string_equal(m.mark_after, "compute");
+	/* no run peak known, or one below a sample: the sample at 3 s, after both */
+	model_counters_fit(&m, s, 6, values, S, marks, 2, start, 0, 0);
+	assert_true(m.peak == 50 << 20 && m.peak_ns == 3 * S);
+	assert_string_equal(m.mark_before, "compute");
+	assert_null(m.mark_after);
+	model_counters_fit(&m, s, 6, values, S, marks, 2, start, 40 << 20, 2 * S);
+	assert_true(m.peak == 50 << 20 && m.peak_ns == 3 * S);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -186,6 +227,7 @@ int main(void)
 		cmocka_unit_test(test_exactly_determined),
 		cmocka_unit_test(test_t),
 		cmocka_unit_test(test_params),
+		cmocka_unit_test(test_counters_peak_between_samples),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
