@@ -139,6 +139,16 @@ $(BUILD)/gen/bpf/kpeak.skel.h: src/bpf/kpeak.bpf.c src/bpf/kpeak.h
 	$(BPFTOOL) gen skeleton $(@D)/kpeak.bpf.o name kpeak_bpf >$@.tmp
 	@mv $@.tmp $@
 
+# The floor benchmark's program (bench/bpffloor.c), built the same way.
+$(BUILD)/bench/bpffloor: ALL_CFLAGS += $(if $(HAVE_BPF),-DHAVE_BPF -I$(BUILD)/gen)
+$(BUILD)/bench/bpffloor: $(BUILD)/bpf.flags $(if $(HAVE_BPF),$(BUILD)/gen/bpf/floor.skel.h)
+$(BUILD)/gen/bpf/floor.skel.h: bench/bpf/floor.bpf.c
+	@mkdir -p $(@D)
+	$(BPF_CLANG) -g -O2 -target bpf -mcpu=v3 \
+		-I/usr/include/$(shell $(CC) -print-multiarch) -c -o $(@D)/floor.bpf.o $<
+	$(BPFTOOL) gen skeleton $(@D)/floor.bpf.o name floor_bpf >$@.tmp
+	@mv $@.tmp $@
+
 $(BUILD)/pic/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -std=c89 -pedantic $(WARN) $(CFLAGS) $(SAN) -fPIC -fvisibility=hidden \
