@@ -574,42 +574,36 @@ static void closing_sample(struct recorder *rc)
 	rec_hand_over(rc, &s, r->started_at + s.elapsed_ns);
 }
 
+/* n things the engine could not keep, past one of its tables: said (n, then what) and
+ * stored as an event of kind with detail dropped=N. */
+static void note_drops(struct recorder *rc, const char *kind, uint64_t n, const char *what)
+{
+	char detail[64];
+	if (!n)
+		return;
+	snprintf(detail, sizeof(detail), "dropped=%llu", (unsigned long long)n);
+	store_add_event(rc->st, rc->run->id, real_ns(), kind, rc->target->pid, detail);
+	rec_say(rc, RECORDER_NOTE, "rsswatch: %llu %s", (unsigned long long)n, what);
+}
+
 /* Processes the eBPF engine could not track (its table was full): its peak then counts
- * the others only, a lower bound that wins only above every other figure. Said, and
- * stored as an event. */
+ * the others only, a lower bound that wins only above every other figure. GPU blocks
+ * the probes could not keep: between NVML reads they are not counted, so a spike made
+ * of them is missed. */
 static void note_engine_drops(struct recorder *rc)
 {
 	struct kpeak_figures f;
-	char detail[64];
+	struct kpeak_gpu g;
 	if (!rc->kpeak)
 		return;
 	kpeak_read(rc->kpeak, &f);
-	if (!f.dropped)
-		return;
-	snprintf(detail, sizeof(detail), "dropped=%llu", (unsigned long long)f.dropped);
-	store_add_event(rc->st, rc->run->id, real_ns(), "kernel_peaks_incomplete",
-			rc->target->pid, detail);
-	rec_say(rc, RECORDER_NOTE, "rsswatch: %llu processes were past the eBPF engine's "
-		"table: its peak counts the others only", (unsigned long long)f.dropped);
-}
-
-/* GPU blocks the probes could not keep (their table was full): those blocks are not in
- * the probes' figure between reads, so a spike made of them is missed. Said, and
- * stored as an event. */
-static void note_gpu_drops(struct recorder *rc)
-{
-	struct kpeak_gpu g;
-	char detail[64];
-	if (!rc->kpeak || !kpeak_gpu_files(rc->kpeak))
+	note_drops(rc, "kernel_peaks_incomplete", f.dropped, "processes were past the eBPF "
+		   "engine's table: its peak counts the others only");
+	if (!kpeak_gpu_files(rc->kpeak))
 		return;
 	kpeak_gpu_read(rc->kpeak, &g);
-	if (!g.dropped)
-		return;
-	snprintf(detail, sizeof(detail), "dropped=%llu", (unsigned long long)g.dropped);
-	store_add_event(rc->st, rc->run->id, real_ns(), "gpu_probes_incomplete",
-			rc->target->pid, detail);
-	rec_say(rc, RECORDER_NOTE, "rsswatch: %llu GPU blocks were past the probes' table: "
-		"between NVML reads they are not counted", (unsigned long long)g.dropped);
+	note_drops(rc, "gpu_probes_incomplete", g.dropped, "GPU blocks were past the probes' "
+		   "table: between NVML reads they are not counted");
 }
 
 /* How the run ended, settled: the OOM kills and exit records that came in with the
@@ -623,7 +617,6 @@ void rec_settle_end(struct recorder *rc, int e)
 	rec_drain_exits(rc);
 	rec_kernel_peak(rc);	/* after the exit records and wait4: its time is the peak's */
 	note_engine_drops(rc);
-	note_gpu_drops(rc);
 	rec_settle_kills(rc, 1);
 	if (rc->sampler_open)
 		rec_cgroup_kills(rc, 1);	/* the cgroup is still there: its count is final */
