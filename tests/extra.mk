@@ -30,7 +30,9 @@ TEST_EXTRA += $(FAKE_CUDA)
 
 $(BUILD)/fake/cuda/libnvidia-ml.so.1: tests/fake/fake_nvml.c
 	$(call fake_nvml_cmd,)
+# (without the sanitizer: the programs that load it, tests/bin's, are built without)
 $(BUILD)/fake/cuda/libcuda.so.1: tests/fake/fake_cuda.c
 	@mkdir -p $(@D) && echo "  FAKE    $@" && \
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 -o $@ $<
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) $(CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 \
+		-o $@ $<
 $(BUILD)/tests/test_elfsym: | $(FAKE_CUDA)

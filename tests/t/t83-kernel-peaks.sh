@@ -82,7 +82,9 @@ check "compute: its own, the 80 MiB spike (80 to 96 MiB), not the run's" \
 	test "$(stage stage_peak compute)" -ge $((80 * MiB)) -a "$(stage stage_peak compute)" -le $((96 * MiB))
 check "  at a time inside it" \
 	test "$(stage stage_peak_at compute)" -ge "$(sed -n 3p "$T/st")" -a "$(stage stage_peak_at compute)" -le "$(sed -n 4p "$T/st")"
-check "write: what was left after both (under 16 MiB)" test "$(stage stage_peak write)" -lt $((16 * MiB))
+# (the stage holds the `rsswatch mark` that opened it: about 3 MiB, 25 with a sanitizer)
+check "write: what was left after both, not a spike (under 64 MiB)" \
+	test "$(stage stage_peak write)" -lt $((64 * MiB))
 "$RSW" show >"$T/stages.show"
 sed -n '/^marks/,/^$/p' "$T/stages.show" | sed 's/^/# /'
 check "show: each mark's row has its stage's peak and its time" sh -c \
