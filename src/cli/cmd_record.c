@@ -908,7 +908,7 @@ static int start_run(struct session *s)
 	if (!s->gpu_open)
 		open_gpu(a, 0);
 	s->gpu_open = 1;
-	engine_adopt_launch(&a->opts);
+	engine_adopt_launch(&a->opts, s->t.tree || s->t.set_cgroup_dir);
 	pid_t child = target_launch(a->command, &s->old, tc->made ? run_cgroup_join : NULL,
 				    &tc->loc, &setup_failed, &s->t.pre_exec_rss, &exec_at);
 	if (child < 0) {

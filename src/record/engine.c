@@ -13,10 +13,13 @@ void engine_new_run(struct record_opts *o)
 		kpeak_reset(o->kpeak);
 }
 
-void engine_adopt_launch(struct record_opts *o)
+void engine_adopt_launch(struct record_opts *o, int tree)
 {
-	if (o->kpeak)
-		kpeak_adopt_next_child(o->kpeak);
+	if (!o->kpeak)
+		return;
+	kpeak_adopt_next_child(o->kpeak);
+	if (tree)
+		kpeak_follow_forks(o->kpeak, 1);
 }
 
 void engine_close(struct record_opts *o)

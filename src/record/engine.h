@@ -15,8 +15,9 @@ int engine_open(struct record_opts *o, char *why, size_t n);
 /* A run begins: the engine forgets the last one's processes and figures. */
 void engine_new_run(struct record_opts *o);
 /* A command about to be launched: the engine tracks the next child this process forks,
- * from its exec. */
-void engine_adopt_launch(struct record_opts *o);
+ * from its exec, and with a tree every process it forks from then on (a shell's first
+ * children may start before the recorder's loop does). */
+void engine_adopt_launch(struct record_opts *o, int tree);
 /* Unloads it (at the end of the session). Accepts a closed one. */
 void engine_close(struct record_opts *o);
 
