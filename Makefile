@@ -49,7 +49,7 @@ ifeq ($(shell command -v $(BPF_CLANG) >/dev/null 2>&1 && test -n "$(BPFTOOL)" &&
 HAVE_BPF  := 1
 BPF_LIBDIR := $(shell pkg-config --variable=libdir libbpf)
 BPF_LIBS  := $(BPF_LIBDIR)/libbpf.a $(BPF_LIBDIR)/libelf.a $(BPF_LIBDIR)/libz.a
-BPF_SKEL  := $(BUILD)/gen/bpf/kpeak.skel.h
+BPF_SKEL  := $(BUILD)/gen/bpf/kpeak.skel.h $(BUILD)/gen/bpf/kstacks.skel.h
 # the uprobes read the registers of the machine's calling convention (bpf_tracing.h)
 BPF_ARCH  := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(firstword $(subst -, ,\
 	$(shell $(CC) -dumpmachine)))))
@@ -125,18 +125,20 @@ $(BUILD)/png.flags: FORCE
 	@mkdir -p $(@D)
 	@echo '$(RSVG_CFLAGS)' | cmp -s - $@ || echo '$(RSVG_CFLAGS)' >$@
 
-# The engine's program, compiled for the BPF target and wrapped by bpftool as a
-# skeleton that kpeak.c includes; kpeak.o is rebuilt when the engine comes or goes.
-$(BUILD)/src/source/kpeak.o: $(BUILD)/bpf.flags $(BPF_SKEL)
-$(BUILD)/src/source/kpeak.o: ALL_CFLAGS += $(if $(HAVE_BPF),-DHAVE_BPF -I$(BUILD)/gen)
+# The engine's programs (src/bpf/NAME.bpf.c), each compiled for the BPF target and
+# wrapped by bpftool as a skeleton that source/NAME.c includes; those objects are
+# rebuilt when the engine comes or goes.
+BPF_OBJ := $(BUILD)/src/source/kpeak.o $(BUILD)/src/source/kstacks.o
+$(BPF_OBJ): $(BUILD)/bpf.flags $(BPF_SKEL)
+$(BPF_OBJ): ALL_CFLAGS += $(if $(HAVE_BPF),-DHAVE_BPF -I$(BUILD)/gen)
 $(BUILD)/bpf.flags: FORCE
 	@mkdir -p $(@D)
 	@echo '$(HAVE_BPF)' | cmp -s - $@ || echo '$(HAVE_BPF)' >$@
-$(BUILD)/gen/bpf/kpeak.skel.h: src/bpf/kpeak.bpf.c src/bpf/kpeak.h
+$(BUILD)/gen/bpf/%.skel.h: src/bpf/%.bpf.c src/bpf/%.h src/bpf/kpeak.h
 	@mkdir -p $(@D)
 	$(BPF_CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Isrc \
-		-I/usr/include/$(shell $(CC) -print-multiarch) -c -o $(@D)/kpeak.bpf.o $<
-	$(BPFTOOL) gen skeleton $(@D)/kpeak.bpf.o name kpeak_bpf >$@.tmp
+		-I/usr/include/$(shell $(CC) -print-multiarch) -c -o $(@D)/$*.bpf.o $<
+	$(BPFTOOL) gen skeleton $(@D)/$*.bpf.o name $*_bpf >$@.tmp
 	@mv $@.tmp $@
 
 # The floor benchmark's program (bench/bpffloor.c), built the same way.

@@ -71,8 +71,7 @@ int kpeak_built(void)
 	return 1;
 }
 
-/* Why the kernel would not take the program, where it can be told. */
-static int refusal(int e, char *why, size_t n)
+int kpeak_refusal(int e, char *why, size_t n)
 {
 	char lock[128] = "";
 	FILE *f = fopen("/sys/kernel/security/lockdown", "re");
@@ -190,7 +189,7 @@ int kpeak_open(struct kpeak **out, char *why, size_t whylen)
 	k->skel = kpeak_bpf__open();
 	if (!k->skel) {
 		free(k);
-		return refusal(-errno, why, whylen);
+		return kpeak_refusal(-errno, why, whylen);
 	}
 	k->skel->rodata->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	k->victims = victim_args_known();
@@ -199,7 +198,7 @@ int kpeak_open(struct kpeak **out, char *why, size_t whylen)
 	if (e < 0) {
 		kpeak_bpf__destroy(k->skel);
 		free(k);
-		return refusal(e, why, whylen);
+		return kpeak_refusal(e, why, whylen);
 	}
 	/* Attached by name, so that a test can stand for a kernel without rss_stat. */
 	const char *rss = getenv("RSSWATCH_TEST_KPEAK_TRACEPOINT");
@@ -330,6 +329,11 @@ void kpeak_adopt_next_child(struct kpeak *k)
 void kpeak_follow_forks(struct kpeak *k, int on)
 {
 	__atomic_store_n(&k->skel->bss->state.follow_forks, on ? 1u : 0u, __ATOMIC_SEQ_CST);
+}
+
+int kpeak_procs_fd(const struct kpeak *k)
+{
+	return bpf_map__fd(k->skel->maps.procs);
 }
 
 /* The id of the hierarchy of this cgroup version, as /proc/self/cgroup numbers them: 0
@@ -682,6 +686,12 @@ void kpeak_follow_forks(struct kpeak *k, int on)
 {
 	(void)k;
 	(void)on;
+}
+
+int kpeak_procs_fd(const struct kpeak *k)
+{
+	(void)k;
+	return -ENOSYS;
 }
 
 int kpeak_watch_cgroup(struct kpeak *k, const char *dir, int version)

@@ -78,6 +78,12 @@ int kpeak_track(struct kpeak *k, pid_t pid);
 void kpeak_adopt_next_child(struct kpeak *k);
 /* Whether the children a tracked process forks are tracked too (a tree). */
 void kpeak_follow_forks(struct kpeak *k, int on);
+/* The engine's table of tracked processes, for another program of the engine to share
+ * (source/kstacks.c). */
+int kpeak_procs_fd(const struct kpeak *k);
+/* Why the kernel would not take a program of the engine (e: what libbpf returned), in
+ * why; returns e. */
+int kpeak_refusal(int e, char *why, size_t n);
 /* Tracks the processes moved into the cgroup at dir (version 1: of the memory
  * controller; 2) or below it, and no longer those moved out. The processes already in
  * it are the caller's to kpeak_track (with kpeak_follow_forks, their children are

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The stacks program: the system calls that change a tracked process's anonymous
+ * memory (mmap, munmap, mremap, brk), each sent to user space at its return with the
+ * caller's registers and a copy of its user stack, which the recorder unwinds with
+ * DWARF (source/unwind.c): glibc has no frame pointers, so the kernel's own stack walk
+ * stops inside it. The processes are the peak engine's (its procs map, shared with
+ * this program by the loader), so forks, execs and cgroup moves follow as there.
+ *
+ * Only these four calls enter the programs (syscall tracepoints, not the raw
+ * sys_enter that every system call on the machine would run). */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <asm/ptrace.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
+#include "bpf/kpeak.h"
+#include "bpf/kstacks.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct mm_struct {
+	unsigned long brk;
+} __attribute__((preserve_access_index));
+
+struct signal_struct {
+	struct { int counter; } live;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	int pid;
+	int tgid;
+	struct mm_struct *mm;
+	struct signal_struct *signal;
+} __attribute__((preserve_access_index));
+
+/* The syscall tracepoints' records (events/syscalls/sys_{enter,exit}_* /format). */
+struct sys_enter {
+	__u64 common;
+	__s32 nr;
+	__u32 pad;
+	__u64 args[6];
+};
+
+struct sys_exit {
+	__u64 common;
+	__s32 nr;
+	__u32 pad;
+	__s64 ret;
+};
+
+#define PROT_WRITE 0x2
+#define PROT_EXEC 0x4
+#define MAP_ANONYMOUS 0x20
+
+struct ks_state kstate;
+
+/* The peak engine's table of tracked processes (the loader gives this program its
+ * fd): its definition must stay the engine's. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct kp_proc);
+} procs SEC(".maps");
+
+/* A call between its entry and its return, by thread. */
+struct ks_call {
+	__u32 kind;
+	__u32 pad;
+	__u64 addr;
+	__u64 len;
+	__u64 old;
+	__u64 old_len;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, struct ks_call);
+} calls SEC(".maps");
+
+/* The processes that sent a record: the ones whose exit, exec and forks matter to the
+ * recorder (the engine forgets an ended process before this program sees its end). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, __u8);
+} senders SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 * 1024 * 1024);
+} records SEC(".maps");
+
+static __always_inline int tracked(__u32 tgid)
+{
+	struct kp_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	return p && !(p->flags & KP_WAIT_EXEC);
+}
+
+static __always_inline void begin(__u32 kind, __u64 addr, __u64 len, __u64 old, __u64 old_len)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	if (!tracked(id >> 32))
+		return;
+	struct ks_call c = { .kind = kind, .addr = addr, .len = len, .old = old,
+			     .old_len = old_len };
+	if (bpf_map_update_elem(&calls, &id, &c, BPF_ANY) < 0)
+		__sync_fetch_and_add(&kstate.calls_lost, 1);
+}
+
+static __always_inline void head(struct ks_head *h, __u32 kind, __u64 id)
+{
+	__u32 tgid = id >> 32;
+	__u8 one = 1;
+	if (kind != KS_EXIT)
+		bpf_map_update_elem(&senders, &tgid, &one, BPF_ANY);
+	h->kind = kind;
+	h->tgid = id >> 32;
+	h->tid = (__u32)id;
+	h->stack_len = 0;
+	h->ns = bpf_ktime_get_ns();
+	h->old = h->old_len = 0;
+}
+
+/* A record without a stack. */
+static __always_inline void send(__u32 kind, __u64 id, __u64 addr, __s64 len, __u64 old,
+				 __u64 old_len)
+{
+	struct ks_head *h = bpf_ringbuf_reserve(&records, sizeof(*h), 0);
+	if (!h) {
+		__sync_fetch_and_add(&kstate.lost, 1);
+		return;
+	}
+	head(h, kind, id);
+	h->addr = addr;
+	h->len = len;
+	h->old = old;
+	h->old_len = old_len;
+	bpf_ringbuf_submit(h, 0);
+	__sync_fetch_and_add(&kstate.records, 1);
+}
+
+/* A record with the caller's registers and stack: at a system call's return they are
+ * as they were at its entry, in the C library's wrapper. */
+static __always_inline void send_stacked(__u32 kind, __u64 id, __u64 addr, __s64 len)
+{
+	struct ks_stacked *r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+	if (!r) {
+		__sync_fetch_and_add(&kstate.lost, 1);
+		return;
+	}
+	head(&r->h, kind, id);
+	r->h.addr = addr;
+	r->h.len = len;
+	struct pt_regs regs;
+	struct task_struct *t = bpf_get_current_task_btf();
+	if (bpf_probe_read_kernel(&regs, sizeof(regs), (void *)bpf_task_pt_regs(t)) != 0) {
+		bpf_ringbuf_discard(r, 0);
+		__sync_fetch_and_add(&kstate.lost, 1);
+		return;
+	}
+	__u64 *g = r->regs;
+	g[0] = regs.rax; g[1] = regs.rdx; g[2] = regs.rcx; g[3] = regs.rbx;
+	g[4] = regs.rsi; g[5] = regs.rdi; g[6] = regs.rbp; g[7] = regs.rsp;
+	g[8] = regs.r8; g[9] = regs.r9; g[10] = regs.r10; g[11] = regs.r11;
+	g[12] = regs.r12; g[13] = regs.r13; g[14] = regs.r14; g[15] = regs.r15;
+	g[16] = regs.rip;
+	__u32 n;
+	for (n = 0; n < KS_STACK / KS_PIECE; n++)
+		if (bpf_probe_read_user(r->stack + n * KS_PIECE, KS_PIECE,
+					(void *)(regs.rsp + n * KS_PIECE)) != 0)
+			break;
+	r->h.stack_len = n * KS_PIECE;
+	bpf_ringbuf_submit(r, 0);
+	__sync_fetch_and_add(&kstate.records, 1);
+}
+
+/* The call this thread began, taken from the table; 0 when none. */
+static __always_inline int end(__u64 id, struct ks_call *c)
+{
+	struct ks_call *p = bpf_map_lookup_elem(&calls, &id);
+	if (!p)
+		return 0;
+	*c = *p;
+	bpf_map_delete_elem(&calls, &id);
+	return 1;
+}
+
+SEC("tracepoint/syscalls/sys_enter_mmap")
+int enter_mmap(struct sys_enter *ctx)
+{
+	__u64 prot = ctx->args[2], flags = ctx->args[3];
+	if (flags & MAP_ANONYMOUS) {
+		/* a reservation (PROT_NONE) holds nothing: a guard, an arena's reserve */
+		if (prot & PROT_WRITE)
+			begin(KS_MAP, 0, ctx->args[1], 0, 0);
+	} else if (prot & PROT_EXEC) {
+		begin(KS_CODE, 0, ctx->args[1], 0, 0);
+	}
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int exit_mmap(struct sys_exit *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct ks_call c;
+	if (!end(id, &c) || ctx->ret < 0 && ctx->ret > -4096)
+		return 0;
+	if (c.kind == KS_MAP)
+		send_stacked(KS_MAP, id, (__u64)ctx->ret, (__s64)c.len);
+	else
+		send(KS_CODE, id, (__u64)ctx->ret, (__s64)c.len, 0, 0);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_munmap")
+int enter_munmap(struct sys_enter *ctx)
+{
+	begin(KS_UNMAP, ctx->args[0], ctx->args[1], 0, 0);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_munmap")
+int exit_munmap(struct sys_exit *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct ks_call c;
+	if (end(id, &c) && ctx->ret == 0)
+		send(KS_UNMAP, id, c.addr, (__s64)c.len, 0, 0);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_mremap")
+int enter_mremap(struct sys_enter *ctx)
+{
+	begin(KS_REMAP, 0, ctx->args[2], ctx->args[0], ctx->args[1]);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_mremap")
+int exit_mremap(struct sys_exit *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct ks_call c;
+	if (end(id, &c) && !(ctx->ret < 0 && ctx->ret > -4096))
+		send(KS_REMAP, id, (__u64)ctx->ret, (__s64)c.len, c.old, c.old_len);
+	return 0;
+}
+
+/* brk's argument is the end asked for: the end before is read from the mm. */
+SEC("tracepoint/syscalls/sys_enter_brk")
+int enter_brk(struct sys_enter *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	if (!tracked(id >> 32))
+		return 0;
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	begin(KS_BRK, BPF_CORE_READ(t, mm, brk), 0, 0, 0);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_brk")
+int exit_brk(struct sys_exit *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct ks_call c;
+	if (!end(id, &c) || !c.addr)
+		return 0;
+	__s64 moved = ctx->ret - (__s64)c.addr;
+	if (moved > 0)
+		send_stacked(KS_BRK, id, c.addr, moved);
+	else if (moved < 0)
+		send(KS_BRK, id, c.addr, moved, 0, 0);
+	return 0;
+}
+
+SEC("raw_tracepoint/sched_process_exec")
+int on_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *t = (struct task_struct *)ctx->args[0];
+	__u32 tgid = BPF_CORE_READ(t, tgid);
+	if (bpf_map_lookup_elem(&senders, &tgid))
+		send(KS_EXEC, (__u64)tgid << 32 | tgid, 0, 0, 0, 0);
+	return 0;
+}
+
+/* A sender's child, tracked by the engine (whose program ran first): it starts with a
+ * copy of its parent's mappings. */
+SEC("raw_tracepoint/sched_process_fork")
+int on_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *parent = (struct task_struct *)ctx->args[0];
+	struct task_struct *child = (struct task_struct *)ctx->args[1];
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), tgid = BPF_CORE_READ(child, tgid);
+	if (tgid != (__u32)BPF_CORE_READ(child, pid) || !bpf_map_lookup_elem(&senders, &ptgid))
+		return 0;	/* a thread, or the child of a process that sent nothing */
+	if (BPF_CORE_READ(child, mm) != BPF_CORE_READ(parent, mm) && tracked(tgid))
+		send(KS_FORK, (__u64)tgid << 32 | tgid, ptgid, 0, 0, 0);
+	return 0;
+}
+
+SEC("raw_tracepoint/sched_process_exit")
+int on_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *t = (struct task_struct *)ctx->args[0];
+	if (BPF_CORE_READ(t, signal, live.counter) != 0)
+		return 0;	/* not the process's last thread */
+	__u32 tgid = BPF_CORE_READ(t, tgid);
+	if (!bpf_map_lookup_elem(&senders, &tgid))
+		return 0;
+	send(KS_EXIT, (__u64)tgid << 32 | tgid, 0, 0, 0, 0);
+	bpf_map_delete_elem(&senders, &tgid);
+	return 0;
+}

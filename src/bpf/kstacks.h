@@ -1,0 +1,55 @@
+/* What the stacks program (kstacks.bpf.c) and its loader (source/kstacks.c) share: the
+ * record of each change of a tracked process's mappings that the recorder attributes to
+ * a call stack. Sizes are fixed-width: the same layout on both sides. */
+#ifndef RSSWATCH_BPF_KSTACKS_H
+#define RSSWATCH_BPF_KSTACKS_H
+
+/* What a record says (its first word). */
+#define KS_MAP 1u	/* anonymous memory mapped: [addr, addr + len), with the stack */
+#define KS_BRK 2u	/* the heap's end moved from addr to addr + len (len < 0: down);
+			 * with the stack when it grew */
+#define KS_UNMAP 3u	/* [addr, addr + len) unmapped */
+#define KS_REMAP 4u	/* [old, old + old_len) now at [addr, addr + len) */
+#define KS_CODE 5u	/* a file mapped executable (a library loaded): the process's
+			 * map of its code changed */
+#define KS_EXEC 6u	/* the process exec'd: its mappings are gone */
+#define KS_EXIT 7u	/* the process ended: its mappings are gone */
+#define KS_FORK 8u	/* the process was forked from the one at addr: a copy of its
+			 * mappings */
+
+/* The user registers, in DWARF's order for x86-64: rax rdx rcx rbx rsi rdi rbp rsp
+ * r8-r15, and the return address column (rip). */
+#define KS_NREGS 17
+
+/* How much of the user stack is copied from its pointer up, at most (perf's default
+ * for --call-graph dwarf is 8 KiB), and in pieces of KS_PIECE: the copy ends at the
+ * first piece the process has not mapped (the stack's top). */
+#define KS_STACK 16384
+#define KS_PIECE 512
+
+struct ks_head {
+	__u32 kind;
+	__u32 tgid;
+	__u32 tid;
+	__u32 stack_len;	/* bytes of stack that follow the record (0: none) */
+	__u64 ns;		/* CLOCK_MONOTONIC */
+	__u64 addr;
+	__s64 len;
+	__u64 old;		/* KS_REMAP: where it was */
+	__u64 old_len;
+};
+
+/* A record with the stack: the head, the registers, and stack_len bytes from rsp. */
+struct ks_stacked {
+	struct ks_head h;
+	__u64 regs[KS_NREGS];
+	__u8 stack[KS_STACK];
+};
+
+struct ks_state {
+	__u64 lost;		/* records the ring buffer had no room for */
+	__u64 calls_lost;	/* calls not followed: the table of calls under way was full */
+	__u64 records;		/* records sent */
+};
+
+#endif

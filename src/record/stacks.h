@@ -1,0 +1,72 @@
+/* Live bytes by call stack (record --stacks): the anonymous memory each tracked process
+ * holds, from the stacks program's records (source/kstacks.h), each block charged to
+ * the stack that mapped it, and a snapshot of them at the set's peak.
+ *
+ * A block is a range a process mapped (mmap of anonymous memory, a rise of its heap's
+ * end); munmap, mremap, a lower heap end, an exec or the process's end take it away,
+ * wholly or in part. Sizes are what was mapped, not what is resident: the peak of the
+ * resident set they are held against is the engine's. A forked child starts with a
+ * copy of its parent's blocks (its resident set counts those pages too).
+ *
+ * The snapshot at the peak is exact when fed as stacks_feed says: the records in the
+ * order the program sent them, each with the set's peak time as the engine knows it
+ * when the record is handed over. Not thread-safe: one recorder's loop. */
+#ifndef RSSWATCH_RECORD_STACKS_H
+#define RSSWATCH_RECORD_STACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "source/kstacks.h"
+
+/* A frame as the walker gives it: a module of its own numbering (a file) and an offset
+ * in it, or module STACKS_NO_MODULE and an address. */
+#define STACKS_NO_MODULE UINT32_MAX
+#define STACKS_MAX_FRAMES 64
+
+struct stack_frame {
+	uint32_t module;
+	uint64_t off;
+};
+
+/* Walks a record's stack into frames (innermost first). Returns how many (0: none),
+ * or -errno (-ESRCH: the process is gone). */
+typedef int (*stacks_walk_fn)(void *ctx, pid_t pid, const uint64_t *regs, const void *stack,
+			      size_t len, struct stack_frame *out, int max);
+
+/* One stack's bytes in a snapshot, or live. */
+struct stack_bytes {
+	uint32_t stack;		/* its id: stacks_frames */
+	int64_t bytes;
+	uint64_t blocks;
+};
+
+struct stacks_counts {
+	uint64_t records;	/* handed to stacks_feed */
+	uint64_t walks_failed;	/* stacks that could not be walked (charged to the
+				 * stack of no frames) */
+	uint64_t blocks_dropped;	/* blocks not kept: the table was full */
+	uint64_t stacks_dropped;	/* stacks not kept: charged to the stack of no frames */
+};
+
+struct stacks;
+
+int stacks_new(struct stacks **out, stacks_walk_fn walk, void *walk_ctx);
+void stacks_free(struct stacks *s);	/* accepts NULL */
+/* A record, in order; peak_at: the set's peak time (CLOCK_MONOTONIC) as known now,
+ * 0 when none. A record after the peak takes the snapshot first. */
+void stacks_feed(struct stacks *s, const struct kstacks_record *r, int64_t peak_at);
+/* The peak's time now, with every record before it fed: the snapshot is taken if it is
+ * not of this peak yet. */
+void stacks_settle(struct stacks *s, int64_t peak_at);
+/* The snapshot at the peak (its time in *at; 0 when none), and the live bytes now, by
+ * stack, largest first: arrays of the stacks holding bytes, valid until the next call
+ * that changes s. */
+const struct stack_bytes *stacks_at_peak(const struct stacks *s, size_t *n, int64_t *at);
+const struct stack_bytes *stacks_live(struct stacks *s, size_t *n);
+/* A stack's frames, innermost first (id 0: the stack of no frames, n = 0). */
+const struct stack_frame *stacks_frames(const struct stacks *s, uint32_t id, size_t *n);
+void stacks_counts(const struct stacks *s, struct stacks_counts *c);
+
+#endif

@@ -1,0 +1,56 @@
+/* The stacks program's loader (src/bpf/kstacks.bpf.c): each change of a tracked
+ * process's anonymous memory, with the caller's registers and user stack where it
+ * maps some, handed over in order. It shares the peak engine's tracked processes:
+ * open the engine first, and track through it. */
+#ifndef RSSWATCH_SOURCE_KSTACKS_H
+#define RSSWATCH_SOURCE_KSTACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct kpeak;
+struct kstacks;
+
+/* What a record says (bpf/kstacks.h has each one's meaning). */
+enum kstacks_kind {
+	KSTACKS_MAP = 1, KSTACKS_BRK, KSTACKS_UNMAP, KSTACKS_REMAP, KSTACKS_CODE,
+	KSTACKS_EXEC, KSTACKS_EXIT, KSTACKS_FORK,
+};
+
+/* One record. regs and stack are set for a
+ * record with a stack (KSTACKS_MAP, and KSTACKS_BRK when the heap grew), else NULL. */
+struct kstacks_record {
+	uint32_t kind;
+	pid_t pid;		/* the process (its tgid) */
+	pid_t tid;		/* the thread that made the call */
+	int64_t at;		/* CLOCK_MONOTONIC ns */
+	uint64_t addr;
+	int64_t len;
+	uint64_t old, old_len;	/* KS_REMAP: where it was, and its length */
+	const uint64_t *regs;	/* KSTACKS_NREGS, in DWARF's order */
+	const void *stack;	/* stack_len bytes from regs' stack pointer up */
+	size_t stack_len;
+};
+
+#define KSTACKS_NREGS 17
+
+struct kstacks_counts {
+	uint64_t records;	/* sent by the program */
+	uint64_t lost;		/* not sent: the ring buffer was full */
+	uint64_t calls_lost;	/* calls not followed: its table of calls was full */
+};
+
+/* Loads and attaches the program on the engine k's processes. Mounts tracefs for the
+ * attach where the system has not (and unmounts it after). 0 and *out, or -errno with
+ * a phrase in why. */
+int kstacks_open(struct kstacks **out, struct kpeak *k, char *why, size_t whylen);
+/* Hands each record sent since the last call to fn, in order (fn's non-zero return
+ * stops it). Returns how many, or -errno. No system call: the ring buffer is mapped. */
+int kstacks_drain(struct kstacks *s, int (*fn)(void *ctx, const struct kstacks_record *r),
+		  void *ctx);
+void kstacks_counts(const struct kstacks *s, struct kstacks_counts *c);
+/* Detaches and frees. Accepts NULL. */
+void kstacks_close(struct kstacks *s);
+
+#endif
