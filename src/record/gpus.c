@@ -1,6 +1,7 @@
 #include "record/gpus.h"
 #include "base/util.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -47,7 +48,7 @@ int gpus_probe_mapped(struct kpeak *k, pid_t pid, char *why, size_t n)
 	 * its name */
 	int fd = proc_open_mapped(pid, "libcuda.so");
 	if (fd < 0)
-		return 0;
+		return -ENOENT;
 	snprintf(what, sizeof(what), "the libcuda.so pid %d maps", (int)pid);
 	return probe_file(k, fd, what, why, n) > 0;
 }

@@ -35,7 +35,8 @@ int gpus_probe(struct record_opts *o, pid_t pid, int64_t interval_ns, char *why,
 /* Attaches the GPU probes of k to the libcuda.so process pid maps, where it is a file
  * they are not on yet (through /proc/PID/map_files: the file mapped, whatever its path
  * names now). Returns 1 when they attached to it, with what in why (appended after
- * "; " where why holds something), else 0. */
+ * "; " where why holds something), 0 when they did not (or are on it already), and
+ * -ENOENT when pid maps no libcuda.so (yet). */
 int gpus_probe_mapped(struct kpeak *k, pid_t pid, char *why, size_t n);
 
 /* Closes what gpus_open opened. */

@@ -322,15 +322,22 @@ static void track_target(struct recorder *rc, const struct sample *s, int64_t t)
 
 /* At the target's first GPU use (the driver is mapped by then), the GPU probes go on
  * the libcuda.so it maps too, where that is not a file they are on (a command that
- * loads its own driver, not the one beside NVML), and from then on count. */
-static void probe_own_driver(struct recorder *rc, const struct sample *s)
+ * loads its own driver, not the one beside NVML), and from then on count. A driver
+ * that names the process before it maps the library (a busy start) is looked for again,
+ * at most ten times a second: a walk of its maps. */
+static void probe_own_driver(struct recorder *rc, const struct sample *s, int64_t now)
 {
 	char why[256] = "";
 	if (rc->gpu_own_probed || !rc->kpeak || !rc->opts->nvml || !(s->have & SAMPLE_GPU) ||
-	    !s->gpu || rc->target->pid <= 0)
+	    !s->gpu || rc->target->pid <= 0 || now < rc->gpu_own_next)
 		return;
+	int e = gpus_probe_mapped(rc->kpeak, rc->target->pid, why, sizeof(why));
+	if (e == -ENOENT) {
+		rc->gpu_own_next = now + NS_PER_S / 10;
+		return;
+	}
 	rc->gpu_own_probed = 1;
-	if (!gpus_probe_mapped(rc->kpeak, rc->target->pid, why, sizeof(why)))
+	if (e == 0)
 		return;
 	if (!rc->sampler.gpu_probes)
 		sampler_use_gpu_probes(&rc->sampler, rc->kpeak);
@@ -448,7 +455,7 @@ static int take_sample(struct recorder *rc)
 	if (!rc->set_open)
 		track_target(rc, &s, t);
 	track_peaks(rc, &s, t);
-	probe_own_driver(rc, &s);
+	probe_own_driver(rc, &s, now);
 	if (rc->sampler.gpu_fresh)
 		for (size_t i = 0; i < rc->sampler.ngpus; i++)
 			store_add_gpu(rc->st, r->id, s.elapsed_ns, &rc->sampler.gpus[i]);

@@ -197,7 +197,8 @@ struct recorder {
 	long root;		/* the target's entry in log, -1 before the first sample */
 	int64_t real_off;	/* CLOCK_REALTIME - CLOCK_MONOTONIC: the engine's times */
 	struct kpeak *kpeak;	/* opts->kpeak, or NULL where this run cannot use it */
-	int gpu_own_probed;	/* the libcuda the target maps was looked for (probe_own_driver) */
+	int gpu_own_probed;	/* the libcuda the target maps was found (probe_own_driver) */
+	int64_t gpu_own_next;	/* until then, when to look again (CLOCK_MONOTONIC) */
 	/* Each stage's peak from the engine's history (recorder_stages.c): the marks are
 	 * read back from the store (a mark of `rsswatch mark` is written there by another
 	 * process) through a read-only connection of its own. */

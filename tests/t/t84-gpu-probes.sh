@@ -137,11 +137,16 @@ check "-p: its time is inside the spike" inside "$(last peak_gpu_at)" "$T/ast" 1
 mkdir -p "$T/own"
 cp "$cuda" "$T/own/libcuda.so.1"
 script own child
-expect_exit 0 "a command with its own libcuda, a spike at -i 1s" env $(gpu_env own) \
-	"$RSW" record -i 1s -- "$HOG" cuda "$T/own/libcuda.so.1" sleep 1300ms \
-	stamp "$T/ost" gpu alloc 6G gpu- stamp "$T/ost" sleep 1200ms
-check "  the recorder says it probes the file the command maps" \
-	grep -qF "9 entry points of the libcuda.so pid" "$ERR"
+spawn own env $(gpu_env own) "$RSW" record -i 1s -- "$HOG" cuda "$T/own/libcuda.so.1" \
+	await "$T/own.go" stamp "$T/ost" gpu alloc 6G gpu- stamp "$T/ost" sleep 1200ms
+rec=${_bg##* }
+at_exit "touch '$T/own.go'"
+check "a command with its own libcuda: the recorder says it probes the file it maps" \
+	wait_until 20 grep -qF "9 entry points of the libcuda.so pid" "$T/own.err"
+touch "$T/own.go"	# then the spike, probed
+finish "$rec"
+sed 's/^/# /' "$T/own.err" | head -5
+check "  exit 0" test "$RC" -eq 0
 check "  the spike is the peak, from the driver's allocations" \
 	test "$(last peak_gpu)" = $((500 * MiB + 6 * GiB)) -a "$(last peak_gpu_source)" = allocations
 check "  at its time" inside "$(last peak_gpu_at)" "$T/ost" 1
