@@ -158,6 +158,14 @@ static const struct store_column run_cols[] = {
 	  .out = OUT_TEXT_OR_NULL,
 	  .help = "Where the GPU peak came from: NVML (a read of the driver), or allocations "
 		  "(the GPU probes: the driver's allocations between two reads)." },
+	/* schema 18 */
+	{ "stacks", T, FIELD(run, stacks, COL_TEXT), .when = B, .out = OUT_TEXT_OR_NULL,
+	  .help = "The mode of record --stacks (mmap: the blocks of anonymous memory mapped, "
+		  "by the call stack that mapped them), NULL when the run has no stacks." },
+	{ "stacks_peak_at", I, FIELD(run, stacks_peak_at, COL_I64),
+	  NULL_IF(COL_NULL_IF_ZERO, run, stacks_peak_at, COL_I64), .when = P, .unit = UNIT_TIME,
+	  .out = OUT_TIME_US, .help = "The time of the stacks' snapshot at the peak: the "
+	  "peak's own time, from the kernel's page counts." },
 	{ "mem_total", I, FIELD(run, mem_total, COL_U64), .when = B, .unit = UNIT_BYTES,
 	  .json = "mem_total_bytes", .help = "The host's MemTotal." },
 	/* schema 3 */

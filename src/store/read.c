@@ -476,6 +476,47 @@ int store_processes(struct store *st, int64_t id, struct proc_summary **out, siz
 	return e;
 }
 
+static void load_stack(sqlite3_stmt *s, void *row)
+{
+	struct stored_stack *o = row;
+	o->id = sqlite3_column_int64(s, 0);
+	o->bytes = sqlite3_column_int64(s, 1);
+	o->blocks = (uint64_t)sqlite3_column_int64(s, 2);
+	o->frames = col_text(s, 3);
+}
+
+static void release_stack(void *row)
+{
+	free(((struct stored_stack *)row)->frames);
+}
+
+static const struct row_kind stack_rows = { sizeof(struct stored_stack), load_stack,
+					    release_stack };
+
+int store_stacks(struct store *st, int64_t id, enum stack_moment at, struct stored_stack **out,
+		 size_t *n)
+{
+	void *rows;
+	int e = gather(st, at == STACKS_AT_PEAK ?
+		       "SELECT b.stack_id, b.bytes, b.blocks, s.frames FROM stack_bytes b JOIN stack s"
+		       " ON s.run_id = b.run_id AND s.id = b.stack_id WHERE b.run_id = ?"
+		       " AND b.at = 'peak' ORDER BY b.bytes DESC, b.stack_id" :
+		       "SELECT b.stack_id, b.bytes, b.blocks, s.frames FROM stack_bytes b JOIN stack s"
+		       " ON s.run_id = b.run_id AND s.id = b.stack_id WHERE b.run_id = ?"
+		       " AND b.at = 'end' ORDER BY b.bytes DESC, b.stack_id",
+		       &id, 1, &stack_rows, &rows, n);
+	if (e == 0)
+		*out = rows;
+	return e;
+}
+
+void store_free_stacks(struct stored_stack *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].frames);
+	free(v);
+}
+
 static void load_mark(sqlite3_stmt *s, void *row)
 {
 	struct mark *m = row;
@@ -535,7 +576,7 @@ int store_delete_run(struct store *st, int64_t id)
 		return -EBUSY;
 	static const char *const tables[] = { "sample", "event", "mark", "counter", "gpu",
 					      "proc_sample", "oom_kill", "process", "run_param",
-					      "run_gc", "run" };
+					      "run_gc", "stack", "stack_bytes", "run" };
 	if (exec_sql(st->db, "BEGIN IMMEDIATE") < 0)
 		return -EIO;
 	for (size_t i = 0; i < ARRAY_SIZE(tables); i++) {

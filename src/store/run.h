@@ -156,6 +156,9 @@ struct run {
 	int64_t peak_gpu_at;
 	char *peak_gpu_source;	/* GPU_FROM_*; NULL when no GPU was sampled (or before
 				   schema 17) */
+	char *stacks;		/* record --stacks: its mode (STACKS_MODE_*); NULL without */
+	int64_t stacks_peak_at;	/* when the stacks' snapshot at the peak was taken
+				   (CLOCK_REALTIME ns); 0: none */
 	double sum_rss;		/* for the mean: sum_rss / samples */
 	uint64_t last_rss;
 	uint64_t mem_total;
@@ -234,6 +237,8 @@ struct run {
  * between two reads (the driver's allocations, at the time the probes saw them). */
 #define GPU_FROM_READ "NVML"
 #define GPU_FROM_PROBES "allocations"
+/* run.stacks: the mode of record --stacks */
+#define STACKS_MODE_MMAP "mmap"
 
 #define PEAK_FROM_SAMPLE "sample"	/* a sampled RSS (or a set's sampled total) */
 #define PEAK_FROM_HWM "VmHWM"		/* the kernel's high-water mark, read at a sample */

@@ -192,6 +192,19 @@ const char *const store_migrations[] = {
 	/* 17: where the GPU peak came from: NVML (a read of the driver) or allocations
 	 * (the GPU probes, between reads). NULL: no GPU, or recorded before this step. */
 	"ALTER TABLE run ADD COLUMN peak_gpu_source TEXT;",
+	/* 18: live bytes by call stack (record --stacks): the mode recorded (NULL: none),
+	 * when the snapshot at the peak was taken (CLOCK_REALTIME ns; NULL: none); each
+	 * stack of a run (its frames, innermost first, one a line), and the bytes and
+	 * blocks each held at the peak ('peak') and at the end ('end') */
+	"ALTER TABLE run ADD COLUMN stacks TEXT;"
+	"ALTER TABLE run ADD COLUMN stacks_peak_at INTEGER;"
+	"CREATE TABLE stack ("
+	"  run_id INTEGER NOT NULL, id INTEGER NOT NULL, frames TEXT NOT NULL,"
+	"  PRIMARY KEY (run_id, id)) WITHOUT ROWID;"
+	"CREATE TABLE stack_bytes ("
+	"  run_id INTEGER NOT NULL, at TEXT NOT NULL, stack_id INTEGER NOT NULL,"
+	"  bytes INTEGER NOT NULL, blocks INTEGER NOT NULL,"
+	"  PRIMARY KEY (run_id, at, stack_id)) WITHOUT ROWID;",
 };
 #define SCHEMA_VERSION ((int)ARRAY_SIZE(store_migrations))
 const int store_schema_version = SCHEMA_VERSION;

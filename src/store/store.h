@@ -93,6 +93,23 @@ int store_add_oom_kill(struct store *st, int64_t run_id, const struct oom_kill *
 /* Writes (or rewrites) the processes p[0..n) of the run, in one transaction (the
  * recorder writes them all when the recording ends). -EBUSY: the database is locked. */
 int store_put_processes(struct store *st, int64_t run_id, const struct proc_summary *p, size_t n);
+/* One stack of a run (record --stacks) and what it held at a moment: its frames,
+ * innermost first, one a line. */
+struct stored_stack {
+	int64_t id;
+	int64_t bytes;
+	uint64_t blocks;
+	char *frames;
+};
+
+/* The moments a run's stacks are stored at. */
+enum stack_moment { STACKS_AT_PEAK, STACKS_AT_END };
+
+/* Writes the run's stacks and what each held at the peak (peak[0..npeak)) and at the
+ * end (end[0..nend)), in one transaction; a stack in both lists is written once (the
+ * same id has the same frames). -EBUSY: the database is locked. */
+int store_put_stacks(struct store *st, int64_t run_id, const struct stored_stack *peak,
+		     size_t npeak, const struct stored_stack *end, size_t nend);
 /* Hands the batch over with the run's running totals (samples, peak, mean, last).
  * Without the writer thread it is written now; with it, it is written by the thread
  * unless the thread is still busy with the last one (then the rows wait, bounded:
@@ -166,6 +183,10 @@ int store_marks_after(struct store *st, int64_t id, int64_t after, struct mark *
 void store_free_marks(struct mark *m, size_t n);
 /* The run's OOM kills in time order; *out is freed with free(). */
 int store_oom_kills(struct store *st, int64_t id, struct oom_kill **out, size_t *n);
+/* The run's stacks at a moment, most bytes first; freed with store_free_stacks. */
+int store_stacks(struct store *st, int64_t id, enum stack_moment at, struct stored_stack **out,
+		 size_t *n);
+void store_free_stacks(struct stored_stack *s, size_t n);
 /* The run's processes, largest peak first; *out is freed with free(). */
 int store_processes(struct store *st, int64_t id, struct proc_summary **out, size_t *n);
 

@@ -916,3 +916,49 @@ int store_put_processes(struct store *st, int64_t run_id, const struct proc_summ
 	return 0;
 }
 
+
+static const char *const stack_moments[] = { "peak", "end" };
+
+static int put_stack_list(sqlite3_stmt *ins_stack, sqlite3_stmt *ins_bytes,
+			  int64_t run_id, const char *at, const struct stored_stack *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		sqlite3_reset(ins_stack);
+		sqlite3_bind_int64(ins_stack, 1, run_id);
+		sqlite3_bind_int64(ins_stack, 2, v[i].id);
+		sqlite3_bind_text(ins_stack, 3, v[i].frames ? v[i].frames : "", -1, SQLITE_STATIC);
+		sqlite3_reset(ins_bytes);
+		sqlite3_bind_int64(ins_bytes, 1, run_id);
+		sqlite3_bind_text(ins_bytes, 2, at, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(ins_bytes, 3, v[i].id);
+		sqlite3_bind_int64(ins_bytes, 4, v[i].bytes);
+		sqlite3_bind_int64(ins_bytes, 5, (int64_t)v[i].blocks);
+		if (sqlite3_step(ins_stack) != SQLITE_DONE || sqlite3_step(ins_bytes) != SQLITE_DONE)
+			return -EIO;
+	}
+	return 0;
+}
+
+int store_put_stacks(struct store *st, int64_t run_id, const struct stored_stack *peak,
+		     size_t npeak, const struct stored_stack *end, size_t nend)
+{
+	sqlite3_stmt *a = NULL, *b = NULL;
+	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return -EBUSY;
+	int e = prepare(st, "INSERT OR IGNORE INTO stack (run_id, id, frames) VALUES (?, ?, ?)",
+			&a);
+	if (e == 0)
+		e = prepare(st, "INSERT OR REPLACE INTO stack_bytes (run_id, at, stack_id, bytes,"
+			    " blocks) VALUES (?, ?, ?, ?, ?)", &b);
+	if (e == 0)
+		e = put_stack_list(a, b, run_id, stack_moments[STACKS_AT_PEAK], peak, npeak);
+	if (e == 0)
+		e = put_stack_list(a, b, run_id, stack_moments[STACKS_AT_END], end, nend);
+	sqlite3_finalize(a);
+	sqlite3_finalize(b);
+	if (e < 0 || exec_sql(st->db, "COMMIT") < 0) {
+		rollback(st);
+		return e < 0 ? e : -EIO;
+	}
+	return 0;
+}
