@@ -12,6 +12,7 @@ void stagepeak_init(struct stagepeak *sp, int64_t start, int64_t total, stagepea
 	sp->span = span;
 	sp->stage = stage;
 	sp->ctx = ctx;
+	sp->start = start;
 	sp->next = start >> KPEAK_SPAN_SHIFT;
 	sp->began = start;
 	sp->known = 1;
@@ -101,6 +102,10 @@ static void late_mark(struct stagepeak *sp, int64_t id, int64_t at)
 
 int stagepeak_mark(struct stagepeak *sp, int64_t id, int64_t at)
 {
+	/* made between the recorder's start and its first sample (a `rsswatch mark` as
+	 * soon as the socket is up): its stage holds what was there at the start */
+	if (at < sp->start)
+		at = sp->start;
 	if (at < sp->next << KPEAK_SPAN_SHIFT) {
 		late_mark(sp, id, at);
 		return 0;

@@ -39,6 +39,7 @@ struct stagepeak {
 	stagepeak_span_fn span;
 	stagepeak_stage_fn stage;
 	void *ctx;
+	int64_t start;			/* where the stages began */
 	int64_t next;			/* the first span not read yet */
 	struct stagepeak_mark *m;	/* marks given and not reached yet, by time */
 	size_t n, cap;
@@ -60,7 +61,8 @@ struct stagepeak {
 /* Begins at CLOCK_MONOTONIC start, where the total is total. */
 void stagepeak_init(struct stagepeak *sp, int64_t start, int64_t total, stagepeak_span_fn span,
 		    stagepeak_stage_fn stage, void *ctx);
-/* A mark (id > 0) made at CLOCK_MONOTONIC at. 0, or -ENOMEM. */
+/* A mark (id > 0) made at CLOCK_MONOTONIC at. One made before the start opens its
+ * stage at the start: nothing before it was seen. 0, or -ENOMEM. */
 int stagepeak_mark(struct stagepeak *sp, int64_t id, int64_t at);
 /* Reads the spans that ended by CLOCK_MONOTONIC upto, ending the stages whose next
  * mark they reach. */

@@ -191,6 +191,27 @@ static void test_late_marks(void **state)
 	stagepeak_release(&sp);
 }
 
+/* Marks made before the stages began (between the recorder's start and its first
+ * sample): their stage holds the total at the start and what came after, not "not
+ * known". */
+static void test_marks_before_the_start(void **state)
+{
+	(void)state;
+	static struct history h;
+	memset(&h, 0, sizeof(h));
+	change(&h, 7, 90, 100, 10);
+	struct stagepeak sp;
+	stagepeak_init(&sp, 5 * SPAN + 10, 48 * MIB, read_span, on_stage, &h);
+	stagepeak_mark(&sp, 1, 3 * SPAN);
+	stagepeak_mark(&sp, 2, 6 * SPAN);
+	stagepeak_end(&sp, 9 * SPAN);
+	assert_int_equal(h.n, 3);
+	assert_stage(&h, 0, 0, 48, 5 * SPAN + 10);
+	assert_stage(&h, 1, 1, 48, 5 * SPAN + 10);
+	assert_stage(&h, 2, 2, 90, 7 * SPAN + 100);
+	stagepeak_release(&sp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,6 +220,7 @@ int main(void)
 		cmocka_unit_test(test_a_span_without_its_time),
 		cmocka_unit_test(test_lost_history),
 		cmocka_unit_test(test_late_marks),
+		cmocka_unit_test(test_marks_before_the_start),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
