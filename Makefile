@@ -55,10 +55,22 @@ BPF_ARCH  := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(firstword $(subst 
 	$(shell $(CC) -dumpmachine)))))
 endif
 endif
+# The stacks' walker and namer (source/unwind.c, record --stacks) on elfutils' libdw
+# where pkg-config finds it, with C++ and Rust names demangled by libiberty where its
+# header is there; NO_DW=1 builds without (record --stacks then says so). libdw is
+# linked statically, like libbpf.
+ifneq ($(NO_DW),1)
+ifeq ($(shell pkg-config --exists libdw libelf zlib 2>/dev/null && echo y),y)
+DW_LIBDIR := $(shell pkg-config --variable=libdir libdw)
+DW_CFLAGS := -DHAVE_DW $(if $(wildcard /usr/include/libiberty/demangle.h),-DHAVE_IBERTY)
+DW_LIBS   := $(DW_LIBDIR)/libdw.a $(DW_LIBDIR)/libelf.a $(DW_LIBDIR)/libz.a \
+	$(if $(wildcard /usr/include/libiberty/demangle.h),$(DW_LIBDIR)/libiberty.a) -lbz2 -llzma
+endif
+endif
 VERSION   := 0.1.0
 CPPFLAGS  += -Isrc -Iinclude -I. -D_GNU_SOURCE -DRSSWATCH_VERSION=\"$(VERSION)\"
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN) $(PKG_CFLAGS)
-LDLIBS    = $(PKG_LIBS) $(BPF_LIBS) -ldl -lm -lpthread
+LDLIBS    = $(PKG_LIBS) $(DW_LIBS) $(BPF_LIBS) -ldl -lm -lpthread
 # The rsswatch binary links SQLite's static archive (libsqlite3-dev has it) where there
 # is one: a recorder then maps only the SQLite code it runs, without the shared
 # library's relocated pages, about 370 KiB less resident (docs/dev/BENCHMARKS.md).
@@ -67,7 +79,7 @@ SQLITE_A  := $(shell pkg-config --variable=libdir sqlite3 2>/dev/null)/libsqlite
 RSSWATCH_LIBS = $(LDLIBS)
 ifneq ($(SQLITE_SHARED),1)
 ifneq ($(wildcard $(SQLITE_A)),)
-RSSWATCH_LIBS = $(SQLITE_A) $(BPF_LIBS) -ldl -lm -lpthread
+RSSWATCH_LIBS = $(SQLITE_A) $(DW_LIBS) $(BPF_LIBS) -ldl -lm -lpthread
 endif
 endif
 
@@ -125,6 +137,13 @@ $(BUILD)/png.flags: FORCE
 	@mkdir -p $(@D)
 	@echo '$(RSVG_CFLAGS)' | cmp -s - $@ || echo '$(RSVG_CFLAGS)' >$@
 
+# only unwind.c sees libdw's headers; it is rebuilt when libdw comes or goes
+$(BUILD)/src/source/unwind.o: ALL_CFLAGS += $(DW_CFLAGS)
+$(BUILD)/src/source/unwind.o: $(BUILD)/dw.flags
+$(BUILD)/dw.flags: FORCE
+	@mkdir -p $(@D)
+	@echo '$(DW_CFLAGS)' | cmp -s - $@ || echo '$(DW_CFLAGS)' >$@
+
 # The engine's programs (src/bpf/NAME.bpf.c), each compiled for the BPF target and
 # wrapped by bpftool as a skeleton that source/NAME.c includes; those objects are
 # rebuilt when the engine comes or goes.
@@ -164,6 +183,8 @@ $(RSSWATCH): $(CLI_OBJ) $(CORE_A)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(CORE_A) $(RSSWATCH_LIBS)
 	$(if $(HAVE_BPF),,@echo "rsswatch: built without the eBPF peak engine$(if \
 		$(filter 1,$(NO_BPF)), (NO_BPF=1), (clang, bpftool or libbpf-dev missing))")
+	$(if $(DW_CFLAGS),,@echo "rsswatch: built without record --stacks$(if \
+		$(filter 1,$(NO_DW)), (NO_DW=1), (libdw-dev missing))")
 
 $(LIBSO): $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -shared -Wl,-soname,librsswatch.so.1 -o $@ $^ -lpthread

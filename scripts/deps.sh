@@ -26,6 +26,11 @@ if [ "$want" != verify ]; then
 	need_pkg libbpf-dev pkg-config --exists libbpf
 	need_pkg libelf-dev pkg-config --exists libelf
 	need_pkg zlib1g-dev pkg-config --exists zlib
+	# record --stacks: libdw walks and names the stacks (linked statically, with
+	# libbz2 and liblzma shared), libiberty demangles C++ and Rust names
+	need_pkg libdw-dev pkg-config --exists libdw
+	need_pkg libbz2-dev test -e /usr/include/bzlib.h
+	need_pkg libiberty-dev test -e /usr/include/libiberty/demangle.h
 fi
 if [ "$want" != build ] && [ "$want" != verify ]; then
 	need_pkg libcmocka-dev pkg-config --exists cmocka
@@ -42,6 +47,9 @@ if [ "$want" != build ] && [ "$want" != verify ]; then
 	# package is about 19 MB, with a dozen small JavaScript packages
 	need_pkg prometheus command -v promtool
 	need_pkg curl command -v curl
+	# record --stacks held against programs in C++ and in Rust (t85)
+	need_pkg g++ command -v g++
+	need_pkg rustc test -x /usr/bin/rustc
 fi
 if [ "$want" = bench ]; then
 	# the peers of bench/run.sh (make bench) and bench/peaks.sh

@@ -17,6 +17,7 @@
 #include "source/psi.h"
 #include "source/smaps.h"
 #include "source/taskstats.h"
+#include "source/unwind.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -74,7 +75,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	}
 	case 6: kv_find_u64(buf, len, "VmRSS:", &out.u); break;
-	case 7: cg_mountinfo_parse(buf, len, &out.mnt); break;
+	case 7: {
+		struct uw_map m;
+		cg_mountinfo_parse(buf, len, &out.mnt);
+		uw_maps_line_parse(buf, len, &m);	/* a line of /proc/PID/maps */
+		break;
+	}
 	case 8: cg_proc_path_parse(buf, len, 1 + (len & 1), out.line, sizeof(out.line)); break;
 	case 9: cg_events_parse(buf, len, &out.ev); break;
 	case 10: cg_oom_control_parse(buf, len, &out.oc); break;
