@@ -5,6 +5,7 @@
 #include "base/safefile.h"
 #include "base/util.h"
 #include "cli/cli.h"
+#include "render/callstacks.h"
 #include "render/export.h"
 #include "render/procs.h"
 #include "render/rows.h"
@@ -46,12 +47,24 @@ struct export_args {
 	const char *db, *output;
 	enum output_format format;	/* FORMAT_COUNT: not given */
 	int procs;
+	int stacks;		/* 1 + enum stack_moment; 0: samples */
+};
+
+static const struct cli_choice stack_moments[] = {
+	{ "peak", 1 + STACKS_AT_PEAK },
+	{ "end", 1 + STACKS_AT_END },
+	{ NULL, 0 },
 };
 
 #define AT(field, type) CLI_AT(struct export_args, field, type)
 static const struct cli_opt export_opts[] = {
 	{ "format", 'f', CLI_FORMAT, AT(format, enum output_format), .formats = CLI_FORMAT_ROWS },
 	{ "procs", 0, CLI_FLAG, AT(procs, int), .help = "one row per process of the set per sample" },
+	{ "stacks", 0, CLI_CHOICE, AT(stacks, int), .flags = CLI_OPTIONAL,
+	  .set = 1 + STACKS_AT_PEAK, .choices = stack_moments, .arg = "WHEN",
+	  .help = "instead of samples: a run recorded with --stacks as folded stacks (root "
+		  "first, frames separated by ';', then the bytes), what flamegraph.pl, inferno "
+		  "and speedscope read; WHEN peak (the default) or end" },
 	{ "output", 'o', CLI_STRING, AT(output, const char *), .arg = "F",
 	  .help = "write to file F (mode 0600) instead of standard output (-)" },
 	CLI_DB_ROW(struct export_args),
@@ -64,6 +77,7 @@ static void export_help(const struct cli_cmd *c, struct buf *b)
 	struct buf bars = { 0 };
 	output_format_names(&bars, output_formats_with_rows(), "|", "|");
 	buf_printf(b, "usage: rsswatch export [RUN] --format %s [--procs] [-o FILE] [--db PATH]\n"
+		   "       rsswatch export [RUN] --stacks[=peak|end] [-o FILE] [--db PATH]\n"
 		   "\n", buf_str(&bars));
 	export_columns_help(b);
 	buf_puts(b, "\n");
@@ -84,7 +98,10 @@ static int read_args(int argc, char **argv, struct export_args *a)
 	memset(a, 0, sizeof(*a));
 	a->format = FORMAT_COUNT;
 	int ret = cli_parse(&export_cli, argc, argv, a);
-	if (ret == 0 && a->format == FORMAT_COUNT) {
+	if (ret == 0 && a->stacks && (a->format != FORMAT_COUNT || a->procs))
+		return cli_usage("export", "--stacks has a format of its own: drop --format and "
+				 "--procs");
+	if (ret == 0 && a->format == FORMAT_COUNT && !a->stacks) {
 		struct buf names = { 0 };
 		output_format_names(&names, output_formats_with_rows(), ", ", " or ");
 		ret = cli_usage("export", "give --format %s", buf_str(&names));
@@ -113,6 +130,50 @@ static int export_scan_run(const struct export_args *a, struct store *st, int64_
 	}
 	k->ex.started_at = r->started_at;
 	export_ready(&k->ex);
+	return 0;
+}
+
+/* Folded stacks of run id (export --stacks) to the output. 0 or EXIT_FAIL (printed). */
+static int export_stacks(const struct export_args *a, struct store *st, int64_t id)
+{
+	struct run r;
+	memset(&r, 0, sizeof(r));
+	struct stored_stack *v = NULL;
+	size_t n = 0;
+	if (store_get_run(st, id, &r) < 0 ||
+	    (RUN_HAS_STACKS(&r) && store_stacks(st, id, (enum stack_moment)(a->stacks - 1), &v, &n) < 0)) {
+		cli_error("cannot read run %lld: %s", (long long)id, store_errmsg(st));
+		run_release(&r);
+		return EXIT_FAIL;
+	}
+	int has = RUN_HAS_STACKS(&r);
+	run_release(&r);
+	if (!has) {
+		cli_error("run %lld has no stacks: record with --stacks", (long long)id);
+		return EXIT_FAIL;
+	}
+	struct buf b = { 0 };
+	callstacks_folded(&b, v, n);
+	store_free_stacks(v, n);
+	struct safefile sf;
+	FILE *out = a->output ? safefile_open(&sf, a->output, 0600) : stdout;
+	if (!out) {
+		cli_error("cannot write %s: %s", a->output, sf.why);
+		buf_release(&b);
+		return EXIT_FAIL;
+	}
+	errno = 0;
+	const char *why = NULL;
+	if (fputs(buf_str(&b), out) < 0 || fflush(out) != 0 || ferror(out))
+		why = errno ? errstr(errno) : "write error";
+	buf_release(&b);
+	if (a->output && safefile_close(&sf, !why) < 0 && !why)
+		why = "write error";
+	if (why) {
+		cli_error("cannot write %s: %s", a->output && strcmp(a->output, "-") ? a->output
+			  : "to standard output", why);
+		return EXIT_FAIL;
+	}
 	return 0;
 }
 
@@ -164,6 +225,12 @@ int cmd_export(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	struct sink k;
 	memset(&k, 0, sizeof(k));
+	if (a.stacks) {
+		if ((ret = cli_resolve_run(st, ref, &id)) == 0)
+			ret = export_stacks(&a, st, id);
+		store_close(st);
+		return ret;
+	}
 	export_init(&k.ex, a.format, 0);
 	if ((ret = cli_resolve_run(st, ref, &id)) == 0 &&
 	    (ret = export_scan_run(&a, st, id, &r, &k)) == 0)

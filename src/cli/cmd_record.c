@@ -53,6 +53,7 @@ struct record_args {
 	int verbose;
 	int no_gpu;
 	int no_bpf;
+	int stacks;		/* record --stacks: STACKS_* (0: none) */
 	int64_t gpu_interval_ns;
 	uint64_t memory_limit;	/* 0: none */
 	const char *cgroup;	/* -g */
@@ -100,6 +101,13 @@ static int take_warn(const struct cli_state *st, const struct cli_opt *o, const 
 	}
 	return 0;
 }
+
+enum { STACKS_NONE, STACKS_MMAP };
+
+static const struct cli_choice stacks_modes[] = {
+	{ STACKS_MODE_MMAP, STACKS_MMAP },
+	{ NULL, 0 },
+};
 
 /* --pss=DUR, or --pss DUR where DUR starts with a digit (getopt takes an optional
  * argument only after '='; a command never starts with one); the row's bounds. */
@@ -253,6 +261,12 @@ static const struct cli_opt record_opts_table[] = {
 	{ "no-bpf", 0, CLI_FLAG, AT(no_bpf, int),
 	  .help = "do not load the eBPF peak engine (as root it gives each peak its exact "
 	  "height and the kernel's time; docs/guide/peaks.md)" },
+	{ "stacks", 0, CLI_CHOICE, AT(stacks, int), .flags = CLI_OPTIONAL, .set = STACKS_MMAP,
+	  .choices = stacks_modes, .arg = "MODE",
+	  .help = "also record what holds the memory: live bytes by call stack, at the peak "
+		  "and at the end (eBPF, as root). MODE mmap (the default): the blocks of "
+		  "anonymous memory mapped (mmap, brk, mremap), each by the stack that mapped "
+		  "it; docs/guide/stacks.md" },
 	{ "no-gpu", 0, CLI_FLAG, AT(no_gpu, int),
 	  .help = "do not record GPU memory even where NVML is present" },
 	{ "gpu-interval", 0, CLI_DURATION, AT(gpu_interval_ns, int64_t), .min = NS_PER_MS,
@@ -318,6 +332,8 @@ static int check_args(struct record_args *a)
 		return cli_usage("record", "--reset-peak goes with an attached target (-p or -n)");
 	if (a->hooks.on_warn && !a->opts.warn_bytes && a->opts.warn_pct <= 0 && !a->opts.warn_eta_ns)
 		return cli_usage("record", "--on-warn goes with --warn or --warn-eta");
+	if (a->stacks && a->no_bpf)
+		return cli_usage("record", "--stacks needs the eBPF engine: drop --no-bpf");
 	if (a->command && !a->no_tree)
 		a->tree = 1;	/* a launched command is measured with everything it starts */
 	a->opts.reset_peak = a->reset_peak;
@@ -399,6 +415,8 @@ static void fill_run(struct run *r, const struct record_args *a, const struct re
 	r->pid = t->pid;
 	r->tree = a->tree && !a->cgroup;
 	r->pss_interval_ns = a->opts.pss_interval_ns;
+	if (a->stacks)
+		r->stacks = xstrdup(STACKS_MODE_MMAP);
 	r->started_at = real_ns();
 	r->interval_ns = a->opts.interval_ns;
 	run_set_unknown(r);
@@ -582,20 +600,35 @@ struct session {
 };
 
 /* The eBPF peak engine for the session's runs (record/engine.h), where the kernel and
- * our privileges allow it; else nothing changes (one line with --verbose). */
-static void open_engine(struct record_args *a)
+ * our privileges allow it; else nothing changes (one line with --verbose). With
+ * --stacks, the stacks program too: asked for, it must run (0, or the exit status). */
+static int open_engine(struct record_args *a, int fail)
 {
 	char why[256];
-	if (a->no_bpf || a->opts.kpeak || *sysroot())
-		return;
+	if (a->no_bpf || a->opts.kpeak)
+		return 0;
+	if (*sysroot()) {	/* a test's tree stands for /proc: no kernel to ask */
+		if (!a->stacks)
+			return 0;
+		cli_error("cannot record stacks with a test root (RSSWATCH_SYSROOT)");
+		return fail;
+	}
 	int e = engine_open(&a->opts, why, sizeof(why));
+	if (e == 0 && a->stacks)
+		e = engine_open_stacks(&a->opts, why, sizeof(why));
+	if (e < 0 && a->stacks) {
+		cli_error("cannot record stacks: %s", why);
+		return fail;
+	}
 	if (!a->verbose)
-		return;
+		return 0;
 	if (e < 0)
 		fprintf(stderr, "rsswatch: no exact peaks from the kernel: the eBPF engine cannot "
 			"run: %s\n", why);
 	else
-		fprintf(stderr, "rsswatch: exact peaks from the kernel's page counts (eBPF)\n");
+		fprintf(stderr, "rsswatch: exact peaks from the kernel's page counts (eBPF)%s\n",
+			a->stacks ? "; live bytes by call stack (mmap, brk, mremap)" : "");
+	return 0;
 }
 
 /* The pid, the database and the --listen address: refused before anything starts.
@@ -657,8 +690,7 @@ static int open_session(struct session *s)
 	}
 	/* Before the target is looked for or started: it takes tens of milliseconds, which
 	 * a short-lived target may not outlive (and a followed one's next instance). */
-	open_engine(a);
-	return 0;
+	return open_engine(a, s->fail);
 }
 
 /* --wait looks for a match this often: a process that starts is found within a

@@ -16,6 +16,7 @@ struct show_args {
 	const char *db;
 	enum output_format format;
 	int all_events;
+	int all_stacks;
 };
 
 #define AT(field, type) CLI_AT(struct show_args, field, type)
@@ -23,6 +24,10 @@ static const struct cli_opt show_opts[] = {
 	{ "events", 0, CLI_FLAG, AT(all_events, int),
 	  .help = "list every event, with each process start and exit of a set (otherwise "
 		  "counted in one line), and every mark (otherwise the first 52)" },
+	{ "stacks", 0, CLI_FLAG, AT(all_stacks, int),
+	  .help = "with a run recorded with --stacks: every stack that held memory at the "
+		  "peak and at the end, each whole (otherwise the 15 largest, by the function "
+		  "that allocated)" },
 	{ "format", 'f', CLI_FORMAT, AT(format, enum output_format), .formats = CLI_TEXT_JSON,
 	  .help = " (default: text)" },
 	{ "json", 0, CLI_FLAG, AT(format, enum output_format), .set = FORMAT_JSON,
@@ -34,7 +39,8 @@ static const struct cli_opt show_opts[] = {
 
 const struct cli_cmd show_cli = {
 	.verb = "show",
-	.usage = "usage: rsswatch show [RUN] [--format text|json] [--json] [--events] [--db PATH]\n",
+	.usage = "usage: rsswatch show [RUN] [--format text|json] [--json] [--events] [--stacks]\n"
+		 "                    [--db PATH]\n",
 	.about = "Shows one run (default: the last): its summary, the largest processes of a set\n"
 		 "(--tree, -g), marks, events and a chart of RSS over time that fits the terminal.\n"
 		 "RUN is a run id, 'last', or sID: the last run of series ID (record --follow).\n",
@@ -59,6 +65,7 @@ int cmd_show(int argc, char **argv)
 	struct event *events = NULL;
 	struct oom_kill *kills = NULL;
 	struct proc_summary *procs = NULL;
+	struct stored_stack *sp = NULL, *se = NULL;
 	struct show_run sh = { .run = &r };
 	struct show_figures *f = NULL;
 	struct buf b = { 0 };
@@ -69,6 +76,12 @@ int cmd_show(int argc, char **argv)
 	    store_oom_kills(st, id, &kills, &sh.nk) < 0 ||
 	    store_processes(st, id, &procs, &sh.np) < 0)
 		goto fail;
+	if (RUN_HAS_STACKS(&r) && (store_stacks(st, id, STACKS_AT_PEAK, &sp, &sh.nsp) < 0 ||
+			 store_stacks(st, id, STACKS_AT_END, &se, &sh.nse) < 0))
+		goto fail;
+	sh.stacks_peak = sp;
+	sh.stacks_end = se;
+	sh.all_stacks = a.all_stacks;
 	struct run_thinning thin;
 	int thinned = store_run_thinning(st, id, &thin);
 	if (thinned < 0)
@@ -99,6 +112,8 @@ out_store:
 	store_free_events(events, sh.ne);
 	free(kills);
 	free(procs);
+	store_free_stacks(sp, sh.nsp);
+	store_free_stacks(se, sh.nse);
 	store_close(st);
 	return ret;
 }

@@ -1,5 +1,11 @@
 #include "record/engine.h"
 #include "source/kpeak.h"
+#include "source/kstacks.h"
+#include "source/unwind.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
 
 int engine_open(struct record_opts *o, char *why, size_t n)
 {
@@ -22,8 +28,28 @@ void engine_adopt_launch(struct record_opts *o, int tree)
 		kpeak_follow_forks(o->kpeak, 1);
 }
 
+int engine_open_stacks(struct record_opts *o, char *why, size_t n)
+{
+	int e = unwinder_new(&o->unwinder);
+	if (e < 0) {
+		snprintf(why, n, e == -ENOSYS ? "this rsswatch was built without libdw (the "
+			 "stacks' unwinder)" : "cannot start the stacks' unwinder: %s", strerror(-e));
+		return e;
+	}
+	e = kstacks_open(&o->kstacks, o->kpeak, why, n);
+	if (e < 0) {
+		unwinder_free(o->unwinder);
+		o->unwinder = NULL;
+	}
+	return e;
+}
+
 void engine_close(struct record_opts *o)
 {
+	kstacks_close(o->kstacks);
+	o->kstacks = NULL;
+	unwinder_free(o->unwinder);
+	o->unwinder = NULL;
 	kpeak_close(o->kpeak);
 	o->kpeak = NULL;
 }

@@ -18,6 +18,10 @@ void engine_new_run(struct record_opts *o);
  * from its exec, and with a tree every process it forks from then on (a shell's first
  * children may start before the recorder's loop does). */
 void engine_adopt_launch(struct record_opts *o, int tree);
+/* record --stacks: the stacks program on the open engine's processes, and the
+ * unwinder of its stacks (source/kstacks.h, source/unwind.h). 0, or -errno with why
+ * in words. */
+int engine_open_stacks(struct record_opts *o, char *why, size_t n);
 /* Unloads it (at the end of the session). Accepts a closed one. */
 void engine_close(struct record_opts *o);
 

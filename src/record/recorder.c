@@ -664,6 +664,7 @@ static int setup(struct recorder *rc)
 	}
 	use_sources(rc);
 	track_in_engine(rc);
+	rec_stacks_begin(rc);
 	return open_timers(rc);
 }
 
@@ -691,12 +692,14 @@ static int poll_timeout_ms(const struct recorder *rc)
  * target (taskstats_only): then it is drained when it has something, not at every
  * sample. For a set every exit on the host comes: it is there one-shot, read into
  * early[] at most every EARLY_EVERY_NS, and drained at samples. */
-enum { LOOP_TIMER, LOOP_TARGET, LOOP_SIGNAL, LOOP_OOM, LOOP_GPU, LOOP_EXITS, LOOP_NFDS };
+enum { LOOP_TIMER, LOOP_TARGET, LOOP_SIGNAL, LOOP_OOM, LOOP_GPU, LOOP_EXITS, LOOP_STACKS,
+       LOOP_NFDS };
 
 static int loop_open(struct recorder *rc)
 {
 	int fds[LOOP_NFDS] = { rc->timerfd, rc->target->pidfd, rc->sigfd, oom_watch_fd(&rc->oom),
-			       rc->gpufd, rc->exits_filtered || rc->early ? taskstats_fd(&rc->ts) : -1 };
+			       rc->gpufd, rc->exits_filtered || rc->early ? taskstats_fd(&rc->ts) : -1,
+			       rc->stacks ? kstacks_fd(rc->opts->kstacks) : -1 };
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	if (ep < 0)
 		return -errno;
@@ -807,6 +810,8 @@ static int on_ready(struct recorder *rc, unsigned ready)
 		rec_collect_exits(rc);
 	if (ready & (1u << LOOP_GPU))
 		gpu_tick(rc);
+	if (ready & (1u << LOOP_STACKS))
+		rec_drain_stacks(rc);	/* at once: a walk needs the process's maps */
 	if (ready & (1u << LOOP_OOM))
 		rec_drain_kills(rc);
 	else
@@ -894,6 +899,7 @@ static void release(struct recorder *rc)
 	client_dir_watch_close(&rc->page_dir);
 	proclog_release(&rc->log);
 	rec_stages_release(rc);
+	rec_stacks_release(rc);
 	if (rc->stop == TARGET_ENDED && rc->target->pid > 0)
 		client_page_remove_stale(rc->target->pid);
 }
@@ -918,6 +924,7 @@ int record(const struct record_opts *opts, const struct record_target *target, i
 	last_figures(&rc, e);
 	rec_page_finish(&rc);
 	rec_settle_end(&rc, e);
+	rec_stacks_end(&rc);
 	int fe = rec_write_end(&rc);
 	if (store_err)
 		*store_err = fe;

@@ -24,6 +24,8 @@
 
 struct oom_watch;
 struct kpeak;
+struct kstacks;
+struct unwinder;
 
 /* What the recorder has to say while it records. It prints nothing itself (only the
  * CLI prints): it hands each line to a sink the caller supplies, which decides where
@@ -95,6 +97,11 @@ struct record_opts {
 	 * fork), and with a tree every member; it reads the exact peak at each sample.
 	 * The caller closes it. */
 	struct kpeak *kpeak;
+	/* record --stacks: the stacks program on the engine's processes and the walker of
+	 * the stacks it sends (source/kstacks.h, source/unwind.h), loaded by the caller
+	 * with kpeak, or NULL. The caller closes them. */
+	struct kstacks *kstacks;
+	struct unwinder *unwinder;
 	/* --reset-peak: restart an attached target's VmHWM at the start (clear_refs 5). */
 	int reset_peak;
 	/* --on-warn, --on-oom: commands run at "warn", "warn_eta" and "oom_kill" events

@@ -664,5 +664,7 @@ int rec_write_end(struct recorder *rc)
 	while (fe == 0 && (fe = store_put_processes(rc->st, run->id, rc->log.p, rc->log.n)) < 0 &&
 	       mono_ns() < give_up)
 		poll(NULL, 0, FINISH_RETRY_MS);
+	while (fe == 0 && (fe = rec_stacks_write(rc)) < 0 && mono_ns() < give_up)
+		poll(NULL, 0, FINISH_RETRY_MS);
 	return fe;
 }

@@ -7,7 +7,8 @@
  *                     leaving, processes vanished, folding past PROCLOG_KEEP
  *   recorder_end.c    OOM kills and who was killed, how the target ended, the closing
  *                     sample, and the run's end settled and written
- *   recorder_page.c   the application's shared page: finding it, marks and counters */
+ *   recorder_page.c   the application's shared page: finding it, marks and counters
+ *   recorder_stacks.c record --stacks: live bytes by call stack, at the peak and end */
 #ifndef RSW_RECORD_RECORDER_INT_H
 #define RSW_RECORD_RECORDER_INT_H
 
@@ -21,12 +22,15 @@
 #include "source/client.h"
 #include "source/kmsg.h"
 #include "source/kpeak.h"
+#include "source/kstacks.h"
 #include "source/taskstats.h"
 
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+
+struct stacks;
 
 /* A batch goes to the store every FLUSH_EVERY_NS, or once FLUSH_EVERY_SAMPLES wait (at
  * 1 kHz, eight short transactions a second), or once other rows fill a quarter of the
@@ -197,6 +201,8 @@ struct recorder {
 	long root;		/* the target's entry in log, -1 before the first sample */
 	int64_t real_off;	/* CLOCK_REALTIME - CLOCK_MONOTONIC: the engine's times */
 	struct kpeak *kpeak;	/* opts->kpeak, or NULL where this run cannot use it */
+	struct stacks *stacks;	/* record --stacks: live bytes by stack (recorder_stacks.c) */
+	struct kstacks_counts kstacks_base;	/* the program's counts when the run began */
 	int gpu_own_probed;	/* the libcuda the target maps was found (probe_own_driver) */
 	int64_t gpu_own_next;	/* until then, when to look again (CLOCK_MONOTONIC) */
 	/* Each stage's peak from the engine's history (recorder_stages.c): the marks are
@@ -325,5 +331,15 @@ void rec_stages_release(struct recorder *rc);
 void rec_find_page(struct recorder *rc);
 void rec_poll_client(struct recorder *rc, int64_t elapsed, int final);
 void rec_page_finish(struct recorder *rc);
+
+/* recorder_stacks.c */
+void rec_stacks_begin(struct recorder *rc);
+/* The stacks program's records so far, fed in order, and the snapshot at the peak. */
+void rec_drain_stacks(struct recorder *rc);
+/* The last records; the snapshot's time in the run; what was lost, said and stored. */
+void rec_stacks_end(struct recorder *rc);
+/* The run's stacks into the store (after its row). 0 or -errno. */
+int rec_stacks_write(struct recorder *rc);
+void rec_stacks_release(struct recorder *rc);
 
 #endif

@@ -310,7 +310,8 @@ static void snapshot(struct stacks *s, int64_t at)
 		s->snap[s->nsnap++] = (struct stack_bytes){ (uint32_t)id, s->st[id].live,
 							    s->st[id].blocks };
 	}
-	qsort(s->snap, s->nsnap, sizeof(*s->snap), by_bytes);
+	if (s->nsnap)
+		qsort(s->snap, s->nsnap, sizeof(*s->snap), by_bytes);
 	s->snap_at = at;
 }
 
@@ -381,7 +382,8 @@ const struct stack_bytes *stacks_live(struct stacks *s, size_t *n)
 		s->live = xgrow(s->live, k, &s->live_cap, sizeof(*s->live));
 		s->live[k++] = (struct stack_bytes){ (uint32_t)id, s->st[id].live, s->st[id].blocks };
 	}
-	qsort(s->live, k, sizeof(*s->live), by_bytes);
+	if (k)
+		qsort(s->live, k, sizeof(*s->live), by_bytes);
 	*n = k;
 	return s->live;
 }
@@ -399,4 +401,9 @@ const struct stack_frame *stacks_frames(const struct stacks *s, uint32_t id, siz
 void stacks_counts(const struct stacks *s, struct stacks_counts *c)
 {
 	*c = s->c;
+}
+
+size_t stacks_ids(const struct stacks *s)
+{
+	return s->nst;
 }

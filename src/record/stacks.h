@@ -68,5 +68,7 @@ const struct stack_bytes *stacks_live(struct stacks *s, size_t *n);
 /* A stack's frames, innermost first (id 0: the stack of no frames, n = 0). */
 const struct stack_frame *stacks_frames(const struct stacks *s, uint32_t id, size_t *n);
 void stacks_counts(const struct stacks *s, struct stacks_counts *c);
+/* One more than the highest stack id. */
+size_t stacks_ids(const struct stacks *s);
 
 #endif

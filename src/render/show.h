@@ -26,6 +26,10 @@ struct show_run {
 	const struct proc_summary *procs;
 	size_t np;
 	const struct run_thinning *thinned;	/* NULL: the series as recorded */
+	/* record --stacks: live bytes by stack at the peak and at the end */
+	const struct stored_stack *stacks_peak, *stacks_end;
+	size_t nsp, nse;
+	int all_stacks;		/* show --stacks: every stack, whole */
 };
 
 /* What `show` gathers from the samples and counters. */

@@ -144,6 +144,11 @@ void kstacks_counts(const struct kstacks *s, struct kstacks_counts *c)
 	c->calls_lost = __atomic_load_n(&st->calls_lost, __ATOMIC_RELAXED);
 }
 
+int kstacks_fd(const struct kstacks *s)
+{
+	return ring_buffer__epoll_fd(s->records);
+}
+
 void kstacks_close(struct kstacks *s)
 {
 	if (!s)
@@ -180,6 +185,12 @@ void kstacks_counts(const struct kstacks *s, struct kstacks_counts *c)
 {
 	(void)s;
 	memset(c, 0, sizeof(*c));
+}
+
+int kstacks_fd(const struct kstacks *s)
+{
+	(void)s;
+	return -1;
 }
 
 void kstacks_close(struct kstacks *s)

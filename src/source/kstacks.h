@@ -50,6 +50,8 @@ int kstacks_open(struct kstacks **out, struct kpeak *k, char *why, size_t whylen
 int kstacks_drain(struct kstacks *s, int (*fn)(void *ctx, const struct kstacks_record *r),
 		  void *ctx);
 void kstacks_counts(const struct kstacks *s, struct kstacks_counts *c);
+/* A descriptor that turns readable when records wait (for epoll). */
+int kstacks_fd(const struct kstacks *s);
 /* Detaches and frees. Accepts NULL. */
 void kstacks_close(struct kstacks *s);
 

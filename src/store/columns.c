@@ -160,6 +160,7 @@ static const struct store_column run_cols[] = {
 		  "(the GPU probes: the driver's allocations between two reads)." },
 	/* schema 18 */
 	{ "stacks", T, FIELD(run, stacks, COL_TEXT), .when = B, .out = OUT_TEXT_OR_NULL,
+	  .json = "stacks_mode",
 	  .help = "The mode of record --stacks (mmap: the blocks of anonymous memory mapped, "
 		  "by the call stack that mapped them), NULL when the run has no stacks." },
 	{ "stacks_peak_at", I, FIELD(run, stacks_peak_at, COL_I64),

@@ -237,8 +237,21 @@ struct run {
  * between two reads (the driver's allocations, at the time the probes saw them). */
 #define GPU_FROM_READ "NVML"
 #define GPU_FROM_PROBES "allocations"
-/* run.stacks: the mode of record --stacks */
+/* run.stacks: the mode of record --stacks (read back as "" or NULL for a run without) */
 #define STACKS_MODE_MMAP "mmap"
+#define RUN_HAS_STACKS(r) ((r)->stacks && (r)->stacks[0])
+
+/* One stack of a run (record --stacks) and what it held at a moment: its frames,
+ * innermost first, one a line. */
+struct stored_stack {
+	int64_t id;
+	int64_t bytes;
+	uint64_t blocks;
+	char *frames;
+};
+
+/* The moments a run's stacks are stored at. */
+enum stack_moment { STACKS_AT_PEAK, STACKS_AT_END };
 
 #define PEAK_FROM_SAMPLE "sample"	/* a sampled RSS (or a set's sampled total) */
 #define PEAK_FROM_HWM "VmHWM"		/* the kernel's high-water mark, read at a sample */

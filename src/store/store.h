@@ -93,18 +93,6 @@ int store_add_oom_kill(struct store *st, int64_t run_id, const struct oom_kill *
 /* Writes (or rewrites) the processes p[0..n) of the run, in one transaction (the
  * recorder writes them all when the recording ends). -EBUSY: the database is locked. */
 int store_put_processes(struct store *st, int64_t run_id, const struct proc_summary *p, size_t n);
-/* One stack of a run (record --stacks) and what it held at a moment: its frames,
- * innermost first, one a line. */
-struct stored_stack {
-	int64_t id;
-	int64_t bytes;
-	uint64_t blocks;
-	char *frames;
-};
-
-/* The moments a run's stacks are stored at. */
-enum stack_moment { STACKS_AT_PEAK, STACKS_AT_END };
-
 /* Writes the run's stacks and what each held at the peak (peak[0..npeak)) and at the
  * end (end[0..nend)), in one transaction; a stack in both lists is written once (the
  * same id has the same frames). -EBUSY: the database is locked. */

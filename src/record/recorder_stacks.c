@@ -1,0 +1,158 @@
+/* record --stacks in the recorder: the stacks program's records drained as they come
+ * (a walk needs the process's maps, and a short-lived process's go with it), fed to
+ * the live bytes by stack with the engine's peak time, and the snapshot at the peak and
+ * the live bytes at the end stored with the run, each stack's frames named. */
+#include "record/recorder_int.h"
+#include "base/buf.h"
+#include "base/clock.h"
+#include "base/util.h"
+#include "record/stacks.h"
+#include "source/kstacks.h"
+#include "source/unwind.h"
+#include "store/store.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(sizeof(struct stack_frame) == sizeof(struct uw_frame),
+	       "a stack's frames are the walker's");
+
+static int walk(void *ctx, pid_t pid, const uint64_t *regs, const void *stack, size_t len,
+		struct stack_frame *out, int max)
+{
+	return unwinder_walk(ctx, pid, regs, stack, len, (struct uw_frame *)out, max);
+}
+
+/* Records of a run's processes left after its end (record --follow) belong to no run. */
+static int discard(void *ctx, const struct kstacks_record *r)
+{
+	unwinder_forget(ctx, r->pid);
+	return 0;
+}
+
+/* The records sent before the run began are its own: a launched command runs before
+ * the recorder's loop starts, and its first blocks are often its largest. */
+void rec_stacks_begin(struct recorder *rc)
+{
+	const struct record_opts *o = rc->opts;
+	if (!o->kstacks || !rc->kpeak)
+		return;
+	kstacks_counts(o->kstacks, &rc->kstacks_base);
+	if (stacks_new(&rc->stacks, walk, o->unwinder) < 0)
+		rc->stacks = NULL;
+}
+
+static int on_record(void *ctx, const struct kstacks_record *r)
+{
+	struct recorder *rc = ctx;
+	struct kpeak_figures f;
+	if (r->kind == KSTACKS_CODE || r->kind == KSTACKS_EXEC)
+		unwinder_forget(rc->opts->unwinder, r->pid);	/* its code moved */
+	kpeak_read(rc->kpeak, &f);
+	stacks_feed(rc->stacks, r, f.peak_at);
+	if (r->kind == KSTACKS_EXIT)
+		unwinder_forget(rc->opts->unwinder, r->pid);
+	return 0;
+}
+
+void rec_drain_stacks(struct recorder *rc)
+{
+	if (!rc->stacks)
+		return;
+	kstacks_drain(rc->opts->kstacks, on_record, rc);
+	struct kpeak_figures f;
+	kpeak_read(rc->kpeak, &f);
+	stacks_settle(rc->stacks, f.peak_at);
+}
+
+/* A stack's frames, named, one a line (innermost first). */
+static char *frames_text(struct recorder *rc, uint32_t id)
+{
+	size_t n;
+	const struct stack_frame *f = stacks_frames(rc->stacks, id, &n);
+	struct buf b = { 0 };
+	char name[1024];
+	for (size_t i = 0; i < n; i++) {
+		if (unwinder_symbolize(rc->opts->unwinder, (const struct uw_frame *)&f[i], name,
+				       sizeof(name)) < 0)
+			snprintf(name, sizeof(name), "0x%llx", (unsigned long long)f[i].off);
+		buf_printf(&b, "%s%s", i ? "\n" : "", name);
+	}
+	if (!n)
+		buf_puts(&b, "[not walked]");
+	char *text = xstrdup(buf_str(&b));
+	buf_release(&b);
+	return text;
+}
+
+/* The rows of one moment, each stack's frames named once (texts[id], made as needed). */
+static struct stored_stack *rows_of(struct recorder *rc, const struct stack_bytes *v, size_t n,
+				    char **texts)
+{
+	struct stored_stack *out = xcalloc(n ? n : 1, sizeof(*out));
+	for (size_t i = 0; i < n; i++) {
+		if (!texts[v[i].stack])
+			texts[v[i].stack] = frames_text(rc, v[i].stack);
+		out[i] = (struct stored_stack){ v[i].stack, v[i].bytes, v[i].blocks,
+						texts[v[i].stack] };
+	}
+	return out;
+}
+
+void rec_stacks_end(struct recorder *rc)
+{
+	if (!rc->stacks)
+		return;
+	rec_drain_stacks(rc);
+	size_t n;
+	int64_t at;
+	stacks_at_peak(rc->stacks, &n, &at);
+	if (at)
+		rc->run->stacks_peak_at = rc->run->started_at + (at - rc->start_mono);
+	struct stacks_counts c;
+	struct kstacks_counts k;
+	stacks_counts(rc->stacks, &c);
+	kstacks_counts(rc->opts->kstacks, &k);
+	uint64_t lost = k.lost - rc->kstacks_base.lost + k.calls_lost - rc->kstacks_base.calls_lost +
+			c.blocks_dropped + c.stacks_dropped;
+	if (!lost && !c.walks_failed)
+		return;
+	char detail[128];
+	snprintf(detail, sizeof(detail), "lost=%llu unwalked=%llu", (unsigned long long)lost,
+		 (unsigned long long)c.walks_failed);
+	store_add_event(rc->st, rc->run->id, real_ns(), "stacks_incomplete", rc->target->pid,
+			detail);
+	rec_say(rc, RECORDER_NOTE, "rsswatch: stacks: %llu records, blocks or stacks lost, %llu "
+		"stacks not walked (their bytes are under [not walked])", (unsigned long long)lost,
+		(unsigned long long)c.walks_failed);
+}
+
+int rec_stacks_write(struct recorder *rc)
+{
+	if (!rc->stacks)
+		return 0;
+	size_t npeak, nend, ids = stacks_ids(rc->stacks);
+	int64_t at;
+	const struct stack_bytes *peak = stacks_at_peak(rc->stacks, &npeak, &at);
+	const struct stack_bytes *end = stacks_live(rc->stacks, &nend);
+	char **texts = xcalloc(ids, sizeof(*texts));
+	struct stored_stack *p = rows_of(rc, peak, npeak, texts);
+	struct stored_stack *e = rows_of(rc, end, nend, texts);
+	int err = store_put_stacks(rc->st, rc->run->id, p, npeak, e, nend);
+	for (size_t i = 0; i < ids; i++)
+		free(texts[i]);
+	free(texts);
+	free(p);
+	free(e);
+	return err;
+}
+
+void rec_stacks_release(struct recorder *rc)
+{
+	if (rc->stacks)
+		kstacks_drain(rc->opts->kstacks, discard, rc->opts->unwinder);
+	stacks_free(rc->stacks);
+	rc->stacks = NULL;
+}

@@ -1,0 +1,29 @@
+/* What held the memory (record --stacks): a run's live bytes by call stack at its peak
+ * and at its end, as show's table, every stack whole, JSON, and the folded-stack text
+ * that flamegraph.pl, inferno and speedscope read. Pure: rows in, text out.
+ *
+ * A stack's frames are stored innermost first, one a line ("name (file:line)", "name",
+ * or "module+0xOFF" where nothing names it). Its leaf, the function a reader wants, is
+ * its innermost frame outside the allocator: the C library's mmap, brk and malloc
+ * family, C++'s operator new, Rust's alloc crate. */
+#ifndef RSW_RENDER_CALLSTACKS_H
+#define RSW_RENDER_CALLSTACKS_H
+
+#include <stddef.h>
+
+#include "base/buf.h"
+#include "store/run.h"
+
+/* show's table: the top stacks at the peak (all: every one, with every frame). */
+#define CALLSTACKS_TOP 15
+void callstacks_text(struct buf *b, const struct run *r, const struct stored_stack *peak,
+		     size_t npeak, const struct stored_stack *end, size_t nend, int all);
+/* ,"stacks":{...} for a run object (nothing when the run has no stacks). */
+void callstacks_json(struct buf *b, const struct run *r, const struct stored_stack *peak,
+		     size_t npeak, const struct stored_stack *end, size_t nend);
+/* One line per stack, root first: "main;prove;grab BYTES". */
+void callstacks_folded(struct buf *b, const struct stored_stack *v, size_t n);
+/* The leaf's name (see above) into out. */
+void callstacks_leaf(const char *frames, char *out, size_t n);
+
+#endif
