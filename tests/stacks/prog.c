@@ -1,0 +1,158 @@
+/* The program t85-stacks records with --stacks: its allocations are known, each made in
+ * a function of its own name, so the live bytes by stack can be held against them.
+ * Built by the test with -O2 -fomit-frame-pointer (no frame pointers to walk). Steps,
+ * in order, from the command line:
+ *   table N          alloc_table: N MiB, touched, kept
+ *   buffers K N      alloc_buffers: K blocks of N MiB, touched, kept
+ *   free-buffers     frees them
+ *   child N MS       a forked child's child_work: N MiB, touched, held MS ms before
+ *                    it exits; the parent waits for it
+ *   dlopen LIB N     LIB's lib_alloc(N MiB), kept
+ *   garbage N        an N MiB mmap made with the stack pointer on a page of garbage
+ *   odd-libc PATH    maps the file PATH (a libc) executable at an odd address
+ *   touch FILE / await FILE / sleep MS / exec PROG ARGS...
+ * Every block is malloc'ed at 1 MiB or more, so that glibc maps each with mmap. */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MiB (1024UL * 1024)
+
+static char *buffers[64];
+static int nbuffers;
+
+static void keep(void *p)
+{
+	__asm__ volatile("" : : "r"(p) : "memory");
+}
+
+__attribute__((noinline)) static char *alloc_table(size_t n)
+{
+	char *p = malloc(n);
+	if (p)
+		memset(p, 1, n);
+	return p;
+}
+
+__attribute__((noinline)) static char *alloc_buffers(size_t n)
+{
+	char *p = malloc(n);
+	if (p)
+		memset(p, 2, n);
+	return p;
+}
+
+__attribute__((noinline)) static void child_work(size_t n, unsigned ms)
+{
+	char *p = malloc(n);
+	if (p)
+		memset(p, 3, n);
+	usleep(ms * 1000);
+	keep(p);
+}
+
+/* mmap with the stack pointer on a page of random bytes: the copy the recorder gets
+ * is garbage from its first word. */
+__attribute__((noinline)) static void garbage_mmap(size_t n)
+{
+	static uint64_t junk[1024];
+	for (size_t i = 0; i < 1024; i++)
+		junk[i] = ((uint64_t)rand() << 33) ^ ((uint64_t)rand() << 3) ^ (uint64_t)rand();
+	long ret;
+	register long r10 __asm__("r10") = MAP_PRIVATE | MAP_ANONYMOUS;
+	register long r8 __asm__("r8") = -1;
+	register long r9 __asm__("r9") = 0;
+	__asm__ volatile("mov %%rsp, %%r12\n\t"
+			 "mov %[sp], %%rsp\n\t"
+			 "syscall\n\t"
+			 "mov %%r12, %%rsp"
+			 : "=a"(ret)
+			 : "0"((long)SYS_mmap), "D"(0L), "S"((long)n), "d"((long)(PROT_READ | PROT_WRITE)),
+			   "r"(r10), "r"(r8), "r"(r9), [sp] "r"(junk + 512)
+			 : "rcx", "r11", "r12", "memory");
+	if (ret > 0)
+		memset((void *)ret, 4, n);
+}
+
+static void odd_libc(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	void *p = mmap((void *)0x7e0000123000UL, 64 * 1024, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	keep(p);
+	close(fd);
+}
+
+static size_t mib(const char *s)
+{
+	return (size_t)strtoul(s, NULL, 10) * MiB;
+}
+
+int main(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *c = argv[i];
+		if (!strcmp(c, "table") && i + 1 < argc) {
+			keep(alloc_table(mib(argv[++i])));
+		} else if (!strcmp(c, "buffers") && i + 2 < argc) {
+			int k = (int)strtol(argv[++i], NULL, 10);
+			size_t n = mib(argv[++i]);
+			for (int j = 0; j < k && nbuffers < 64; j++)
+				buffers[nbuffers++] = alloc_buffers(n);
+		} else if (!strcmp(c, "free-buffers")) {
+			while (nbuffers)
+				free(buffers[--nbuffers]);
+		} else if (!strcmp(c, "child") && i + 2 < argc) {
+			size_t n = mib(argv[++i]);
+			unsigned ms = (unsigned)strtoul(argv[++i], NULL, 10);
+			pid_t pid = fork();
+			if (pid == 0) {
+				child_work(n, ms);
+				_exit(0);
+			}
+			if (pid > 0)
+				waitpid(pid, NULL, 0);
+		} else if (!strcmp(c, "dlopen") && i + 2 < argc) {
+			void *h = dlopen(argv[++i], RTLD_NOW);
+			char *(*f)(size_t) = h ? (char *(*)(size_t))dlsym(h, "lib_alloc") : NULL;
+			size_t n = mib(argv[++i]);
+			if (!f) {
+				fprintf(stderr, "prog: %s\n", dlerror());
+				return 1;
+			}
+			keep(f(n));
+		} else if (!strcmp(c, "garbage") && i + 1 < argc) {
+			garbage_mmap(mib(argv[++i]));
+		} else if (!strcmp(c, "odd-libc") && i + 1 < argc) {
+			odd_libc(argv[++i]);
+		} else if (!strcmp(c, "touch") && i + 1 < argc) {
+			int fd = open(argv[++i], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+			if (fd >= 0)
+				close(fd);
+		} else if (!strcmp(c, "await") && i + 1 < argc) {
+			const char *f = argv[++i];
+			while (access(f, F_OK) != 0)
+				usleep(1000);
+		} else if (!strcmp(c, "sleep") && i + 1 < argc) {
+			usleep((useconds_t)strtoul(argv[++i], NULL, 10) * 1000);
+		} else if (!strcmp(c, "exec") && i + 1 < argc) {
+			execv(argv[i + 1], argv + i + 1);
+			perror("prog: exec");
+			return 1;
+		} else {
+			fprintf(stderr, "prog: bad step %s\n", c);
+			return 2;
+		}
+	}
+	return 0;
+}
