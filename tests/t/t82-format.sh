@@ -96,7 +96,7 @@ check "export jsonl: no header, one object per sample" test "$(lines "$OUT")" -e
 check "export jsonl: every line an object" sh -c "! grep -qv '^{.*}\$' '$OUT'"
 # every row format export --help names (the table's) writes every sample, with its
 # header line where it has one: a format added to the table is tried here with no edit
-formats=$("$RSW" export --help | sed -n 's/^  -f, --format F   //p' | sed 's/,/ /g; s/ or / /')
+formats=$("$RSW" export --help | sed -n 's/^  -f, --format F  *//p' | sed 's/,/ /g; s/ or / /')
 check "export --help names the row formats ($formats)" test -n "$formats"
 for f in $formats; do
 	expect_exit 0 "export --format $f: exit 0" "$RSW" export 3 --format "$f"
@@ -167,6 +167,6 @@ for v in ls show compare model gc gpus export report plot; do
 	check "$v --help names --format" grep -q -- '--format' "$OUT"
 done
 run "$RSW" export --help
-check "export --help lists the row formats from the table" grep -q 'format F   csv' "$OUT"
+check "export --help lists the row formats from the table" grep -Eq 'format F +csv' "$OUT"
 
 done_testing
