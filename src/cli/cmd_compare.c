@@ -6,6 +6,7 @@
 #include "cli/output.h"
 #include "cli/runload.h"
 #include "render/compare.h"
+#include "render/stackdiff.h"
 #include "render/svg.h"
 #include "store/store.h"
 
@@ -43,6 +44,8 @@ static int regroup(const char *key, struct cmp_run *cr, size_t n, struct cmp_gro
 struct compare_args {
 	const char *db, *out, *align, *by;
 	enum output_format format;
+	int stacks;		/* --stacks: the live bytes by stack of two runs */
+	uint64_t top;		/* --top: its rows; 0: not given */
 	int grouped;		/* an argument lists several runs */
 	char **groups;		/* the arguments, ng of them: each one run or a group */
 	size_t ng;
@@ -57,7 +60,14 @@ static const struct cli_opt compare_opts[] = {
 	{ "format", 'f', CLI_FORMAT, AT(format, enum output_format), .formats = CLI_TEXT_JSON,
 	  .help = " (default: text)" },
 	{ "json", 0, CLI_FLAG, AT(format, enum output_format), .set = FORMAT_JSON,
-	  .help = "the same as --format json: one JSON object for scripts" },
+	  .help = "the same as --format json: one JSON object for scripts (with --stacks, "
+		  "an array of the stacks)" },
+	{ "stacks", 0, CLI_FLAG, AT(stacks, int),
+	  .help = "two runs recorded with --stacks: the stacks whose live bytes at the peak "
+		  "changed the most, matched by their functions (not their lines), with the "
+		  "bytes in each run and the change" },
+	{ "top", 0, CLI_INT, AT(top, uint64_t), .min = 1, .arg = "N",
+	  .help = "with --stacks: the N stacks that changed the most (default 15)" },
 	{ "output", 'o', CLI_STRING, AT(out, const char *), .arg = "FILE",
 	  .help = "also draw the RSS of every run, overlaid, as an SVG file" },
 	{ "align", 0, CLI_STRING, AT(align, const char *), .arg = "MARK",
@@ -69,14 +79,17 @@ static const struct cli_opt compare_opts[] = {
 const struct cli_cmd compare_cli = {
 	.verb = "compare",
 	.usage = "usage: rsswatch compare RUN RUN... [OPTIONS]\n"
-		 "       rsswatch compare RUN,RUN,... RUN,RUN,... [OPTIONS]\n",
+		 "       rsswatch compare RUN,RUN,... RUN,RUN,... [OPTIONS]\n"
+		 "       rsswatch compare RUN RUN --stacks [--top N] [--json]\n",
 	.about = "Compares runs side by side: peak, time to peak, mean, last, growth (the\n"
 		 "least-squares slope of RSS) and RSS at each mark the runs share, with the\n"
 		 "difference against the first. Arguments with commas are groups of repeated runs:\n"
 		 "each group's mean and spread are shown, and a sentence says whether the difference\n"
 		 "between the groups is larger than the spread within them.\n"
 		 "RUN is a run id or 'last'; sID is the last run of series ID (record --follow),\n"
-		 "sID:N its last N runs (as N arguments, or inside a group, N runs of it).\n",
+		 "sID:N its last N runs (as N arguments, or inside a group, N runs of it).\n"
+		 "With --stacks, two runs recorded with --stacks: the call stacks whose live bytes\n"
+		 "at the peak changed the most from the first run to the second.\n",
 	.opts = compare_opts,
 };
 
@@ -95,6 +108,11 @@ static int read_args(int argc, char **argv, struct compare_args *a)
 		return cli_usage("compare", "give at least two runs (or two groups of runs)");
 	if (a->align && !a->out)
 		return cli_usage("compare", "--align only applies to the drawing: add -o FILE.svg");
+	if (a->top && !a->stacks)
+		return cli_usage("compare", "--top only applies to --stacks");
+	if (a->stacks && (a->by || a->out))
+		return cli_usage("compare", "--stacks compares two runs' stacks: drop %s",
+				 a->by ? "--by" : "-o");
 	return 0;
 }
 
@@ -147,6 +165,64 @@ static int compare_load(struct store *st, const struct compare_args *a, struct l
 	return 0;
 }
 
+/* One run's stacks at the peak, for --stacks. Returns 0 or EXIT_FAIL / EXIT_USAGE
+ * (printed). */
+static int stacks_load(struct store *st, const char *ref, struct run *r, struct stored_stack **v,
+		       size_t *n)
+{
+	int64_t id;
+	int ret = cli_resolve_run(st, ref, &id);
+	if (ret)
+		return ret;
+	if (store_get_run(st, id, r) < 0) {
+		cli_error("cannot read run %lld: %s", (long long)id, store_errmsg(st));
+		return EXIT_FAIL;
+	}
+	if (!RUN_HAS_STACKS(r)) {
+		cli_error("run %lld has no stacks: record with --stacks to compare them",
+			  (long long)id);
+		return EXIT_FAIL;
+	}
+	if (store_stacks(st, id, STACKS_AT_PEAK, v, n) < 0) {
+		cli_error("cannot read the stacks of run %lld: %s", (long long)id, store_errmsg(st));
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+/* --stacks: the two runs' live bytes at the peak, stack by stack (render/stackdiff.h).
+ * Returns 0, EXIT_USAGE or EXIT_FAIL (printed). */
+static int compare_stacks(struct store *st, const struct compare_args *a)
+{
+	if (a->ng != 2 || a->grouped)
+		return cli_usage("compare", "--stacks compares two runs: give two, not groups");
+	struct run r[2];
+	struct stored_stack *v[2] = { NULL, NULL };
+	size_t n[2] = { 0, 0 };
+	struct stackdiff d = { 0 };
+	struct buf b = { 0 };
+	int ret = 0;
+	memset(r, 0, sizeof(r));
+	for (int i = 0; i < 2 && !ret; i++)
+		ret = stacks_load(st, a->groups[i], &r[i], &v[i], &n[i]);
+	if (ret)
+		goto out;
+	stackdiff_build(v[0], n[0], v[1], n[1], &d);
+	if (a->format == FORMAT_JSON)
+		stackdiff_json(&b, &d);
+	else
+		stackdiff_text(&b, &d, r[0].id, r[1].id, a->top ? (size_t)a->top : STACKDIFF_TOP);
+	fputs(buf_str(&b), stdout);
+out:
+	stackdiff_release(&d);
+	buf_release(&b);
+	for (int i = 0; i < 2; i++) {
+		store_free_stacks(v[i], n[i]);
+		run_release(&r[i]);
+	}
+	return ret;
+}
+
 /* -o: the RSS of the n loaded runs, overlaid, into the SVG file. Returns 0 or EXIT_FAIL
  * (printed). */
 static int compare_draw(const struct compare_args *a, struct loaded_run *lr, size_t n)
@@ -181,7 +257,10 @@ int cmd_compare(int argc, char **argv)
 	struct store *st;
 	if ((ret = cli_open_runs(a.db, a.groups, a.ng, &st, &a.groups, &a.ng)) != 0)
 		return ret;
-	if ((ret = count_runs(&a)) != 0) {
+	ret = count_runs(&a);
+	if (ret == 0 && a.stacks)
+		ret = compare_stacks(st, &a);
+	if (ret || a.stacks) {
 		cli_free_refs(a.groups, a.ng);
 		store_close(st);
 		return ret;
