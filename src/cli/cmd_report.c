@@ -74,8 +74,10 @@ const struct cli_cmd report_cli = {
 	.about = "Writes one run (default: the last) as a single HTML file to open in any browser\n"
 		 "or attach to a ticket: the summary, a chart of memory over time (hover it to read\n"
 		 "values), the marks with RSS at each and the change since the previous mark, the\n"
-		 "processes of a set, the OOM kills, the events and the run's details. The file\n"
-		 "needs no network: styles, chart and script are inline. RUN is a run id or 'last'.\n",
+		 "processes of a set, the OOM kills, the events and the run's details; for a run\n"
+		 "recorded with --stacks, a flame graph of what held the memory at its peak. The\n"
+		 "file needs no network: styles, charts and scripts are inline. RUN is a run id or\n"
+		 "'last'.\n",
 	.opts = report_opts,
 };
 
@@ -164,19 +166,23 @@ int cmd_report(int argc, char **argv)
 	struct loaded_run lr;
 	struct proc_summary *procs = NULL;
 	struct oom_kill *kills = NULL;
-	size_t np = 0, nk = 0;
+	struct stored_stack *stacks = NULL;
+	size_t np = 0, nk = 0, ns = 0;
 	if ((ret = loaded_run_load(st, ref, &lr)) != 0)
 		goto out_store;
 	if (store_processes(st, lr.run.id, &procs, &np) < 0 ||
-	    store_oom_kills(st, lr.run.id, &kills, &nk) < 0) {
+	    store_oom_kills(st, lr.run.id, &kills, &nk) < 0 ||
+	    (RUN_HAS_STACKS(&lr.run) &&
+	     store_stacks(st, lr.run.id, STACKS_AT_PEAK, &stacks, &ns) < 0)) {
 		cli_error("cannot read run %lld: %s", (long long)lr.run.id, store_errmsg(st));
 		ret = EXIT_FAIL;
 	} else {
-		struct html_procs hp = { procs, np, kills, nk, NULL, NULL };
+		struct html_procs hp = { procs, np, kills, nk, NULL, NULL, stacks, ns };
 		ret = report_write(&a, st, &lr, &hp);
 	}
 	free(procs);
 	free(kills);
+	store_free_stacks(stacks, ns);
 	loaded_run_release(&lr);
 out_store:
 	store_close(st);

@@ -1,6 +1,7 @@
 #include "render/html.h"
 #include "base/fmt.h"
 #include "base/util.h"
+#include "render/flame.h"
 #include "render/live.h"
 #include "render/procs.h"
 #include "render/stages.h"
@@ -230,7 +231,8 @@ static void report_head(struct buf *b, const struct run *run)
 		buf_puts(b, " \xe2\x80\x94 ");
 		xml_text(b, run->label);
 	}
-	buf_printf(b, "</title>\n<style>%s</style>\n</head>\n<body>\n<main>\n", css);
+	buf_printf(b, "</title>\n<style>%s%s</style>\n</head>\n<body>\n<main>\n", css,
+		   RUN_HAS_STACKS(run) ? flame_css : "");
 
 	buf_printf(b, "<h1>Run %lld", (long long)run->id);
 	if (run->label[0]) {
@@ -567,6 +569,7 @@ void html_report(struct buf *b, const struct chart_run *r, const struct chart_op
 	counters_section(b, r);
 	counter_models_section(b, hp->counter_models);
 	by_process_section(b, r, o, hp->stack);
+	flame_section(b, r->run, hp->stacks, hp->nstacks);
 	if (hp->nprocs > 1)
 		procs_section(b, hp->procs, hp->nprocs);
 	if (hp->nkills)
@@ -581,8 +584,13 @@ void html_report(struct buf *b, const struct chart_run *r, const struct chart_op
 		xml_text(b, generator);
 		buf_puts(b, ". ");
 	}
-	buf_puts(b, "Hover over the chart to read RSS at a point in time.</footer>\n</main>\n");
+	buf_puts(b, "Hover over the chart to read RSS at a point in time");
+	if (RUN_HAS_STACKS(r->run) && hp->nstacks)
+		buf_puts(b, ", and over a box of the flame graph for its bytes");
+	buf_puts(b, ".</footer>\n</main>\n");
 	if (r->n)
 		buf_printf(b, "<script>%s</script>\n", script);
+	if (RUN_HAS_STACKS(r->run))
+		buf_printf(b, "<script>%s</script>\n", flame_script);
 	buf_puts(b, "</body>\n</html>\n");
 }

@@ -1,9 +1,10 @@
 /* The HTML report of one run: a single self-contained page (inline CSS, inline SVG and
- * a small inline script for hover read-outs; nothing is fetched from anywhere) with the
- * summary, the chart, the marks with RSS at each and its change since the previous
- * one, the processes of a set, the OOM kills, the events and the run's metadata. Pure:
- * text into a buffer. Every string that came from the run (label, command line, marks,
- * event details, host, process names) is escaped. */
+ * small inline scripts for hover read-outs and the flame graph's search; nothing is
+ * fetched from anywhere) with the summary, the chart, the marks with RSS at each and its
+ * change since the previous one, a flame graph of the stacks at the peak (a run recorded
+ * with --stacks), the processes of a set, the OOM kills, the events and the run's
+ * metadata. Pure: text into a buffer. Every string that came from the run (label,
+ * command line, marks, event details, host, process names, frames) is escaped. */
 #ifndef RSW_RENDER_HTML_H
 #define RSW_RENDER_HTML_H
 
@@ -22,6 +23,10 @@ struct html_procs {
 	const char *counter_models;
 	/* A set's memory by process, drawn next to its process table; NULL: none. */
 	const struct proc_stack *stack;
+	/* A run recorded with --stacks: its stacks at the peak (store_stacks), drawn as a
+	 * flame graph (render/flame.h); none for a run without. */
+	const struct stored_stack *stacks;
+	size_t nstacks;
 };
 
 /* r is one run with its samples, marks and events; o the chart's options (its title is
