@@ -44,8 +44,8 @@ prog() {
 	mmap) echo "$loop 20000 1024" ;;
 	xz) echo "xz -6 -T1 -c $tmp/in.txt" ;;
 	gcc) echo "gcc -O2 -Isrc -I$B/gen -c src/render/svg.c -o $tmp/svg.o" ;;
-	python) echo "python3 -c 'x = [str(i) * 4 for i in range(2000000)]'" ;;
-	big) echo "python3 -c 'for i in range(50): b = b\"x\" * (64 << 20)'" ;;
+	python) echo "/usr/bin/python3 -c 'x = [str(i) * 4 for i in range(2000000)]'" ;;
+	big) echo "/usr/bin/python3 -c 'for i in range(50): b = b\"x\" * (64 << 20)'" ;;
 	esac
 }
 
