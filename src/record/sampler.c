@@ -115,17 +115,16 @@ void sampler_use_gpu_probes(struct sampler *s, struct kpeak *k)
 }
 
 /* Folds the probes' highest total since the last fold into w, as the figure a read
- * would have given then (see struct sampler). Before the first anchor it only restarts
- * the probes' window. */
+ * would have given then (see struct sampler). Before the first anchor the probes'
+ * window stays open: a block of a process that came and went before the first read
+ * that anchors (a short child of a launched command) is the first fold's. */
 static void fold_probes(struct sampler *s, struct gpu_reading *w)
 {
 	uint64_t high;
 	int64_t at;
-	if (!s->gpu_probes)
+	if (!s->gpu_probes || !s->gpu_anchored)
 		return;
 	kpeak_gpu_window(s->gpu_probes, &high, &at);
-	if (!s->gpu_anchored)
-		return;
 	int64_t v = (int64_t)s->gpu_anchor_read + ((int64_t)high - s->gpu_anchor_live);
 	uint64_t bytes = v > 0 ? (uint64_t)v : 0;
 	if (!w->have || bytes > w->bytes) {

@@ -50,6 +50,7 @@ struct gpu_reading {
  * gpu_anchor_live, the probes' total then; a read below that total counts as the
  * total: the driver's figure holds its blocks), and the highest of the probes' total
  * since, h at time t, stands for a figure of anchor_read + h - anchor_live read at t.
+ * The window stays open until the first anchor, so what came before it counts too.
  * So a spike of any length between two reads is the next sample's, at its time; what
  * the driver charges besides the blocks (the context) comes from the reads. */
 struct sampler {
