@@ -7,7 +7,12 @@
  * this program by the loader), so forks, execs and cgroup moves follow as there.
  *
  * Only these four calls enter the programs (syscall tracepoints, not the raw
- * sys_enter that every system call on the machine would run). */
+ * sys_enter that every system call on the machine would run).
+ *
+ * In the faults mode (KS_MODE_FAULTS) the calls that map memory are not followed;
+ * instead, each time a process's resident bytes pass its highest so far by a step, the
+ * stack of the fault that took them there is sent with the rise (KS_FAULT). Mappings
+ * of code are followed in both modes: the recorder's walks need them. */
 #include <linux/types.h>
 #include <linux/bpf.h>
 #include <asm/ptrace.h>
@@ -19,9 +24,16 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+struct percpu_counter {
+	__s64 count;
+} __attribute__((preserve_access_index));
+
 struct mm_struct {
 	unsigned long brk;
+	struct percpu_counter rss_stat[4];	/* file, anon, swap, shmem */
 } __attribute__((preserve_access_index));
+
+enum { MM_FILE, MM_ANON, MM_SWAP, MM_SHMEM };
 
 struct signal_struct {
 	struct { int counter; } live;
@@ -54,6 +66,9 @@ struct sys_exit {
 #define MAP_ANONYMOUS 0x20
 
 struct ks_state kstate;
+
+const volatile __u32 mode = KS_MODE_MMAP;
+const volatile __u64 page_size = 4096;
 
 /* The peak engine's table of tracked processes (the loader gives this program its
  * fd): its definition must stay the engine's. */
@@ -94,6 +109,20 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 16 * 1024 * 1024);
 } records SEC(".maps");
+
+/* The faults mode: each process's highest resident bytes that a record covers, and the
+ * figure that sends the next one. */
+struct ks_mark {
+	__u64 high;
+	__u64 next;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct ks_mark);
+} marks SEC(".maps");
 
 static __always_inline int tracked(__u32 tgid)
 {
@@ -196,7 +225,7 @@ int enter_mmap(struct sys_enter *ctx)
 	__u64 prot = ctx->args[2], flags = ctx->args[3];
 	if (flags & MAP_ANONYMOUS) {
 		/* a reservation (PROT_NONE) holds nothing: a guard, an arena's reserve */
-		if (prot & PROT_WRITE)
+		if ((prot & PROT_WRITE) && mode == KS_MODE_MMAP)
 			begin(KS_MAP, 0, ctx->args[1], 0, 0);
 	} else if (prot & PROT_EXEC) {
 		begin(KS_CODE, 0, ctx->args[1], 0, 0);
@@ -284,6 +313,7 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *t = (struct task_struct *)ctx->args[0];
 	__u32 tgid = BPF_CORE_READ(t, tgid);
+	bpf_map_delete_elem(&marks, &tgid);	/* a new image: its own highest */
 	if (bpf_map_lookup_elem(&senders, &tgid))
 		send(KS_EXEC, (__u64)tgid << 32 | tgid, 0, 0, 0, 0);
 	return 0;
@@ -311,9 +341,53 @@ int on_exit(struct bpf_raw_tracepoint_args *ctx)
 	if (BPF_CORE_READ(t, signal, live.counter) != 0)
 		return 0;	/* not the process's last thread */
 	__u32 tgid = BPF_CORE_READ(t, tgid);
+	bpf_map_delete_elem(&marks, &tgid);
 	if (!bpf_map_lookup_elem(&senders, &tgid))
 		return 0;
 	send(KS_EXIT, (__u64)tgid << 32 | tgid, 0, 0, 0, 0);
 	bpf_map_delete_elem(&senders, &tgid);
+	return 0;
+}
+
+static __always_inline __u64 positive(__s64 v)
+{
+	return v > 0 ? (__u64)v : 0;
+}
+
+/* The faults mode: a change of an mm's resident pages (the engine's raw tracepoint),
+ * in the process whose mm it is. Its first change sets its highest; a rise past it by a
+ * step is sent with the stack of the fault (the task's user registers: where it
+ * touched the page, or the system call that did). One CPU of a process's threads
+ * takes each rise. */
+SEC("raw_tracepoint/rss_stat")
+int on_rss_stat(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	if (!tracked(tgid))
+		return 0;
+	struct mm_struct *mm = (struct mm_struct *)ctx->args[0];
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	if (BPF_CORE_READ(t, mm) != mm)
+		return 0;	/* another process's pages: a fork's copy, a remote access */
+	__u64 now = (positive(BPF_CORE_READ(mm, rss_stat[MM_FILE].count)) +
+		     positive(BPF_CORE_READ(mm, rss_stat[MM_ANON].count)) +
+		     positive(BPF_CORE_READ(mm, rss_stat[MM_SHMEM].count))) * page_size;
+	__u64 step = now >> KS_FAULT_SHIFT;
+	if (step < KS_FAULT_MIN)
+		step = KS_FAULT_MIN;
+	struct ks_mark *m = bpf_map_lookup_elem(&marks, &tgid);
+	if (!m) {
+		struct ks_mark first = { now, now + step };
+		bpf_map_update_elem(&marks, &tgid, &first, BPF_NOEXIST);
+		return 0;
+	}
+	if (now < *(volatile __u64 *)&m->next)
+		return 0;
+	__u64 high = *(volatile __u64 *)&m->high;
+	if (now <= high || __sync_val_compare_and_swap(&m->high, high, now) != high)
+		return 0;
+	m->next = now + step;
+	send_stacked(KS_FAULT, id, high, (__s64)(now - high));
 	return 0;
 }

@@ -16,6 +16,20 @@
 #define KS_EXIT 7u	/* the process ended: its mappings are gone */
 #define KS_FORK 8u	/* the process was forked from the one at addr: a copy of its
 			 * mappings */
+#define KS_FAULT 9u	/* record --stacks=faults: the process's resident bytes rose from
+			 * addr to addr + len, past its highest so far, with the stack of
+			 * the fault that took it there (addr is a count, not an address) */
+
+/* What the program follows (its constant mode, set before it loads). */
+#define KS_MODE_MMAP 1u	/* mmap, munmap, mremap and brk, each with its stack */
+#define KS_MODE_FAULTS 2u	/* a fault's stack at each rise of a process's highest
+				 * resident bytes by a step (below) */
+
+/* The step of KS_MODE_FAULTS: a record each time a process's resident bytes pass its
+ * highest so far by 1/256 of it, and by 1 MiB at least: a process that grows to 600
+ * GiB sends about 2,300. */
+#define KS_FAULT_SHIFT 8
+#define KS_FAULT_MIN (1ull << 20)
 
 /* The user registers, in DWARF's order for x86-64: rax rdx rcx rbx rsi rdi rbp rsp
  * r8-r15, and the return address column (rip). */

@@ -18,6 +18,7 @@
 #include "record/recorder.h"
 #include "record/target.h"
 #include "render/live.h"
+#include "source/kstacks.h"
 #include "render/summary.h"
 #include "store/store.h"
 
@@ -102,10 +103,10 @@ static int take_warn(const struct cli_state *st, const struct cli_opt *o, const 
 	return 0;
 }
 
-enum { STACKS_NONE, STACKS_MMAP };
-
+/* record --stacks[=MODE]: 0, or a kstacks_mode (source/kstacks.h) */
 static const struct cli_choice stacks_modes[] = {
-	{ STACKS_MODE_MMAP, STACKS_MMAP },
+	{ STACKS_MODE_MMAP, KSTACKS_MMAP },
+	{ STACKS_MODE_FAULTS, KSTACKS_FAULTS },
 	{ NULL, 0 },
 };
 
@@ -261,12 +262,14 @@ static const struct cli_opt record_opts_table[] = {
 	{ "no-bpf", 0, CLI_FLAG, AT(no_bpf, int),
 	  .help = "do not load the eBPF peak engine (as root it gives each peak its exact "
 	  "height and the kernel's time; docs/guide/peaks.md)" },
-	{ "stacks", 0, CLI_CHOICE, AT(stacks, int), .flags = CLI_OPTIONAL, .set = STACKS_MMAP,
+	{ "stacks", 0, CLI_CHOICE, AT(stacks, int), .flags = CLI_OPTIONAL, .set = KSTACKS_MMAP,
 	  .choices = stacks_modes, .arg = "MODE",
 	  .help = "also record what holds the memory: live bytes by call stack, at the peak "
 		  "and at the end (eBPF, as root). MODE mmap (the default): the blocks of "
 		  "anonymous memory mapped (mmap, brk, mremap), each by the stack that mapped "
-		  "it; docs/guide/stacks.md" },
+		  "it; faults: each rise of a process's highest resident bytes (every 1/256 "
+		  "of it, 1 MiB at least) by the stack of the fault that made it, memory from "
+		  "malloc's arenas too; docs/guide/stacks.md" },
 	{ "no-gpu", 0, CLI_FLAG, AT(no_gpu, int),
 	  .help = "do not record GPU memory even where NVML is present" },
 	{ "gpu-interval", 0, CLI_DURATION, AT(gpu_interval_ns, int64_t), .min = NS_PER_MS,
@@ -416,7 +419,8 @@ static void fill_run(struct run *r, const struct record_args *a, const struct re
 	r->tree = a->tree && !a->cgroup;
 	r->pss_interval_ns = a->opts.pss_interval_ns;
 	if (a->stacks)
-		r->stacks = xstrdup(STACKS_MODE_MMAP);
+		r->stacks = xstrdup(a->stacks == KSTACKS_FAULTS ? STACKS_MODE_FAULTS :
+				    STACKS_MODE_MMAP);
 	r->started_at = real_ns();
 	r->interval_ns = a->opts.interval_ns;
 	run_set_unknown(r);
@@ -615,7 +619,7 @@ static int open_engine(struct record_args *a, int fail)
 	}
 	int e = engine_open(&a->opts, why, sizeof(why));
 	if (e == 0 && a->stacks)
-		e = engine_open_stacks(&a->opts, why, sizeof(why));
+		e = engine_open_stacks(&a->opts, (enum kstacks_mode)a->stacks, why, sizeof(why));
 	if (e < 0 && a->stacks) {
 		cli_error("cannot record stacks: %s", why);
 		return fail;
@@ -627,7 +631,9 @@ static int open_engine(struct record_args *a, int fail)
 			"run: %s\n", why);
 	else
 		fprintf(stderr, "rsswatch: exact peaks from the kernel's page counts (eBPF)%s\n",
-			a->stacks ? "; live bytes by call stack (mmap, brk, mremap)" : "");
+			!a->stacks ? "" : a->stacks == KSTACKS_FAULTS ?
+			"; the stacks of the faults that raise the peak" :
+			"; live bytes by call stack (mmap, brk, mremap)");
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "record/recorder.h"
+#include "source/kstacks.h"
 
 /* Loads the engine for a session's runs: o->kpeak, once (it takes 30-60 ms, which a
  * target may not outlive). Returns 0, or -errno with a one-line reason
@@ -21,7 +22,7 @@ void engine_adopt_launch(struct record_opts *o, int tree);
 /* record --stacks: the stacks program on the open engine's processes, and the
  * unwinder of its stacks (source/kstacks.h, source/unwind.h). 0, or -errno with why
  * in words. */
-int engine_open_stacks(struct record_opts *o, char *why, size_t n);
+int engine_open_stacks(struct record_opts *o, enum kstacks_mode mode, char *why, size_t n);
 /* Unloads it (at the end of the session). Accepts a closed one. */
 void engine_close(struct record_opts *o);
 

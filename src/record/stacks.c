@@ -333,6 +333,7 @@ void stacks_feed(struct stacks *s, const struct kstacks_record *r, int64_t peak_
 		if (r->len > 0)
 			map(s, proc_of(s, r->pid, 1), a, a + (uint64_t)r->len, stack_of(s, r));
 		break;
+	case KSTACKS_FAULT:	/* a rise of its highest: a span of its own, never unmapped */
 	case KSTACKS_BRK:
 		if (r->len > 0)
 			map(s, proc_of(s, r->pid, 1), a, a + (uint64_t)r->len, stack_of(s, r));

@@ -20,7 +20,22 @@ static const char *const allocator[] = {
 	"operator new", "std::", "__gnu_cxx::",
 	"__rust_alloc", "__rust_realloc", "__rdl_alloc", "__rdl_realloc", "__rg_alloc",
 	"alloc::", "<alloc::", "core::", "<core::",
+	/* where a fault lands (--stacks=faults): the C library's fill and copy */
+	"__memset", "memset", "__memcpy", "memcpy", "__memmove", "memmove", "__GI_mem",
 };
+
+/* The words of a mode: the mmap mode's blocks are mapped, the faults mode's rises of a
+ * process's highest are touched. */
+struct words {
+	const char *bytes, *blocks, *leaf, *verb;
+};
+
+static const struct words *words_of(const struct run *r)
+{
+	static const struct words mapped = { "mapped", "blocks", "allocated in", "mapped" };
+	static const struct words touched = { "touched", "faults", "touched in", "touched" };
+	return r->stacks && strcmp(r->stacks, STACKS_MODE_FAULTS) == 0 ? &touched : &mapped;
+}
 
 /* Line i of frames (its name: up to " (" where a place follows) into out; 0 when
  * there is no such line. */
@@ -85,8 +100,9 @@ static void table(struct buf *b, const struct run *r, const struct stored_stack 
 {
 	char by[32], leaf[256];
 	size_t shown = all || n <= CALLSTACKS_TOP ? n : CALLSTACKS_TOP;
-	buf_printf(b, "  %12s %7s %7s  %s\n", "mapped", "of peak", "blocks",
-		   all ? "stack (innermost first)" : "allocated in");
+	const struct words *w = words_of(r);
+	buf_printf(b, "  %12s %7s %7s  %s\n", w->bytes, "of peak", w->blocks,
+		   all ? "stack (innermost first)" : w->leaf);
 	for (size_t i = 0; i < shown; i++) {
 		fmt_bytes(by, sizeof(by), v[i].bytes > 0 ? (uint64_t)v[i].bytes : 0);
 		char share[16] = "-";
@@ -128,24 +144,28 @@ void callstacks_text(struct buf *b, const struct run *r, const struct stored_sta
 	char by[32], at[40], off[32];
 	if (!RUN_HAS_STACKS(r))
 		return;
+	const struct words *w = words_of(r);
 	if (!npeak && !nend) {
-		buf_puts(b, "\nstacks    none seen: no anonymous memory mapped by the recorded "
-			 "processes while recording\n");
+		buf_puts(b, w == words_of(&(struct run){ 0 }) ?
+			 "\nstacks    none seen: no anonymous memory mapped by the recorded "
+			 "processes while recording\n" :
+			 "\nstacks    none seen: no recorded process rose past its first figure "
+			 "by a step while recording\n");
 		return;
 	}
 	if (npeak) {
 		int64_t total = total_of(peak, npeak);
 		fmt_bytes(by, sizeof(by), total > 0 ? (uint64_t)total : 0);
-		buf_printf(b, "\nat the peak (%s, %s): %s mapped by %zu stack%s\n",
+		buf_printf(b, "\nat the peak (%s, %s): %s %s by %zu stack%s\n",
 			   fmt_hms_ms(at, sizeof(at), r->stacks_peak_at),
-			   fmt_offset(off, sizeof(off), r->stacks_peak_at - r->started_at), by, npeak,
-			   npeak == 1 ? "" : "s");
+			   fmt_offset(off, sizeof(off), r->stacks_peak_at - r->started_at), by,
+			   w->verb, npeak, npeak == 1 ? "" : "s");
 		table(b, r, peak, npeak, all);
 	}
 	if (nend) {
 		int64_t total = total_of(end, nend);
 		fmt_bytes(by, sizeof(by), total > 0 ? (uint64_t)total : 0);
-		buf_printf(b, "\nat the end: %s still mapped by %zu stack%s\n", by, nend,
+		buf_printf(b, "\nat the end: %s still %s by %zu stack%s\n", by, w->verb, nend,
 			   nend == 1 ? "" : "s");
 		table(b, r, end, nend, all);
 	}

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifdef HAVE_BPF
 
@@ -26,7 +27,10 @@
 _Static_assert(KSTACKS_NREGS == KS_NREGS, "the registers are the program's");
 _Static_assert(KSTACKS_MAP == KS_MAP && KSTACKS_BRK == KS_BRK && KSTACKS_UNMAP == KS_UNMAP &&
 	       KSTACKS_REMAP == KS_REMAP && KSTACKS_CODE == KS_CODE && KSTACKS_EXEC == KS_EXEC &&
-	       KSTACKS_EXIT == KS_EXIT && KSTACKS_FORK == KS_FORK, "the kinds are the program's");
+	       KSTACKS_EXIT == KS_EXIT && KSTACKS_FORK == KS_FORK && KSTACKS_FAULT == KS_FAULT,
+	       "the kinds are the program's");
+_Static_assert(KSTACKS_MMAP == KS_MODE_MMAP && KSTACKS_FAULTS == KS_MODE_FAULTS,
+	       "the modes are the program's");
 
 struct kstacks {
 	struct kstacks_bpf *skel;
@@ -74,7 +78,25 @@ static int tracefs_up(void)
 	return 1;
 }
 
-int kstacks_open(struct kstacks **out, struct kpeak *k, char *why, size_t whylen)
+/* The programs of a mode: the faults mode follows no call that maps or unmaps anonymous
+ * memory (mmap's program stays, for the mappings of code), the mmap mode no fault. */
+static void choose_programs(struct kstacks_bpf *b, enum kstacks_mode mode)
+{
+	int faults = mode == KSTACKS_FAULTS;
+	struct bpf_program *calls[] = {
+		b->progs.enter_munmap, b->progs.exit_munmap, b->progs.enter_mremap,
+		b->progs.exit_mremap, b->progs.enter_brk, b->progs.exit_brk,
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(calls); i++)
+		bpf_program__set_autoload(calls[i], !faults);
+	bpf_program__set_autoload(b->progs.on_rss_stat, faults);
+	b->rodata->mode = (__u32)mode;
+	long page = sysconf(_SC_PAGESIZE);
+	b->rodata->page_size = page > 0 ? (__u64)page : 4096;
+}
+
+int kstacks_open(struct kstacks **out, struct kpeak *k, enum kstacks_mode mode, char *why,
+		 size_t whylen)
 {
 	*out = NULL;
 	if (!k) {
@@ -91,6 +113,7 @@ int kstacks_open(struct kstacks **out, struct kpeak *k, char *why, size_t whylen
 		free(s);
 		return e;
 	}
+	choose_programs(s->skel, mode);
 	if ((e = bpf_map__reuse_fd(s->skel->maps.procs, kpeak_procs_fd(k))) < 0 ||
 	    (e = kstacks_bpf__load(s->skel)) < 0) {
 		kstacks_close(s);
@@ -164,7 +187,25 @@ struct kstacks {
 	int unused;
 };
 
-int kstacks_open(struct kstacks **out, struct kpeak *k, char *why, size_t whylen)
+/* The programs of a mode: the faults mode follows no call that maps or unmaps anonymous
+ * memory (mmap's program stays, for the mappings of code), the mmap mode no fault. */
+static void choose_programs(struct kstacks_bpf *b, enum kstacks_mode mode)
+{
+	int faults = mode == KSTACKS_FAULTS;
+	struct bpf_program *calls[] = {
+		b->progs.enter_munmap, b->progs.exit_munmap, b->progs.enter_mremap,
+		b->progs.exit_mremap, b->progs.enter_brk, b->progs.exit_brk,
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(calls); i++)
+		bpf_program__set_autoload(calls[i], !faults);
+	bpf_program__set_autoload(b->progs.on_rss_stat, faults);
+	b->rodata->mode = (__u32)mode;
+	long page = sysconf(_SC_PAGESIZE);
+	b->rodata->page_size = page > 0 ? (__u64)page : 4096;
+}
+
+int kstacks_open(struct kstacks **out, struct kpeak *k, enum kstacks_mode mode, char *why,
+		 size_t whylen)
 {
 	(void)k;
 	*out = NULL;

@@ -15,11 +15,16 @@ struct kstacks;
 /* What a record says (bpf/kstacks.h has each one's meaning). */
 enum kstacks_kind {
 	KSTACKS_MAP = 1, KSTACKS_BRK, KSTACKS_UNMAP, KSTACKS_REMAP, KSTACKS_CODE,
-	KSTACKS_EXEC, KSTACKS_EXIT, KSTACKS_FORK,
+	KSTACKS_EXEC, KSTACKS_EXIT, KSTACKS_FORK, KSTACKS_FAULT,
 };
 
-/* One record. regs and stack are set for a
- * record with a stack (KSTACKS_MAP, and KSTACKS_BRK when the heap grew), else NULL. */
+/* What the program follows: the calls that map memory, or the faults that raise a
+ * process's highest resident bytes (bpf/kstacks.h: KS_MODE_*). */
+enum kstacks_mode { KSTACKS_MMAP = 1, KSTACKS_FAULTS };
+
+/* One record. regs and stack are set for a record with a stack (KSTACKS_MAP,
+ * KSTACKS_FAULT, and KSTACKS_BRK when the heap grew), else NULL. A KSTACKS_FAULT's
+ * [addr, addr + len) is the rise of the process's highest resident bytes it covers. */
 struct kstacks_record {
 	uint32_t kind;
 	pid_t pid;		/* the process (its tgid) */
@@ -41,10 +46,11 @@ struct kstacks_counts {
 	uint64_t calls_lost;	/* calls not followed: its table of calls was full */
 };
 
-/* Loads and attaches the program on the engine k's processes. Mounts tracefs for the
- * attach where the system has not (and unmounts it after). 0 and *out, or -errno with
- * a phrase in why. */
-int kstacks_open(struct kstacks **out, struct kpeak *k, char *why, size_t whylen);
+/* Loads and attaches the program on the engine k's processes, in mode. Mounts tracefs
+ * for the attach where the system has not (and unmounts it after). 0 and *out, or
+ * -errno with a phrase in why. */
+int kstacks_open(struct kstacks **out, struct kpeak *k, enum kstacks_mode mode, char *why,
+		 size_t whylen);
 /* Hands each record sent since the last call to fn, in order (fn's non-zero return
  * stops it). Returns how many, or -errno. No system call: the ring buffer is mapped. */
 int kstacks_drain(struct kstacks *s, int (*fn)(void *ctx, const struct kstacks_record *r),

@@ -4,6 +4,8 @@
  * in order, from the command line:
  *   table N          alloc_table: N MiB, touched, kept
  *   buffers K N      alloc_buffers: K blocks of N MiB, touched, kept
+ *   small N          alloc_small: N MiB in pieces of 64 bytes (malloc's arena), each
+ *                    touched, kept
  *   free-buffers     frees them
  *   child N MS       a forked child's child_work: N MiB, touched, held MS ms before
  *                    it exits; the parent waits for it
@@ -11,7 +13,8 @@
  *   garbage N        an N MiB mmap made with the stack pointer on a page of garbage
  *   odd-libc PATH    maps the file PATH (a libc) executable at an odd address
  *   touch FILE / await FILE / sleep MS / exec PROG ARGS...
- * Every block is malloc'ed at 1 MiB or more, so that glibc maps each with mmap. */
+ * Every block but the small ones is malloc'ed at 1 MiB or more, so that glibc maps
+ * each with mmap. */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -49,6 +52,17 @@ __attribute__((noinline)) static char *alloc_buffers(size_t n)
 	if (p)
 		memset(p, 2, n);
 	return p;
+}
+
+__attribute__((noinline)) static void alloc_small(size_t n)
+{
+	for (size_t i = 0; i < n / 64; i++) {
+		char *p = malloc(48);	/* 64 bytes with the chunk's header */
+		if (!p)
+			return;
+		memset(p, 5, 48);
+		keep(p);
+	}
 }
 
 __attribute__((noinline)) static void child_work(size_t n, unsigned ms)
@@ -109,6 +123,8 @@ int main(int argc, char **argv)
 			size_t n = mib(argv[++i]);
 			for (int j = 0; j < k && nbuffers < 64; j++)
 				buffers[nbuffers++] = alloc_buffers(n);
+		} else if (!strcmp(c, "small") && i + 1 < argc) {
+			alloc_small(mib(argv[++i]));
 		} else if (!strcmp(c, "free-buffers")) {
 			while (nbuffers)
 				free(buffers[--nbuffers]);
