@@ -18,7 +18,6 @@
 #include "record/recorder.h"
 #include "record/target.h"
 #include "render/live.h"
-#include "source/kstacks.h"
 #include "render/summary.h"
 #include "store/store.h"
 
@@ -103,10 +102,10 @@ static int take_warn(const struct cli_state *st, const struct cli_opt *o, const 
 	return 0;
 }
 
-/* record --stacks[=MODE]: 0, or a kstacks_mode (source/kstacks.h) */
+/* record --stacks[=MODE]: 0, or an engine_stacks (record/engine.h) */
 static const struct cli_choice stacks_modes[] = {
-	{ STACKS_MODE_MMAP, KSTACKS_MMAP },
-	{ STACKS_MODE_FAULTS, KSTACKS_FAULTS },
+	{ STACKS_MODE_MMAP, ENGINE_STACKS_MMAP },
+	{ STACKS_MODE_FAULTS, ENGINE_STACKS_FAULTS },
 	{ NULL, 0 },
 };
 
@@ -262,7 +261,7 @@ static const struct cli_opt record_opts_table[] = {
 	{ "no-bpf", 0, CLI_FLAG, AT(no_bpf, int),
 	  .help = "do not load the eBPF peak engine (as root it gives each peak its exact "
 	  "height and the kernel's time; docs/guide/peaks.md)" },
-	{ "stacks", 0, CLI_CHOICE, AT(stacks, int), .flags = CLI_OPTIONAL, .set = KSTACKS_MMAP,
+	{ "stacks", 0, CLI_CHOICE, AT(stacks, int), .flags = CLI_OPTIONAL, .set = ENGINE_STACKS_MMAP,
 	  .choices = stacks_modes, .arg = "MODE",
 	  .help = "also record what holds the memory: live bytes by call stack, at the peak "
 		  "and at the end (eBPF, as root). MODE mmap (the default): the blocks of "
@@ -419,7 +418,7 @@ static void fill_run(struct run *r, const struct record_args *a, const struct re
 	r->tree = a->tree && !a->cgroup;
 	r->pss_interval_ns = a->opts.pss_interval_ns;
 	if (a->stacks)
-		r->stacks = xstrdup(a->stacks == KSTACKS_FAULTS ? STACKS_MODE_FAULTS :
+		r->stacks = xstrdup(a->stacks == ENGINE_STACKS_FAULTS ? STACKS_MODE_FAULTS :
 				    STACKS_MODE_MMAP);
 	r->started_at = real_ns();
 	r->interval_ns = a->opts.interval_ns;
@@ -619,7 +618,7 @@ static int open_engine(struct record_args *a, int fail)
 	}
 	int e = engine_open(&a->opts, why, sizeof(why));
 	if (e == 0 && a->stacks)
-		e = engine_open_stacks(&a->opts, (enum kstacks_mode)a->stacks, why, sizeof(why));
+		e = engine_open_stacks(&a->opts, (enum engine_stacks)a->stacks, why, sizeof(why));
 	if (e < 0 && a->stacks) {
 		cli_error("cannot record stacks: %s", why);
 		return fail;
@@ -631,7 +630,7 @@ static int open_engine(struct record_args *a, int fail)
 			"run: %s\n", why);
 	else
 		fprintf(stderr, "rsswatch: exact peaks from the kernel's page counts (eBPF)%s\n",
-			!a->stacks ? "" : a->stacks == KSTACKS_FAULTS ?
+			!a->stacks ? "" : a->stacks == ENGINE_STACKS_FAULTS ?
 			"; the stacks of the faults that raise the peak" :
 			"; live bytes by call stack (mmap, brk, mremap)");
 	return 0;

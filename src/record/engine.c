@@ -28,7 +28,7 @@ void engine_adopt_launch(struct record_opts *o, int tree)
 		kpeak_follow_forks(o->kpeak, 1);
 }
 
-int engine_open_stacks(struct record_opts *o, enum kstacks_mode mode, char *why, size_t n)
+int engine_open_stacks(struct record_opts *o, enum engine_stacks mode, char *why, size_t n)
 {
 	int e = unwinder_new(&o->unwinder);
 	if (e < 0) {
@@ -36,7 +36,8 @@ int engine_open_stacks(struct record_opts *o, enum kstacks_mode mode, char *why,
 			 "stacks' unwinder)" : "cannot start the stacks' unwinder: %s", strerror(-e));
 		return e;
 	}
-	e = kstacks_open(&o->kstacks, o->kpeak, mode, why, n);
+	e = kstacks_open(&o->kstacks, o->kpeak,
+			 mode == ENGINE_STACKS_FAULTS ? KSTACKS_FAULTS : KSTACKS_MMAP, why, n);
 	if (e < 0) {
 		unwinder_free(o->unwinder);
 		o->unwinder = NULL;

@@ -6,7 +6,6 @@
 #include <stddef.h>
 
 #include "record/recorder.h"
-#include "source/kstacks.h"
 
 /* Loads the engine for a session's runs: o->kpeak, once (it takes 30-60 ms, which a
  * target may not outlive). Returns 0, or -errno with a one-line reason
@@ -19,10 +18,11 @@ void engine_new_run(struct record_opts *o);
  * from its exec, and with a tree every process it forks from then on (a shell's first
  * children may start before the recorder's loop does). */
 void engine_adopt_launch(struct record_opts *o, int tree);
-/* record --stacks: the stacks program on the open engine's processes, and the
+/* record --stacks[=MODE]: the stacks program on the open engine's processes, and the
  * unwinder of its stacks (source/kstacks.h, source/unwind.h). 0, or -errno with why
  * in words. */
-int engine_open_stacks(struct record_opts *o, enum kstacks_mode mode, char *why, size_t n);
+enum engine_stacks { ENGINE_STACKS_MMAP = 1, ENGINE_STACKS_FAULTS };
+int engine_open_stacks(struct record_opts *o, enum engine_stacks mode, char *why, size_t n);
 /* Unloads it (at the end of the session). Accepts a closed one. */
 void engine_close(struct record_opts *o);
 
