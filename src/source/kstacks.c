@@ -187,27 +187,11 @@ struct kstacks {
 	int unused;
 };
 
-/* The programs of a mode: the faults mode follows no call that maps or unmaps anonymous
- * memory (mmap's program stays, for the mappings of code), the mmap mode no fault. */
-static void choose_programs(struct kstacks_bpf *b, enum kstacks_mode mode)
-{
-	int faults = mode == KSTACKS_FAULTS;
-	struct bpf_program *calls[] = {
-		b->progs.enter_munmap, b->progs.exit_munmap, b->progs.enter_mremap,
-		b->progs.exit_mremap, b->progs.enter_brk, b->progs.exit_brk,
-	};
-	for (size_t i = 0; i < ARRAY_SIZE(calls); i++)
-		bpf_program__set_autoload(calls[i], !faults);
-	bpf_program__set_autoload(b->progs.on_rss_stat, faults);
-	b->rodata->mode = (__u32)mode;
-	long page = sysconf(_SC_PAGESIZE);
-	b->rodata->page_size = page > 0 ? (__u64)page : 4096;
-}
-
 int kstacks_open(struct kstacks **out, struct kpeak *k, enum kstacks_mode mode, char *why,
 		 size_t whylen)
 {
 	(void)k;
+	(void)mode;
 	*out = NULL;
 	snprintf(why, whylen, "this rsswatch was built without the eBPF engine");
 	return -ENOSYS;
