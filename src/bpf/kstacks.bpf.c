@@ -12,12 +12,20 @@
  * In the faults mode (KS_MODE_FAULTS) the calls that map memory are not followed;
  * instead, each time a process's resident bytes pass its highest so far by a step, the
  * stack of the fault that took them there is sent with the rise (KS_FAULT). Mappings
- * of code are followed in both modes: the recorder's walks need them. */
+ * of code are followed in both modes: the recorder's walks need them.
+ *
+ * The malloc mode (KS_MODE_MALLOC) follows the mmap mode's calls and, through uprobes
+ * the loader attaches to each tracked process's allocator, every call of malloc,
+ * calloc, realloc, posix_memalign, aligned_alloc, memalign, valloc and free: a block
+ * at the call's return with its caller's stack (KS_ALLOC), a free at its entry
+ * (KS_FREE). The system calls an allocator makes on its own account (the arena's brk,
+ * the mmap of a large chunk) are not sent: the blocks it hands out stand for them. */
 #include <linux/types.h>
 #include <linux/bpf.h>
 #include <asm/ptrace.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
 
 #include "bpf/kpeak.h"
 #include "bpf/kstacks.h"
@@ -96,6 +104,25 @@ struct {
 	__type(value, struct ks_call);
 } calls SEC(".maps");
 
+/* The malloc mode: an allocator's call under way, by thread: how deep (glibc's realloc
+ * of nothing calls malloc), and the outermost call's arguments. */
+enum { AC_PLAIN, AC_REALLOC, AC_OUT };
+
+struct ks_alloc_call {
+	__u32 depth;
+	__u32 kind;	/* AC_*: AC_OUT writes the block's address to out */
+	__u64 size;
+	__u64 old;	/* AC_REALLOC: the block resized */
+	__u64 out;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct ks_alloc_call);
+} in_alloc SEC(".maps");
+
 /* The processes that sent a record: the ones whose exit, exec and forks matter to the
  * recorder (the engine forgets an ended process before this program sees its end). */
 struct {
@@ -130,10 +157,16 @@ static __always_inline int tracked(__u32 tgid)
 	return p && !(p->flags & KP_WAIT_EXEC);
 }
 
+/* A system call of an allocator's own, in the malloc mode. */
+static __always_inline int allocator_call(__u64 id)
+{
+	return mode == KS_MODE_MALLOC && bpf_map_lookup_elem(&in_alloc, &id);
+}
+
 static __always_inline void begin(__u32 kind, __u64 addr, __u64 len, __u64 old, __u64 old_len)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	if (!tracked(id >> 32))
+	if (!tracked(id >> 32) || allocator_call(id))
 		return;
 	struct ks_call c = { .kind = kind, .addr = addr, .len = len, .old = old,
 			     .old_len = old_len };
@@ -175,7 +208,8 @@ static __always_inline void send(__u32 kind, __u64 id, __u64 addr, __s64 len, __
 
 /* A record with the caller's registers and stack: at a system call's return they are
  * as they were at its entry, in the C library's wrapper. */
-static __always_inline void send_stacked(__u32 kind, __u64 id, __u64 addr, __s64 len)
+static __always_inline void send_stacked(__u32 kind, __u64 id, __u64 addr, __s64 len,
+					 __u64 old)
 {
 	struct ks_stacked *r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
 	if (!r) {
@@ -185,6 +219,7 @@ static __always_inline void send_stacked(__u32 kind, __u64 id, __u64 addr, __s64
 	head(&r->h, kind, id);
 	r->h.addr = addr;
 	r->h.len = len;
+	r->h.old = old;
 	struct pt_regs regs;
 	struct task_struct *t = bpf_get_current_task_btf();
 	if (bpf_probe_read_kernel(&regs, sizeof(regs), (void *)bpf_task_pt_regs(t)) != 0) {
@@ -241,7 +276,7 @@ int exit_mmap(struct sys_exit *ctx)
 	if (!end(id, &c) || ctx->ret < 0 && ctx->ret > -4096)
 		return 0;
 	if (c.kind == KS_MAP)
-		send_stacked(KS_MAP, id, (__u64)ctx->ret, (__s64)c.len);
+		send_stacked(KS_MAP, id, (__u64)ctx->ret, (__s64)c.len, 0);
 	else
 		send(KS_CODE, id, (__u64)ctx->ret, (__s64)c.len, 0, 0);
 	return 0;
@@ -286,7 +321,7 @@ SEC("tracepoint/syscalls/sys_enter_brk")
 int enter_brk(struct sys_enter *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	if (!tracked(id >> 32))
+	if (!tracked(id >> 32) || allocator_call(id))
 		return 0;
 	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
 	begin(KS_BRK, BPF_CORE_READ(t, mm, brk), 0, 0, 0);
@@ -302,7 +337,7 @@ int exit_brk(struct sys_exit *ctx)
 		return 0;
 	__s64 moved = ctx->ret - (__s64)c.addr;
 	if (moved > 0)
-		send_stacked(KS_BRK, id, c.addr, moved);
+		send_stacked(KS_BRK, id, c.addr, moved, 0);
 	else if (moved < 0)
 		send(KS_BRK, id, c.addr, moved, 0, 0);
 	return 0;
@@ -388,6 +423,102 @@ int on_rss_stat(struct bpf_raw_tracepoint_args *ctx)
 	if (now <= high || __sync_val_compare_and_swap(&m->high, high, now) != high)
 		return 0;
 	m->next = now + step;
-	send_stacked(KS_FAULT, id, high, (__s64)(now - high));
+	send_stacked(KS_FAULT, id, high, (__s64)(now - high), 0);
+	return 0;
+}
+
+/* The malloc mode's allocator calls. The entry keeps the outermost call's arguments;
+ * calls within it (an allocator calling its own entry points) only count deeper. */
+static __always_inline int alloc_begin(__u32 kind, __u64 size, __u64 old, __u64 out)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	if (!tracked(id >> 32))
+		return 0;
+	struct ks_alloc_call *c = bpf_map_lookup_elem(&in_alloc, &id);
+	if (c) {
+		c->depth++;
+		return 0;
+	}
+	struct ks_alloc_call n = { .depth = 1, .kind = kind, .size = size, .old = old, .out = out };
+	if (bpf_map_update_elem(&in_alloc, &id, &n, BPF_ANY) < 0)
+		__sync_fetch_and_add(&kstate.allocs_lost, 1);
+	return 0;
+}
+
+/* malloc(size), valloc(size) */
+SEC("uprobe")
+int BPF_KPROBE(malloc_in, __u64 size)
+{
+	return alloc_begin(AC_PLAIN, size, 0, 0);
+}
+
+/* calloc(n, size): a product that overflows fails the call. In halves of 32 bits:
+ * clang would make the plain test a 128-bit multiply, which BPF has not. */
+SEC("uprobe")
+int BPF_KPROBE(calloc_in, __u64 n, __u64 size)
+{
+	__u64 big = n > size ? n : size, small = n > size ? size : n;
+	__u64 hi = (big >> 32) * small, lo = (big & 0xffffffffull) * small;
+	if ((small >> 32) || (hi >> 32) || (hi << 32) + lo < lo)
+		return alloc_begin(AC_PLAIN, 0, 0, 0);
+	return alloc_begin(AC_PLAIN, (hi << 32) + lo, 0, 0);
+}
+
+/* realloc(ptr, size) */
+SEC("uprobe")
+int BPF_KPROBE(realloc_in, __u64 ptr, __u64 size)
+{
+	return alloc_begin(AC_REALLOC, size, ptr, 0);
+}
+
+/* memalign(alignment, size), aligned_alloc(alignment, size) */
+SEC("uprobe")
+int BPF_KPROBE(memalign_in, __u64 alignment, __u64 size)
+{
+	(void)alignment;
+	return alloc_begin(AC_PLAIN, size, 0, 0);
+}
+
+/* posix_memalign(void **out, alignment, size): 0 and the block in *out */
+SEC("uprobe")
+int BPF_KPROBE(posix_memalign_in, __u64 out, __u64 alignment, __u64 size)
+{
+	(void)alignment;
+	return alloc_begin(AC_OUT, size, 0, out);
+}
+
+/* The return of each of them: at the outermost, the block handed out, with the stack
+ * of the caller it returns to (the registers are the caller's again). */
+SEC("uretprobe")
+int BPF_KRETPROBE(alloc_out, __u64 ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct ks_alloc_call *cp = bpf_map_lookup_elem(&in_alloc, &id);
+	if (!cp)
+		return 0;
+	if (cp->depth > 1) {
+		cp->depth--;
+		return 0;
+	}
+	struct ks_alloc_call c = *cp;
+	bpf_map_delete_elem(&in_alloc, &id);
+	__u64 block = ret;
+	if (c.kind == AC_OUT &&
+	    (ret != 0 || bpf_probe_read_user(&block, sizeof(block), (void *)c.out) != 0))
+		return 0;	/* posix_memalign failed */
+	if (block)
+		send_stacked(KS_ALLOC, id, block, (__s64)c.size, c.old);
+	else if (c.kind == AC_REALLOC && c.old && !c.size)
+		send(KS_FREE, id, c.old, 0, 0, 0);	/* realloc(p, 0) frees p */
+	return 0;
+}
+
+/* free(ptr): the block goes at the call's entry, before any unmap the call makes. */
+SEC("uprobe")
+int BPF_KPROBE(free_in, __u64 ptr)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	if (ptr && tracked(id >> 32) && !bpf_map_lookup_elem(&in_alloc, &id))
+		send(KS_FREE, id, ptr, 0, 0, 0);
 	return 0;
 }

@@ -19,11 +19,18 @@
 #define KS_FAULT 9u	/* record --stacks=faults: the process's resident bytes rose from
 			 * addr to addr + len, past its highest so far, with the stack of
 			 * the fault that took it there (addr is a count, not an address) */
+#define KS_ALLOC 10u	/* record --stacks=malloc: [addr, addr + len) handed out by an
+			 * allocator's call (malloc, calloc, realloc, ...), with the stack of its
+			 * caller; old: the block a realloc moved or resized (0: none) */
+#define KS_FREE 11u	/* the block at addr given back (free, or realloc to 0 bytes) */
 
 /* What the program follows (its constant mode, set before it loads). */
 #define KS_MODE_MMAP 1u	/* mmap, munmap, mremap and brk, each with its stack */
 #define KS_MODE_FAULTS 2u	/* a fault's stack at each rise of a process's highest
 				 * resident bytes by a step (below) */
+#define KS_MODE_MALLOC 3u	/* the mmap mode's calls, and each call of an allocator's
+				 * entry points (uprobes, per process): the calls these make
+				 * to the kernel are not followed apart */
 
 /* The step of KS_MODE_FAULTS: a record each time a process's resident bytes pass its
  * highest so far by 1/256 of it, and by 1 MiB at least: a process that grows to 600
@@ -63,6 +70,7 @@ struct ks_stacked {
 struct ks_state {
 	__u64 lost;		/* records the ring buffer had no room for */
 	__u64 calls_lost;	/* calls not followed: the table of calls under way was full */
+	__u64 allocs_lost;	/* allocator calls not followed: their table was full */
 	__u64 records;		/* records sent */
 };
 

@@ -50,7 +50,6 @@ struct record_args {
 	const char *label;
 	const char *db;
 	char **command;
-	int verbose;
 	int no_gpu;
 	int no_bpf;
 	int stacks;		/* record --stacks: STACKS_* (0: none) */
@@ -106,6 +105,7 @@ static int take_warn(const struct cli_state *st, const struct cli_opt *o, const 
 static const struct cli_choice stacks_modes[] = {
 	{ STACKS_MODE_MMAP, ENGINE_STACKS_MMAP },
 	{ STACKS_MODE_FAULTS, ENGINE_STACKS_FAULTS },
+	{ STACKS_MODE_MALLOC, ENGINE_STACKS_MALLOC },
 	{ NULL, 0 },
 };
 
@@ -256,7 +256,7 @@ static const struct cli_opt record_opts_table[] = {
 	  "--param pw=12; KEY is [A-Za-z0-9_.-], up to 63 bytes; a numeric VALUE can be fitted "
 	  "against (rsswatch model)" },
 	{ "quiet", 'q', CLI_FLAG, AT(opts.quiet, int), .help = "no live lines" },
-	{ "verbose", 'v', CLI_FLAG, AT(verbose, int),
+	{ "verbose", 'v', CLI_FLAG, AT(opts.verbose, int),
 	  .help = "say which optional sources (GPU, ...) are not available" },
 	{ "no-bpf", 0, CLI_FLAG, AT(no_bpf, int),
 	  .help = "do not load the eBPF peak engine (as root it gives each peak its exact "
@@ -268,7 +268,9 @@ static const struct cli_opt record_opts_table[] = {
 		  "anonymous memory mapped (mmap, brk, mremap), each by the stack that mapped "
 		  "it; faults: each rise of a process's highest resident bytes (every 1/256 "
 		  "of it, 1 MiB at least) by the stack of the fault that made it, memory from "
-		  "malloc's arenas too; docs/guide/stacks.md" },
+		  "malloc's arenas too; malloc: every block the allocator hands out (malloc, "
+		  "calloc, realloc, ...) by its caller's stack, exact for small blocks but "
+		  "costly (a trap per call), for short runs; docs/guide/stacks.md" },
 	{ "no-gpu", 0, CLI_FLAG, AT(no_gpu, int),
 	  .help = "do not record GPU memory even where NVML is present" },
 	{ "gpu-interval", 0, CLI_DURATION, AT(gpu_interval_ns, int64_t), .min = NS_PER_MS,
@@ -419,6 +421,7 @@ static void fill_run(struct run *r, const struct record_args *a, const struct re
 	r->pss_interval_ns = a->opts.pss_interval_ns;
 	if (a->stacks)
 		r->stacks = xstrdup(a->stacks == ENGINE_STACKS_FAULTS ? STACKS_MODE_FAULTS :
+				    a->stacks == ENGINE_STACKS_MALLOC ? STACKS_MODE_MALLOC :
 				    STACKS_MODE_MMAP);
 	r->started_at = real_ns();
 	r->interval_ns = a->opts.interval_ns;
@@ -435,12 +438,12 @@ static void open_gpu(struct record_args *a, pid_t pid)
 		return;
 	int n = gpus_open(&a->opts, a->gpu_interval_ns, why, sizeof(why));
 	if (n < 0) {
-		if (a->verbose)
+		if (a->opts.verbose)
 			fprintf(stderr, "rsswatch: no GPU figures: %s\n", why);
 		return;
 	}
 	int probed = gpus_probe(&a->opts, pid, a->gpu_interval_ns, how, sizeof(how));
-	if (!a->verbose)
+	if (!a->opts.verbose)
 		return;
 	fprintf(stderr, "rsswatch: GPU figures from %d device(s), every %lldms\n", n,
 		(long long)(a->opts.gpu_interval_ns / NS_PER_MS));
@@ -623,7 +626,11 @@ static int open_engine(struct record_args *a, int fail)
 		cli_error("cannot record stacks: %s", why);
 		return fail;
 	}
-	if (!a->verbose)
+	if (a->stacks == ENGINE_STACKS_MALLOC && !a->opts.quiet)
+		fprintf(stderr, "rsswatch: --stacks=malloc stops the target at every call of "
+			"malloc and free: a program that allocates often runs 100 to 1,000 times "
+			"slower; use it for short runs that reproduce a problem\n");
+	if (!a->opts.verbose)
 		return 0;
 	if (e < 0)
 		fprintf(stderr, "rsswatch: no exact peaks from the kernel: the eBPF engine cannot "
@@ -632,6 +639,8 @@ static int open_engine(struct record_args *a, int fail)
 		fprintf(stderr, "rsswatch: exact peaks from the kernel's page counts (eBPF)%s\n",
 			!a->stacks ? "" : a->stacks == ENGINE_STACKS_FAULTS ?
 			"; the stacks of the faults that raise the peak" :
+			a->stacks == ENGINE_STACKS_MALLOC ?
+			"; live bytes by call stack (malloc and its kin, mmap, brk, mremap)" :
 			"; live bytes by call stack (mmap, brk, mremap)");
 	return 0;
 }
@@ -824,7 +833,7 @@ static int find_target(struct session *s)
 	struct run_cgroup *tc = s->tc;
 	int ret;
 	if (a->command && !a->no_cgroup &&
-	    (ret = make_run_cgroup(a->memory_limit, a->verbose, tc)) != 0)
+	    (ret = make_run_cgroup(a->memory_limit, a->opts.verbose, tc)) != 0)
 		return ret;
 	if (a->cgroup) {
 		if ((ret = open_named_cgroup(a->cgroup, tc)) != 0)
@@ -866,6 +875,16 @@ static int find_target(struct session *s)
 }
 
 /* Why a command could not be launched, and the status that says so. */
+/* record --stacks=malloc: the allocator's probes on the launched child before its exec
+ * (target_launch's hold), so that the command's first allocation is seen. */
+static void probe_child(void *ctx, pid_t child)
+{
+	char why[160];
+	if (engine_probe(ctx, child, why, sizeof(why)) < 0)
+		fprintf(stderr, "rsswatch: stacks: cannot probe the allocator of pid %d: %s\n",
+			(int)child, why);
+}
+
 static int launch_failed(const struct session *s, pid_t child, int setup_failed)
 {
 	char **cmd = s->a->command;
@@ -946,8 +965,10 @@ static int start_run(struct session *s)
 		open_gpu(a, 0);
 	s->gpu_open = 1;
 	engine_adopt_launch(&a->opts, s->t.tree || s->t.set_cgroup_dir);
+	struct launch_hold hold = { probe_child, &a->opts };
 	pid_t child = target_launch(a->command, &s->old, tc->made ? run_cgroup_join : NULL,
-				    &tc->loc, &setup_failed, &s->t.pre_exec_rss, &exec_at);
+				    &tc->loc, a->stacks == ENGINE_STACKS_MALLOC ? &hold : NULL,
+				    &setup_failed, &s->t.pre_exec_rss, &exec_at);
 	if (child < 0) {
 		discard_run(s->st, run);
 		return launch_failed(s, child, setup_failed);

@@ -37,12 +37,21 @@ int engine_open_stacks(struct record_opts *o, enum engine_stacks mode, char *why
 		return e;
 	}
 	e = kstacks_open(&o->kstacks, o->kpeak,
-			 mode == ENGINE_STACKS_FAULTS ? KSTACKS_FAULTS : KSTACKS_MMAP, why, n);
+			 mode == ENGINE_STACKS_FAULTS ? KSTACKS_FAULTS :
+			 mode == ENGINE_STACKS_MALLOC ? KSTACKS_MALLOC : KSTACKS_MMAP, why, n);
 	if (e < 0) {
 		unwinder_free(o->unwinder);
 		o->unwinder = NULL;
 	}
 	return e;
+}
+
+int engine_probe(struct record_opts *o, pid_t pid, char *why, size_t n)
+{
+	if (!o->kstacks)
+		return 0;
+	int e = kstacks_probe(o->kstacks, pid, why, n);
+	return e < 0 ? e : 0;
 }
 
 void engine_close(struct record_opts *o)

@@ -21,8 +21,11 @@ void engine_adopt_launch(struct record_opts *o, int tree);
 /* record --stacks[=MODE]: the stacks program on the open engine's processes, and the
  * unwinder of its stacks (source/kstacks.h, source/unwind.h). 0, or -errno with why
  * in words. */
-enum engine_stacks { ENGINE_STACKS_MMAP = 1, ENGINE_STACKS_FAULTS };
+enum engine_stacks { ENGINE_STACKS_MMAP = 1, ENGINE_STACKS_FAULTS, ENGINE_STACKS_MALLOC };
 int engine_open_stacks(struct record_opts *o, enum engine_stacks mode, char *why, size_t n);
+/* The malloc mode: the allocator's probes for the process pid (source/kstacks.h
+ * kstacks_probe); 0 in the other modes or without stacks, or -errno with why. */
+int engine_probe(struct record_opts *o, pid_t pid, char *why, size_t n);
 /* Unloads it (at the end of the session). Accepts a closed one. */
 void engine_close(struct record_opts *o);
 

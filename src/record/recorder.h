@@ -59,6 +59,7 @@ struct record_opts {
 	int64_t duration_ns;	/* 0: until the target ends or a signal */
 	unsigned every;		/* a live line every N samples; 0: about one a second */
 	int quiet;		/* no live lines, no threshold lines (other notes still go) */
+	int verbose;		/* notes on what is followed how (record -v) */
 	const struct recorder_sink *sink;	/* where lines go; NULL: nowhere */
 	struct nvml *nvml;	/* GPU figures from here, or NULL */
 	int64_t gpu_interval_ns;	/* read GPU figures this often; samples keep the highest */

@@ -203,6 +203,7 @@ struct recorder {
 	struct kpeak *kpeak;	/* opts->kpeak, or NULL where this run cannot use it */
 	struct stacks *stacks;	/* record --stacks: live bytes by stack (recorder_stacks.c) */
 	struct kstacks_counts kstacks_base;	/* the program's counts when the run began */
+	int probe_said;		/* a failed probe of an allocator was said */
 	int gpu_own_probed;	/* the libcuda the target maps was found (probe_own_driver) */
 	int64_t gpu_own_next;	/* until then, when to look again (CLOCK_MONOTONIC) */
 	/* Each stage's peak from the engine's history (recorder_stages.c): the marks are

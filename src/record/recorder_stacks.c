@@ -32,6 +32,46 @@ static int discard(void *ctx, const struct kstacks_record *r)
 	return 0;
 }
 
+/* The malloc mode's probes for pid (once a failure is said). */
+static void probe(struct recorder *rc, pid_t pid)
+{
+	char why[160];
+	int n = pid > 0 ? kstacks_probe(rc->opts->kstacks, pid, why, sizeof(why)) : 0;
+	if (n > 0 && rc->opts->verbose)
+		rec_say(rc, RECORDER_NOTE, "rsswatch: stacks: the allocator's probes on pid %d "
+			"(%d file%s)", (int)pid, n, n == 1 ? "" : "s");
+	if (n >= 0 || rc->probe_said)
+		return;
+	rc->probe_said = 1;
+	rec_say(rc, RECORDER_NOTE, "rsswatch: stacks: cannot probe the allocator of pid %d: %s",
+		(int)pid, why);
+}
+
+/* The malloc mode follows each process's allocators by its records: a process not seen
+ * before, a fork's child (the copy of its parent's probes is not its own: the kernel
+ * takes them out of it at their first hit), a library loaded or an exec; its probes go
+ * at its end. A block's record comes from a process probed already. */
+static void follow_allocators(struct recorder *rc, const struct kstacks_record *r)
+{
+	struct kstacks *k = rc->opts->kstacks;
+	switch (r->kind) {
+	case KSTACKS_ALLOC:
+	case KSTACKS_FREE:
+		return;
+	case KSTACKS_EXIT:
+		kstacks_unprobe(k, r->pid);
+		return;
+	case KSTACKS_FORK:
+	case KSTACKS_CODE:
+	case KSTACKS_EXEC:
+		probe(rc, r->pid);
+		return;
+	default:
+		if (!kstacks_probed(k, r->pid))
+			probe(rc, r->pid);
+	}
+}
+
 /* The records sent before the run began are its own: a launched command runs before
  * the recorder's loop starts, and its first blocks are often its largest. */
 void rec_stacks_begin(struct recorder *rc)
@@ -42,6 +82,7 @@ void rec_stacks_begin(struct recorder *rc)
 	kstacks_counts(o->kstacks, &rc->kstacks_base);
 	if (stacks_new(&rc->stacks, walk, o->unwinder) < 0)
 		rc->stacks = NULL;
+	probe(rc, rc->target->pid);	/* -p, -n: a launched command's were held for */
 }
 
 static int on_record(void *ctx, const struct kstacks_record *r)
@@ -50,6 +91,7 @@ static int on_record(void *ctx, const struct kstacks_record *r)
 	struct kpeak_figures f;
 	if (r->kind == KSTACKS_CODE || r->kind == KSTACKS_EXEC)
 		unwinder_forget(rc->opts->unwinder, r->pid);	/* its code moved */
+	follow_allocators(rc, r);
 	kpeak_read(rc->kpeak, &f);
 	stacks_feed(rc->stacks, r, f.peak_at);
 	if (r->kind == KSTACKS_EXIT)
@@ -116,7 +158,8 @@ void rec_stacks_end(struct recorder *rc)
 	stacks_counts(rc->stacks, &c);
 	kstacks_counts(rc->opts->kstacks, &k);
 	uint64_t lost = k.lost - rc->kstacks_base.lost + k.calls_lost - rc->kstacks_base.calls_lost +
-			c.blocks_dropped + c.stacks_dropped;
+			k.allocs_lost - rc->kstacks_base.allocs_lost + c.blocks_dropped +
+			c.stacks_dropped;
 	if (!lost && !c.walks_failed)
 		return;
 	char detail[128];

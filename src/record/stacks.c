@@ -247,6 +247,17 @@ static void map(struct stacks *s, struct proc *p, uint64_t a, uint64_t e, uint32
 	charge(s, stack, (int64_t)(e - a), 1);
 }
 
+/* The malloc mode's free: the block that starts at a, whole (a pointer inside a block,
+ * or one the recorder never saw handed out, frees nothing of ours). */
+static void free_at(struct stacks *s, struct proc *p, uint64_t a)
+{
+	size_t i = first_after(p, a);
+	if (i >= p->n || p->b[i].start != a)
+		return;
+	charge(s, p->b[i].stack, -(int64_t)(p->b[i].end - p->b[i].start), -1);
+	remove_at(s, p, i);
+}
+
 static void forget(struct stacks *s, pid_t pid)
 {
 	struct proc *p = proc_of(s, pid, 0);
@@ -339,6 +350,17 @@ void stacks_feed(struct stacks *s, const struct kstacks_record *r, int64_t peak_
 			map(s, proc_of(s, r->pid, 1), a, a + (uint64_t)r->len, stack_of(s, r));
 		else if ((p = proc_of(s, r->pid, 0)))
 			unmap(s, p, a - (uint64_t)-r->len, a);
+		break;
+	case KSTACKS_ALLOC:	/* a block from the allocator: a realloc's replaces its old */
+		p = proc_of(s, r->pid, 1);
+		if (r->old)
+			free_at(s, p, r->old);
+		if (r->len > 0)
+			map(s, p, a, a + (uint64_t)r->len, stack_of(s, r));
+		break;
+	case KSTACKS_FREE:
+		if ((p = proc_of(s, r->pid, 0)))
+			free_at(s, p, a);
 		break;
 	case KSTACKS_UNMAP:
 		if ((p = proc_of(s, r->pid, 0)) && r->len > 0)

@@ -3,8 +3,9 @@
  * the stack that mapped it, and a snapshot of them at the set's peak.
  *
  * A block is a range a process mapped (mmap of anonymous memory, a rise of its heap's
- * end); munmap, mremap, a lower heap end, an exec or the process's end take it away,
- * wholly or in part. Sizes are what was mapped, not what is resident: the peak of the
+ * end), or, with --stacks=malloc, one its allocator handed out; munmap, mremap, a lower
+ * heap end, an exec or the process's end take it away, wholly or in part, and a free
+ * the allocator's block that starts at its address, whole. Sizes are what was mapped, not what is resident: the peak of the
  * resident set they are held against is the engine's. A forked child starts with a
  * copy of its parent's blocks (its resident set counts those pages too).
  *

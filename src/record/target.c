@@ -152,18 +152,28 @@ int target_find_matches(const regex_t *re, struct proc_match **out, size_t *n)
 enum { LAUNCH_SETUP = 1, LAUNCH_EXEC, LAUNCH_EXEC_FAILED };
 
 pid_t target_launch(char *const argv[], const sigset_t *orig_mask,
-		    int (*pre_exec)(void *ctx), void *ctx, int *setup_failed,
-		    uint64_t *pre_exec_rss, int64_t *exec_at)
+		    int (*pre_exec)(void *ctx), void *ctx, const struct launch_hold *hold,
+		    int *setup_failed, uint64_t *pre_exec_rss, int64_t *exec_at)
 {
-	int pfd[2];
+	int pfd[2], go[2] = { -1, -1 };
 	*setup_failed = 0;
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return -errno;
+	if (hold && pipe2(go, O_CLOEXEC) < 0) {
+		int e = -errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		return e;
+	}
 	pid_t pid = fork();
 	if (pid < 0) {
 		int e = -errno;
 		close(pfd[0]);
 		close(pfd[1]);
+		if (hold) {
+			close(go[0]);
+			close(go[1]);
+		}
 		return e;
 	}
 	if (pid == 0) {
@@ -175,6 +185,12 @@ pid_t target_launch(char *const argv[], const sigset_t *orig_mask,
 		 * the time; LAUNCH_SETUP or LAUNCH_EXEC_FAILED: value the errno */
 		int64_t msg[3] = { LAUNCH_SETUP, 0, 0 };
 		int se = pre_exec ? pre_exec(ctx) : 0;
+		if (hold) {	/* the parent's hold ends when it closes its end */
+			char c;
+			close(go[1]);
+			while (read(go[0], &c, 1) < 0 && errno == EINTR)
+				;
+		}
 		if (se == 0) {
 			struct rusage ru;
 			sigprocmask(SIG_SETMASK, orig_mask, NULL);
@@ -195,6 +211,11 @@ pid_t target_launch(char *const argv[], const sigset_t *orig_mask,
 		_exit(127);
 	}
 	close(pfd[1]);
+	if (hold) {
+		close(go[0]);
+		hold->fn(hold->ctx, pid);
+		close(go[1]);
+	}
 	int64_t msg[3] = { 0, 0, 0 };
 	ssize_t n;
 	*pre_exec_rss = UINT64_MAX;

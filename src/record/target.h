@@ -80,10 +80,18 @@ int target_filter_ok(const struct proc_filter *f, pid_t pid);
  * it may not be the command's), or UINT64_MAX when unknown.
  * *exec_at is the wall-clock time (ns) the child took just before its exec: the
  * command's start, before anything the command does (a mark it makes as it starts
- * cannot precede it, however late the parent runs again). */
+ * cannot precede it, however late the parent runs again).
+ * With hold, the parent calls hold->fn with the child's pid after the fork, and the
+ * child waits for it to return before its exec (record --stacks=malloc attaches its
+ * probes to the child then, so that the command's first call is seen). */
+struct launch_hold {
+	void (*fn)(void *ctx, pid_t child);
+	void *ctx;
+};
+
 pid_t target_launch(char *const argv[], const sigset_t *orig_mask,
-		    int (*pre_exec)(void *ctx), void *ctx, int *setup_failed,
-		    uint64_t *pre_exec_rss, int64_t *exec_at);
+		    int (*pre_exec)(void *ctx), void *ctx, const struct launch_hold *hold,
+		    int *setup_failed, uint64_t *pre_exec_rss, int64_t *exec_at);
 
 /* pidfd_open(2). Returns the fd or -errno. */
 int target_pidfd_open(pid_t pid);

@@ -25,16 +25,26 @@ static const char *const allocator[] = {
 };
 
 /* The words of a mode: the mmap mode's blocks are mapped, the faults mode's rises of a
- * process's highest are touched. */
+ * process's highest are touched, the malloc mode's blocks allocated. */
 struct words {
 	const char *bytes, *blocks, *leaf, *verb;
+	const char *none;	/* what no stack means */
 };
 
 static const struct words *words_of(const struct run *r)
 {
-	static const struct words mapped = { "mapped", "blocks", "allocated in", "mapped" };
-	static const struct words touched = { "touched", "faults", "touched in", "touched" };
-	return r->stacks && strcmp(r->stacks, STACKS_MODE_FAULTS) == 0 ? &touched : &mapped;
+	static const struct words mapped = {
+		"mapped", "blocks", "allocated in", "mapped",
+		"no anonymous memory mapped by the recorded processes while recording" };
+	static const struct words touched = {
+		"touched", "faults", "touched in", "touched",
+		"no recorded process rose past its first figure by a step while recording" };
+	static const struct words allocated = {
+		"allocated", "blocks", "allocated in", "allocated",
+		"no block allocated by the recorded processes while recording" };
+	if (r->stacks && strcmp(r->stacks, STACKS_MODE_FAULTS) == 0)
+		return &touched;
+	return r->stacks && strcmp(r->stacks, STACKS_MODE_MALLOC) == 0 ? &allocated : &mapped;
 }
 
 /* Line i of frames (its name: up to " (" where a place follows) into out; 0 when
@@ -146,11 +156,7 @@ void callstacks_text(struct buf *b, const struct run *r, const struct stored_sta
 		return;
 	const struct words *w = words_of(r);
 	if (!npeak && !nend) {
-		buf_puts(b, w == words_of(&(struct run){ 0 }) ?
-			 "\nstacks    none seen: no anonymous memory mapped by the recorded "
-			 "processes while recording\n" :
-			 "\nstacks    none seen: no recorded process rose past its first figure "
-			 "by a step while recording\n");
+		buf_printf(b, "\nstacks    none seen: %s\n", w->none);
 		return;
 	}
 	if (npeak) {

@@ -240,6 +240,7 @@ struct run {
 /* run.stacks: the mode of record --stacks (read back as "" or NULL for a run without) */
 #define STACKS_MODE_MMAP "mmap"
 #define STACKS_MODE_FAULTS "faults"
+#define STACKS_MODE_MALLOC "malloc"
 #define RUN_HAS_STACKS(r) ((r)->stacks && (r)->stacks[0])
 
 /* One stack of a run (record --stacks) and what it held at a moment: its frames,

@@ -7,8 +7,14 @@
  *   small N          alloc_small: N MiB in pieces of 64 bytes (malloc's arena), each
  *                    touched, kept
  *   free-buffers     frees them
+ *   zeroed N         alloc_zeroed: calloc(N, 1 MiB), kept
+ *   grown N          alloc_grown: 1 MiB malloc'ed, then realloc'ed to N MiB, kept
+ *   aligned N        alloc_aligned: N MiB from posix_memalign and N from aligned_alloc
+ *   pieces K B       alloc_pieces: K blocks of B bytes from malloc, kept
+ *   free-pieces      frees them
  *   child N MS       a forked child's child_work: N MiB, touched, held MS ms before
  *                    it exits; the parent waits for it
+ *   child-after F N MS  the same, the child waiting for the file F first
  *   dlopen LIB N     LIB's lib_alloc(N MiB), kept
  *   garbage N        an N MiB mmap made with the stack pointer on a page of garbage
  *   odd-libc PATH    maps the file PATH (a libc) executable at an odd address
@@ -62,6 +68,56 @@ __attribute__((noinline)) static void alloc_small(size_t n)
 			return;
 		memset(p, 5, 48);
 		keep(p);
+	}
+}
+
+__attribute__((noinline)) static char *alloc_zeroed(size_t n)
+{
+	char *p = calloc(n / MiB, MiB);
+	if (p)
+		memset(p, 6, n);
+	return p;
+}
+
+__attribute__((noinline)) static char *alloc_grown(size_t n)
+{
+	char *p = malloc(MiB), *q;
+	if (!p)
+		return NULL;
+	memset(p, 7, MiB);
+	q = realloc(p, n);
+	if (!q) {
+		free(p);
+		return NULL;
+	}
+	memset(q, 7, n);
+	return q;
+}
+
+__attribute__((noinline)) static void alloc_aligned(size_t n)
+{
+	void *p = NULL, *q;
+	if (posix_memalign(&p, 4096, n) == 0)
+		memset(p, 8, n);
+	q = aligned_alloc(4096, n);
+	if (q)
+		memset(q, 8, n);
+	keep(p);
+	keep(q);
+}
+
+#define PIECES 100000
+static char *pieces[PIECES];
+static int npieces;
+
+__attribute__((noinline)) static void alloc_pieces(int k, size_t b)
+{
+	for (int i = 0; i < k && npieces < PIECES; i++) {
+		char *p = malloc(b);
+		if (!p)
+			return;
+		memset(p, 9, b);
+		pieces[npieces++] = p;
 	}
 }
 
@@ -128,11 +184,27 @@ int main(int argc, char **argv)
 		} else if (!strcmp(c, "free-buffers")) {
 			while (nbuffers)
 				free(buffers[--nbuffers]);
-		} else if (!strcmp(c, "child") && i + 2 < argc) {
+		} else if (!strcmp(c, "zeroed") && i + 1 < argc) {
+			keep(alloc_zeroed(mib(argv[++i])));
+		} else if (!strcmp(c, "grown") && i + 1 < argc) {
+			keep(alloc_grown(mib(argv[++i])));
+		} else if (!strcmp(c, "aligned") && i + 1 < argc) {
+			alloc_aligned(mib(argv[++i]));
+		} else if (!strcmp(c, "pieces") && i + 2 < argc) {
+			int k = (int)strtol(argv[++i], NULL, 10);
+			alloc_pieces(k, (size_t)strtoul(argv[++i], NULL, 10));
+		} else if (!strcmp(c, "free-pieces")) {
+			while (npieces)
+				free(pieces[--npieces]);
+		} else if ((!strcmp(c, "child") && i + 2 < argc) ||
+			   (!strcmp(c, "child-after") && i + 3 < argc)) {
+			const char *after = !strcmp(c, "child-after") ? argv[++i] : NULL;
 			size_t n = mib(argv[++i]);
 			unsigned ms = (unsigned)strtoul(argv[++i], NULL, 10);
 			pid_t pid = fork();
 			if (pid == 0) {
+				while (after && access(after, F_OK) != 0)
+					usleep(1000);
 				child_work(n, ms);
 				_exit(0);
 			}
