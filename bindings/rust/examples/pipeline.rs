@@ -61,21 +61,26 @@ fn main() {
     let o = parse();
     // Without a recorder every call still works (it only updates memory); a failed
     // setup makes every call fail fast, and the pipeline runs on regardless.
-    if let Err(e) = rsswatch::init() {
-        eprintln!("pipeline: figures will not be recorded: {e}");
-    }
-    let (done, in_flight, synthesized, held) = match (
-        Counter::new("partitions_done"),
-        Counter::new("partitions_in_flight"),
-        Counter::new("bytes_synthesized"),
-        Gauge::new("buffers_bytes"),
-    ) {
-        (Ok(a), Ok(b), Ok(c), Ok(d)) => (a, b, c, d),
-        _ => {
-            eprintln!("pipeline: cannot make the counters");
-            exit(1);
+    let said = match rsswatch::init() {
+        Ok(()) => false,
+        Err(e) => {
+            eprintln!("pipeline: figures will not be recorded: {e}");
+            true
         }
     };
+    // Where a name cannot be had, a disabled handle takes its place: its updates do
+    // nothing, as C's NULL handle. A failed setup was said once, above.
+    let counter = |name: &str| {
+        Counter::new(name).unwrap_or_else(|e| {
+            if !said {
+                eprintln!("pipeline: {name} will not be counted: {e}");
+            }
+            Counter::disabled()
+        })
+    };
+    let (done, in_flight, synthesized) =
+        (counter("partitions_done"), counter("partitions_in_flight"), counter("bytes_synthesized"));
+    let held = Gauge::new("buffers_bytes").unwrap_or(Gauge::disabled());
     let _ = rsswatch::gauge_set("workers", o.workers);
 
     let plan = rsswatch::stage("plan");
@@ -107,8 +112,9 @@ fn main() {
             }
         });
     }
-    if let Err(e) = rsswatch::mark("all partitions synthesized") {
-        eprintln!("pipeline: mark: {e}");
+    match rsswatch::mark("all partitions synthesized") {
+        Err(e) if !said => eprintln!("pipeline: mark: {e}"),
+        _ => {}
     }
     println!(
         "pipeline: {} workers x {} partitions of {} MiB",

@@ -47,7 +47,9 @@
 //! Calls that the C library can fail return `Result<_, `[`Error`]`>`; an error changes
 //! nothing and may be ignored. A string that holds a NUL byte cannot be passed to C: it
 //! is [`Error::Nul`], and the C function is not called. Updates through a handle
-//! ([`Counter::add`], [`Gauge::set`]) cannot fail and return nothing.
+//! ([`Counter::add`], [`Gauge::set`]) cannot fail and return nothing; a program that
+//! goes on where a lookup failed can keep [`Counter::disabled`] in its place, whose
+//! updates do nothing (C's NULL handle).
 //!
 //! # Threads, handles and fork
 //!
@@ -298,7 +300,7 @@ fn lookup<T>(
 /// # Ok::<(), rsswatch::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Counter(NonNull<sys::rsw_counter_t>);
+pub struct Counter(Option<NonNull<sys::rsw_counter_t>>);
 
 // The C library: every function is thread-safe and lock-free, and a handle stays valid
 // for the life of the process (include/rsswatch.h).
@@ -315,15 +317,38 @@ impl Counter {
     /// when another thread was creating a name and did not finish in time (first uses
     /// only); the setup error.
     pub fn new(name: &str) -> Result<Counter, Error> {
-        lookup(name, false, sys::rsw_counter).map(Counter)
+        lookup(name, false, sys::rsw_counter).map(|h| Counter(Some(h)))
+    }
+
+    /// A counter that records nothing: what a program that goes on without its figures
+    /// uses where [`Counter::new`] failed (as C code keeps the NULL handle of a failed
+    /// `rsw_counter()`, whose updates do nothing).
+    ///
+    /// ```
+    /// let c = rsswatch::Counter::new("bad name").unwrap_or_else(|e| {
+    ///     eprintln!("app: not counted: {e}");
+    ///     rsswatch::Counter::disabled()
+    /// });
+    /// c.add(1); // does nothing
+    /// assert!(!c.is_enabled());
+    /// ```
+    pub const fn disabled() -> Counter {
+        Counter(None)
+    }
+
+    /// Whether updates reach the page: false only for [`Counter::disabled`].
+    pub fn is_enabled(&self) -> bool {
+        self.0.is_some()
     }
 
     /// Adds `delta` (any sign); the value wraps around at 64 bits. Exact whatever the
     /// number of threads adding at once. Cannot fail.
     #[inline]
     pub fn add(&self, delta: i64) {
-        // 0: rsw_counter_add_h fails only for a NULL handle
-        unsafe { sys::rsw_counter_add_h(self.0.as_ptr(), delta) };
+        if let Some(h) = self.0 {
+            // 0: rsw_counter_add_h fails only for a NULL handle
+            unsafe { sys::rsw_counter_add_h(h.as_ptr(), delta) };
+        }
     }
 }
 
@@ -338,7 +363,7 @@ impl Counter {
 /// # Ok::<(), rsswatch::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Gauge(NonNull<sys::rsw_gauge_t>);
+pub struct Gauge(Option<NonNull<sys::rsw_gauge_t>>);
 
 // As for Counter.
 unsafe impl Send for Gauge {}
@@ -349,14 +374,27 @@ impl Gauge {
     ///
     /// Errors: as [`Counter::new`], with `EEXIST` when the name is a counter's.
     pub fn new(name: &str) -> Result<Gauge, Error> {
-        lookup(name, true, sys::rsw_gauge).map(Gauge)
+        lookup(name, true, sys::rsw_gauge).map(|h| Gauge(Some(h)))
+    }
+
+    /// A gauge that records nothing, for where [`Gauge::new`] failed (as
+    /// [`Counter::disabled`]).
+    pub const fn disabled() -> Gauge {
+        Gauge(None)
+    }
+
+    /// Whether updates reach the page: false only for [`Gauge::disabled`].
+    pub fn is_enabled(&self) -> bool {
+        self.0.is_some()
     }
 
     /// Sets the gauge to `value`. Cannot fail.
     #[inline]
     pub fn set(&self, value: i64) {
-        // 0: rsw_gauge_set_h fails only for a NULL handle
-        unsafe { sys::rsw_gauge_set_h(self.0.as_ptr(), value) };
+        if let Some(h) = self.0 {
+            // 0: rsw_gauge_set_h fails only for a NULL handle
+            unsafe { sys::rsw_gauge_set_h(h.as_ptr(), value) };
+        }
     }
 }
 
@@ -444,6 +482,15 @@ mod tests {
     use super::*;
 
     fn send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn disabled_handles_do_nothing() {
+        let (c, g) = (Counter::disabled(), Gauge::disabled());
+        c.add(1);
+        g.set(1);
+        assert!(!c.is_enabled() && !g.is_enabled());
+        assert!(Counter::new("unit_enabled").unwrap().is_enabled());
+    }
 
     #[test]
     fn handles_and_guards_cross_threads() {
