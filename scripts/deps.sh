@@ -50,6 +50,8 @@ if [ "$want" != build ] && [ "$want" != verify ]; then
 	# record --stacks held against programs in C++ and in Rust (t85)
 	need_pkg g++ command -v g++
 	need_pkg rustc test -x /usr/bin/rustc
+	# the Rust crate, bindings/rust, built offline (it has no dependencies) (t89)
+	need_pkg cargo test -x /usr/bin/cargo
 fi
 if [ "$want" = bench ]; then
 	# the peers of bench/run.sh (make bench) and bench/peaks.sh
