@@ -102,7 +102,7 @@ def _one_line(e):
     return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
-_lock = threading.Lock()
+_lock = threading.RLock()   # _metric() holds it while a new object loads the library
 _lib = None
 _dll = None     # _lib.dll once loaded and set up: the calls' fast path
 _said = False

@@ -41,7 +41,7 @@ def default_db():
 def _open(db):
     path = os.fspath(db) if db is not None else default_db()
     if not os.path.exists(path):
-        raise StoreError("%s: no such database (nothing recorded there yet)" % path)
+        raise StoreError("%s: no runs recorded yet (no database at %s)" % (path, path))
     uri = "file:%s?mode=ro" % urllib.parse.quote(os.path.abspath(path))
     try:
         con = sqlite3.connect(uri, uri=True)

@@ -2,6 +2,7 @@
 gauges; the run read back with runs(), samples() and marks() is what rsswatch's own
 show --json, ls --json and export say."""
 import datetime
+import sqlite3
 
 import pytest
 
@@ -9,6 +10,7 @@ import rsswatch
 from conftest import Recorder, make_env, rsw_path, workload
 
 THREADS, ADDS = 8, 20000
+MARKS = ["start", "threads", "threads done", "gauging", "gauged", "boom", "boom failed", "end"]
 
 
 def iso_ms(dt):
@@ -40,8 +42,7 @@ def test_counter_from_threads_is_exact(run):
 def test_marks_match_show_json(run):
     show = run.json("show", "--json")
     got = rsswatch.marks(db=run.db, as_frame=False)
-    assert [m["label"] for m in got] == ["start", "threads", "threads done", "gauging",
-                                         "gauged", "end"]
+    assert [m["label"] for m in got] == MARKS
     assert len(got) == len(show["marks"])
     for mine, theirs in zip(got, show["marks"]):
         assert mine["label"] == theirs["label"]
@@ -55,6 +56,15 @@ def test_marks_match_show_json(run):
     times = [m["t_ns"] for m in got]
     assert times == sorted(times)
     assert 0 <= got[0]["elapsed_s"] <= show["duration_s"]
+
+
+def test_the_recorders_schema_is_the_packages(run):
+    con = sqlite3.connect("file:%s?mode=ro" % run.db, uri=True)
+    v = con.execute("PRAGMA user_version").fetchone()[0]
+    con.close()
+    assert v == rsswatch.SCHEMA_VERSION, (
+        "the recorder writes schema %d, the package knows %d: update rsswatch/_store.py "
+        "(SCHEMA_VERSION, and _RUN/_SAMPLE for new columns)" % (v, rsswatch.SCHEMA_VERSION))
 
 
 def test_runs_match_ls_json(run):
@@ -103,7 +113,7 @@ def test_frames_have_a_time_index(run):
     assert int(s.index[0].value) == int(s["t_ns"].iloc[0])
     assert s["counter.items"].dropna().iloc[-1] == THREADS * ADDS
     m = rsswatch.marks(db=run.db)
-    assert list(m["label"]) == ["start", "threads", "threads done", "gauging", "gauged", "end"]
+    assert list(m["label"]) == MARKS
     assert m.index.name == "time"
     r = rsswatch.runs(db=run.db)
     assert list(r["id"]) == [1] and r.index.name == "started_at"

@@ -43,9 +43,15 @@ def gauging():
 
 
 gauging()
+try:
+    with rsswatch.stage("boom"):
+        raise KeyError("a stage left by an exception")
+except KeyError:
+    pass
 rsswatch.mark("end")
 
-want_marks = ["start", "threads", "threads done", "gauging", "gauged", "end"]
+want_marks = ["start", "threads", "threads done", "gauging", "gauged", "boom", "boom failed",
+              "end"]
 want = {"items": threads * adds, "chunk_bytes": 0, "queue_depth": 4, "held_bytes": 1 << 40}
 
 
