@@ -15,11 +15,11 @@ assert torch.__file__.startswith(os.path.dirname(os.path.abspath(__file__))), to
 fake = torch.cuda.FAKE[0]
 
 
-def wait(cond, what, secs=60):
+def wait(cond, what, secs=20):
     deadline = time.monotonic() + secs
     while not cond():
         if time.monotonic() > deadline:
-            print("torch_workload: %s did not happen in %d s" % (what, secs), file=sys.stderr)
+            print("torch_workload: %s did not happen in %d s (stored: %s)" % (what, secs, stored()), file=sys.stderr)
             sys.exit(3)
         time.sleep(0.01)
 
@@ -41,9 +41,13 @@ with g:
     fake.update(allocated=300 << 20, reserved=512 << 20, max=640 << 20)
     n = torch.cuda.calls[0]
     wait(lambda: torch.cuda.calls[0] >= n + 6, "two rounds of the thread")
+    wait(lambda: stored().get("torch_reserved_bytes") == 512 << 20, "the second figures stored")
     assert g._thread.daemon
-fake.update(allocated=5, reserved=6, max=7)     # stop() publishes once more: these
+    g._stop.set()           # the thread ends its wait: no round of its own after this
+    g._thread.join()
+    fake.update(allocated=5, reserved=6, max=7)     # stop() publishes once more: these
 want = {"torch_allocated_bytes": 5, "torch_reserved_bytes": 6, "torch_max_allocated_bytes": 7}
 n = torch.cuda.calls[0]
 wait(lambda: stored() == want, "the final figures stored")
 assert torch.cuda.calls[0] == n, "the thread went on after stop()"
+assert g._thread is None
