@@ -8,6 +8,8 @@ import textwrap
 
 import pytest
 
+from conftest import TOP
+
 
 def py(env, code):
     return subprocess.run(["/usr/bin/python3", "-c", textwrap.dedent(code)], env=env,
@@ -140,3 +142,12 @@ def test_stage_as_decorator_keeps_the_function(env):
     assert f.__name__ == "f" and f.__doc__ == "doc"
     with pytest.raises(ValueError):
         rsswatch.stage("")
+
+
+def test_the_trees_build_is_found_without_rsswatch_lib(env):
+    del env["RSSWATCH_LIB"]
+    env["BUILD"] = os.environ.get("BUILD", "build")
+    p = py(env, "import rsswatch\nprint(rsswatch.library_path())\n")
+    assert p.returncode == 0, p.stderr
+    b = env["BUILD"] if os.path.isabs(env["BUILD"]) else os.path.join(TOP, env["BUILD"])
+    assert p.stdout.strip() == os.path.join(b, "librsswatch.so")
