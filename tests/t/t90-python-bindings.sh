@@ -13,6 +13,12 @@ if [ ! -f "$BUILD/librsswatch.so" ]; then
 	echo "not ok 1 - $BUILD/librsswatch.so is built (make)"
 	exit 1
 fi
+# A sanitizer build's library needs the ASan runtime first in the process, which
+# /usr/bin/python3 does not have: that build's suite skips this one.
+if ldd "$BUILD/librsswatch.so" 2>/dev/null | grep -q libasan; then
+	echo "1..0 # SKIP $BUILD/librsswatch.so is built with AddressSanitizer: python3 cannot load it"
+	exit 0
+fi
 export BUILD
 # one TAP line per pytest result, from its junit xml
 BUILD=$BUILD $PY -m pytest -q -p no:cacheprovider --junitxml="$T/junit.xml" \
