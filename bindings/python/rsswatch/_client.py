@@ -10,6 +10,7 @@ that may lack the library.
 """
 import ctypes
 import ctypes.util
+import errno
 import functools
 import os
 import sys
@@ -164,11 +165,11 @@ def _check_name(name):
 
 
 def _lookup_error(kind, name, rc):
-    if rc == -17:       # EEXIST
+    if rc == -errno.EEXIST:
         other = "gauge" if kind == "counter" else "counter"
         return ValueError("%r is already a %s: a name is a counter or a gauge" % (name, other))
-    if rc == -28:       # ENOSPC
-        return OSError(28, "cannot make %s %r: all %d counters and gauges are in use"
+    if rc == -errno.ENOSPC:
+        return OSError(errno.ENOSPC, "cannot make %s %r: all %d counters and gauges are in use"
                        % (kind, name, COUNTERS_MAX))
     return OSError(-rc, "cannot make %s %r: %s" % (kind, name, os.strerror(-rc)))
 
@@ -217,9 +218,9 @@ class _Metric:
             # nothing, and says why; -EAGAIN (another thread was making a name) and a
             # success (that thread has finished: the gauge is now 0) mean look again.
             rc = by_name(self._b, 0)
-            if rc not in (0, -11):
+            if rc not in (0, -errno.EAGAIN):
                 raise _lookup_error(self._kind, self.name, rc)
-        raise OSError(11, "cannot make %s %r: other threads kept making names"
+        raise OSError(errno.EAGAIN, "cannot make %s %r: other threads kept making names"
                       % (self._kind, self.name))
 
     def __repr__(self):
