@@ -52,6 +52,13 @@ if [ "$want" != build ] && [ "$want" != verify ]; then
 	need_pkg rustc test -x /usr/bin/rustc
 	# the Rust crate, bindings/rust, built offline (it has no dependencies) (t89)
 	need_pkg cargo test -x /usr/bin/cargo
+	# the Python package (t90): its tests under pytest, the frames of its readers,
+	# and a real pip install into a venv
+	need_pkg python3-pytest /usr/bin/python3 -c 'import pytest'
+	need_pkg python3-pandas /usr/bin/python3 -c 'import pandas'
+	need_pkg python3-pip /usr/bin/python3 -m pip --version
+	need_pkg python3-venv /usr/bin/python3 -c 'import ensurepip'
+	need_pkg python3-setuptools /usr/bin/python3 -c 'import setuptools'
 fi
 if [ "$want" = bench ]; then
 	# the peers of bench/run.sh (make bench) and bench/peaks.sh
