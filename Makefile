@@ -271,7 +271,9 @@ install: deps-build
 	@$(MAKE) --no-print-directory all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1 \
-		$(DESTDIR)$(PREFIX)/lib/systemd/system
+		$(DESTDIR)$(PREFIX)/lib/systemd/system \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
 	install -m 755 $(RSSWATCH) $(DESTDIR)$(PREFIX)/bin/rsswatch
 	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/librsswatch.so.1
 	ln -sf librsswatch.so.1 $(DESTDIR)$(PREFIX)/lib/librsswatch.so
@@ -281,6 +283,10 @@ install: deps-build
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' rsswatch.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/rsswatch.pc
 	sed -e 's|/usr/local/bin/rsswatch|$(PREFIX)/bin/rsswatch|' dist/rsswatch-agent.service \
 		> $(DESTDIR)$(PREFIX)/lib/systemd/system/rsswatch-agent.service
+	install -m 644 dist/completion/rsswatch \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/rsswatch
+	install -m 644 dist/completion/_rsswatch \
+		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_rsswatch
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && \
 	    { [ "$(PREFIX)" = /usr ] || [ "$(PREFIX)" = /usr/local ]; }; then \
 		echo ldconfig; ldconfig; \
@@ -291,7 +297,9 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/lib/librsswatch.so $(DESTDIR)$(PREFIX)/lib/librsswatch.a \
 		$(DESTDIR)$(PREFIX)/include/rsswatch.h $(DESTDIR)$(PREFIX)/share/man/man1/rsswatch.1 \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig/rsswatch.pc \
-		$(DESTDIR)$(PREFIX)/lib/systemd/system/rsswatch-agent.service
+		$(DESTDIR)$(PREFIX)/lib/systemd/system/rsswatch-agent.service \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/rsswatch \
+		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_rsswatch
 
 # The layers' one-way include rule and the banned functions (scripts/lint.sh).
 lint:

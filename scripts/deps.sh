@@ -50,6 +50,13 @@ if [ "$want" != build ] && [ "$want" != verify ]; then
 	# record --stacks held against programs in C++ and in Rust (t85)
 	need_pkg g++ command -v g++
 	need_pkg rustc test -x /usr/bin/rustc
+	# the shell completions (t92): zsh's script is parsed by zsh -n
+	need_pkg zsh command -v zsh
+	# the Debian packages (make deb, t91): built, checked by lintian, unpacked
+	need_pkg dpkg-dev command -v dpkg-buildpackage
+	need_pkg debhelper command -v dh
+	need_pkg lintian command -v lintian
+	need_pkg fakeroot command -v fakeroot
 fi
 if [ "$want" = bench ]; then
 	# the peers of bench/run.sh (make bench) and bench/peaks.sh
