@@ -52,7 +52,10 @@ if [ "$want" != build ] && [ "$want" != verify ]; then
 	need_pkg rustc test -x /usr/bin/rustc
 	# the shell completions (t92): zsh's script is parsed by zsh -n
 	need_pkg zsh command -v zsh
-	# the Debian packages (make deb, t91): built, checked by lintian, unpacked
+	# the Debian packages (make deb, t91): built, checked by lintian, unpacked;
+	# dpkg-buildpackage asks for build-essential besides debian/control's list
+	need_pkg build-essential sh -c \
+		"dpkg-query -W -f '\${Status}' build-essential | grep -q 'ok installed'"
 	need_pkg dpkg-dev command -v dpkg-buildpackage
 	need_pkg debhelper command -v dh
 	need_pkg lintian command -v lintian
