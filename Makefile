@@ -9,9 +9,14 @@
 #   make lint       the layers' include rule, the store's one-way calls and banned
 #                   functions (scripts/lint.sh)
 #   make install PREFIX=/usr/local DESTDIR=    (make uninstall, the same variables)
+#   make deb        the Debian packages, built from a copy of the tree, into build/deb/
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
+# where the libraries, their pkg-config file and the systemd unit go (the Debian
+# package: lib/<triplet> and /lib/systemd/system, debian/rules)
+LIBDIR  ?= $(PREFIX)/lib
+SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 BUILD   ?= build
@@ -41,6 +46,9 @@ endif
 # The eBPF peak engine (src/bpf, source/kpeak.c) where clang, bpftool and libbpf are
 # found at build time; NO_BPF=1 builds without (the recorder then says so with -v).
 # libbpf, libelf and zlib are linked statically: the binary runs where they are not.
+# SHARED_ZLIB=1 links zlib's shared library instead (the Debian package: Debian's
+# policy is one zlib on the system, which its security updates mend).
+ZLIB_LINK = $(if $(filter 1,$(SHARED_ZLIB)),-lz,$(1)/libz.a)
 BPF_CLANG ?= clang
 BPFTOOL   ?= $(or $(shell command -v bpftool 2>/dev/null),$(wildcard /usr/sbin/bpftool))
 ifneq ($(NO_BPF),1)
@@ -48,7 +56,7 @@ ifeq ($(shell command -v $(BPF_CLANG) >/dev/null 2>&1 && test -n "$(BPFTOOL)" &&
 	pkg-config --exists libbpf libelf zlib 2>/dev/null && echo y),y)
 HAVE_BPF  := 1
 BPF_LIBDIR := $(shell pkg-config --variable=libdir libbpf)
-BPF_LIBS  := $(BPF_LIBDIR)/libbpf.a $(BPF_LIBDIR)/libelf.a $(BPF_LIBDIR)/libz.a
+BPF_LIBS  := $(BPF_LIBDIR)/libbpf.a $(BPF_LIBDIR)/libelf.a $(call ZLIB_LINK,$(BPF_LIBDIR))
 BPF_SKEL  := $(BUILD)/gen/bpf/kpeak.skel.h $(BUILD)/gen/bpf/kstacks.skel.h
 # the uprobes read the registers of the machine's calling convention (bpf_tracing.h)
 BPF_ARCH  := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(firstword $(subst -, ,\
@@ -63,7 +71,7 @@ ifneq ($(NO_DW),1)
 ifeq ($(shell pkg-config --exists libdw libelf zlib 2>/dev/null && echo y),y)
 DW_LIBDIR := $(shell pkg-config --variable=libdir libdw)
 DW_CFLAGS := -DHAVE_DW $(if $(wildcard /usr/include/libiberty/demangle.h),-DHAVE_IBERTY)
-DW_LIBS   := $(DW_LIBDIR)/libdw.a $(DW_LIBDIR)/libelf.a $(DW_LIBDIR)/libz.a \
+DW_LIBS   := $(DW_LIBDIR)/libdw.a $(DW_LIBDIR)/libelf.a $(call ZLIB_LINK,$(DW_LIBDIR)) \
 	$(if $(wildcard /usr/include/libiberty/demangle.h),$(DW_LIBDIR)/libiberty.a) -lbz2 -llzma
 endif
 endif
@@ -269,29 +277,44 @@ demo: deps-build
 # prefix a program needs an rpath or LD_LIBRARY_PATH (README, Install).
 install: deps-build
 	@$(MAKE) --no-print-directory all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig \
 		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1 \
-		$(DESTDIR)$(PREFIX)/lib/systemd/system
+		$(DESTDIR)$(SYSTEMDDIR) \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
 	install -m 755 $(RSSWATCH) $(DESTDIR)$(PREFIX)/bin/rsswatch
-	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/librsswatch.so.1
-	ln -sf librsswatch.so.1 $(DESTDIR)$(PREFIX)/lib/librsswatch.so
-	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/librsswatch.a
+	install -m 755 $(LIBSO) $(DESTDIR)$(LIBDIR)/librsswatch.so.1
+	ln -sf librsswatch.so.1 $(DESTDIR)$(LIBDIR)/librsswatch.so
+	install -m 644 $(LIBA) $(DESTDIR)$(LIBDIR)/librsswatch.a
 	install -m 644 include/rsswatch.h $(DESTDIR)$(PREFIX)/include/rsswatch.h
 	install -m 644 man/rsswatch.1 $(DESTDIR)$(PREFIX)/share/man/man1/rsswatch.1
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' rsswatch.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/rsswatch.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@VERSION@|$(VERSION)|g' rsswatch.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/rsswatch.pc
 	sed -e 's|/usr/local/bin/rsswatch|$(PREFIX)/bin/rsswatch|' dist/rsswatch-agent.service \
-		> $(DESTDIR)$(PREFIX)/lib/systemd/system/rsswatch-agent.service
+		> $(DESTDIR)$(SYSTEMDDIR)/rsswatch-agent.service
+	install -m 644 dist/completion/rsswatch \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/rsswatch
+	install -m 644 dist/completion/_rsswatch \
+		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_rsswatch
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && \
 	    { [ "$(PREFIX)" = /usr ] || [ "$(PREFIX)" = /usr/local ]; }; then \
 		echo ldconfig; ldconfig; \
 	fi
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/rsswatch $(DESTDIR)$(PREFIX)/lib/librsswatch.so.1 \
-		$(DESTDIR)$(PREFIX)/lib/librsswatch.so $(DESTDIR)$(PREFIX)/lib/librsswatch.a \
+	rm -f $(DESTDIR)$(PREFIX)/bin/rsswatch $(DESTDIR)$(LIBDIR)/librsswatch.so.1 \
+		$(DESTDIR)$(LIBDIR)/librsswatch.so $(DESTDIR)$(LIBDIR)/librsswatch.a \
 		$(DESTDIR)$(PREFIX)/include/rsswatch.h $(DESTDIR)$(PREFIX)/share/man/man1/rsswatch.1 \
-		$(DESTDIR)$(PREFIX)/lib/pkgconfig/rsswatch.pc \
-		$(DESTDIR)$(PREFIX)/lib/systemd/system/rsswatch-agent.service
+		$(DESTDIR)$(LIBDIR)/pkgconfig/rsswatch.pc \
+		$(DESTDIR)$(SYSTEMDDIR)/rsswatch-agent.service \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/rsswatch \
+		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_rsswatch
+
+# The Debian packages rsswatch, librsswatch1 and librsswatch-dev (debian/), built by
+# dpkg-buildpackage in a copy of the tree under $(BUILD)/deb/, where the .debs land:
+# nothing is written into the tree or beside it (scripts/deb.sh).
+.PHONY: deb
+deb:
+	@scripts/deb.sh $(BUILD)/deb
 
 # The layers' one-way include rule and the banned functions (scripts/lint.sh).
 lint:

@@ -59,6 +59,16 @@ if [ "$want" != build ] && [ "$want" != verify ]; then
 	need_pkg python3-pip /usr/bin/python3 -m pip --version
 	need_pkg python3-venv /usr/bin/python3 -c 'import ensurepip'
 	need_pkg python3-setuptools /usr/bin/python3 -c 'import setuptools'
+	# the shell completions (t92): zsh's script is parsed by zsh -n
+	need_pkg zsh command -v zsh
+	# the Debian packages (make deb, t91): built, checked by lintian, unpacked;
+	# dpkg-buildpackage asks for build-essential besides debian/control's list
+	need_pkg build-essential sh -c \
+		"dpkg-query -W -f '\${Status}' build-essential | grep -q 'ok installed'"
+	need_pkg dpkg-dev command -v dpkg-buildpackage
+	need_pkg debhelper command -v dh
+	need_pkg lintian command -v lintian
+	need_pkg fakeroot command -v fakeroot
 fi
 if [ "$want" = bench ]; then
 	# the peers of bench/run.sh (make bench) and bench/peaks.sh

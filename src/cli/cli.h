@@ -30,6 +30,14 @@ struct verb {
 	const struct cli_cmd *cli;	/* its options (cli/opts.h), for test_opts */
 };
 
+/* A verb named "__..." is hidden: --help does not list it and the completion does not
+ * offer it (the shell completions' __complete, for no one to type). A name, not a
+ * field, so that the table's rows stay one short line each. */
+static inline int verb_hidden(const struct verb *v)
+{
+	return v->name[0] == '_' && v->name[1] == '_';
+}
+
 int cmd_record(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_show(int argc, char **argv);
@@ -43,10 +51,11 @@ int cmd_compare(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
+int cmd_complete(int argc, char **argv);
 
 /* Each verb's command line: its option table and --help (cli/opts.h), in its file. */
 extern const struct cli_cmd record_cli, ls_cli, show_cli, export_cli, rm_cli, gpus_cli,
-	mark_cli, plot_cli, report_cli, compare_cli, model_cli, agent_cli, gc_cli;
+	mark_cli, plot_cli, report_cli, compare_cli, model_cli, agent_cli, gc_cli, complete_cli;
 
 /* All verbs, in the order `rsswatch --help` lists them; NULL-terminated. */
 extern const struct verb verbs[];

@@ -15,7 +15,8 @@ static void usage(FILE *f)
 	      "Records how much memory a process uses over time, keeps every run,\n"
 	      "and shows, exports and compares them.\n\nverbs:\n", f);
 	for (const struct verb *v = verbs; v->name; v++)
-		fprintf(f, "  %-10s %s\n", v->name, v->summary);
+		if (!verb_hidden(v))
+			fprintf(f, "  %-10s %s\n", v->name, v->summary);
 	fputs("\n'rsswatch VERB --help' describes each verb; 'man rsswatch' all of them.\n", f);
 }
 

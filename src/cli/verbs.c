@@ -19,5 +19,7 @@ const struct verb verbs[] = {
 	{ "compare", cmd_compare, "compare runs or groups of runs side by side", &compare_cli },
 	{ "model", cmd_model, "fit memory against run parameters or counters; will it fit?", &model_cli },
 	{ "agent", cmd_agent, "watch several targets at once, across restarts, for Prometheus", &agent_cli },
+	/* hidden (cli.h, verb_hidden): the shell completions' question (dist/completion/) */
+	{ "__complete", cmd_complete, "candidates for a shell's completion", &complete_cli },
 	{ NULL, NULL, NULL, NULL },
 };
