@@ -626,8 +626,8 @@ static int open_engine(struct record_args *a, int fail)
 		cli_error("cannot record stacks: %s", why);
 		return fail;
 	}
-	if (a->stacks == ENGINE_STACKS_MALLOC && !a->opts.quiet)
-		fprintf(stderr, "rsswatch: --stacks=malloc stops the target at every call of "
+	if (a->stacks == ENGINE_STACKS_MALLOC)
+		fprintf(stderr, "rsswatch: --stacks=malloc traps into the kernel at every call of "
 			"malloc and free: a program that allocates often runs 100 to 1,000 times "
 			"slower; use it for short runs that reproduce a problem\n");
 	if (!a->opts.verbose)
