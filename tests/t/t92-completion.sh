@@ -67,7 +67,7 @@ check "record: '--' offers every option record --help lists ($(lines "$T/opts"))
 offers "rsswatch --db PATH VERB: options still by the verb" "--json" --db "$T/x.db" show --js
 
 # --- values: a choice, formats, files, commands
-offers "record --stacks=: the choice's values" "$(printf 'faults\nmmap')" record --stacks = ""
+offers "record --stacks=: the choice's values" "$(printf 'faults\nmalloc\nmmap')" record --stacks = ""
 offers "record --stacks=f: faults" "faults" record --stacks = f
 offers "show --format: text or json" "$(printf 'json\ntext')" show --format ""
 offers "export -f: the row formats" "$(printf 'csv\njsonl\ntsv')" export -f ""
@@ -126,7 +126,7 @@ if command -v zsh >/dev/null 2>&1; then
 	}
 	check "zsh: 're' is record or report" test "$(zcomp re)" = "$(printf 'record\nreport')"
 	check "zsh: record --stacks=: the choice's values" \
-		test "$(zcomp record --stacks=)" = "$(printf 'faults\nmmap')"
+		test "$(zcomp record --stacks=)" = "$(printf 'faults\nmalloc\nmmap')"
 	check "zsh: plot -o: files" \
 		test "$(zcomp plot -o "")" = files
 else
