@@ -39,6 +39,11 @@
 #define RSW_PAGE_PREFIX "rsswatch."
 #define RSW_PAGE_DIR_DEFAULT "/dev/shm"
 #define RSW_PAGE_DIR_ENV "RSSWATCH_SHM_DIR"
+/* The recorder that launches a command sets this to its own pid. A process whose
+ * parent is that recorder leaves its page in place at exit instead of removing it:
+ * a command shorter than the recorder's first look would otherwise take its marks and
+ * counters with it. The recorder reads the page at the run's end and removes it. */
+#define RSW_PAGE_KEEP_ENV "RSSWATCH_RECORDER_PID"
 /* A page whose name another user took first goes to "rsswatch.<pid>.<16 hex digits>",
  * an unguessable fallback made with O_EXCL. */
 #define RSW_PAGE_FALLBACK_DIGITS 16

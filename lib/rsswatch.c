@@ -56,9 +56,28 @@ static int wait_while(int *p, int v)
 	return -EAGAIN;
 }
 
+/* Whether our parent is the recorder that launched us (page.h, RSW_PAGE_KEEP_ENV):
+ * then it reads the page after we exit, and removes it. Without stdio or strtol's
+ * locale: a plain decimal pid, nothing else. */
+static int parent_keeps_page(void)
+{
+	const char *s = secure_getenv(RSW_PAGE_KEEP_ENV);
+	long v = 0;
+
+	if (!s || !*s)
+		return 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > 4194304L)
+			return 0;
+		v = v * 10 + (*s - '0');
+	}
+	return v > 1 && (pid_t)v == getppid();
+}
+
 static void on_exit_unlink(void)
 {
-	if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == ST_READY && g_pid == getpid())
+	if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == ST_READY && g_pid == getpid() &&
+	    !parent_keeps_page())
 		unlink(g_path);
 }
 

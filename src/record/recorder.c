@@ -768,6 +768,7 @@ static void recorder_init(struct recorder *rc, const struct record_opts *opts,
 	if (!rc->every)
 		rc->every = opts->interval_ns >= NS_PER_S ? 1 : (unsigned)(NS_PER_S / opts->interval_ns);
 	rc->since_live = rc->every - 1;	/* the first sample gets a line */
+	rec_page_init(rc);
 }
 
 /* The target is gone: a zombie's pidfd turns readable at once, a cgroup is empty. */

@@ -163,6 +163,12 @@ struct recorder {
 	struct client_dir_watch page_dir;	/* nothing new there: no need to look */
 	int squat_warned;	/* someone took the page's name: said once */
 	int find_capped_warned;	/* a look for the page hit its bounds: said once */
+	/* A launched command's identity and owner, read while it lives (rec_page_init):
+	 * its page, left at exit for us (RSW_PAGE_KEEP_ENV), is still looked for after
+	 * it is gone. page_owner is updated at each look (it may change its user). */
+	struct client_ident page_who;
+	int page_who_ok;
+	uid_t page_owner;
 	/* The pace of sampling (check_pace): timer expirations and samples taken since
 	 * pace_since (CLOCK_MONOTONIC); a collapse is said once. */
 	uint64_t pace_due, pace_taken;
@@ -321,7 +327,6 @@ void rec_cgroup_ended(struct recorder *rc);
 void rec_settle_end(struct recorder *rc, int e);
 int rec_write_end(struct recorder *rc);
 
-/* recorder_page.c */
 /* recorder_stages.c */
 enum { STAGES_OFF, STAGES_BEFORE, STAGES_ON };
 void rec_stages_begin(struct recorder *rc);
@@ -329,6 +334,8 @@ void rec_stages_tick(struct recorder *rc, int64_t now);
 void rec_stages_end(struct recorder *rc);
 void rec_stages_release(struct recorder *rc);
 
+/* recorder_page.c */
+void rec_page_init(struct recorder *rc);
 void rec_find_page(struct recorder *rc);
 void rec_poll_client(struct recorder *rc, int64_t elapsed, int final);
 void rec_page_finish(struct recorder *rc);

@@ -69,6 +69,18 @@ static const char *file_type_words(mode_t type)
 	       type == S_IFSOCK ? "socket" : "special file";
 }
 
+/* A launched command: who it is and who owns it, read now while it lives (a zombie
+ * too), so that its page can be read after it has been reaped (rec_page_finish). */
+void rec_page_init(struct recorder *rc)
+{
+	pid_t pid = rc->target->pid;
+	if (!rc->target->is_child || pid <= 0)
+		return;
+	rc->page_owner = target_owner(pid);
+	rc->page_who_ok = rc->page_owner != (uid_t)-1 &&
+			  client_ident_read(pid, &rc->page_who) == 0;
+}
+
 /* Looks for the application's page (librsswatch) until it is found. Called from the
  * loop after a sample, never within one, at most every PAGE_RETRY_NS (while the page
  * directory changes; PAGE_SQUAT_RETRY_NS once the page's name is found taken), and
@@ -86,6 +98,8 @@ void rec_find_page(struct recorder *rc)
 		return;
 	/* The owner now: a launched command may have changed its user (setpriv, su) */
 	uid_t owner = target_owner(pid);
+	if (owner != (uid_t)-1)
+		rc->page_owner = owner;
 	int e = client_page_find(pid, owner, &f, &rc->page);
 	if (f.squatted)
 		rc->page_next_try = elapsed + PAGE_SQUAT_RETRY_NS;
@@ -173,6 +187,12 @@ void rec_page_finish(struct recorder *rc)
 {
 	struct run *run = rc->run;
 	int64_t at = run->ended_at ? run->ended_at : real_ns();
+	/* A launched command that ended before any look found its page left the page for
+	 * us (RSW_PAGE_KEEP_ENV): its marks and counters are read now; release() removes
+	 * the file. */
+	if (!rc->page && rc->page_who_ok && rc->stop == TARGET_ENDED)
+		client_page_find_of(rc->target->pid, rc->page_owner, &rc->page_who, NULL,
+				    &rc->page);
 	if (rc->page)
 		rec_poll_client(rc, mono_ns() - rc->start_mono, 1);
 	say_lost_marks(rc, 0);

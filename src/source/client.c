@@ -478,6 +478,12 @@ static int open_fallback(pid_t pid, uid_t uid, struct client_find *f, struct cli
 
 int client_page_find(pid_t pid, uid_t uid, struct client_find *f, struct client_page **out)
 {
+	return client_page_find_of(pid, uid, NULL, f, out);
+}
+
+int client_page_find_of(pid_t pid, uid_t uid, const struct client_ident *who,
+			struct client_find *f, struct client_page **out)
+{
 	struct client_find none;
 	char path[PATH_MAX];
 	struct stat st, fst;
@@ -502,7 +508,7 @@ int client_page_find(pid_t pid, uid_t uid, struct client_find *f, struct client_
 			close(fd);
 			return -ENOENT;	/* replaced meanwhile: look again later */
 		}
-		rc = client_page_open_fd(fd, pid, uid, NULL, out);
+		rc = client_page_open_fd(fd, pid, uid, who, out);
 		if (rc)
 			close(fd);
 		return rc;

@@ -114,6 +114,12 @@ struct client_find {
 };
 /* f (NULL: not wanted) is written whatever the result. */
 int client_page_find(pid_t pid, uid_t uid, struct client_find *f, struct client_page **out);
+/* The same for the process who (NULL: read it for pid), which may have ended: a page
+ * its creator left at exit for the recorder that launched it (RSW_PAGE_KEEP_ENV) is
+ * found by its own name after the process is gone (fallback names need the process's
+ * map, so they are not looked for without a live process). */
+int client_page_find_of(pid_t pid, uid_t uid, const struct client_ident *who,
+			struct client_find *f, struct client_page **out);
 int client_page_open(pid_t pid, uid_t uid, struct client_page **out);
 
 /* One line of /proc/PID/maps (line[0..len), without its newline; any bytes): 1 when it

@@ -203,5 +203,32 @@ check "mark: a refused mark is not stored" not_grep "too late" "$T/mark2.json"
 check "mark with no label: exit 2" test $? -eq 2
 "$RSW" mark --run last >/dev/null 2>&1
 check "mark --run with no label: exit 2" test $? -eq 2
+
+# --- a command that ends before the recorder's first look for its page (100 ms) ---
+# Its page stays at exit for the recorder that launched it (RSSWATCH_RECORDER_PID),
+# which reads it at the run's end and removes it. Before, such runs lost every mark.
+short_ok=0
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	"$RSW" record -q -i 10ms -- "$pipeline" --workers 2 --size 1 --rounds 2 --gpu-ms 0 \
+		>/dev/null 2>&1 || continue
+	"$RSW" show --json >"$T/short.json" 2>/dev/null
+	"$RSW" export --format csv >"$T/short.csv" 2>/dev/null
+	[ "$(sqlite3 :memory: "select group_concat(json_extract(value,'\$.label'), '|')
+		from json_each(json_extract(readfile('$T/short.json'),'\$.marks'))")" = \
+		"synthesis starts|all partitions synthesized|gpu done" ] &&
+		[ "$(col "$T/short.csv" counter.partitions_done | grep . | tail -n 1)" = 4 ] &&
+		short_ok=$((short_ok + 1))
+done
+diag "short command: last run $(jval "$T/short.json" '$.duration_s') s long"
+check "short command: 10 of 10 runs keep its 3 marks and partitions_done 4 ($short_ok)" \
+	test "$short_ok" -eq 10
+check "short command: its page is removed after each run" shm_empty
+# Not the recorder's child: a program the command starts removes its own page at exit
+"$RSW" record -q -i 10ms -- sh -c '"$1" --workers 1 --size 1 --rounds 1 --gpu-ms 0; :' sh \
+	"$pipeline" >/dev/null 2>&1
+check "a grandchild of the recorder removes its own page at exit" shm_empty
+RSSWATCH_RECORDER_PID=$$ sh -c '"$1" --workers 1 --size 1 --rounds 1 --gpu-ms 0; :' sh \
+	"$pipeline" >/dev/null 2>&1
+check "so does a program whose parent is not the pid that the variable names" shm_empty
 check "the shm dir is empty at the end" shm_empty
 done_testing

@@ -169,7 +169,7 @@ cp "$LIBDIR/librsswatch.a" "$pfx/lib/"
 cp "$LIBDIR/librsswatch.so" "$pfx/lib/librsswatch.so.1"
 ln -s librsswatch.so.1 "$pfx/lib/librsswatch.so"
 cp include/rsswatch.h "$pfx/include/"
-sed -e "s|@PREFIX@|$pfx|g" -e 's|@VERSION@|0|g' rsswatch.pc.in >"$pfx/lib/pkgconfig/rsswatch.pc"
+sed -e "s|@PREFIX@|$pfx|g" -e "s|@LIBDIR@|$pfx/lib|g" -e 's|@VERSION@|0|g' rsswatch.pc.in >"$pfx/lib/pkgconfig/rsswatch.pc"
 # The crate out of the tree, where only pkg-config can find the library.
 mkdir "$T/crate"
 (cd "$CRATE" && cp -R Cargo.toml build.rs src examples tests benches "$T/crate/")
