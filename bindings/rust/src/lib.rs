@@ -251,12 +251,14 @@ pub fn gauge_set(name: &str, value: i64) -> Result<(), Error> {
 
 /// Looks a name up with `lookup`, and when it gives nothing, asks why.
 ///
-/// The C lookups return NULL without a reason. `rsw_counter_add(name, 0)` fails the
-/// same ways and changes nothing here: once setup is done (`rsw_init` says so), a name
-/// the lookup could not have is a bad name, a counter's when a gauge was looked up, or
-/// one that could not be made (a full table, or another thread still making it); adding
-/// 0 to a counter leaves it as it was, and where it creates one, that is the counter
-/// `rsw_counter` was asked for. A lookup that lost a race (EAGAIN) is tried again.
+/// The C lookups return NULL without a reason. The call by name of the same kind
+/// (`rsw_counter_add(name, 0)`, `rsw_gauge_set(name, 0)`) fails the same ways and says
+/// why: once setup is done (`rsw_init` says so), a name the lookup could not have is a
+/// bad name, the other kind's, or one that could not be made (a full table, or another
+/// thread still making it). Where the probe creates the name, it is of the kind asked
+/// for (a gauge is never probed as a counter: a lookup that timed out while another
+/// thread made the name would otherwise make it a counter for good); adding 0 changes
+/// no counter, and a new gauge starts at 0 anyway. A lost race (EAGAIN) is tried again.
 fn lookup<T>(
     name: &str,
     is_gauge: bool,
@@ -272,10 +274,14 @@ fn lookup<T>(
                 rc if rc == -EAGAIN => continue,
                 rc => return Err(Error::from_rc(rc)),
             }
-            match unsafe { sys::rsw_counter_add(n, 0) } {
-                0 if is_gauge => return Err(Error::Os(EEXIST)), // the name is a counter's
-                0 => continue, // made now: look again
-                rc if rc == -EAGAIN || (is_gauge && rc == -EEXIST) => continue,
+            let probe = if is_gauge {
+                unsafe { sys::rsw_gauge_set(n, 0) }
+            } else {
+                unsafe { sys::rsw_counter_add(n, 0) }
+            };
+            match probe {
+                0 => continue, // there now, of this kind: look again
+                rc if rc == -EAGAIN => continue,
                 rc => return Err(Error::from_rc(rc)),
             }
         }
@@ -557,6 +563,24 @@ mod tests {
         // the same name gives the same handle
         assert_eq!(Counter::new("unit_kind_counter"), Ok(c));
         assert_eq!(Gauge::new("unit_kind_gauge"), Ok(g));
+    }
+
+    #[test]
+    fn gauges_made_by_racing_threads_stay_gauges() {
+        // Threads that make the same new names at once: every Gauge::new gives the one
+        // handle of the name, and no name ends up a counter (a lookup that lost the race
+        // must not probe the name as a counter).
+        let names = ["race_gauge_a", "race_gauge_b", "race_gauge_c"];
+        let got: Vec<Vec<Gauge>> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| names.iter().map(|n| Gauge::new(n).unwrap()).collect()))
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for (i, n) in names.iter().enumerate() {
+            assert!(got.iter().all(|g| g[i] == got[0][i]));
+            assert_eq!(Counter::new(n), Err(Error::Os(EEXIST)));
+        }
     }
 
     #[test]
