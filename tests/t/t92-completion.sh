@@ -78,6 +78,10 @@ cp /bin/true "$T/bin/rswcmd$$"
 offers "record -- COMMAND: commands" "rswcmd$$" record -- "rswcmd$$"
 offers "record COMMAND ARG: files" "$T/pick-me.svg" record -- "rswcmd$$" "$T/pick-"
 
+check "the bash script registers its function for rsswatch (complete -p)" \
+	sh -c 'bash -c ". \"\$1\"; complete -p rsswatch" sh "$1" | grep -q -- "-F _rsswatch rsswatch\$"' \
+	sh "$BASH_SCRIPT"
+
 # --- runs from the database
 offers "show RUN without a database: last" "last" show ""
 "$RSW" record -q -- /bin/true >"$OUT" 2>"$ERR"
@@ -94,6 +98,25 @@ offers "rsswatch --db PATH show: that database's runs" "$(printf '1\n2\nlast')" 
 offers "rm RUN: by prefix" "2" rm --db="$T/other.db" 2
 "$RSW" record -q -l labelled --param pw=12 -- /bin/true >"$OUT" 2>"$ERR"
 offers "compare --by: the runs' parameter keys" "pw" compare --by ""
+# a followed service's series (record --follow stores its id in each run's row)
+sqlite3 "$T/other.db" "update run set series = 7 where id = 2"
+offers "show --db: the runs, and s7 for the series of run 2" "$(printf '1\n2\nlast\ns7')" \
+	show --db "$T/other.db" ""
+offers "compare s: the series by its id" "s7" compare --db "$T/other.db" s
+# the counter and gauge names of the run named on the line, in a comma list
+if [ -x "$BUILD/examples/pipeline" ]; then
+	"$RSW" record -q --db "$T/counters.db" -- "$BUILD/examples/pipeline" --workers 1 \
+		--size 1 --rounds 1 --gpu-ms 0 >"$OUT" 2>"$ERR"
+	offers "plot --counters: the run's counter names" \
+		"$(printf 'buffers_in_flight\nbytes_in_flight\npartitions_done')" \
+		plot --db "$T/counters.db" 1 --counters ""
+	offers "plot --counters A,: the names after the comma keep A in front" \
+		"partitions_done,buffers_in_flight" plot --db "$T/counters.db" 1 --counters \
+		partitions_done,bu
+else
+	skip "plot --counters: the run's counter names ($BUILD/examples/pipeline not built)"
+	skip "plot --counters A,: the names after the comma keep A in front"
+fi
 offers "ls --param: KEY=" "pw=" ls --param ""
 
 # --- processes: -n by name, -p by id
