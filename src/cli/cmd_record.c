@@ -205,7 +205,8 @@ static const struct cli_opt record_opts_table[] = {
 	{ "reset-peak", 0, CLI_FLAG, AT(reset_peak, int),
 	  .help = "reset an attached target's VmHWM at the start (writes 5 to "
 		  "/proc/PID/clear_refs): its peak is then exact from the start; the target's "
-		  "own getrusage() sees the reset too" },
+		  "own getrusage(), its parent's wait4() (time -v) and its exit record see the "
+		  "reset too" },
 	{ "memory-limit", 0, CLI_SIZE, AT(memory_limit, uint64_t), .min = 4096, .eg = "64M, 2G",
 	  .help = "run COMMAND in a new memory cgroup limited to SIZE (e.g. 64M, 2G; needs "
 		  "root): an OOM kill there is recorded as such, and the cgroup's "
@@ -642,6 +643,10 @@ static int open_engine(struct record_args *a, int fail)
 			a->stacks == ENGINE_STACKS_MALLOC ?
 			"; live bytes by call stack (malloc and its kin, mmap, brk, mremap)" :
 			"; live bytes by call stack (mmap, brk, mremap)");
+	if (e == 0 && !engine_sees_victims(&a->opts))
+		fprintf(stderr, "rsswatch: OOM kills from the kernel log only: the engine cannot "
+			"hear oom:mark_victim (its arguments are read as Linux 6.8 and later "
+			"pass them)\n");
 	return 0;
 }
 

@@ -13,6 +13,11 @@ int engine_open(struct record_opts *o, char *why, size_t n)
 	return kpeak_open(&o->kpeak, why, n);
 }
 
+int engine_sees_victims(const struct record_opts *o)
+{
+	return o->kpeak && kpeak_sees_victims(o->kpeak);
+}
+
 void engine_new_run(struct record_opts *o)
 {
 	if (o->kpeak)

@@ -12,6 +12,9 @@
  * in why (o->kpeak stays NULL: the run's peaks come from samples, VmHWM and the exit
  * records, as without it). */
 int engine_open(struct record_opts *o, char *why, size_t n);
+/* Whether the open engine hears the OOM killer's choices (oom:mark_victim with the
+ * arguments of Linux 6.8 and later): else OOM kills come from the kernel log alone. */
+int engine_sees_victims(const struct record_opts *o);
 /* A run begins: the engine forgets the last one's processes and figures. */
 void engine_new_run(struct record_opts *o);
 /* A command about to be launched: the engine tracks the next child this process forks,

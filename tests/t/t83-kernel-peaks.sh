@@ -279,6 +279,18 @@ check "... -v names it in one line" grep -q \
 check "... and the run is recorded as before" sh -c \
 	"test '$(last peak_source)' != 'page counts' && test $(last peak_rss) -ge $((100 * MiB))"
 
+RSSWATCH_TEST_KPEAK_VICTIM=mark_victim_gone
+export RSSWATCH_TEST_KPEAK_VICTIM
+expect_exit 0 "a kernel whose oom:mark_victim the engine cannot read (simulated)" \
+	"$RSW" record -v -q -i 1s -- "$HOG" spike 100M sleep 1200ms
+unset RSSWATCH_TEST_KPEAK_VICTIM
+check "... -v says OOM kills come from the kernel log only" grep -q \
+	"^rsswatch: OOM kills from the kernel log only: the engine cannot hear oom:mark_victim" "$ERR"
+check "... and the peaks still come from the page counts" \
+	test "$(last peak_source)" = "page counts"
+check "with the tracepoint, -v says nothing of the kind" sh -c \
+	"$RSW record -v -q -- /bin/true 2>&1 | grep -c 'kernel log only' | grep -qx 0"
+
 mkdir -m 700 "$T/nobody"
 chown nobody "$T/nobody"
 chmod 755 "$BUILD" "$BUILD/tests" "$BUILD/tests/bin" 2>/dev/null
