@@ -83,7 +83,7 @@ int kpeak_refusal(int e, char *why, size_t n)
 	if ((e == -EPERM || e == -EACCES) && strstr(lock, "[confidentiality]"))
 		snprintf(why, n, "the kernel is locked down (confidentiality)");
 	else if ((e == -EPERM || e == -EACCES) && geteuid() != 0)
-		snprintf(why, n, "it needs root (CAP_BPF and CAP_PERFMON)");
+		snprintf(why, n, "it needs root");
 	else if (e == -EPERM || e == -EACCES)
 		snprintf(why, n, "the kernel refused to load it: %s", strerror(-e));
 	else
