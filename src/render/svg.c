@@ -362,6 +362,7 @@ enum legend_kind {
 	LEGEND_WARN,
 	LEGEND_EVENT,
 	LEGEND_TICK,	/* a set's process starts and exits, as ticks on the time axis */
+	LEGEND_STAGE,	/* a stage's own peak (between two marks), from the engine */
 };
 
 struct legend_item {
@@ -430,6 +431,10 @@ static void symbol(struct buf *b, enum legend_kind sym, double x, double y)
 		break;
 	case LEGEND_WARN:
 		buf_printf(b, "<path d=\"M%.1f %.1fl5.5 9.5h-11z\" fill=\"#e09f3e\" stroke=\"#8a5a00\"/>", x, y - 6);
+		break;
+	case LEGEND_STAGE:	/* a hollow triangle pointing down at (x, y) */
+		buf_printf(b, "<path d=\"M%.1f %.1fh10l-5 8z\" fill=\"#fff\" stroke=\"#1f3b73\" "
+			   "stroke-width=\"1.5\"/>", x - 5, y - 8);
 		break;
 	default:
 		buf_printf(b, "<path d=\"M%.1f %.1fl5 5l-5 5l-5 -5z\" fill=\"#777\"/>", x, y - 5);
@@ -894,6 +899,14 @@ static size_t count_proc_events(const struct ctx *c)
 	return n;
 }
 
+/* Whether the stage that mark m opens has a peak of its own to draw: known (the
+ * engine's page counts), and not the run's peak, whose dot is drawn already. */
+static int stage_peak_drawn(const struct chart_run *r, const struct mark *m)
+{
+	return m->stage_peak_known && m->stage_peak && m->stage_peak_at >= r->run->started_at &&
+	       !(m->stage_peak == r->run->peak_rss && m->stage_peak_at == r->run->peak_rss_at);
+}
+
 /* The legend's event symbols, each kind drawn once; process starts and exits as ticks
  * (c->rug), counted. */
 static void legend_events(struct legend *lg, const struct ctx *c, size_t nproc_ev)
@@ -925,6 +938,14 @@ static void legend_events(struct legend *lg, const struct ctx *c, size_t nproc_e
 		char t[64];
 		snprintf(t, sizeof(t), "process start or exit (%zu)", nproc_ev);
 		legend_add_text(lg, "", LEGEND_TICK, t);
+	}
+	if (c->single) {
+		const struct chart_run *r = &c->runs[0];
+		for (size_t j = 0; j < r->nmarks; j++)
+			if (stage_peak_drawn(r, &r->marks[j])) {
+				legend_add_text(lg, "", LEGEND_STAGE, "a stage's own peak (kernel)");
+				break;
+			}
 	}
 }
 
@@ -1401,6 +1422,38 @@ static void draw_cgroup(struct ctx *c, struct box *taken, size_t *ntaken)
 	taken[(*ntaken)++] = bx;
 }
 
+/* One run's stages' own peaks (a mark's stage_peak, from the engine's page counts),
+ * each as a hollow triangle pointing at where and when it was reached, named on hover:
+ * which stage made which high, even where no sample saw it. The stage that holds the
+ * run's peak is its dot already. */
+static void draw_stage_peaks(struct ctx *c)
+{
+	const struct chart_run *r = &c->runs[0];
+	int any = 0;
+	for (size_t j = 0; j < r->nmarks; j++) {
+		const struct mark *m = &r->marks[j];
+		if (!stage_peak_drawn(r, m))
+			continue;
+		double x = px(c, axis_t(c, r, m->stage_peak_at - r->run->started_at));
+		double y = py(c, (double)m->stage_peak);
+		if (x < c->x0 || x > c->x1 || y < c->y0 || y > c->y1)
+			continue;
+		char v[32], t[32];
+		if (!any)
+			buf_puts(c->b, "<g class=\"stage-peaks\">\n");
+		any = 1;
+		buf_puts(c->b, "<g>");
+		symbol(c->b, LEGEND_STAGE, x, y);
+		buf_puts(c->b, "<title>stage ");
+		xml_text(c->b, m->label);
+		buf_printf(c->b, ": its peak %s at %s, from the kernel's page counts</title></g>\n",
+			   fmt_bytes(v, sizeof(v), m->stage_peak),
+			   fmt_offset(t, sizeof(t), m->stage_peak_at - r->run->started_at));
+	}
+	if (any)
+		buf_puts(c->b, "</g>\n");
+}
+
 /* A set's largest process, then the peak of every run. */
 static void draw_peaks(struct ctx *c)
 {
@@ -1414,6 +1467,8 @@ static void draw_peaks(struct ctx *c)
 	if (c->single)
 		draw_cgroup(c, c->taken, &c->ntaken);
 	draw_largest(c);
+	if (c->single)
+		draw_stage_peaks(c);
 	for (size_t i = 0; i < c->nruns; i++)
 		if (c->runs[i].run->peak_rss)
 			draw_peak(c, i, &pl);

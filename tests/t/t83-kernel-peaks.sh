@@ -99,6 +99,19 @@ check "show --json: each mark's stage_peak_bytes and stage_peak_time, to the mic
 check "report: the marks table has each stage's peak" sh -c \
 	"grep -q '>Stage peak</th>' '$T/stages.html' &&
 	 grep -Eq 'compute</td>.*<td class=\"r\">(8[0-9]|9[0-5])\.[0-9] MiB</td><td class=\"r\">\\+[0-9.]+m?s</td></tr>' '$T/stages.html'"
+check "report: its chart marks the compute stage's own peak, named on hover" \
+	grep -Eq '<title>stage compute: its peak (8[0-9]|9[0-5])\.[0-9] MiB at \+[0-9.]+m?s, from the kernel' \
+	"$T/stages.html"
+"$RSW" plot $run -o "$T/stages.svg" 2>/dev/null
+# the triangle's tip (M x y h10 l-5 8: the tip at y + 8) inside the plot: y above its
+# x axis (the largest y of the grid's lines) and below its top
+tip=$(sed -n 's/.*<g><path d="M\([0-9.]*\) \([0-9.]*\)h10l-5 8z".*<title>stage compute:.*/\2/p' \
+	"$T/stages.svg" | head -n 1)
+check "plot: the compute stage's peak is drawn once, a triangle in the legend too" sh -c \
+	"test \$(grep -c '<title>stage compute: its peak' '$T/stages.svg') = 1 &&
+	 grep -q \"a stage's own peak (kernel)\" '$T/stages.svg'"
+check "  its tip inside the plot (y $tip)" sh -c "test -n '$tip' &&
+	awk -v y='$tip' 'BEGIN { exit !(y + 8 > 20 && y + 8 < 460) }'"
 expect_exit 0 "the same with --no-bpf" "$RSW" record -q --no-bpf -i 1s -- sh -c \
 	'"$0" mark -p $$ load; "$1" spike 200M; "$0" mark -p $$ compute' "$RSW" "$HOG"
 check "--no-bpf: no stage peaks stored, and show has no such column" sh -c \
