@@ -380,8 +380,25 @@ static void chart_section(struct buf *b, const struct chart_run *r, const struct
 		chart_data(b, r, &co, &g);
 }
 
+/* The run's peak as a row among the marks, at its time (show's "^" row): the stage it
+ * fell in is the one between the marks around it. */
+static void peak_row(struct buf *b, const struct run *run, int stage_peaks)
+{
+	char t[32], v[32];
+	buf_printf(b, "<tr class=\"peak\"><td>%s</td><td class=\"l\"><b>the run's peak</b>",
+		   fmt_offset(t, sizeof(t), run->peak_rss_at - run->started_at));
+	if (!stages_peak_time_exact(run)) {
+		buf_puts(b, ", reached by then (");
+		xml_text(b, run->peak_source ? run->peak_source : "");
+		buf_puts(b, ")");
+	}
+	buf_printf(b, "</td><td class=\"r\"><b>%s</b></td><td></td>%s</tr>\n",
+		   fmt_bytes(v, sizeof(v), run->peak_rss), stage_peaks ? "<td></td><td></td>" : "");
+}
+
 /* Marks with RSS at each and the change since the previous one (the first: since the
- * first sample); with the engine, the peak of the stage each opens and when. */
+ * first sample); with the engine, the peak of the stage each opens and when; the run's
+ * peak among them, where it fell. */
 static void marks_section(struct buf *b, const struct chart_run *r)
 {
 	const struct run *run = r->run;
@@ -401,8 +418,13 @@ static void marks_section(struct buf *b, const struct chart_run *r)
 		for (size_t i = 0; i < r->n; i++)
 			stages_add(&sg, &r->s[i]);
 		stages_end(&sg);
+		int peak_said = !run->peak_rss || !run->peak_rss_at;
 		for (size_t i = 0; i < sg.n; i++) {
 			const struct stage *at = &sg.s[i];
+			if (!peak_said && run->peak_rss_at - run->started_at < at->elapsed_ns) {
+				peak_row(b, run, stage_peaks);
+				peak_said = 1;
+			}
 			buf_printf(b, "<tr><td>%s</td><td class=\"l\">",
 				   fmt_offset(v, sizeof(v), at->elapsed_ns));
 			xml_text(b, r->marks[i].label);
@@ -418,6 +440,8 @@ static void marks_section(struct buf *b, const struct chart_run *r)
 				buf_puts(b, "</td><td class=\"r\">-</td><td class=\"r\">");
 			buf_puts(b, "</td></tr>\n");
 		}
+		if (!peak_said)
+			peak_row(b, run, stage_peaks);
 		stages_release(&sg);
 		buf_puts(b, "</tbody>\n</table>\n");
 	} else {

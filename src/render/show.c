@@ -280,13 +280,10 @@ int show_add_counter(void *ctx, int64_t elapsed, const char *name, long long val
 static void peak_row(struct buf *b, const struct run *r)
 {
 	char t[32], v[32];
-	const char *src = r->peak_source ? r->peak_source : "";
-	int exact = strcmp(src, PEAK_FROM_PAGES) == 0 || strcmp(src, PEAK_FROM_SAMPLE) == 0 ||
-		    strcmp(src, PEAK_FROM_OOM) == 0;
 	buf_printf(b, "  ^ %-10s %10s %11s  the run's peak", fmt_offset(t, sizeof(t),
 		   r->peak_rss_at - r->started_at), fmt_bytes(v, sizeof(v), r->peak_rss), "");
-	if (!exact)
-		buf_printf(b, ", reached by then (%s)", src);
+	if (!stages_peak_time_exact(r))
+		buf_printf(b, ", reached by then (%s)", r->peak_source ? r->peak_source : "");
 	buf_putc(b, '\n');
 }
 

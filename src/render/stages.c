@@ -46,3 +46,10 @@ void stages_release(struct stages *st)
 	free(st->s);
 	memset(st, 0, sizeof(*st));
 }
+
+int stages_peak_time_exact(const struct run *r)
+{
+	const char *src = r->peak_source ? r->peak_source : "";
+	return strcmp(src, PEAK_FROM_PAGES) == 0 || strcmp(src, PEAK_FROM_SAMPLE) == 0 ||
+	       strcmp(src, PEAK_FROM_OOM) == 0;
+}

@@ -33,4 +33,10 @@ void stages_add(struct stages *st, const struct sample *s);
 void stages_end(struct stages *st);
 void stages_release(struct stages *st);
 
+/* Whether run r's peak time is the moment it was reached (the kernel's page counts, an
+ * OOM report, a sample), not when a high-water figure that had been reached before it
+ * was read (VmHWM, an exit record, wait4): the peak then goes among the marks at its
+ * time as "reached by then". */
+int stages_peak_time_exact(const struct run *r);
+
 #endif

@@ -99,6 +99,9 @@ check "show --json: each mark's stage_peak_bytes and stage_peak_time, to the mic
 check "report: the marks table has each stage's peak" sh -c \
 	"grep -q '>Stage peak</th>' '$T/stages.html' &&
 	 grep -Eq 'compute</td>.*<td class=\"r\">(8[0-9]|9[0-5])\.[0-9] MiB</td><td class=\"r\">\\+[0-9.]+m?s</td></tr>' '$T/stages.html'"
+check "report: the run's peak is a row of the marks table, between 'load' and 'compute'" sh -c \
+	"grep -oE '<b>the run.s peak</b>|<td class=\"l\">(load|compute|write)<' '$T/stages.html' |
+	 sed 's/<[^>]*>//g; s/<//' | tr '\n' ' ' | grep -qx 'load the run.s peak compute write '"
 check "report: its chart marks the compute stage's own peak, named on hover" \
 	grep -Eq '<title>stage compute: its peak (8[0-9]|9[0-5])\.[0-9] MiB at \+[0-9.]+m?s, from the kernel' \
 	"$T/stages.html"
