@@ -27,6 +27,9 @@
 #   5. the target's slowdown: pages a page-touching loop (build/bench/touchloop) manages per
 #      second, alone and with each tool at its fastest interval (rsswatch also with --no-bpf)
 #   6. storage: bytes per sample (the database's growth, checkpointed; the others' files)
+#   7. the eBPF engine (as root): a page-touching target's rate at -i 1s beside the engine,
+#      --no-bpf and --no-bpf with an empty program on rss_stat (the floor); the error of
+#      a peak's time, engine against --no-bpf; its recorder's CPU per sample at 10 ms
 # Raw figures go to $BUILD/bench/raw.txt; bench/report.py turns them into one table of
 # ratios, printed and written to $BUILD/bench/table.md and table.json. The figures are
 # not judged here: this script fails only when a tool cannot run.
@@ -278,7 +281,8 @@ joined
 echo "meta forks_per_s_1s $((($(awk '/^processes/ { print $2 }' /proc/stat) - forks0) / SLOW_LONG))" >>"$raw"
 say "1. CPU per sample at fast intervals: one tool at a time, ${FAST_LONG} s, $REPS times"
 for rep in $(seq "$REPS"); do
-	for tm in rsswatch:1 rsswatch:10 psutil:10 statm:1 statm:10 timer:1 timer:10; do
+	for tm in rsswatch:1 rsswatch:10 rsswatch-nobpf:10 psutil:10 statm:1 statm:10 timer:1 \
+		timer:10; do
 		short=0	# only for the database's growth
 		[ "$tm" != rsswatch:1 ] || short=$FAST_SHORT
 		if [ "$APART" = 1 ]; then
@@ -442,6 +446,61 @@ for rep in $(seq "$TOUCH_REPS"); do
 		echo "touch $t $rep $rate" >>"$raw"
 	done
 done
+
+# --- 7. the eBPF engine (as root, where it loads) --------------------------------------
+# a. the target's slowdown at -i 1s: the page-touching loop alone, under --no-bpf, under
+#    --no-bpf with an empty program on rss_stat beside it (build/bench/bpffloor: the floor
+#    of any program there), and under the engine; rounds alternated
+# b. the error of the peak's time at -i 1s, the engine against --no-bpf (bench/peak-time.sh:
+#    a 100 MiB block, the workload's CLOCK_REALTIME stamp at its last page)
+# c. the recorder's CPU per sample at 10 ms with the engine and with --no-bpf (section 1's
+#    fast-interval runs, rsswatch and rsswatch-nobpf)
+if [ "$(id -u)" = 0 ] && "$RSW" record -v -q --db "$tmp/probe.db" -- /bin/true 2>&1 |
+	grep -q "exact peaks from the kernel's page counts"; then
+	say "7a. the engine's cost to a page-touching target at -i 1s, $TOUCH_REPS rounds"
+	for rep in $(seq "$TOUCH_REPS"); do
+		for m in alone nobpf floor engine; do
+			f=$tmp/eng-$m
+			fl=
+			if [ $m = floor ]; then
+				"$BUILD/bench/bpffloor" empty >"$f.floor" 2>&1 &
+				fl=$!
+				until grep -q attached "$f.floor" 2>/dev/null; do
+					kill -0 "$fl" 2>/dev/null || die "bpffloor: $(cat "$f.floor")"
+					sleep 0.01
+				done
+			fi
+			"$BUILD/bench/touchloop" 500 "$TOUCH_MS" 16 >"$f.rate" &
+			pid=$!
+			w=
+			case $m in
+			nobpf | floor) "$RSW" record -q --no-bpf --db "$f.db" -i 1s -p "$pid" \
+				>/dev/null 2>&1 & w=$! ;;
+			engine) "$RSW" record -q --db "$f.db" -i 1s -p "$pid" >/dev/null 2>&1 & w=$! ;;
+			esac
+			wait "$pid" || die "touchloop failed"
+			[ -z "$w" ] || wait "$w" || true
+			[ -z "$fl" ] || { kill "$fl"; wait "$fl" 2>/dev/null || true; }
+			rate=$(sed -n 's/^pages_per_s=//p' "$f.rate")
+			[ -n "$rate" ] || die "touchloop gave no rate"
+			echo "engtouch $m $rep $rate" >>"$raw"
+		done
+	done
+	say "7b. the error of the peak's time at -i 1s, the engine and --no-bpf, $PEAK_REPS rounds"
+	for rep in $(seq "$PEAK_REPS"); do
+		for m in engine nobpf; do
+			f=$tmp/pt-$m
+			rm -f "$f.db" "$f.st" "$f.pre"
+			"$RSW" record -q $([ $m = nobpf ] && echo --no-bpf) --db "$f.db" -i 1s -- \
+				"$HOG" stamp "$f.pre" sleep 200ms +100M stamp "$f.st" - sleep 1100ms \
+				>/dev/null 2>&1 || die "peak time: the recording failed"
+			at=$(sqlite3 "$f.db" "select peak_rss_at from run order by id desc limit 1")
+			echo "peaktime $m $rep $((($(cat "$f.st") - at) / 1000))" >>"$raw"
+		done
+	done
+else
+	say "7. the eBPF engine: skipped (not root, or the engine cannot load here)"
+fi
 
 # --- the machine, and the table --------------------------------------------------------
 t_end=$(date +%s)
