@@ -179,7 +179,7 @@ int rec_stacks_write(struct recorder *rc)
 	size_t npeak, nend, ids = stacks_ids(rc->stacks);
 	int64_t at;
 	const struct stack_bytes *peak = stacks_at_peak(rc->stacks, &npeak, &at);
-	const struct stack_bytes *end = stacks_live(rc->stacks, &nend);
+	const struct stack_bytes *end = stacks_at_end(rc->stacks, &nend);
 	char **texts = xcalloc(ids, sizeof(*texts));
 	struct stored_stack *p = rows_of(rc, peak, npeak, texts);
 	struct stored_stack *e = rows_of(rc, end, nend, texts);

@@ -29,6 +29,8 @@ struct stack {
 	uint32_t first, n;	/* its frames in frames[] */
 	int64_t live;
 	uint64_t blocks;
+	int64_t ended;		/* held by processes of the set when they exited */
+	uint64_t ended_blocks;
 };
 
 struct stacks {
@@ -270,6 +272,19 @@ static void forget(struct stacks *s, pid_t pid)
 	*p = s->procs[--s->nprocs];
 }
 
+/* pid exits: what it still held is what it held at its end (stacks_at_end). */
+static void ended(struct stacks *s, pid_t pid)
+{
+	struct proc *p = proc_of(s, pid, 0);
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++) {
+		s->st[p->b[i].stack].ended += (int64_t)(p->b[i].end - p->b[i].start);
+		s->st[p->b[i].stack].ended_blocks++;
+	}
+	forget(s, pid);
+}
+
 static void copy_of(struct stacks *s, pid_t child, pid_t parent)
 {
 	forget(s, child);
@@ -377,9 +392,11 @@ void stacks_feed(struct stacks *s, const struct kstacks_record *r, int64_t peak_
 				map(s, p, a, a + (uint64_t)r->len, stack);
 		}
 		break;
-	case KSTACKS_EXEC:
-	case KSTACKS_EXIT:
+	case KSTACKS_EXEC:	/* the old program's memory is gone, not held to its end */
 		forget(s, r->pid);
+		break;
+	case KSTACKS_EXIT:
+		ended(s, r->pid);
 		break;
 	case KSTACKS_FORK:
 		copy_of(s, r->pid, (pid_t)r->addr);
@@ -396,19 +413,33 @@ const struct stack_bytes *stacks_at_peak(const struct stacks *s, size_t *n, int6
 	return s->snap;
 }
 
-const struct stack_bytes *stacks_live(struct stacks *s, size_t *n)
+/* The stacks' live bytes, with what ended processes held at their exit (with_ended). */
+static const struct stack_bytes *tally(struct stacks *s, size_t *n, int with_ended)
 {
 	size_t k = 0;
 	for (size_t id = 0; id < s->nst; id++) {
-		if (s->st[id].live <= 0 && !s->st[id].blocks)
+		const struct stack *st = &s->st[id];
+		int64_t bytes = st->live + (with_ended ? st->ended : 0);
+		uint64_t blocks = st->blocks + (with_ended ? st->ended_blocks : 0);
+		if (bytes <= 0 && !blocks)
 			continue;
 		s->live = xgrow(s->live, k, &s->live_cap, sizeof(*s->live));
-		s->live[k++] = (struct stack_bytes){ (uint32_t)id, s->st[id].live, s->st[id].blocks };
+		s->live[k++] = (struct stack_bytes){ (uint32_t)id, bytes, blocks };
 	}
 	if (k)
 		qsort(s->live, k, sizeof(*s->live), by_bytes);
 	*n = k;
 	return s->live;
+}
+
+const struct stack_bytes *stacks_live(struct stacks *s, size_t *n)
+{
+	return tally(s, n, 0);
+}
+
+const struct stack_bytes *stacks_at_end(struct stacks *s, size_t *n)
+{
+	return tally(s, n, 1);
 }
 
 const struct stack_frame *stacks_frames(const struct stacks *s, uint32_t id, size_t *n)

@@ -66,6 +66,13 @@ void stacks_settle(struct stacks *s, int64_t peak_at);
  * that changes s. */
 const struct stack_bytes *stacks_at_peak(const struct stacks *s, size_t *n, int64_t *at);
 const struct stack_bytes *stacks_live(struct stacks *s, size_t *n);
+/* The end: what each process of the set held at its own end, by stack, largest first
+ * (stacks_live's figures, plus, for every process that exited, what it held when it
+ * did: a launched command's end is its exit, whose memory the kernel then takes back
+ * whole; an exec's old program is not counted). A forked child holds its copy of its
+ * parent's blocks too, as each process's resident set counts them. Valid as
+ * stacks_live's. */
+const struct stack_bytes *stacks_at_end(struct stacks *s, size_t *n);
 /* A stack's frames, innermost first (id 0: the stack of no frames, n = 0). */
 const struct stack_frame *stacks_frames(const struct stacks *s, uint32_t id, size_t *n);
 void stacks_counts(const struct stacks *s, struct stacks_counts *c);

@@ -59,6 +59,8 @@ check "the snapshot is the peak's: its time is inside the run" \
 		where id = $(last)")" = 1
 check "at the end the buffers are gone (freed, then the process exited)" \
 	test "$(held end '%alloc_buffers%')" = 0
+check "at the end the table is what the process still held when it exited, to the byte" \
+	test "$(held end '%alloc_table (prog.c:%')" = "$(block 100)"
 check "the run says its stacks' mode" test "$(q "select stacks from run where id = $(last)")" = mmap
 
 "$RSW" show >"$T/show.txt" 2>&1

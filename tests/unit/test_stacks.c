@@ -153,6 +153,19 @@ static void test_fork_exec_exit(void **state)
 	size_t n;
 	stacks_live(s, &n);
 	assert_int_equal(n, 0);
+	/* at the end: what 10 held when it exited (its 64 KiB); 11's exec'd program's
+	 * 32 KiB went with the exec, not held to an end */
+	const struct stack_bytes *v = stacks_at_end(s, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(held(s, v, n, 3), 64 * KIB);
+	assert_int_equal(v[0].blocks, 1);
+	/* 11, the new program, maps and exits holding it: added to the end's */
+	feed(s, rec(KSTACKS_MAP, 11, 7, 0x700000, 16 * KIB, 3), 0);
+	feed(s, rec(KSTACKS_EXIT, 11, 8, 0, 0, -1), 0);
+	v = stacks_at_end(s, &n);
+	assert_int_equal(held(s, v, n, 3), 80 * KIB);
+	stacks_live(s, &n);
+	assert_int_equal(n, 0);
 	stacks_free(s);
 }
 
