@@ -161,10 +161,9 @@ static const struct store_column run_cols[] = {
 	/* schema 18 */
 	{ "stacks", T, FIELD(run, stacks, COL_TEXT), .when = B, .out = OUT_TEXT_OR_NULL,
 	  .json = "stacks_mode",
-	  .help = "The mode of record --stacks (mmap: the blocks of anonymous memory mapped, "
-		  "by the call stack that mapped them; faults: the stacks of the page faults "
-		  "that raised a process's peak; malloc: the allocator's blocks, by the stack "
-		  "that asked for them), NULL when the run has no stacks." },
+	  .help = "The mode of record --stacks (mmap: mapped blocks; faults: the faults "
+		  "that raised a peak; malloc: the allocator's blocks), each by the call stack "
+		  "that made it, NULL when the run has no stacks." },
 	{ "stacks_peak_at", I, FIELD(run, stacks_peak_at, COL_I64),
 	  NULL_IF(COL_NULL_IF_ZERO, run, stacks_peak_at, COL_I64), .when = P, .unit = UNIT_TIME,
 	  .out = OUT_TIME_US, .help = "The time of the stacks' snapshot at the peak: the "
