@@ -27,11 +27,27 @@ static int matches(const struct run *r, const struct run_param *want, size_t nwa
 	return 1;
 }
 
-static void add_run(struct runs_model *m, const struct run *r)
+/* A stack[FUNC] figure: the bytes at run id's peak of the stacks through FUNC, into
+ * *y; 0 when the run has no stacks stored at its peak. */
+static int stack_figure(struct store *st, int64_t id, const char *fn, double *y)
 {
-	double y, x[MODEL_MAX_TERMS] = { 0 };
+	struct stored_stack *s = NULL;
+	size_t n = 0;
+	if (store_stacks(st, id, STACKS_AT_PEAK, &s, &n) < 0 || n == 0) {
+		store_free_stacks(s, n);
+		return 0;
+	}
+	*y = (double)model_stack_bytes(s, n, fn);
+	store_free_stacks(s, n);
+	return 1;
+}
+
+static void add_run(struct store *st, struct runs_model *m, const struct run *r)
+{
+	double y, x[MODEL_MAX_TERMS] = { 0 }, sy = 0;
 	char why[112];
-	if (model_run_usable(r, &m->f, &y, x, why, sizeof(why))) {
+	int have_stacks = m->f.stack[0] && stack_figure(st, r->id, m->f.stack, &sy);
+	if (model_run_usable(r, &m->f, have_stacks ? &sy : NULL, &y, x, why, sizeof(why))) {
 		m->obs = xrealloc(m->obs, (m->nobs + 1) * sizeof(*m->obs));
 		struct model_obs *o = &m->obs[m->nobs++];
 		memset(o, 0, sizeof(*o));
@@ -137,7 +153,7 @@ static int across_runs(struct store *st, const struct model_formula *f, char **r
 		if (!matches(&runs[i], want, nwant))
 			continue;
 		size_t before = m.nobs;
-		add_run(&m, &runs[i]);
+		add_run(st, &m, &runs[i]);
 		if (m.nobs == before)
 			continue;
 		if (!newest || runs[i].id > newest->id)
@@ -147,7 +163,25 @@ static int across_runs(struct store *st, const struct model_formula *f, char **r
 		else if (!cg_limit || runs[i].cgroup_limit < cg_limit)
 			cg_limit = runs[i].cgroup_limit;
 	}
-	if (budget) {
+	if (f->stack[0]) {
+		int seen = 0;
+		for (size_t i = 0; i < m.nobs; i++)
+			seen |= m.obs[i].y > 0;
+		if (m.nobs && !seen) {
+			struct buf shown = { 0 };
+			buf_put_printable(&shown, f->stack);
+			cli_error("no stack at the peak of these runs goes through '%s' (show "
+				  "--stacks lists their frames)", buf_str(&shown));
+			buf_release(&shown);
+			runs_model_release(&m);
+			store_free_runs(runs, n);
+			return EXIT_FAIL;
+		}
+	}
+	if (f->stack[0]) {
+		/* a stack's bytes are a part of the peak: no budget to set them against (model
+		 * peak says what fits) */
+	} else if (budget) {
 		m.budget = budget;
 		m.budget_src = BUDGET_GIVEN;
 	} else if (newest && all_cgroup && cg_limit) {
@@ -293,12 +327,13 @@ const struct cli_cmd model_cli = {
 	.verb = "model",
 	.usage = "usage: rsswatch model 'FIGURE ~ KEY [+ KEY...]' [RUN...] [OPTIONS]\n"
 		 "       rsswatch model RUN 'rss ~ counter.NAME [+ counter.NAME...]' [--format F]\n",
-	.about = "Across runs: fits FIGURE (peak, mean or cgroup_peak) of the runs given (default:\n"
-		 "every run) against their numeric parameters (record --param KEY=VALUE) by least\n"
-		 "squares. Prints each coefficient with its 95% interval, R², every run's residual,\n"
-		 "the runs left out and why, and the largest value of the first KEY whose upper 95%\n"
-		 "prediction bound fits the budget. Needs at least KEYS + 2 usable runs and R² of\n"
-		 "0.9 to predict.\n"
+	.about = "Across runs: fits FIGURE (peak, mean, cgroup_peak, or stack[FUNCTION]: the live\n"
+		 "bytes at the peak of the stacks through FUNCTION, from record --stacks) of the\n"
+		 "runs given (default: every run) against their numeric parameters (record --param\n"
+		 "KEY=VALUE) by least squares. Prints each coefficient with its 95% interval, R²,\n"
+		 "every run's residual, the runs left out and why, and the largest value of the\n"
+		 "first KEY whose upper 95% prediction bound fits the budget (for a stack: whether\n"
+		 "it grows with KEY). Needs at least KEYS + 2 usable runs and R² of 0.9 to predict.\n"
 		 "Inside a run: fits RSS (or anon) over the run's samples against application\n"
 		 "counters or gauges (carried forward between changes), trying lags of 0..20\n"
 		 "samples and keeping the best R²; says between which marks the peak fell.\n",

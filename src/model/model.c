@@ -33,6 +33,48 @@ static int take_name(const char *s, size_t len, char *out, size_t n)
 	return 0;
 }
 
+/* "stack[FUNC]" in s[0..len), blanks around it allowed: f->lhs the whole, f->stack
+ * FUNC. 0, or -EINVAL when s is not of that form. */
+static int take_stack(const char *s, size_t len, struct model_formula *f)
+{
+	while (len && (*s == ' ' || *s == '\t')) {
+		s++;
+		len--;
+	}
+	while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+		len--;
+	if (len < 8 || strncmp(s, "stack[", 6) != 0 || s[len - 1] != ']' ||
+	    len >= sizeof(f->lhs))
+		return -EINVAL;
+	for (size_t i = 6; i < len - 1; i++)
+		if ((unsigned char)s[i] <= ' ' || s[i] == ']' || s[i] == 0x7f)
+			return -EINVAL;
+	memcpy(f->lhs, s, len);
+	f->lhs[len] = '\0';
+	memcpy(f->stack, s + 6, len - 7);
+	f->stack[len - 7] = '\0';
+	return 0;
+}
+
+int64_t model_stack_bytes(const struct stored_stack *s, size_t n, const char *fn)
+{
+	size_t fl = strlen(fn);
+	int64_t sum = 0;
+	for (size_t i = 0; i < n; i++) {
+		for (const char *line = s[i].frames; line && *line;) {
+			const char *nl = strchr(line, '\n');
+			size_t ll = nl ? (size_t)(nl - line) : strlen(line);
+			if (ll >= fl && memcmp(line, fn, fl) == 0 &&
+			    (ll == fl || line[fl] == ' ' || line[fl] == '+')) {
+				sum += s[i].bytes;
+				break;
+			}
+			line = nl ? nl + 1 : NULL;
+		}
+	}
+	return sum;
+}
+
 int model_formula_parse(const char *s, int counters, struct model_formula *out, char *err,
 			size_t errlen)
 {
@@ -43,21 +85,23 @@ int model_formula_parse(const char *s, int counters, struct model_formula *out, 
 		snprintf(err, errlen, "a model is 'FIGURE ~ TERM [+ TERM...]', e.g. 'peak ~ pw'");
 		return -EINVAL;
 	}
-	if (take_name(s, (size_t)(tilde - s), f.lhs, sizeof(f.lhs)) < 0) {
+	if (!counters && take_stack(s, (size_t)(tilde - s), &f) == 0) {
+		/* stack[FUNC]: the figure is the stacks' bytes (cmd_model reads them) */
+	} else if (take_name(s, (size_t)(tilde - s), f.lhs, sizeof(f.lhs)) < 0) {
 		snprintf(err, errlen, "name the figure to model left of '~' (%s)",
-			 counters ? "rss or anon" : "peak, mean or cgroup_peak");
+			 counters ? "rss or anon" : "peak, mean, cgroup_peak or stack[FUNCTION]");
 		return -EINVAL;
 	}
 	static const char *const across[] = { "peak", "mean", "cgroup_peak" };
 	static const char *const within[] = { "rss", "anon" };
 	const char *const *ok = counters ? within : across;
 	size_t nok = counters ? 2 : 3;
-	int found = 0;
+	int found = f.stack[0] != '\0';
 	for (size_t i = 0; i < nok; i++)
 		found |= strcmp(f.lhs, ok[i]) == 0;
 	if (!found) {
 		snprintf(err, errlen, "unknown figure '%s': give %s", f.lhs,
-			 counters ? "rss or anon" : "peak, mean or cgroup_peak");
+			 counters ? "rss or anon" : "peak, mean, cgroup_peak or stack[FUNCTION]");
 		return -EINVAL;
 	}
 	const char *p = tilde + 1;
@@ -99,8 +143,8 @@ int model_formula_parse(const char *s, int counters, struct model_formula *out, 
 	return 0;
 }
 
-int model_run_usable(const struct run *r, const struct model_formula *f, double *y,
-		     double *x, char *why, size_t whylen)
+int model_run_usable(const struct run *r, const struct model_formula *f,
+		     const double *stack_y, double *y, double *x, char *why, size_t whylen)
 {
 	if (strcmp(r->outcome, OUTCOME_RUNNING) == 0) {
 		snprintf(why, whylen, "still recording");
@@ -139,7 +183,13 @@ int model_run_usable(const struct run *r, const struct model_formula *f, double 
 		}
 		x[j] = p->num;
 	}
-	if (strcmp(f->lhs, "peak") == 0) {
+	if (f->stack[0]) {
+		if (!stack_y) {
+			snprintf(why, whylen, "no stacks at its peak (record --stacks gives them)");
+			return 0;
+		}
+		*y = *stack_y;
+	} else if (strcmp(f->lhs, "peak") == 0) {
 		*y = (double)r->peak_rss;
 	} else if (strcmp(f->lhs, "mean") == 0) {
 		*y = run_mean_rss(r);
@@ -252,6 +302,13 @@ void model_runs_fit(struct runs_model *m)
 			 m->status == MODEL_POOR ? "the fit is too poor to trust" :
 			 m->status == MODEL_DEGENERATE ? "the terms cannot be told apart" :
 			 "too few runs");
+	else if (m->f.stack[0] && m->fit.beta[1] - m->tq * m->fit.se[1] <= 0)
+		snprintf(m->no_prediction, sizeof(m->no_prediction), "%s does not grow with %s "
+			 "(flat within the 95%% interval of its slope)", m->f.lhs, m->f.terms[0]);
+	else if (m->f.stack[0])
+		snprintf(m->no_prediction, sizeof(m->no_prediction), "it grows with %s, as a part "
+			 "of the peak: 'peak ~ %s' says what fits the budget", m->f.terms[0],
+			 m->f.terms[0]);
 	else if (!m->budget)
 		snprintf(m->no_prediction, sizeof(m->no_prediction), "no budget known");
 	else

@@ -22,12 +22,18 @@
 /* "peak ~ pw + pipelines": the figure on the left, the terms on the right. */
 struct model_formula {
 	char lhs[MODEL_NAME_MAX];
+	/* Across runs, "stack[FUNC]": FUNC, and the figure is the live bytes at the peak
+	 * of the stacks through it (model_stack_bytes); else empty. */
+	char stack[MODEL_NAME_MAX];
 	char terms[MODEL_MAX_TERMS][MODEL_NAME_MAX];
 	size_t k;
 };
 
 /* Parses a formula. Terms are parameter names ([A-Za-z0-9_.-]), or with counters set,
- * counter.NAME; no term twice. Returns 0 or -EINVAL with a one-line reason in err. */
+ * counter.NAME; no term twice. Across runs the figure is peak, mean, cgroup_peak or
+ * stack[FUNC] (FUNC: a function as the stacks name it, C++ and Rust names too: any
+ * printable bytes but ']' and blanks). Returns 0 or -EINVAL with a one-line reason in
+ * err. */
 int model_formula_parse(const char *s, int counters, struct model_formula *out, char *err,
 			size_t errlen);
 
@@ -80,9 +86,15 @@ struct runs_model {
 };
 
 /* Whether run r can be an observation of the model: writes its figure into *y and its
- * terms into x, or a reason into why and returns 0. */
-int model_run_usable(const struct run *r, const struct model_formula *f, double *y,
-		     double *x, char *why, size_t whylen);
+ * terms into x, or a reason into why and returns 0. For a stack[FUNC] figure, stack_y
+ * is the run's (model_stack_bytes of its stacks at the peak), NULL when the run has
+ * none stored. */
+int model_run_usable(const struct run *r, const struct model_formula *f,
+		     const double *stack_y, double *y, double *x, char *why, size_t whylen);
+/* The bytes that the stacks s[0..n) through function fn hold: the sum over the stacks
+ * with a frame of that function (a frame is a line "FUNC (file:line)", "FUNC" or
+ * "FUNC+0x..", innermost first; inlined frames are lines too), each stack once. */
+int64_t model_stack_bytes(const struct stored_stack *s, size_t n, const char *fn);
 /* Fits m->obs (filled by the caller), sets status, residuals, and with a budget (m->
  * budget non-zero) the prediction. */
 void model_runs_fit(struct runs_model *m);

@@ -144,4 +144,35 @@ expect_exit 2 "--top without --stacks is a usage error" "$RSW" compare "$A" "$B"
 expect_exit 0 "compare without --stacks still compares the same runs" "$RSW" compare "$A" "$B"
 check "with its peak row" grep -q '^peak ' "$OUT"
 
+# --- across runs: which call site grows with a parameter (model 'stack[FUNC] ~ KEY')
+export RSSWATCH_DB="$T/model.db"
+for pw in 1 2 3 4; do
+	"$RSW" record -q --stacks -i 1s --param pw=$pw -- "$T/a/prog" table 100 buffers $pw 20 \
+		>"$OUT" 2>"$ERR" || not_ok "record pw=$pw"
+done
+"$RSW" record -q -i 1s --param pw=5 -- "$T/a/prog" table 100 buffers 5 20 >"$OUT" 2>"$ERR"
+expect_exit 0 "model 'stack[alloc_buffers] ~ pw' over four runs with stacks" \
+	"$RSW" model 'stack[alloc_buffers] ~ pw' --json
+cp "$OUT" "$T/mb.json"
+jv() { sqlite3 :memory: "select json_extract(readfile('$1'), '$2')"; }
+check "  alloc_buffers grows by one 20 MiB block per pw, to the byte ($(jv "$T/mb.json" '$.coefficients[1].estimate'))" \
+	awk -v b="$(jv "$T/mb.json" '$.coefficients[1].estimate')" -v w="$(block 20)" \
+	'BEGIN { d = b - w; exit !(d < 1 && d > -1) }'
+check "  the run without stacks is left out, saying why" \
+	test "$(jv "$T/mb.json" '$.left_out[0].why')" = "no stacks at its peak (record --stacks gives them)"
+expect_exit 0 "model 'stack[alloc_table] ~ pw'" "$RSW" model 'stack[alloc_table] ~ pw'
+check "  alloc_table stays flat: it does not grow with pw" \
+	grep -q "^no prediction: stack\[alloc_table\] does not grow with pw" "$OUT"
+"$RSW" model 'stack[alloc_table] ~ pw' --json >"$T/mt.json" 2>"$ERR"
+# (its first malloc also grew the heap: 100 MiB and a page, and malloc's first arena)
+check "  the same bytes in every run, its 100 MiB block and more" sqlite3 :memory: \
+	"select case when count(distinct json_extract(value, '\$.y_bytes')) = 1 and
+		min(json_extract(value, '\$.y_bytes')) >= $(block 100) and count(*) = 4
+		then 1 else abs(-9223372036854775808) end
+	 from json_each(json_extract(readfile('$T/mt.json'), '\$.runs'))"
+expect_exit 1 "a function no stack goes through fails" "$RSW" model 'stack[no_such_fn] ~ pw'
+check "  and says so in one line" sh -c "test \$(wc -l <'$ERR') = 1 &&
+	grep -q \"no stack at the peak of these runs goes through 'no_such_fn'\" '$ERR'"
+expect_exit 2 "stack[] is a usage error" "$RSW" model 'stack[] ~ pw'
+
 done_testing

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/fit.h"
+#include "base/util.h"
 #include "model/model.h"
 #include "store/run.h"
 
@@ -181,6 +182,57 @@ static void test_params(void **state)
 /* model RUN's peak: the run's own, between two samples, lands between the marks around
  * its own time, not at the sample after it; a run peak below the highest sample (or
  * none) leaves the highest sample. */
+/* stack[FUNC] across runs: its parse, and the bytes of the stacks through FUNC */
+static void test_stack_figure(void **state)
+{
+	(void)state;
+	struct model_formula f;
+	char err[256];
+	assert_int_equal(model_formula_parse(" stack[alloc_buffers] ~ pw", 0, &f, err, sizeof(err)), 0);
+	assert_string_equal(f.lhs, "stack[alloc_buffers]");
+	assert_string_equal(f.stack, "alloc_buffers");
+	assert_int_equal(model_formula_parse("stack[ns::Pool<T>::grow] ~ pw", 0, &f, err, sizeof(err)), 0);
+	assert_string_equal(f.stack, "ns::Pool<T>::grow");
+	assert_int_equal(model_formula_parse("peak ~ pw", 0, &f, err, sizeof(err)), 0);
+	assert_string_equal(f.stack, "");
+	assert_int_equal(model_formula_parse("stack[] ~ pw", 0, &f, err, sizeof(err)), -EINVAL);
+	assert_int_equal(model_formula_parse("stack[a b] ~ pw", 0, &f, err, sizeof(err)), -EINVAL);
+	assert_int_equal(model_formula_parse("stack[a]b] ~ pw", 0, &f, err, sizeof(err)), -EINVAL);
+	assert_int_equal(model_formula_parse("stack[a ~ pw", 0, &f, err, sizeof(err)), -EINVAL);
+	/* inside a run the figure is rss or anon only */
+	assert_int_equal(model_formula_parse("stack[a] ~ counter.x", 1, &f, err, sizeof(err)), -EINVAL);
+
+	char a[] = "__mmap64 (mmap64.c:58)\nalloc_buffers (prog.c:40)\nmain (prog.c:90)";
+	char b[] = "__mmap64 (mmap64.c:58)\nalloc_table (prog.c:30)\nmain (prog.c:88)";
+	char c[] = "alloc_buffers_x (prog.c:12)\nmain";
+	char d[] = "lib.so+0x1234\nalloc_buffers+0x20\nalloc_buffers (prog.c:41)";
+	struct stored_stack s[] = { { 1, 300, 3, a }, { 2, 100, 1, b }, { 3, 7, 1, c },
+				    { 4, 50, 2, d }, { 5, 9, 1, NULL } };
+	/* each stack once, however many of its frames are the function's */
+	assert_int_equal(model_stack_bytes(s, 5, "alloc_buffers"), 350);
+	assert_int_equal(model_stack_bytes(s, 5, "alloc_table"), 100);
+	assert_int_equal(model_stack_bytes(s, 5, "main"), 407);	/* a, b, and c's bare line */
+	assert_int_equal(model_stack_bytes(s, 5, "alloc"), 0);	/* names, not prefixes */
+	assert_int_equal(model_stack_bytes(s, 5, "prog.c:40"), 0);
+
+	/* a run without stacks is left out, saying why */
+	struct run r;
+	memset(&r, 0, sizeof(r));
+	strlcpy_rsw(r.outcome, OUTCOME_EXITED, sizeof(r.outcome));
+	r.samples = 3;
+	char two[] = "2";
+	struct run_param p = { .key = "pw", .value = two, .is_num = 1, .num = 2 };
+	r.params = &p;
+	r.nparams = 1;
+	assert_int_equal(model_formula_parse("stack[alloc_buffers] ~ pw", 0, &f, err, sizeof(err)), 0);
+	double y = 0, x[MODEL_MAX_TERMS], sy = 4096;
+	char why[112];
+	assert_int_equal(model_run_usable(&r, &f, NULL, &y, x, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "no stacks"));
+	assert_int_equal(model_run_usable(&r, &f, &sy, &y, x, why, sizeof(why)), 1);
+	assert_true(y == 4096 && x[0] == 2);
+}
+
 static void test_counters_peak_between_samples(void **state)
 {
 	(void)state;
@@ -228,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_t),
 		cmocka_unit_test(test_params),
 		cmocka_unit_test(test_counters_peak_between_samples),
+		cmocka_unit_test(test_stack_figure),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
