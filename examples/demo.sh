@@ -32,5 +32,26 @@ if "$RSW" compare --help >/dev/null 2>&1; then
 fi
 say "rsswatch export 2 --format csv (first lines)"
 "$RSW" export 2 --format csv | head -n 4
+
+# What holds the memory, with no change to the program: examples/scale calls nothing of
+# rsswatch. Its table is paid once, its buffers once per item; recorded with --stacks
+# at three sizes, the stacks at each peak name both, and model says which grows.
+if [ "$(id -u)" = 0 ] && "$RSW" record -q --stacks -- true >/dev/null 2>&1; then
+	ids=
+	for n in 1 2 4; do
+		say "rsswatch record --stacks --param n=$n -- scale $n   (a 64 MiB table, 16 MiB an item)"
+		"$RSW" record -q --stacks --param n=$n -l "scale n=$n" -- "$BUILD/examples/scale" "$n"
+		ids="$ids $("$RSW" show last --json | sed -n 's/^{"id":\([0-9]*\),.*/\1/p')"
+	done
+	set -- $ids
+	say "rsswatch show $3   (n=4: the stacks holding the memory at its peak)"
+	"$RSW" show "$3" | sed -n '/^at the peak/,/^$/p'
+	say "rsswatch model 'stack[alloc_item_buffer] ~ n' $*   (grows with n)"
+	"$RSW" model 'stack[alloc_item_buffer] ~ n' "$@"
+	say "rsswatch model 'stack[alloc_constraint_table] ~ n' $*   (flat)"
+	"$RSW" model 'stack[alloc_constraint_table] ~ n' "$@"
+else
+	say "record --stacks (what holds the memory) needs root and the eBPF engine: left out"
+fi
 printf '\nThe runs are in %s: try "RSSWATCH_DB=%s %s show 1 --json".\n' \
 	"$RSSWATCH_DB" "$RSSWATCH_DB" "$RSW"

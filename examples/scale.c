@@ -9,7 +9,12 @@
  *
  * Record it at a few values of N with --param, then ask what N fits a budget:
  *   for n in 1 2 4 8; do rsswatch record -q --param n=$n -- build/examples/scale $n; done
- *   rsswatch model 'peak ~ n' --budget 300M -o fit.svg */
+ *   rsswatch model 'peak ~ n' --budget 300M -o fit.svg
+ *
+ * The table and the items are made by functions of their own, and nothing in it calls
+ * rsswatch: recorded with --stacks (as root), the stacks at the peak name them, and
+ *   rsswatch model 'stack[alloc_item_buffer] ~ n'
+ * says which grows with N and which stays flat (make demo shows it). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,19 +34,39 @@ static long arg(const char *s, const char *what)
 	return v;
 }
 
-/* Maps mib MiB and touches every page, so that all of it is resident. */
-static void hold(long mib)
+/* Maps mib MiB into p and touches every page, so that all of it is resident. A macro,
+ * not a function: the call to mmap is then in the function that names what the memory
+ * is for, which is what the stacks of record --stacks show as "allocated in". */
+#define MAP_TOUCHED(p, mib)                                                               \
+	do {                                                                              \
+		size_t n_ = (size_t)(mib) << 20;                                          \
+		(p) = n_ ? mmap(NULL, n_, PROT_READ | PROT_WRITE,                         \
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : NULL;               \
+		if ((p) == MAP_FAILED) {                                                  \
+			perror("scale: mmap");                                            \
+			exit(1);                                                          \
+		}                                                                         \
+		for (size_t i_ = 0; i_ < n_; i_ += 4096)                                  \
+			(p)[i_] = 1;                                                      \
+	} while (0)
+
+static long items;	/* the item buffers made */
+
+/* The table paid once, and one item's buffer: each its own frame in the stacks (the
+ * item count keeps the compiler from folding the two into one). */
+__attribute__((noinline)) static char *alloc_constraint_table(long mib)
 {
-	size_t n = (size_t)mib << 20;
-	if (!n)
-		return;
-	char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED) {
-		perror("scale: mmap");
-		exit(1);
-	}
-	for (size_t i = 0; i < n; i += 4096)
-		p[i] = 1;
+	char *p;
+	MAP_TOUCHED(p, mib);
+	return p;
+}
+
+__attribute__((noinline)) static char *alloc_item_buffer(long mib)
+{
+	char *p;
+	MAP_TOUCHED(p, mib);
+	items++;
+	return p;
 }
 
 int main(int argc, char **argv)
@@ -69,9 +94,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: scale N [--base MIB] [--step MIB] [--hold MS]\n");
 		return 2;
 	}
-	hold(base);
+	char *volatile keep = alloc_constraint_table(base);
 	for (long i = 0; i < n; i++)
-		hold(step);
+		keep = alloc_item_buffer(step);
+	(void)keep;
+	if (items != n)
+		return 1;
 	struct timespec ts = { hold_ms / 1000, (hold_ms % 1000) * 1000000L };
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;

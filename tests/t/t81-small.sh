@@ -176,4 +176,17 @@ if [ "$RC" -eq 0 ] && grep -q '^== rsswatch ls$' "$OUT" && ! grep -q "$esc" "$OU
 else
 	not_ok "the demo's log has plain headings, no escape codes"; diag_run
 fi
+# as root, the stacks of examples/scale (which calls nothing of rsswatch) name its table
+# and its item buffers, and model says which grows with n
+if [ "$(id -u)" = 0 ]; then
+	check "the demo's stacks name the 64 MiB table and the item buffers" sh -c \
+		"grep -Eq '^ +64\.0 MiB .* alloc_constraint_table\$' '$OUT' &&
+		 grep -Eq '^ +64\.0 MiB .* 4  alloc_item_buffer\$' '$OUT'"
+	check "  and model: the buffers grow by 16 MiB an item, the table stays flat" sh -c \
+		"grep -Eq '^stack\[alloc_item_buffer\] = -?0 B \+ 16\.0 MiB × n' '$OUT' &&
+		 grep -q '^no prediction: stack\[alloc_constraint_table\] does not grow with n' '$OUT'"
+else
+	skip "the demo's stacks (record --stacks needs root)"
+	skip "  and model"
+fi
 done_testing
