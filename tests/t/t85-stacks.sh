@@ -135,6 +135,29 @@ check "-p: the recording ended with its target" test "$RC" = 0
 check "-p: the block made after the attach, named" \
 	test "$(held peak '%alloc_table (prog.c:%')" = "$(block 40)"
 
+# --- attached by name (-n), and a launched tree (--tree): the same blocks, named
+cp "$PROG" "$T/rswstk$$"
+rm -f "$T/n0" "$T/n1" "$T/n2" "$T/n3"
+spawn ntarget "$T/rswstk$$" touch "$T/n0" await "$T/n1" table 30 touch "$T/n2" await "$T/n3"
+wait_until 30 test -e "$T/n0"
+spawn natt "$RSW" record -q --stacks -i 1s -n "rswstk$$"
+rec=$!
+wait_until 30 sh -c "'$RSW' ls --json 2>/dev/null | grep -q '\"outcome\":\"running\"'"
+wait_until 30 sh -c "'$RSW' mark --run last attached 2>/dev/null"
+touch "$T/n1"
+wait_until 30 test -e "$T/n2"
+touch "$T/n3"
+finish $rec
+check "-n: the recording ended with its target" test "$RC" = 0
+check "-n: the block made after the attach, named" \
+	test "$(held peak '%alloc_table (prog.c:%')" = "$(block 30)"
+expect_exit 0 "--tree: a shell that runs the program twice" "$RSW" record -q --stacks --tree \
+	-i 1s -- sh -c '"$1" buffers 2 10 sleep 50; "$1" table 25 sleep 50' sh "$PROG"
+check "--tree: the second child's table at the peak, named" \
+	test "$(held peak '%alloc_table (prog.c:%')" = "$(block 25)"
+check "  and the first child's buffers at the end, as it held them when it exited" \
+	test "$(held end '%alloc_buffers (prog.c:%')" = $((2 * $(block 10)))
+
 # --- C++ and Rust: their own allocating function, demangled
 if command -v g++ >/dev/null 2>&1 && g++ -O2 -o "$T/table" $SRC/table.cc; then
 	expect_exit 0 "a C++ program (g++ -O2, no debug information)" "$RSW" record -q --stacks \
