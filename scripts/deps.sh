@@ -75,6 +75,9 @@ if [ "$want" = bench ]; then
 	need_pkg sysstat command -v pidstat
 	need_pkg python3-psutil /usr/bin/python3 -c 'import psutil'
 	need_pkg procps command -v ps
+	# bench/stacks-cost.sh: record --stacks beside heaptrack, and strace's call counts
+	need_pkg heaptrack command -v heaptrack
+	need_pkg strace command -v strace
 fi
 [ -z "$missing" ] && exit 0
 if [ "$want" = verify ]; then
