@@ -387,9 +387,9 @@ static void peak_row(struct buf *b, const struct run *run, int stage_peaks)
 	char t[32], v[32];
 	buf_printf(b, "<tr class=\"peak\"><td>%s</td><td class=\"l\"><b>the run's peak</b>",
 		   fmt_offset(t, sizeof(t), run->peak_rss_at - run->started_at));
-	if (!stages_peak_time_exact(run)) {
+	if (!stages_peak_time_exact(run) && run->peak_source && run->peak_source[0]) {
 		buf_puts(b, ", reached by then (");
-		xml_text(b, run->peak_source ? run->peak_source : "");
+		xml_text(b, run->peak_source);
 		buf_puts(b, ")");
 	}
 	buf_printf(b, "</td><td class=\"r\"><b>%s</b></td><td></td>%s</tr>\n",

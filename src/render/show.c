@@ -282,8 +282,8 @@ static void peak_row(struct buf *b, const struct run *r)
 	char t[32], v[32];
 	buf_printf(b, "  ^ %-10s %10s %11s  the run's peak", fmt_offset(t, sizeof(t),
 		   r->peak_rss_at - r->started_at), fmt_bytes(v, sizeof(v), r->peak_rss), "");
-	if (!stages_peak_time_exact(r))
-		buf_printf(b, ", reached by then (%s)", r->peak_source ? r->peak_source : "");
+	if (!stages_peak_time_exact(r) && r->peak_source && r->peak_source[0])
+		buf_printf(b, ", reached by then (%s)", r->peak_source);
 	buf_putc(b, '\n');
 }
 

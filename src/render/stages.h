@@ -36,7 +36,8 @@ void stages_release(struct stages *st);
 /* Whether run r's peak time is the moment it was reached (the kernel's page counts, an
  * OOM report, a sample), not when a high-water figure that had been reached before it
  * was read (VmHWM, an exit record, wait4): the peak then goes among the marks at its
- * time as "reached by then". */
+ * time as "reached by then" (where the source is known: a run stored before sources
+ * were has none, and says nothing). */
 int stages_peak_time_exact(const struct run *r);
 
 #endif
