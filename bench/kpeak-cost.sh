@@ -29,10 +29,10 @@ trap 'rm -rf "$tmp"' EXIT
 one() {
 	fl=
 	if [ "$1" = floor ]; then
-		"$B/bench/bpffloor" empty >"$tmp/floor" 2>&1 &
+		"$B/bench/bpffloor" empty >"$tmp/floor.out" 2>&1 &
 		fl=$!
-		until grep -q attached "$tmp/floor" 2>/dev/null; do
-			kill -0 "$fl" 2>/dev/null || { echo "bpffloor failed: $(cat "$tmp/floor")" >&2; exit 2; }
+		until grep -q attached "$tmp/floor.out" 2>/dev/null; do
+			kill -0 "$fl" 2>/dev/null || { echo "bpffloor failed: $(cat "$tmp/floor.out")" >&2; exit 2; }
 			sleep 0.01
 		done
 	fi
