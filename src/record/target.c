@@ -3,7 +3,7 @@
 #include "base/sysroot.h"
 #include "base/util.h"
 #include "record/pattern.h"
-#include "lib/page.h"
+#include "source/client.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -166,12 +166,9 @@ pid_t target_launch(char *const argv[], const sigset_t *orig_mask,
 		close(pfd[1]);
 		return e;
 	}
-	/* The command's page stays for us to read when it ends (lib/page.h). Set here,
-	 * not in the child: setenv may allocate, which a child of a threaded process
-	 * must not. It names this process, which stays the same for every launch. */
-	char me[24];
-	snprintf(me, sizeof(me), "%d", (int)getpid());
-	if (setenv(RSW_PAGE_KEEP_ENV, me, 1) < 0) {
+	/* The command's page stays for us to read when it ends. Set here, not in the
+	 * child: setenv may allocate, which a child of a threaded process must not. */
+	if (client_pages_kept_for_me() < 0) {
 		/* without it a command shorter than the first look loses its marks */
 	}
 	pid_t pid = fork();

@@ -476,6 +476,13 @@ static int open_fallback(pid_t pid, uid_t uid, struct client_find *f, struct cli
 	return 0;
 }
 
+int client_pages_kept_for_me(void)
+{
+	char me[24];
+	snprintf(me, sizeof(me), "%d", (int)getpid());
+	return setenv(RSW_PAGE_KEEP_ENV, me, 1) < 0 ? -errno : 0;
+}
+
 int client_page_find(pid_t pid, uid_t uid, struct client_find *f, struct client_page **out)
 {
 	return client_page_find_of(pid, uid, NULL, f, out);

@@ -114,6 +114,10 @@ struct client_find {
 };
 /* f (NULL: not wanted) is written whatever the result. */
 int client_page_find(pid_t pid, uid_t uid, struct client_find *f, struct client_page **out);
+/* Asks the processes this one launches to leave their pages at exit for it to read
+ * (lib/page.h, RSW_PAGE_KEEP_ENV): sets the variable to this process's pid in its
+ * environment, which children inherit. 0 or -errno. */
+int client_pages_kept_for_me(void);
 /* The same for the process who (NULL: read it for pid), which may have ended: a page
  * its creator left at exit for the recorder that launched it (RSW_PAGE_KEEP_ENV) is
  * found by its own name after the process is gone (fallback names need the process's
