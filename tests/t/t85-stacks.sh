@@ -105,6 +105,17 @@ check "its frames are the file and an offset, the block still whole" sh -c \
 	"test '$(held peak '%stripped+0x%')' = '$(block 50)' &&
 	 test '$(held peak '%alloc_table%')' = 0"
 
+# --- its debug information in a file of its own (.gnu_debuglink), as distributions ship
+mkdir "$T/dbg"
+cp "$PROG" "$T/dbg/prog"
+check "the program's DWARF moved to prog.debug, the program left without it" sh -c \
+	"cd '$T/dbg' && objcopy --only-keep-debug prog prog.debug && strip -g prog &&
+	 objcopy --add-gnu-debuglink=prog.debug prog && ! readelf -S prog | grep -q debug_info"
+expect_exit 0 "the program without its DWARF" "$RSW" record -q --stacks -i 1s -- \
+	"$T/dbg/prog" table 35 sleep 50
+check "its frames still have their files and lines, from prog.debug" \
+	test "$(held peak '%alloc_table (prog.c:%)%main (prog.c:%')" = "$(block 35)"
+
 # --- hostile targets
 expect_exit 0 "a target that execs" "$RSW" record -q --stacks -i 1s -- \
 	"$PROG" table 30 exec "$PROG" buffers 1 60 sleep 50
