@@ -61,6 +61,8 @@ if [ "$want" != build ] && [ "$want" != verify ]; then
 	need_pkg python3-setuptools /usr/bin/python3 -c 'import setuptools'
 	# the shell completions (t92): zsh's script is parsed by zsh -n
 	need_pkg zsh command -v zsh
+	# record --stacks=malloc in a program on another allocator (t93)
+	need_pkg libjemalloc2 test -e /usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)/libjemalloc.so.2
 	# the Debian packages (make deb, t91): built, checked by lintian, unpacked;
 	# dpkg-buildpackage asks for build-essential besides debian/control's list
 	need_pkg build-essential sh -c \

@@ -83,6 +83,24 @@ check "child_work holds its 12 MiB at the peak" \
 check "and at the end, the 12 MiB it held when it exited" \
 	same "$(held end '%child_work (prog.c:%')" $((12 * MiB))
 
+# --- another allocator: jemalloc, preloaded into the program (not into the recorder)
+JE=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)/libjemalloc.so.2
+if [ -e "$JE" ]; then
+	expect_exit 0 "a program on jemalloc (LD_PRELOAD), small pieces and buffers freed" \
+		"$RSW" record -q --stacks=malloc -i 1s -- env LD_PRELOAD="$JE" "$PROG" \
+		pieces 3000 1000 buffers 2 8 free-buffers sleep 100
+	check "jemalloc's malloc: alloc_pieces holds 3000 x 1000 bytes in 3000 blocks" \
+		same "$(held peak '%alloc_pieces (prog.c:%') $(blocks peak '%alloc_pieces (prog.c:%')" \
+		"3000000 3000"
+	check "jemalloc's free: the buffers at the peak, gone at the end" \
+		same "$(held peak '%alloc_buffers (prog.c:%') $(held end '%alloc_buffers (prog.c:%')" \
+		"$((16 * MiB)) 0"
+else
+	skip "a program on jemalloc ($JE missing: scripts/deps.sh test installs libjemalloc2)"
+	skip "jemalloc's malloc"
+	skip "jemalloc's free"
+fi
+
 expect_exit 0 "a program that allocates nothing of note records" "$RSW" record -q \
 	--stacks=malloc -- true
 done_testing
