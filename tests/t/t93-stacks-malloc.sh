@@ -83,6 +83,12 @@ check "child_work holds its 12 MiB at the peak" \
 check "and at the end, the 12 MiB it held when it exited" \
 	same "$(held end '%child_work (prog.c:%')" $((12 * MiB))
 
+# --- hostile: a stack copy of garbage, then an exec into a new program
+expect_exit 0 "a garbage stack and an exec, in malloc mode" "$RSW" record -q --stacks=malloc \
+	-i 1s -- "$PROG" table 4 garbage 2 exec "$PROG" pieces 100 1000 sleep 50
+check "the new program's pieces are its end, the old program's table is not" \
+	same "$(held end '%alloc_pieces (prog.c:%') $(held end '%alloc_table (prog.c:%')" "100000 0"
+
 # --- another allocator: jemalloc, preloaded into the program (not into the recorder)
 JE=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)/libjemalloc.so.2
 if [ -e "$JE" ]; then
