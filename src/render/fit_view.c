@@ -14,8 +14,9 @@
 static const char *sbytes(char *out, size_t n, double v, int plus)
 {
 	char t[24];
-	fmt_bytes(t, sizeof(t), (uint64_t)llround(fabs(v)));
-	snprintf(out, n, "%s%s", v < 0 ? "-" : plus ? "+" : "", t);
+	long long r = llround(v);	/* a byte's rounding: -0.0000001 is 0 B, not -0 B */
+	fmt_bytes(t, sizeof(t), (uint64_t)(r < 0 ? -r : r));
+	snprintf(out, n, "%s%s", r < 0 ? "-" : plus ? "+" : "", t);
 	return out;
 }
 
