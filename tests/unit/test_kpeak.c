@@ -297,8 +297,10 @@ static void test_exit_record(void **state)
 /* Two processes that spike one after the other, the first gone before the second's:
  * the set's simultaneous peak is the higher of the two moments (a's spike on a's base
  * with b's base beside it, both counted from when they are tracked; b's spike on its
- * base alone), not the sum of their own peaks. Under AddressSanitizer the bases are
- * about 100 MiB each, and a's moment is the higher. */
+ * base alone), not the sum of their own peaks. b's spike is twice the size of any
+ * base, so that its moment is the higher by far with or without AddressSanitizer,
+ * whose bases are about 100 MiB each: with a spike of 128 MiB the two moments came
+ * within a few MiB of each other there, and the time fell in either spike. */
 static void test_set_peak_is_simultaneous(void **state)
 {
 	(void)state;
@@ -306,7 +308,7 @@ static void test_set_peak_is_simultaneous(void **state)
 	int ga[2], ba[2], gb[2], bb[2];
 	struct took ta, tb;
 	pid_t a = spiker(32 * MIB, ga, ba);
-	pid_t b = spiker(128 * MIB, gb, bb);
+	pid_t b = spiker(256 * MIB, gb, bb);
 	assert_int_equal(kpeak_track(k, a), 0);
 	assert_int_equal(kpeak_track(k, b), 0);
 	run_spike(ga, ba, &ta);
