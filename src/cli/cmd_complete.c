@@ -474,7 +474,8 @@ int cmd_complete(int argc, char **argv)
 	char *none[] = { empty };
 	struct cands c = { .prefix = "" };
 	enum want w = argc > 1 ? complete(argv + 1, argc - 1, &c) : complete(none, 1, &c);
-	qsort(c.v, c.n, sizeof(*c.v), cmp_str);
+	if (c.n)	/* qsort of no array: c.v is NULL, which qsort may not be given */
+		qsort(c.v, c.n, sizeof(*c.v), cmp_str);
 	struct buf out = { 0 };
 	buf_puts(&out, w == WANT_FILE ? "files\n" : w == WANT_COMMAND ? "commands\n" : "words\n");
 	for (size_t i = 0; i < c.n; i++)

@@ -23,6 +23,14 @@ if [ "$(id -u)" != 0 ]; then
 	skip "record --stacks needs root"
 	done_testing
 fi
+# A recorder under AddressSanitizer drains the records two to three times slower than
+# the plain one, and a program's thousands of mallocs then outrun the ring: the blocks
+# are counted lost (stacks_incomplete), as they should be, but no figure can be held to
+# the byte. The plain build holds them; t85 and t88 run the stacks under the sanitizer.
+if nm "$RSW" 2>/dev/null | grep -q __asan_init; then
+	skip "--stacks=malloc to the byte: $RSW is built with AddressSanitizer (too slow to drain every malloc)"
+	done_testing
+fi
 if ! "$RSW" record -q --stacks=malloc -- true 2>"$ERR"; then
 	sed 's/^/# /' "$ERR"
 	not_ok "record --stacks=malloc runs as root here (kernel $(uname -r))"
