@@ -852,6 +852,16 @@ static int run_loop(struct recorder *rc)
 	return e;
 }
 
+/* Whether the stop needs a sample of its own. At -d's end, not when the last tick
+ * fell on or after the end (a slow sample under load once made -d 1s at 100ms take
+ * 12); at a signal, not when one was begun within the last millisecond. */
+static int last_sample_stale(const struct recorder *rc)
+{
+	if (rc->stop == DURATION)
+		return rc->last_sample < rc->start_mono + rc->opts->duration_ns;
+	return rc->stop == SIGNALED && mono_ns() - rc->last_sample >= NS_PER_MS;
+}
+
 /* Stopped with the target alive (a signal, -d): one more sample, unless one was just
  * taken, so that what rose since the last (VmHWM keeps a spike) is not lost to the
  * interval: Ctrl-C on a recording at 1 m kept nothing of its last minute. Then the
@@ -860,8 +870,7 @@ static int run_loop(struct recorder *rc)
 static void last_figures(struct recorder *rc, int e)
 {
 	struct run *run = rc->run;
-	if (e == 0 && (rc->stop == SIGNALED || rc->stop == DURATION) &&
-	    mono_ns() - rc->last_sample >= NS_PER_MS)
+	if (e == 0 && last_sample_stale(rc))
 		take_sample(rc);	/* -ESRCH: it ended meanwhile; the last sample stands */
 	if (!rc->sampler_open)
 		return;
