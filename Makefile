@@ -153,15 +153,17 @@ $(BUILD)/dw.flags: FORCE
 	@echo '$(DW_CFLAGS)' | cmp -s - $@ || echo '$(DW_CFLAGS)' >$@
 
 # The engine's programs (src/bpf/NAME.bpf.c), each compiled for the BPF target and
-# wrapped by bpftool as a skeleton that source/NAME.c includes; those objects are
-# rebuilt when the engine comes or goes.
-BPF_OBJ := $(BUILD)/src/source/kpeak.o $(BUILD)/src/source/kstacks.o
+# wrapped by bpftool as a skeleton that source/NAME.c includes; those objects (and
+# source/cudaprobe.c, which attaches both programs' GPU probes) are rebuilt when the
+# engine comes or goes.
+BPF_OBJ := $(BUILD)/src/source/kpeak.o $(BUILD)/src/source/kstacks.o \
+	   $(BUILD)/src/source/cudaprobe.o
 $(BPF_OBJ): $(BUILD)/bpf.flags $(BPF_SKEL)
 $(BPF_OBJ): ALL_CFLAGS += $(if $(HAVE_BPF),-DHAVE_BPF -I$(BUILD)/gen)
 $(BUILD)/bpf.flags: FORCE
 	@mkdir -p $(@D)
 	@echo '$(HAVE_BPF)' | cmp -s - $@ || echo '$(HAVE_BPF)' >$@
-$(BUILD)/gen/bpf/%.skel.h: src/bpf/%.bpf.c src/bpf/%.h src/bpf/kpeak.h
+$(BUILD)/gen/bpf/%.skel.h: src/bpf/%.bpf.c src/bpf/%.h src/bpf/kpeak.h src/bpf/cuda_entries.h
 	@mkdir -p $(@D)
 	$(BPF_CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Isrc \
 		-I/usr/include/$(shell $(CC) -print-multiarch) -c -o $(@D)/$*.bpf.o $<

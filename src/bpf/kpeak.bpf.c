@@ -486,31 +486,6 @@ static __always_inline int gpu_begin(__u64 out, __u64 size, __u64 pitch, __u32 k
 	return 0;
 }
 
-/* cuMemAlloc_v2, cuMemAllocManaged, cuMemAllocAsync, cuMemAllocFromPoolAsync:
- * (CUdeviceptr *dptr, size_t bytesize, ...) */
-SEC("uprobe")
-int BPF_KPROBE(gpu_alloc_in, void *dptr, __u64 size)
-{
-	return gpu_begin((__u64)dptr, size, 0, KP_GPU_PTR);
-}
-
-/* cuMemAllocPitch_v2: (CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height,
- * unsigned element_size); the block is pitch * height bytes. */
-SEC("uprobe")
-int BPF_KPROBE(gpu_pitch_in, void *dptr, void *pitch, __u64 width, __u64 height)
-{
-	(void)width;
-	return gpu_begin((__u64)dptr, height, (__u64)pitch, KP_GPU_PTR);
-}
-
-/* cuMemCreate: (CUmemGenericAllocationHandle *handle, size_t size, prop, flags): the
- * physical memory of the virtual memory management API. */
-SEC("uprobe")
-int BPF_KPROBE(gpu_create_in, void *handle, __u64 size)
-{
-	return gpu_begin((__u64)handle, size, 0, KP_GPU_HANDLE);
-}
-
 /* A block goes: its bytes leave the totals at once (the driver's figure drops during
  * the call, which stays under way until its return). */
 static __always_inline int gpu_drop(__u64 addr, __u32 kind)
@@ -530,19 +505,7 @@ static __always_inline int gpu_drop(__u64 addr, __u32 kind)
 	return 0;
 }
 
-/* cuMemFree_v2, cuMemFreeAsync: (CUdeviceptr dptr, ...) */
-SEC("uprobe")
-int BPF_KPROBE(gpu_free_in, __u64 dptr)
-{
-	return gpu_drop(dptr, KP_GPU_PTR);
-}
-
-/* cuMemRelease: (CUmemGenericAllocationHandle handle) */
-SEC("uprobe")
-int BPF_KPROBE(gpu_release_in, __u64 handle)
-{
-	return gpu_drop(handle, KP_GPU_HANDLE);
-}
+#include "bpf/cuda_entries.h"
 
 /* The return of every probed entry point (CUresult): an allocation's block counts. */
 SEC("uretprobe")

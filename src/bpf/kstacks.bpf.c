@@ -19,7 +19,13 @@
  * calloc, realloc, posix_memalign, aligned_alloc, memalign, valloc and free: a block
  * at the call's return with its caller's stack (KS_ALLOC), a free at its entry
  * (KS_FREE). The system calls an allocator makes on its own account (the arena's brk,
- * the mmap of a large chunk) are not sent: the blocks it hands out stand for them. */
+ * the mmap of a large chunk) are not sent: the blocks it hands out stand for them.
+ *
+ * In every mode, where the loader attached them to a CUDA driver, the driver's
+ * allocation calls (cuMemAlloc_v2 and its kin, cuMemCreate) send the device block at
+ * their return with the caller's stack (KS_GPU_ALLOC), and its frees their block at
+ * entry (KS_GPU_FREE): the peak engine counts the same calls' bytes, this program
+ * names who asked for them. */
 #include <linux/types.h>
 #include <linux/bpf.h>
 #include <asm/ptrace.h>
@@ -522,3 +528,75 @@ int BPF_KPROBE(free_in, __u64 ptr)
 		send(KS_FREE, id, ptr, 0, 0, 0);
 	return 0;
 }
+
+/* The CUDA driver's allocation calls under way, by thread: the outermost call's
+ * arguments, and how deep (a driver entry point may call another). */
+struct ks_gpu_call {
+	__u32 depth;
+	__u32 kind;	/* KP_GPU_PTR or KP_GPU_HANDLE */
+	__u64 out;	/* where the call writes the block's address or handle */
+	__u64 size;	/* bytes; with pitch, rows */
+	__u64 pitch;	/* cuMemAllocPitch_v2: where it writes the row's bytes (0: none) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, struct ks_gpu_call);
+} gpu_calls SEC(".maps");
+
+static __always_inline int gpu_begin(__u64 out, __u64 size, __u64 pitch, __u32 kind)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	if (!tracked(id >> 32))
+		return 0;
+	struct ks_gpu_call *c = bpf_map_lookup_elem(&gpu_calls, &id);
+	if (c) {
+		c->depth++;
+		return 0;
+	}
+	struct ks_gpu_call n = { .depth = 1, .kind = kind, .out = out, .size = size,
+				 .pitch = pitch };
+	if (bpf_map_update_elem(&gpu_calls, &id, &n, BPF_ANY) < 0)
+		__sync_fetch_and_add(&kstate.gpu_lost, 1);
+	return 0;
+}
+
+/* The return of an allocation call: at the outermost, the block with its caller's
+ * stack (the registers are the caller's again). */
+SEC("uretprobe")
+int BPF_KRETPROBE(gpu_out, int ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct ks_gpu_call *cp = bpf_map_lookup_elem(&gpu_calls, &id);
+	if (!cp)
+		return 0;
+	if (cp->depth > 1) {
+		cp->depth--;
+		return 0;
+	}
+	struct ks_gpu_call c = *cp;
+	bpf_map_delete_elem(&gpu_calls, &id);
+	__u64 block = 0, pitch = 0, size = c.size;
+	if (ret != 0 || !c.out || bpf_probe_read_user(&block, sizeof(block), (void *)c.out) != 0)
+		return 0;
+	if (c.pitch) {
+		if (bpf_probe_read_user(&pitch, sizeof(pitch), (void *)c.pitch) != 0)
+			return 0;
+		size *= pitch;
+	}
+	if (block && size)
+		send_stacked(KS_GPU_ALLOC, id, block, (__s64)size, c.kind);
+	return 0;
+}
+
+static __always_inline int gpu_drop(__u64 block, __u32 kind)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	if (block && tracked(id >> 32))
+		send(KS_GPU_FREE, id, block, 0, kind, 0);
+	return 0;
+}
+
+#include "bpf/cuda_entries.h"

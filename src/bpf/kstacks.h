@@ -23,6 +23,11 @@
 			 * allocator's call (malloc, calloc, realloc, ...), with the stack of its
 			 * caller; old: the block a realloc moved or resized (0: none) */
 #define KS_FREE 11u	/* the block at addr given back (free, or realloc to 0 bytes) */
+#define KS_GPU_ALLOC 12u	/* [addr, addr + len) of device memory handed out by the
+				 * CUDA driver (where the loader attached its probes), with
+				 * the stack of its caller; old: KP_GPU_PTR (a device
+				 * pointer) or KP_GPU_HANDLE (cuMemCreate's handle) */
+#define KS_GPU_FREE 13u	/* the driver's block at addr given back; old: its kind */
 
 /* What the program follows (its constant mode, set before it loads). */
 #define KS_MODE_MMAP 1u	/* mmap, munmap, mremap and brk, each with its stack */
@@ -71,6 +76,7 @@ struct ks_state {
 	__u64 lost;		/* records the ring buffer had no room for */
 	__u64 calls_lost;	/* calls not followed: the table of calls under way was full */
 	__u64 allocs_lost;	/* allocator calls not followed: their table was full */
+	__u64 gpu_lost;		/* the driver's calls not followed: their table was full */
 	__u64 records;		/* records sent */
 };
 

@@ -53,6 +53,7 @@ struct export_args {
 static const struct cli_choice stack_moments[] = {
 	{ "peak", 1 + STACKS_AT_PEAK },
 	{ "end", 1 + STACKS_AT_END },
+	{ "gpu", 1 + STACKS_AT_GPU_PEAK },
 	{ NULL, 0 },
 };
 
@@ -64,7 +65,8 @@ static const struct cli_opt export_opts[] = {
 	  .set = 1 + STACKS_AT_PEAK, .choices = stack_moments, .arg = "WHEN",
 	  .help = "instead of samples: a run recorded with --stacks as folded stacks (root "
 		  "first, frames separated by ';', then the bytes), what flamegraph.pl, inferno "
-		  "and speedscope read; WHEN peak (the default) or end" },
+		  "and speedscope read; WHEN peak (the default), end, or gpu (the device "
+		  "memory from the CUDA driver at its peak)" },
 	{ "output", 'o', CLI_STRING, AT(output, const char *), .arg = "F",
 	  .help = "write to file F (mode 0600) instead of standard output (-)" },
 	CLI_DB_ROW(struct export_args),
@@ -77,7 +79,7 @@ static void export_help(const struct cli_cmd *c, struct buf *b)
 	struct buf bars = { 0 };
 	output_format_names(&bars, output_formats_with_rows(), "|", "|");
 	buf_printf(b, "usage: rsswatch export [RUN] --format %s [--procs] [-o FILE] [--db PATH]\n"
-		   "       rsswatch export [RUN] --stacks[=peak|end] [-o FILE] [--db PATH]\n"
+		   "       rsswatch export [RUN] --stacks[=peak|end|gpu] [-o FILE] [--db PATH]\n"
 		   "\n", buf_str(&bars));
 	export_columns_help(b);
 	buf_puts(b, "\n");

@@ -271,7 +271,7 @@ static const struct cli_opt record_opts_table[] = {
 		  "of it, 1 MiB at least) by the stack of the fault that made it, memory from "
 		  "malloc's arenas too; malloc: every block the allocator hands out (malloc, "
 		  "calloc, realloc, ...) by its caller's stack, exact for small blocks but "
-		  "costly (a trap per call), for short runs; docs/guide/stacks.md" },
+		  "costly (a trap per call), for short runs; docs/STACKS.md" },
 	{ "no-gpu", 0, CLI_FLAG, AT(no_gpu, int),
 	  .help = "do not record GPU memory even where NVML is present" },
 	{ "gpu-interval", 0, CLI_DURATION, AT(gpu_interval_ns, int64_t), .min = NS_PER_MS,

@@ -65,7 +65,7 @@ int cmd_show(int argc, char **argv)
 	struct event *events = NULL;
 	struct oom_kill *kills = NULL;
 	struct proc_summary *procs = NULL;
-	struct stored_stack *sp = NULL, *se = NULL;
+	struct stored_stack *stacks[STACK_MOMENTS] = { NULL };
 	struct show_run sh = { .run = &r };
 	struct show_figures *f = NULL;
 	struct buf b = { 0 };
@@ -76,11 +76,11 @@ int cmd_show(int argc, char **argv)
 	    store_oom_kills(st, id, &kills, &sh.nk) < 0 ||
 	    store_processes(st, id, &procs, &sh.np) < 0)
 		goto fail;
-	if (RUN_HAS_STACKS(&r) && (store_stacks(st, id, STACKS_AT_PEAK, &sp, &sh.nsp) < 0 ||
-			 store_stacks(st, id, STACKS_AT_END, &se, &sh.nse) < 0))
-		goto fail;
-	sh.stacks_peak = sp;
-	sh.stacks_end = se;
+	for (int m = 0; m < STACK_MOMENTS && RUN_HAS_STACKS(&r); m++) {
+		if (store_stacks(st, id, (enum stack_moment)m, &stacks[m], &sh.stacks.n[m]) < 0)
+			goto fail;
+		sh.stacks.v[m] = stacks[m];
+	}
 	sh.all_stacks = a.all_stacks;
 	struct run_thinning thin;
 	int thinned = store_run_thinning(st, id, &thin);
@@ -112,8 +112,8 @@ out_store:
 	store_free_events(events, sh.ne);
 	free(kills);
 	free(procs);
-	store_free_stacks(sp, sh.nsp);
-	store_free_stacks(se, sh.nse);
+	for (int m = 0; m < STACK_MOMENTS; m++)
+		store_free_stacks(stacks[m], sh.stacks.n[m]);
 	store_close(st);
 	return ret;
 }

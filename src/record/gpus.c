@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "source/kpeak.h"
+#include "source/kstacks.h"
 
 /* The most processes listed: more than a driver allows on all of a host's GPUs. */
 #define GPU_USERS_MAX 4096
@@ -25,12 +26,20 @@ int gpus_open(struct record_opts *o, int64_t interval_ns, char *why, size_t n)
 	return nvml_device_count(o->nvml);
 }
 
-/* Attaches the probes of k to the file open at fd (closed here), named what, and adds
- * what happened to why (after "; " where it holds something already). */
-static int probe_file(struct kpeak *k, int fd, const char *what, char *why, size_t n)
+/* Attaches the probes of k, and of the stacks program ks where it runs, to the file open
+ * at fd (closed here), named what, and adds what happened to why (after "; " where it
+ * holds something already). */
+static int probe_file(struct kpeak *k, struct kstacks *ks, int fd, const char *what, char *why,
+		      size_t n)
 {
 	char err[160];
 	int e = kpeak_gpu_attach(k, fd, err, sizeof(err));
+	if (e > 0 && ks && kstacks_gpu_attach(ks, fd, err, sizeof(err)) < 0) {
+		size_t len = strlen(why);	/* the bytes without who asked for them */
+		if (len < n)
+			snprintf(why + len, n - len, "%sthe stacks of %s: %s", len ? "; " : "",
+				 what, err);
+	}
 	close(fd);
 	size_t len = strlen(why);
 	const char *sep = len ? "; " : "";
@@ -41,7 +50,7 @@ static int probe_file(struct kpeak *k, int fd, const char *what, char *why, size
 	return e;
 }
 
-int gpus_probe_mapped(struct kpeak *k, pid_t pid, char *why, size_t n)
+int gpus_probe_mapped(struct kpeak *k, struct kstacks *ks, pid_t pid, char *why, size_t n)
 {
 	char what[64];
 	/* untrusted, wherever it is (a container's): taken as the file mapped, never by
@@ -50,7 +59,7 @@ int gpus_probe_mapped(struct kpeak *k, pid_t pid, char *why, size_t n)
 	if (fd < 0)
 		return -ENOENT;
 	snprintf(what, sizeof(what), "the libcuda.so pid %d maps", (int)pid);
-	return probe_file(k, fd, what, why, n) > 0;
+	return probe_file(k, ks, fd, what, why, n) > 0;
 }
 
 int gpus_probe(struct record_opts *o, pid_t pid, int64_t interval_ns, char *why, size_t n)
@@ -68,10 +77,10 @@ int gpus_probe(struct record_opts *o, pid_t pid, int64_t interval_ns, char *why,
 		snprintf(path, sizeof(path), "%s/libcuda.so.1", dir);
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd >= 0)
-			probe_file(o->kpeak, fd, path, why, n);
+			probe_file(o->kpeak, o->kstacks, fd, path, why, n);
 	}
 	if (pid > 0)
-		gpus_probe_mapped(o->kpeak, pid, why, n);
+		gpus_probe_mapped(o->kpeak, o->kstacks, pid, why, n);
 	int files = kpeak_gpu_files(o->kpeak);
 	if (!why[0])
 		snprintf(why, n, "no CUDA driver library found");

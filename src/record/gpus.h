@@ -26,18 +26,20 @@ int gpus_open(struct record_opts *o, int64_t interval_ns, char *why, size_t n);
  * context and the other processes only, this often. */
 #define GPU_INTERVAL_PROBED_NS NS_PER_S
 
-/* Attaches the engine's GPU probes (o->kpeak) to the CUDA driver beside NVML's library
+/* Attaches the engine's GPU probes (o->kpeak, and o->kstacks's with --stacks) to the
+ * CUDA driver beside NVML's library
  * (its libcuda.so.1) and to the one process pid maps (0: none yet, a command to be
  * launched); where they attach and interval_ns is 0 (not asked for), NVML is read every
  * GPU_INTERVAL_PROBED_NS. Needs o->nvml. Returns the number of driver files probed
  * (0: none, polling stays), with what happened in words in why. */
 int gpus_probe(struct record_opts *o, pid_t pid, int64_t interval_ns, char *why, size_t n);
-/* Attaches the GPU probes of k to the libcuda.so process pid maps, where it is a file
- * they are not on yet (through /proc/PID/map_files: the file mapped, whatever its path
+/* Attaches the GPU probes of k (and of the stacks program ks, NULL: none) to the
+ * libcuda.so process pid maps, where it is a file they are not on yet (through /proc/PID/map_files: the file mapped, whatever its path
  * names now). Returns 1 when they attached to it, with what in why (appended after
  * "; " where why holds something), 0 when they did not (or are on it already), and
  * -ENOENT when pid maps no libcuda.so (yet). */
-int gpus_probe_mapped(struct kpeak *k, pid_t pid, char *why, size_t n);
+struct kstacks;
+int gpus_probe_mapped(struct kpeak *k, struct kstacks *ks, pid_t pid, char *why, size_t n);
 
 /* Closes what gpus_open opened. */
 void gpus_close(struct record_opts *o);

@@ -331,7 +331,8 @@ static void probe_own_driver(struct recorder *rc, const struct sample *s, int64_
 	if (rc->gpu_own_probed || !rc->kpeak || !rc->opts->nvml || !(s->have & SAMPLE_GPU) ||
 	    !s->gpu || rc->target->pid <= 0 || now < rc->gpu_own_next)
 		return;
-	int e = gpus_probe_mapped(rc->kpeak, rc->target->pid, why, sizeof(why));
+	int e = gpus_probe_mapped(rc->kpeak, rc->opts->kstacks, rc->target->pid, why,
+				  sizeof(why));
 	if (e == -ENOENT) {
 		rc->gpu_own_next = now + NS_PER_S / 10;
 		return;

@@ -282,6 +282,7 @@ static void on_left(void *ctx, pid_t pid, int64_t at)
 	long i = proclog_find(&rc->log, pid);
 	if (i >= 0 && strcmp(rc->log.p[i].ended, PROC_RUNNING) == 0)
 		proclog_end(&rc->log, (size_t)i, elapsed > 0 ? elapsed : 0, PROC_LEFT, -1, -1);
+	rec_stacks_left(rc, pid);
 }
 
 void rec_drain_victims(struct recorder *rc)

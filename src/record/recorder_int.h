@@ -346,6 +346,8 @@ void rec_stacks_begin(struct recorder *rc);
 void rec_drain_stacks(struct recorder *rc);
 /* The last records; the snapshot's time in the run; what was lost, said and stored. */
 void rec_stacks_end(struct recorder *rc);
+/* pid left the set (moved out of its cgroup): its blocks leave the live bytes. */
+void rec_stacks_left(struct recorder *rc, pid_t pid);
 /* The run's stacks into the store (after its row). 0 or -errno. */
 int rec_stacks_write(struct recorder *rc);
 void rec_stacks_release(struct recorder *rc);

@@ -57,6 +57,8 @@ static void follow_allocators(struct recorder *rc, const struct kstacks_record *
 	switch (r->kind) {
 	case KSTACKS_ALLOC:
 	case KSTACKS_FREE:
+	case KSTACKS_GPU_ALLOC:
+	case KSTACKS_GPU_FREE:
 		return;
 	case KSTACKS_EXIT:
 		kstacks_unprobe(k, r->pid);
@@ -85,15 +87,25 @@ void rec_stacks_begin(struct recorder *rc)
 	probe(rc, rc->target->pid);	/* -p, -n: a launched command's were held for */
 }
 
+/* The peaks as the engine knows them now: the set's, and its GPU memory's from the
+ * driver's probes. */
+static struct stacks_peaks peaks_now(const struct recorder *rc)
+{
+	struct kpeak_figures f;
+	struct kpeak_gpu g;
+	kpeak_read(rc->kpeak, &f);
+	kpeak_gpu_read(rc->kpeak, &g);
+	return (struct stacks_peaks){ f.peak_at, g.peak ? g.peak_at : 0 };
+}
+
 static int on_record(void *ctx, const struct kstacks_record *r)
 {
 	struct recorder *rc = ctx;
-	struct kpeak_figures f;
 	if (r->kind == KSTACKS_CODE || r->kind == KSTACKS_EXEC)
 		unwinder_forget(rc->opts->unwinder, r->pid);	/* its code moved */
 	follow_allocators(rc, r);
-	kpeak_read(rc->kpeak, &f);
-	stacks_feed(rc->stacks, r, f.peak_at);
+	struct stacks_peaks pk = peaks_now(rc);
+	stacks_feed(rc->stacks, r, &pk);
 	if (r->kind == KSTACKS_EXIT)
 		unwinder_forget(rc->opts->unwinder, r->pid);
 	return 0;
@@ -104,9 +116,16 @@ void rec_drain_stacks(struct recorder *rc)
 	if (!rc->stacks)
 		return;
 	kstacks_drain(rc->opts->kstacks, on_record, rc);
-	struct kpeak_figures f;
-	kpeak_read(rc->kpeak, &f);
-	stacks_settle(rc->stacks, f.peak_at);
+	struct stacks_peaks pk = peaks_now(rc);
+	stacks_settle(rc->stacks, &pk);
+}
+
+void rec_stacks_left(struct recorder *rc, pid_t pid)
+{
+	if (!rc->stacks)
+		return;
+	rec_drain_stacks(rc);	/* what it did while it was ours, the peak's snapshot */
+	stacks_left(rc->stacks, pid);
 }
 
 /* A stack's frames, named, one a line (innermost first). */
@@ -153,12 +172,16 @@ void rec_stacks_end(struct recorder *rc)
 	stacks_at_peak(rc->stacks, &n, &at);
 	if (at)
 		rc->run->stacks_peak_at = rc->run->started_at + (at - rc->start_mono);
+	stacks_at_gpu_peak(rc->stacks, &n, &at);
+	if (at && n)
+		rc->run->stacks_gpu_peak_at = rc->run->started_at + (at - rc->start_mono);
 	struct stacks_counts c;
 	struct kstacks_counts k;
 	stacks_counts(rc->stacks, &c);
 	kstacks_counts(rc->opts->kstacks, &k);
 	uint64_t lost = k.lost - rc->kstacks_base.lost + k.calls_lost - rc->kstacks_base.calls_lost +
-			k.allocs_lost - rc->kstacks_base.allocs_lost + c.blocks_dropped +
+			k.allocs_lost - rc->kstacks_base.allocs_lost + k.gpu_lost -
+			rc->kstacks_base.gpu_lost + c.blocks_dropped +
 			c.stacks_dropped;
 	if (!lost && !c.walks_failed)
 		return;
@@ -176,19 +199,23 @@ int rec_stacks_write(struct recorder *rc)
 {
 	if (!rc->stacks)
 		return 0;
-	size_t npeak, nend, ids = stacks_ids(rc->stacks);
+	size_t n[STACK_MOMENTS], ids = stacks_ids(rc->stacks);
 	int64_t at;
-	const struct stack_bytes *peak = stacks_at_peak(rc->stacks, &npeak, &at);
-	const struct stack_bytes *end = stacks_at_end(rc->stacks, &nend);
+	const struct stack_bytes *v[STACK_MOMENTS] = {
+		[STACKS_AT_PEAK] = stacks_at_peak(rc->stacks, &n[STACKS_AT_PEAK], &at),
+		[STACKS_AT_END] = stacks_at_end(rc->stacks, &n[STACKS_AT_END]),
+		[STACKS_AT_GPU_PEAK] = stacks_at_gpu_peak(rc->stacks, &n[STACKS_AT_GPU_PEAK], &at),
+	};
 	char **texts = xcalloc(ids, sizeof(*texts));
-	struct stored_stack *p = rows_of(rc, peak, npeak, texts);
-	struct stored_stack *e = rows_of(rc, end, nend, texts);
-	int err = store_put_stacks(rc->st, rc->run->id, p, npeak, e, nend);
+	struct stored_moment rows[STACK_MOMENTS];
+	for (int m = 0; m < STACK_MOMENTS; m++)
+		rows[m] = (struct stored_moment){ rows_of(rc, v[m], n[m], texts), n[m] };
+	int err = store_put_stacks(rc->st, rc->run->id, rows);
 	for (size_t i = 0; i < ids; i++)
 		free(texts[i]);
 	free(texts);
-	free(p);
-	free(e);
+	for (int m = 0; m < STACK_MOMENTS; m++)
+		free((void *)rows[m].v);
 	return err;
 }
 

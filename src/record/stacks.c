@@ -17,9 +17,21 @@ struct block {
 	uint32_t stack;
 };
 
-/* A process's blocks, sorted by start, not overlapping. */
+/* Where a block lies: the process's address space, or the GPU's, where device
+ * pointers and cuMemCreate's handles are two spaces of numbers that may coincide. Each
+ * space counts to a ledger: host memory or GPU memory. */
+enum space { HOST, GPU_PTR, GPU_HANDLE, SPACES };
+enum ledger { ON_HOST, ON_GPU, LEDGERS };
+
+static enum ledger ledger_of(enum space sp)
+{
+	return sp == HOST ? ON_HOST : ON_GPU;
+}
+
+/* A process's blocks in one space, sorted by start, not overlapping. */
 struct proc {
 	pid_t pid;
+	enum space space;
 	struct block *b;
 	size_t n, cap;
 };
@@ -27,10 +39,17 @@ struct proc {
 struct stack {
 	uint64_t hash;
 	uint32_t first, n;	/* its frames in frames[] */
-	int64_t live;
-	uint64_t blocks;
-	int64_t ended;		/* held by processes of the set when they exited */
+	int64_t live[LEDGERS];
+	uint64_t blocks[LEDGERS];
+	int64_t ended;		/* host memory held by processes of the set when they exited */
 	uint64_t ended_blocks;
+};
+
+/* A ledger's snapshot at its peak. */
+struct snap {
+	struct stack_bytes *v;
+	size_t n, cap;
+	int64_t at;
 };
 
 struct stacks {
@@ -45,9 +64,7 @@ struct stacks {
 	size_t nframes, frames_cap;
 	uint32_t *index;	/* open addressing: stack id + 1, 0 empty */
 	size_t index_cap;
-	struct stack_bytes *snap;
-	size_t nsnap, snap_cap;
-	int64_t snap_at;
+	struct snap snap[LEDGERS];
 	struct stack_bytes *live;
 	size_t live_cap;
 	struct stacks_counts c;
@@ -82,7 +99,8 @@ void stacks_free(struct stacks *s)
 	free(s->st);
 	free(s->frames);
 	free(s->index);
-	free(s->snap);
+	for (int l = 0; l < LEDGERS; l++)
+		free(s->snap[l].v);
 	free(s->live);
 	free(s);
 }
@@ -153,10 +171,10 @@ static uint32_t intern(struct stacks *s, const struct stack_frame *f, int n)
 	return id;
 }
 
-static struct proc *proc_of(struct stacks *s, pid_t pid, int add)
+static struct proc *proc_of(struct stacks *s, pid_t pid, enum space sp, int add)
 {
 	for (size_t i = 0; i < s->nprocs; i++)
-		if (s->procs[i].pid == pid)
+		if (s->procs[i].pid == pid && s->procs[i].space == sp)
 			return &s->procs[i];
 	if (!add)
 		return NULL;
@@ -164,13 +182,17 @@ static struct proc *proc_of(struct stacks *s, pid_t pid, int add)
 	struct proc *p = &s->procs[s->nprocs++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
+	p->space = sp;
 	return p;
 }
 
-static void charge(struct stacks *s, uint32_t stack, int64_t bytes, int64_t blocks)
+/* Bytes and blocks to a stack, in the ledger of p's space. */
+static void charge(struct stacks *s, const struct proc *p, uint32_t stack, int64_t bytes,
+		   int64_t blocks)
 {
-	s->st[stack].live += bytes;
-	s->st[stack].blocks += (uint64_t)blocks;
+	enum ledger l = ledger_of(p->space);
+	s->st[stack].live[l] += bytes;
+	s->st[stack].blocks[l] += (uint64_t)blocks;
 }
 
 /* The first block of p that ends after a. */
@@ -210,13 +232,13 @@ static void unmap(struct stacks *s, struct proc *p, uint64_t a, uint64_t e)
 	for (size_t i = first_after(p, a); i < p->n && p->b[i].start < e;) {
 		struct block *b = &p->b[i];
 		uint64_t lo = b->start > a ? b->start : a, hi = b->end < e ? b->end : e;
-		charge(s, b->stack, -(int64_t)(hi - lo), 0);
+		charge(s, p, b->stack, -(int64_t)(hi - lo), 0);
 		if (b->start < a && b->end > e) {
 			struct block tail = { e, b->end, b->stack };
 			b->end = a;
-			charge(s, b->stack, 0, 1);
+			charge(s, p, b->stack, 0, 1);
 			if (s->nblocks >= MAX_BLOCKS) {	/* the tail is not kept */
-				charge(s, tail.stack, -(int64_t)(tail.end - tail.start), -1);
+				charge(s, p, tail.stack, -(int64_t)(tail.end - tail.start), -1);
 				s->c.blocks_dropped++;
 				return;
 			}
@@ -230,7 +252,7 @@ static void unmap(struct stacks *s, struct proc *p, uint64_t a, uint64_t e)
 			b->start = e;
 			i++;
 		} else {
-			charge(s, b->stack, 0, -1);
+			charge(s, p, b->stack, 0, -1);
 			remove_at(s, p, i);
 		}
 	}
@@ -246,7 +268,7 @@ static void map(struct stacks *s, struct proc *p, uint64_t a, uint64_t e, uint32
 		return;
 	}
 	insert_at(s, p, first_after(p, a), (struct block){ a, e, stack });
-	charge(s, stack, (int64_t)(e - a), 1);
+	charge(s, p, stack, (int64_t)(e - a), 1);
 }
 
 /* The malloc mode's free: the block that starts at a, whole (a pointer inside a block,
@@ -256,39 +278,46 @@ static void free_at(struct stacks *s, struct proc *p, uint64_t a)
 	size_t i = first_after(p, a);
 	if (i >= p->n || p->b[i].start != a)
 		return;
-	charge(s, p->b[i].stack, -(int64_t)(p->b[i].end - p->b[i].start), -1);
+	charge(s, p, p->b[i].stack, -(int64_t)(p->b[i].end - p->b[i].start), -1);
 	remove_at(s, p, i);
 }
 
-static void forget(struct stacks *s, pid_t pid)
+static void forget_space(struct stacks *s, pid_t pid, enum space sp)
 {
-	struct proc *p = proc_of(s, pid, 0);
+	struct proc *p = proc_of(s, pid, sp, 0);
 	if (!p)
 		return;
 	for (size_t i = 0; i < p->n; i++)
-		charge(s, p->b[i].stack, -(int64_t)(p->b[i].end - p->b[i].start), -1);
+		charge(s, p, p->b[i].stack, -(int64_t)(p->b[i].end - p->b[i].start), -1);
 	s->nblocks -= p->n;
 	free(p->b);
 	*p = s->procs[--s->nprocs];
 }
 
-/* pid exits: what it still held is what it held at its end (stacks_at_end). */
+static void forget(struct stacks *s, pid_t pid)
+{
+	for (enum space sp = HOST; sp < SPACES; sp++)
+		forget_space(s, pid, sp);
+}
+
+/* pid exits: what it still held of its own memory is what it held at its end
+ * (stacks_at_end); its device memory the driver takes back. */
 static void ended(struct stacks *s, pid_t pid)
 {
-	struct proc *p = proc_of(s, pid, 0);
-	if (!p)
-		return;
-	for (size_t i = 0; i < p->n; i++) {
+	struct proc *p = proc_of(s, pid, HOST, 0);
+	for (size_t i = 0; p && i < p->n; i++) {
 		s->st[p->b[i].stack].ended += (int64_t)(p->b[i].end - p->b[i].start);
 		s->st[p->b[i].stack].ended_blocks++;
 	}
 	forget(s, pid);
 }
 
+/* A fork's child: a copy of its parent's memory (not of its device memory, which a
+ * CUDA context does not hand down). */
 static void copy_of(struct stacks *s, pid_t child, pid_t parent)
 {
 	forget(s, child);
-	struct proc *from = proc_of(s, parent, 0);
+	struct proc *from = proc_of(s, parent, HOST, 0);
 	if (!from || !from->n)
 		return;
 	size_t keep = from->n;
@@ -296,14 +325,14 @@ static void copy_of(struct stacks *s, pid_t child, pid_t parent)
 		s->c.blocks_dropped += keep;
 		return;
 	}
-	struct proc *to = proc_of(s, child, 1);
-	from = proc_of(s, parent, 0);	/* the array may have moved */
+	struct proc *to = proc_of(s, child, HOST, 1);
+	from = proc_of(s, parent, HOST, 0);	/* the array may have moved */
 	to->b = xmalloc(keep * sizeof(*to->b));
 	to->cap = to->n = keep;
 	memcpy(to->b, from->b, keep * sizeof(*to->b));
 	s->nblocks += keep;
 	for (size_t i = 0; i < keep; i++)
-		charge(s, to->b[i].stack, (int64_t)(to->b[i].end - to->b[i].start), 1);
+		charge(s, to, to->b[i].stack, (int64_t)(to->b[i].end - to->b[i].start), 1);
 }
 
 static uint32_t stack_of(struct stacks *s, const struct kstacks_record *r)
@@ -326,63 +355,85 @@ static int by_bytes(const void *a, const void *b)
 	return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
-static void snapshot(struct stacks *s, int64_t at)
+static void snapshot(struct stacks *s, enum ledger l, int64_t at)
 {
-	s->nsnap = 0;
+	struct snap *sn = &s->snap[l];
+	sn->n = 0;
 	for (size_t id = 0; id < s->nst; id++) {
-		if (s->st[id].live <= 0 && !s->st[id].blocks)
+		if (s->st[id].live[l] <= 0 && !s->st[id].blocks[l])
 			continue;
-		s->snap = xgrow(s->snap, s->nsnap, &s->snap_cap, sizeof(*s->snap));
-		s->snap[s->nsnap++] = (struct stack_bytes){ (uint32_t)id, s->st[id].live,
-							    s->st[id].blocks };
+		sn->v = xgrow(sn->v, sn->n, &sn->cap, sizeof(*sn->v));
+		sn->v[sn->n++] = (struct stack_bytes){ (uint32_t)id, s->st[id].live[l],
+						      s->st[id].blocks[l] };
 	}
-	if (s->nsnap)
-		qsort(s->snap, s->nsnap, sizeof(*s->snap), by_bytes);
-	s->snap_at = at;
+	if (sn->n)
+		qsort(sn->v, sn->n, sizeof(*sn->v), by_bytes);
+	sn->at = at;
 }
 
-void stacks_settle(struct stacks *s, int64_t peak_at)
+void stacks_settle(struct stacks *s, const struct stacks_peaks *pk)
 {
-	if (peak_at && peak_at != s->snap_at)
-		snapshot(s, peak_at);
+	if (pk->host_at && pk->host_at != s->snap[ON_HOST].at)
+		snapshot(s, ON_HOST, pk->host_at);
+	if (pk->gpu_at && pk->gpu_at != s->snap[ON_GPU].at)
+		snapshot(s, ON_GPU, pk->gpu_at);
 }
 
-void stacks_feed(struct stacks *s, const struct kstacks_record *r, int64_t peak_at)
+/* The GPU's space of a block of that kind (bpf/kstacks.h: KP_GPU_PTR or _HANDLE). */
+static enum space gpu_space(uint64_t kind)
+{
+	return kind ? GPU_HANDLE : GPU_PTR;
+}
+
+void stacks_feed(struct stacks *s, const struct kstacks_record *r, const struct stacks_peaks *pk)
 {
 	s->c.records++;
-	if (peak_at && r->at > peak_at)
-		stacks_settle(s, peak_at);
+	/* a record after a peak: the snapshot of that peak first */
+	struct stacks_peaks before = {
+		pk->host_at && r->at > pk->host_at ? pk->host_at : 0,
+		pk->gpu_at && r->at > pk->gpu_at ? pk->gpu_at : 0,
+	};
+	stacks_settle(s, &before);
 	struct proc *p;
 	uint64_t a = r->addr;
 	switch (r->kind) {
 	case KSTACKS_MAP:
 		if (r->len > 0)
-			map(s, proc_of(s, r->pid, 1), a, a + (uint64_t)r->len, stack_of(s, r));
+			map(s, proc_of(s, r->pid, HOST, 1), a, a + (uint64_t)r->len, stack_of(s, r));
 		break;
 	case KSTACKS_FAULT:	/* a rise of its highest: a span of its own, never unmapped */
 	case KSTACKS_BRK:
 		if (r->len > 0)
-			map(s, proc_of(s, r->pid, 1), a, a + (uint64_t)r->len, stack_of(s, r));
-		else if ((p = proc_of(s, r->pid, 0)))
+			map(s, proc_of(s, r->pid, HOST, 1), a, a + (uint64_t)r->len, stack_of(s, r));
+		else if ((p = proc_of(s, r->pid, HOST, 0)))
 			unmap(s, p, a - (uint64_t)-r->len, a);
 		break;
 	case KSTACKS_ALLOC:	/* a block from the allocator: a realloc's replaces its old */
-		p = proc_of(s, r->pid, 1);
+		p = proc_of(s, r->pid, HOST, 1);
 		if (r->old)
 			free_at(s, p, r->old);
 		if (r->len > 0)
 			map(s, p, a, a + (uint64_t)r->len, stack_of(s, r));
 		break;
 	case KSTACKS_FREE:
-		if ((p = proc_of(s, r->pid, 0)))
+		if ((p = proc_of(s, r->pid, HOST, 0)))
+			free_at(s, p, a);
+		break;
+	case KSTACKS_GPU_ALLOC:	/* an address handed out again replaces what was there */
+		if (r->len > 0)
+			map(s, proc_of(s, r->pid, gpu_space(r->old), 1), a, a + (uint64_t)r->len,
+			    stack_of(s, r));
+		break;
+	case KSTACKS_GPU_FREE:
+		if ((p = proc_of(s, r->pid, gpu_space(r->old), 0)))
 			free_at(s, p, a);
 		break;
 	case KSTACKS_UNMAP:
-		if ((p = proc_of(s, r->pid, 0)) && r->len > 0)
+		if ((p = proc_of(s, r->pid, HOST, 0)) && r->len > 0)
 			unmap(s, p, a, a + (uint64_t)r->len);
 		break;
 	case KSTACKS_REMAP:
-		if ((p = proc_of(s, r->pid, 0))) {
+		if ((p = proc_of(s, r->pid, HOST, 0))) {
 			size_t i = first_after(p, r->old);
 			if (i >= p->n || p->b[i].start > r->old)
 				break;	/* not a block of ours: a file's mapping */
@@ -406,11 +457,23 @@ void stacks_feed(struct stacks *s, const struct kstacks_record *r, int64_t peak_
 	}
 }
 
+void stacks_left(struct stacks *s, pid_t pid)
+{
+	forget(s, pid);
+}
+
 const struct stack_bytes *stacks_at_peak(const struct stacks *s, size_t *n, int64_t *at)
 {
-	*n = s->nsnap;
-	*at = s->snap_at;
-	return s->snap;
+	*n = s->snap[ON_HOST].n;
+	*at = s->snap[ON_HOST].at;
+	return s->snap[ON_HOST].v;
+}
+
+const struct stack_bytes *stacks_at_gpu_peak(const struct stacks *s, size_t *n, int64_t *at)
+{
+	*n = s->snap[ON_GPU].n;
+	*at = s->snap[ON_GPU].at;
+	return s->snap[ON_GPU].v;
 }
 
 /* The stacks' live bytes, with what ended processes held at their exit (with_ended). */
@@ -419,8 +482,8 @@ static const struct stack_bytes *tally(struct stacks *s, size_t *n, int with_end
 	size_t k = 0;
 	for (size_t id = 0; id < s->nst; id++) {
 		const struct stack *st = &s->st[id];
-		int64_t bytes = st->live + (with_ended ? st->ended : 0);
-		uint64_t blocks = st->blocks + (with_ended ? st->ended_blocks : 0);
+		int64_t bytes = st->live[ON_HOST] + (with_ended ? st->ended : 0);
+		uint64_t blocks = st->blocks[ON_HOST] + (with_ended ? st->ended_blocks : 0);
 		if (bytes <= 0 && !blocks)
 			continue;
 		s->live = xgrow(s->live, k, &s->live_cap, sizeof(*s->live));

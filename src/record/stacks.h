@@ -51,21 +51,32 @@ struct stacks_counts {
 	uint64_t stacks_dropped;	/* stacks not kept: charged to the stack of no frames */
 };
 
+/* The peaks the snapshots are of (CLOCK_MONOTONIC ns; 0: none yet): the set's memory
+ * as the engine knows it, and its GPU memory from the driver's probes. */
+struct stacks_peaks {
+	int64_t host_at;
+	int64_t gpu_at;
+};
+
 struct stacks;
 
 int stacks_new(struct stacks **out, stacks_walk_fn walk, void *walk_ctx);
 void stacks_free(struct stacks *s);	/* accepts NULL */
-/* A record, in order; peak_at: the set's peak time (CLOCK_MONOTONIC) as known now,
- * 0 when none. A record after the peak takes the snapshot first. */
-void stacks_feed(struct stacks *s, const struct kstacks_record *r, int64_t peak_at);
-/* The peak's time now, with every record before it fed: the snapshot is taken if it is
- * not of this peak yet. */
-void stacks_settle(struct stacks *s, int64_t peak_at);
+/* A record, in order, with the peaks as known now. A record after a peak takes that
+ * peak's snapshot first. */
+void stacks_feed(struct stacks *s, const struct kstacks_record *r,
+		 const struct stacks_peaks *pk);
+/* The peaks' times now, with every record before them fed: a snapshot is taken where
+ * it is not of its peak yet. */
+void stacks_settle(struct stacks *s, const struct stacks_peaks *pk);
 /* The snapshot at the peak (its time in *at; 0 when none), and the live bytes now, by
  * stack, largest first: arrays of the stacks holding bytes, valid until the next call
  * that changes s. */
 const struct stack_bytes *stacks_at_peak(const struct stacks *s, size_t *n, int64_t *at);
 const struct stack_bytes *stacks_live(struct stacks *s, size_t *n);
+/* The snapshot of the GPU memory the driver handed out (KSTACKS_GPU_ALLOC, less
+ * KSTACKS_GPU_FREE and the ends of processes) at its peak, as stacks_at_peak. */
+const struct stack_bytes *stacks_at_gpu_peak(const struct stacks *s, size_t *n, int64_t *at);
 /* The end: what each process of the set held at its own end, by stack, largest first
  * (stacks_live's figures, plus, for every process that exited, what it held when it
  * did: a launched command's end is its exit, whose memory the kernel then takes back
@@ -73,6 +84,9 @@ const struct stack_bytes *stacks_live(struct stacks *s, size_t *n);
  * parent's blocks too, as each process's resident set counts them. Valid as
  * stacks_live's. */
 const struct stack_bytes *stacks_at_end(struct stacks *s, size_t *n);
+/* pid left the set (moved out of its cgroup): its blocks are no longer the set's, in
+ * what is live now and at the end (the records before it left fed first). */
+void stacks_left(struct stacks *s, pid_t pid);
 /* A stack's frames, innermost first (id 0: the stack of no frames, n = 0). */
 const struct stack_frame *stacks_frames(const struct stacks *s, uint32_t id, size_t *n);
 void stacks_counts(const struct stacks *s, struct stacks_counts *c);

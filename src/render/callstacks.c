@@ -22,6 +22,9 @@ static const char *const allocator[] = {
 	"alloc::", "<alloc::", "core::", "<core::",
 	/* where a fault lands (--stacks=faults): the C library's fill and copy */
 	"__memset", "memset", "__memcpy", "memcpy", "__memmove", "memmove", "__GI_mem",
+	/* the GPU's: the CUDA runtime over the driver, and PyTorch's caching allocator */
+	"cudaMalloc", "cudaFree", "cudart::", "libcudart", "c10::cuda::CUDACachingAllocator::",
+	"c10::cuda::MemPool", "at::cuda::CUDAGraph",
 };
 
 /* The words of a mode: the mmap mode's blocks are mapped, the faults mode's rises of a
@@ -105,20 +108,33 @@ static int64_t total_of(const struct stored_stack *v, size_t n)
 	return t;
 }
 
-static void table(struct buf *b, const struct run *r, const struct stored_stack *v, size_t n,
-		  int all)
+/* The words of the GPU's snapshot, whatever the mode: the driver's blocks. */
+static const struct words gpu_words = {
+	"allocated", "blocks", "allocated in", "allocated from the CUDA driver", "" };
+
+/* The peak a moment's bytes are a share of: the GPU's for its snapshot (0: none). */
+static uint64_t peak_of(const struct run *r, enum stack_moment m)
+{
+	if (m == STACKS_AT_GPU_PEAK)
+		return r->peak_gpu > 0 ? (uint64_t)r->peak_gpu : 0;
+	return r->peak_rss;
+}
+
+static void table(struct buf *b, const struct run *r, enum stack_moment m,
+		  const struct stored_stack *v, size_t n, int all)
 {
 	char by[32], leaf[256];
 	size_t shown = all || n <= CALLSTACKS_TOP ? n : CALLSTACKS_TOP;
-	const struct words *w = words_of(r);
+	const struct words *w = m == STACKS_AT_GPU_PEAK ? &gpu_words : words_of(r);
+	uint64_t peak = peak_of(r, m);
 	buf_printf(b, "  %12s %7s %7s  %s\n", w->bytes, "of peak", w->blocks,
 		   all ? "stack (innermost first)" : w->leaf);
 	for (size_t i = 0; i < shown; i++) {
 		fmt_bytes(by, sizeof(by), v[i].bytes > 0 ? (uint64_t)v[i].bytes : 0);
 		char share[16] = "-";
-		if (r->peak_rss)
+		if (peak)
 			snprintf(share, sizeof(share), "%.1f%%",
-				 100.0 * (double)v[i].bytes / (double)r->peak_rss);
+				 100.0 * (double)v[i].bytes / (double)peak);
 		callstacks_leaf(v[i].frames, leaf, sizeof(leaf));
 		buf_printf(b, "  %12s %7s %7llu  ", by, share, (unsigned long long)v[i].blocks);
 		buf_put_printable(b, leaf);
@@ -148,45 +164,64 @@ static void table(struct buf *b, const struct run *r, const struct stored_stack 
 	}
 }
 
-void callstacks_text(struct buf *b, const struct run *r, const struct stored_stack *peak,
-		     size_t npeak, const struct stored_stack *end, size_t nend, int all)
+/* "TOTAL VERB by N stacks" of a moment's rows. */
+static void tally(struct buf *b, const struct stored_stack *v, size_t n, const char *verb)
 {
-	char by[32], at[40], off[32];
+	char by[32];
+	int64_t total = total_of(v, n);
+	fmt_bytes(by, sizeof(by), total > 0 ? (uint64_t)total : 0);
+	buf_printf(b, "%s %s by %zu stack%s\n", by, verb, n, n == 1 ? "" : "s");
+}
+
+void callstacks_text(struct buf *b, const struct run *r, const struct callstacks *cs, int all)
+{
+	char at[40], off[32];
 	if (!RUN_HAS_STACKS(r))
 		return;
 	const struct words *w = words_of(r);
-	if (!npeak && !nend) {
+	size_t npeak = cs->n[STACKS_AT_PEAK], nend = cs->n[STACKS_AT_END],
+	       ngpu = cs->n[STACKS_AT_GPU_PEAK];
+	if (!npeak && !nend && !ngpu) {
 		buf_printf(b, "\nstacks    none seen: %s\n", w->none);
 		return;
 	}
 	if (npeak) {
-		int64_t total = total_of(peak, npeak);
-		fmt_bytes(by, sizeof(by), total > 0 ? (uint64_t)total : 0);
-		buf_printf(b, "\nat the peak (%s, %s): %s %s by %zu stack%s\n",
+		buf_printf(b, "\nat the peak (%s, %s): ",
 			   fmt_hms_ms(at, sizeof(at), r->stacks_peak_at),
-			   fmt_offset(off, sizeof(off), r->stacks_peak_at - r->started_at), by,
-			   w->verb, npeak, npeak == 1 ? "" : "s");
-		table(b, r, peak, npeak, all);
+			   fmt_offset(off, sizeof(off), r->stacks_peak_at - r->started_at));
+		tally(b, cs->v[STACKS_AT_PEAK], npeak, w->verb);
+		table(b, r, STACKS_AT_PEAK, cs->v[STACKS_AT_PEAK], npeak, all);
 	}
 	if (nend) {
-		int64_t total = total_of(end, nend);
-		fmt_bytes(by, sizeof(by), total > 0 ? (uint64_t)total : 0);
-		buf_printf(b, "\nat the end: %s still %s by %zu stack%s\n", by, w->verb, nend,
-			   nend == 1 ? "" : "s");
-		table(b, r, end, nend, all);
+		char still[64];
+		snprintf(still, sizeof(still), "still %s", w->verb);
+		buf_puts(b, "\nat the end: ");
+		tally(b, cs->v[STACKS_AT_END], nend, still);
+		table(b, r, STACKS_AT_END, cs->v[STACKS_AT_END], nend, all);
+	}
+	if (ngpu) {
+		buf_printf(b, "\non the GPU at its peak (%s, %s): ",
+			   fmt_hms_ms(at, sizeof(at), r->stacks_gpu_peak_at),
+			   fmt_offset(off, sizeof(off), r->stacks_gpu_peak_at - r->started_at));
+		tally(b, cs->v[STACKS_AT_GPU_PEAK], ngpu, gpu_words.verb);
+		table(b, r, STACKS_AT_GPU_PEAK, cs->v[STACKS_AT_GPU_PEAK], ngpu, all);
 	}
 }
 
-static void rows_json(struct buf *b, const struct run *r, const struct stored_stack *v, size_t n)
+static void rows_json(struct buf *b, const struct run *r, const struct callstacks *cs,
+		      enum stack_moment m)
 {
 	char leaf[256], name[512];
+	const struct stored_stack *v = cs->v[m];
+	size_t n = cs->n[m];
+	uint64_t peak = peak_of(r, m);
 	buf_putc(b, '[');
 	for (size_t i = 0; i < n; i++) {
 		callstacks_leaf(v[i].frames, leaf, sizeof(leaf));
 		buf_printf(b, "%s{\"bytes\":%lld,\"blocks\":%llu,\"share_of_peak\":", i ? "," : "",
 			   (long long)v[i].bytes, (unsigned long long)v[i].blocks);
-		if (r->peak_rss)
-			buf_printf(b, "%.4f", (double)v[i].bytes / (double)r->peak_rss);
+		if (peak)
+			buf_printf(b, "%.4f", (double)v[i].bytes / (double)peak);
 		else
 			buf_puts(b, "null");
 		buf_puts(b, ",\"leaf\":");
@@ -208,24 +243,31 @@ static void rows_json(struct buf *b, const struct run *r, const struct stored_st
 	buf_putc(b, ']');
 }
 
-void callstacks_json(struct buf *b, const struct run *r, const struct stored_stack *peak,
-		     size_t npeak, const struct stored_stack *end, size_t nend)
+static void time_json(struct buf *b, int64_t t)
+{
+	char at[40];
+	if (t)
+		json_str(b, fmt_iso8601_us(at, sizeof(at), t));
+	else
+		buf_puts(b, "null");
+}
+
+void callstacks_json(struct buf *b, const struct run *r, const struct callstacks *cs)
 {
 	if (!RUN_HAS_STACKS(r))
 		return;
 	buf_puts(b, ",\"stacks\":{\"mode\":");
 	json_str(b, r->stacks);
 	buf_puts(b, ",\"peak_time\":");
-	if (r->stacks_peak_at) {
-		char at[40];
-		json_str(b, fmt_iso8601_us(at, sizeof(at), r->stacks_peak_at));
-	} else {
-		buf_puts(b, "null");
-	}
+	time_json(b, r->stacks_peak_at);
 	buf_puts(b, ",\"at_peak\":");
-	rows_json(b, r, peak, npeak);
+	rows_json(b, r, cs, STACKS_AT_PEAK);
 	buf_puts(b, ",\"at_end\":");
-	rows_json(b, r, end, nend);
+	rows_json(b, r, cs, STACKS_AT_END);
+	buf_puts(b, ",\"gpu_peak_time\":");
+	time_json(b, r->stacks_gpu_peak_at);
+	buf_puts(b, ",\"at_gpu_peak\":");
+	rows_json(b, r, cs, STACKS_AT_GPU_PEAK);
 	buf_putc(b, '}');
 }
 

@@ -458,7 +458,7 @@ void show_json(struct buf *b, const struct show_run *sh, const struct show_figur
 	/* oom_kills can be more: kills the run's cgroup counted whose lines were lost */
 	buf_printf(b, ",\"oom_kills_named\":%zu", sh->nk ? sh->nk : r->oom_at ? (size_t)1 : 0);
 	context_json(b, r, ctx);
-	callstacks_json(b, r, sh->stacks_peak, sh->nsp, sh->stacks_end, sh->nse);
+	callstacks_json(b, r, &sh->stacks);
 	if (run_is_set(r)) {
 		buf_puts(b, ",\"processes\":");
 		json_processes(b, sh->procs, sh->np);
@@ -513,7 +513,7 @@ void show_text(struct buf *b, const struct show_run *sh, struct show_figures *pt
 	}
 	if (sh->np > 1)
 		procs_table(b, sh->procs, sh->np, SHOW_TOP_PROCS);
-	callstacks_text(b, r, sh->stacks_peak, sh->nsp, sh->stacks_end, sh->nse, sh->all_stacks);
+	callstacks_text(b, r, &sh->stacks, sh->all_stacks);
 	events_text(b, sh, all);
 	if (pts->n > 0) {
 		/* The title names the reported peak in the words of the summary, and the

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "base/buf.h"
+#include "render/callstacks.h"
 #include "store/run.h"
 
 /* What `show` read of a run besides its samples (borrowed). */
@@ -26,9 +27,8 @@ struct show_run {
 	const struct proc_summary *procs;
 	size_t np;
 	const struct run_thinning *thinned;	/* NULL: the series as recorded */
-	/* record --stacks: live bytes by stack at the peak and at the end */
-	const struct stored_stack *stacks_peak, *stacks_end;
-	size_t nsp, nse;
+	/* record --stacks: live bytes by stack at each moment (STACKS_AT_*) */
+	struct callstacks stacks;
 	int all_stacks;		/* show --stacks: every stack, whole */
 };
 

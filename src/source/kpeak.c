@@ -26,24 +26,17 @@
 
 #include "bpf/kpeak.h"
 #include "bpf/kpeak.skel.h"
-#include "source/elfsym.h"
+#include "source/cudaprobe.h"
 
 _Static_assert(KPEAK_SPAN_SHIFT == KP_SPAN_SHIFT && KPEAK_SPANS == KP_SPANS,
 	       "the span history's layout is the program's");
 
-/* The most driver files the GPU probes attach to, and entry points in each. */
-#define GPU_FILES 8
-#define GPU_ENTRY_POINTS 13
 
 struct kpeak {
 	struct kpeak_bpf *skel;
 	struct ring_buffer *events;
 	struct bpf_link *links[6];
-	/* the GPU probes: an entry and a return probe per entry point, per file */
-	struct bpf_link *gpu_links[GPU_FILES * GPU_ENTRY_POINTS * 2];
-	size_t ngpu_links;
-	struct { dev_t dev; ino_t ino; } gpu_files[GPU_FILES];
-	int ngpu_files;
+	struct cuda_files gpu;	/* the GPU probes, on the driver files */
 	struct kp_span *spans;		/* the total's history, mapped */
 	int victims;			/* on_victim is attached */
 	const struct kpeak_handlers *h;	/* while draining */
@@ -112,7 +105,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	const __u32 *kind = data;
 	const struct kpeak_handlers *h = k->h;
 	if (len >= sizeof(struct kp_exit) && (*kind == KP_EXIT || *kind == KP_LEFT) &&
-	    k->ngpu_files)
+	    k->gpu.n)
 		forget_gpu_blocks(k, ((const struct kp_exit *)data)->tgid);
 	if (!h || len < sizeof(*kind))
 		return 0;
@@ -452,110 +445,25 @@ int kpeak_sees_victims(const struct kpeak *k)
 	return k->victims;
 }
 
-/* The driver's allocation and free entry points, by the program that takes each one's
- * arguments; the _ptsz ones are the per-thread default stream's. The legacy cuMemAlloc
- * and cuMemFree (32-bit pointers) are not used by any runtime of CUDA 3.2 or later. */
-static struct bpf_program *gpu_entry_prog(const struct kpeak *k, size_t i, const char **name)
-{
-	static const char *const names[GPU_ENTRY_POINTS] = {
-		"cuMemAlloc_v2", "cuMemAllocManaged", "cuMemAllocAsync",
-		"cuMemAllocAsync_ptsz", "cuMemAllocFromPoolAsync",
-		"cuMemAllocFromPoolAsync_ptsz", "cuMemAllocPitch_v2", "cuMemCreate",
-		"cuMemFree_v2", "cuMemFreeAsync", "cuMemFreeAsync_ptsz", "cuMemRelease", NULL,
-	};
-	struct kpeak_bpf *b = k->skel;
-	struct bpf_program *prog[GPU_ENTRY_POINTS] = {
-		b->progs.gpu_alloc_in, b->progs.gpu_alloc_in, b->progs.gpu_alloc_in,
-		b->progs.gpu_alloc_in, b->progs.gpu_alloc_in, b->progs.gpu_alloc_in,
-		b->progs.gpu_pitch_in, b->progs.gpu_create_in, b->progs.gpu_free_in,
-		b->progs.gpu_free_in, b->progs.gpu_free_in, b->progs.gpu_release_in, NULL,
-	};
-	*name = names[i];
-	return prog[i];
-}
-
 int kpeak_gpu_attach(struct kpeak *k, int fd, char *why, size_t whylen)
 {
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
-		snprintf(why, whylen, "not a regular file");
-		return -EINVAL;
-	}
-	for (int i = 0; i < k->ngpu_files; i++)
-		if (k->gpu_files[i].dev == st.st_dev && k->gpu_files[i].ino == st.st_ino)
-			return 0;
-	if (k->ngpu_files == GPU_FILES) {
-		snprintf(why, whylen, "attached to %d driver files already", GPU_FILES);
-		return -ENOSPC;
-	}
-	/* The offsets from the file's own symbols, checked (source/elfsym.h): a copy
-	 * mapped private, so a change to the file after this is not read half-way. */
-	void *elf = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (elf == MAP_FAILED) {
-		snprintf(why, whylen, "cannot map it: %s", strerror(errno));
-		return -errno;
-	}
-	/* The file itself, through our descriptor: the kernel takes its inode, whatever a
-	 * path would name by then. */
-	char path[32];
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	int attached = 0, e = 0;
-	for (size_t i = 0; i < GPU_ENTRY_POINTS; i++) {
-		const char *name;
-		uint64_t off;
-		struct bpf_program *prog = gpu_entry_prog(k, i, &name);
-		if (!prog)
-			break;
-		int r = elf_func_offset(elf, (size_t)st.st_size, name, &off);
-		if (r == -ENOENT)
-			continue;	/* this driver lacks it */
-		if (r < 0) {
-			snprintf(why, whylen, "%s is not a function in its code", name);
-			e = -EINVAL;
-			break;		/* a file that lies about one lies about all */
-		}
-		LIBBPF_OPTS(bpf_uprobe_opts, in);
-		LIBBPF_OPTS(bpf_uprobe_opts, out, .retprobe = true);
-		struct bpf_link *a = bpf_program__attach_uprobe_opts(prog, -1, path, (size_t)off, &in);
-		if (!a) {
-			e = -errno;
-			snprintf(why, whylen, "cannot attach uprobes: %s", strerror(errno));
-			continue;
-		}
-		struct bpf_link *ret = bpf_program__attach_uprobe_opts(k->skel->progs.gpu_out, -1,
-								       path, (size_t)off, &out);
-		if (!ret) {
-			e = -errno;
-			snprintf(why, whylen, "cannot attach uprobes: %s", strerror(errno));
-			bpf_link__destroy(a);
-			continue;
-		}
-		k->gpu_links[k->ngpu_links++] = a;
-		k->gpu_links[k->ngpu_links++] = ret;
-		attached++;
-	}
-	munmap(elf, (size_t)st.st_size);
-	if (e == -EINVAL) {	/* none of it stays */
-		while (attached-- > 0) {
-			bpf_link__destroy(k->gpu_links[--k->ngpu_links]);
-			bpf_link__destroy(k->gpu_links[--k->ngpu_links]);
-		}
-		return e;
-	}
-	if (!attached) {
-		if (!e)
-			snprintf(why, whylen, "it exports none of the CUDA driver's allocation functions");
-		return e ? e : -ENOENT;
-	}
-	k->gpu_files[k->ngpu_files].dev = st.st_dev;
-	k->gpu_files[k->ngpu_files].ino = st.st_ino;
-	k->ngpu_files++;
-	return attached;
+	/* the return of every entry point: an allocation's block counts, a call ends */
+	struct kpeak_bpf *b = k->skel;
+	struct bpf_program *const in[CUDA_CALLS] = {
+		[CUDA_ALLOC] = b->progs.gpu_alloc_in, [CUDA_PITCH] = b->progs.gpu_pitch_in,
+		[CUDA_CREATE] = b->progs.gpu_create_in, [CUDA_FREE] = b->progs.gpu_free_in,
+		[CUDA_RELEASE] = b->progs.gpu_release_in,
+	};
+	struct bpf_program *const out[CUDA_CALLS] = {
+		b->progs.gpu_out, b->progs.gpu_out, b->progs.gpu_out, b->progs.gpu_out,
+		b->progs.gpu_out,
+	};
+	return cuda_files_attach(&k->gpu, fd, in, out, why, whylen);
 }
 
 int kpeak_gpu_files(const struct kpeak *k)
 {
-	return k->ngpu_files;
+	return k->gpu.n;
 }
 
 void kpeak_gpu_read(const struct kpeak *k, struct kpeak_gpu *g)
@@ -646,8 +554,7 @@ void kpeak_close(struct kpeak *k)
 		munmap(k->spans, sizeof(struct kp_span) * KP_SPANS);
 	for (size_t i = 0; i < ARRAY_SIZE(k->links); i++)
 		bpf_link__destroy(k->links[i]);
-	for (size_t i = 0; i < k->ngpu_links; i++)
-		bpf_link__destroy(k->gpu_links[i]);
+	cuda_files_close(&k->gpu);
 	kpeak_bpf__destroy(k->skel);
 	free(k);
 }

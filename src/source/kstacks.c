@@ -25,6 +25,7 @@
 #include "bpf/kpeak.h"
 #include "bpf/kstacks.h"
 #include "bpf/kstacks.skel.h"
+#include "source/cudaprobe.h"
 #include "source/elfsym.h"
 #include "source/unwind.h"
 
@@ -32,7 +33,8 @@ _Static_assert(KSTACKS_NREGS == KS_NREGS, "the registers are the program's");
 _Static_assert(KSTACKS_MAP == KS_MAP && KSTACKS_BRK == KS_BRK && KSTACKS_UNMAP == KS_UNMAP &&
 	       KSTACKS_REMAP == KS_REMAP && KSTACKS_CODE == KS_CODE && KSTACKS_EXEC == KS_EXEC &&
 	       KSTACKS_EXIT == KS_EXIT && KSTACKS_FORK == KS_FORK && KSTACKS_FAULT == KS_FAULT &&
-	       KSTACKS_ALLOC == KS_ALLOC && KSTACKS_FREE == KS_FREE,
+	       KSTACKS_ALLOC == KS_ALLOC && KSTACKS_FREE == KS_FREE &&
+	       KSTACKS_GPU_ALLOC == KS_GPU_ALLOC && KSTACKS_GPU_FREE == KS_GPU_FREE,
 	       "the kinds are the program's");
 _Static_assert(KSTACKS_MMAP == KS_MODE_MMAP && KSTACKS_FAULTS == KS_MODE_FAULTS &&
 	       KSTACKS_MALLOC == KS_MODE_MALLOC, "the modes are the program's");
@@ -70,6 +72,7 @@ struct kstacks {
 	int stop;
 	struct probed *probed;
 	size_t nprobed, probed_cap;
+	struct cuda_files gpu;	/* the GPU probes, on the driver files */
 };
 
 static int on_record(void *ctx, void *data, size_t len)
@@ -361,6 +364,22 @@ int kstacks_probe(struct kstacks *s, pid_t pid, char *why, size_t whylen)
 	return e < 0 ? e : attached;
 }
 
+int kstacks_gpu_attach(struct kstacks *s, int fd, char *why, size_t whylen)
+{
+	/* a block's stack at its allocation's return; a free's at its entry alone */
+	struct kstacks_bpf *b = s->skel;
+	struct bpf_program *const in[CUDA_CALLS] = {
+		[CUDA_ALLOC] = b->progs.gpu_alloc_in, [CUDA_PITCH] = b->progs.gpu_pitch_in,
+		[CUDA_CREATE] = b->progs.gpu_create_in, [CUDA_FREE] = b->progs.gpu_free_in,
+		[CUDA_RELEASE] = b->progs.gpu_release_in,
+	};
+	struct bpf_program *const out[CUDA_CALLS] = {
+		[CUDA_ALLOC] = b->progs.gpu_out, [CUDA_PITCH] = b->progs.gpu_out,
+		[CUDA_CREATE] = b->progs.gpu_out,
+	};
+	return cuda_files_attach(&s->gpu, fd, in, out, why, whylen);
+}
+
 int kstacks_probed(const struct kstacks *s, pid_t pid)
 {
 	for (size_t i = 0; i < s->nprobed; i++)
@@ -401,6 +420,7 @@ void kstacks_counts(const struct kstacks *s, struct kstacks_counts *c)
 	c->lost = __atomic_load_n(&st->lost, __ATOMIC_RELAXED);
 	c->calls_lost = __atomic_load_n(&st->calls_lost, __ATOMIC_RELAXED);
 	c->allocs_lost = __atomic_load_n(&st->allocs_lost, __ATOMIC_RELAXED);
+	c->gpu_lost = __atomic_load_n(&st->gpu_lost, __ATOMIC_RELAXED);
 }
 
 int kstacks_fd(const struct kstacks *s)
@@ -415,6 +435,7 @@ void kstacks_close(struct kstacks *s)
 	while (s->nprobed > 0)
 		kstacks_unprobe(s, s->probed[0].pid);
 	free(s->probed);
+	cuda_files_close(&s->gpu);
 	for (int i = 0; i < s->nknown; i++)
 		close(s->known[i]);
 	ring_buffer__free(s->records);
@@ -445,6 +466,14 @@ int kstacks_probe(struct kstacks *s, pid_t pid, char *why, size_t whylen)
 	(void)why;
 	(void)whylen;
 	return 0;
+}
+
+int kstacks_gpu_attach(struct kstacks *s, int fd, char *why, size_t whylen)
+{
+	(void)s;
+	(void)fd;
+	snprintf(why, whylen, "this rsswatch was built without the eBPF engine");
+	return -ENOSYS;
 }
 
 int kstacks_probed(const struct kstacks *s, pid_t pid)

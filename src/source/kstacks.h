@@ -16,6 +16,7 @@ struct kstacks;
 enum kstacks_kind {
 	KSTACKS_MAP = 1, KSTACKS_BRK, KSTACKS_UNMAP, KSTACKS_REMAP, KSTACKS_CODE,
 	KSTACKS_EXEC, KSTACKS_EXIT, KSTACKS_FORK, KSTACKS_FAULT, KSTACKS_ALLOC, KSTACKS_FREE,
+	KSTACKS_GPU_ALLOC, KSTACKS_GPU_FREE,
 };
 
 /* What the program follows: the calls that map memory, the faults that raise a
@@ -24,9 +25,11 @@ enum kstacks_kind {
 enum kstacks_mode { KSTACKS_MMAP = 1, KSTACKS_FAULTS, KSTACKS_MALLOC };
 
 /* One record. regs and stack are set for a record with a stack (KSTACKS_MAP,
- * KSTACKS_FAULT, KSTACKS_ALLOC, and KSTACKS_BRK when the heap grew), else NULL. A
- * KSTACKS_FAULT's [addr, addr + len) is the rise of the process's highest resident
- * bytes it covers. A KSTACKS_ALLOC's old is the block a realloc replaced (0: none). */
+ * KSTACKS_FAULT, KSTACKS_ALLOC, KSTACKS_GPU_ALLOC, and KSTACKS_BRK when the heap grew),
+ * else NULL. A KSTACKS_FAULT's [addr, addr + len) is the rise of the process's highest
+ * resident bytes it covers. A KSTACKS_ALLOC's old is the block a realloc replaced (0:
+ * none). A KSTACKS_GPU_ALLOC's and KSTACKS_GPU_FREE's old is the block's kind: 0 a
+ * device pointer, 1 a cuMemCreate handle (their values may coincide). */
 struct kstacks_record {
 	uint32_t kind;
 	pid_t pid;		/* the process (its tgid) */
@@ -48,6 +51,7 @@ struct kstacks_counts {
 	uint64_t lost;		/* not sent: the ring buffer was full */
 	uint64_t calls_lost;	/* calls not followed: its table of calls was full */
 	uint64_t allocs_lost;	/* allocator calls not followed: their table was full */
+	uint64_t gpu_lost;	/* the CUDA driver's calls not followed: their table was full */
 };
 
 /* Loads and attaches the program on the engine k's processes, in mode. Mounts tracefs
@@ -65,6 +69,12 @@ int kstacks_open(struct kstacks **out, struct kpeak *k, enum kstacks_mode mode, 
  * The files are opened through /proc/PID/map_files: the process's own mappings,
  * whatever their paths name by then. */
 int kstacks_probe(struct kstacks *s, pid_t pid, char *why, size_t whylen);
+/* The GPU probes, in every mode: the CUDA driver library open at fd (as
+ * kpeak_gpu_attach takes it) sends each block of device memory a tracked process
+ * allocates, with its caller's stack, and each free. Returns the number of entry
+ * points attached, 0 when this file is attached already, or -errno with a phrase in
+ * why. */
+int kstacks_gpu_attach(struct kstacks *s, int fd, char *why, size_t whylen);
 /* Whether kstacks_probe read pid's files (1) or not (0). */
 int kstacks_probed(const struct kstacks *s, pid_t pid);
 /* Takes pid's probes away (at its end). */

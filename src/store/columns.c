@@ -168,6 +168,12 @@ static const struct store_column run_cols[] = {
 	  NULL_IF(COL_NULL_IF_ZERO, run, stacks_peak_at, COL_I64), .when = P, .unit = UNIT_TIME,
 	  .out = OUT_TIME_US, .help = "The time of the stacks' snapshot at the peak: the "
 	  "peak's own time, from the kernel's page counts." },
+	/* schema 19 */
+	{ "stacks_gpu_peak_at", I, FIELD(run, stacks_gpu_peak_at, COL_I64),
+	  NULL_IF(COL_NULL_IF_ZERO, run, stacks_gpu_peak_at, COL_I64), .when = P,
+	  .unit = UNIT_TIME, .out = OUT_TIME_US, .help = "The time of the stacks' snapshot of "
+	  "GPU memory: the peak of the device memory the CUDA driver handed out, from its "
+	  "probes." },
 	{ "mem_total", I, FIELD(run, mem_total, COL_U64), .when = B, .unit = UNIT_BYTES,
 	  .json = "mem_total_bytes", .help = "The host's MemTotal." },
 	/* schema 3 */

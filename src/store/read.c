@@ -497,14 +497,16 @@ int store_stacks(struct store *st, int64_t id, enum stack_moment at, struct stor
 		 size_t *n)
 {
 	void *rows;
-	int e = gather(st, at == STACKS_AT_PEAK ?
-		       "SELECT b.stack_id, b.bytes, b.blocks, s.frames FROM stack_bytes b JOIN stack s"
-		       " ON s.run_id = b.run_id AND s.id = b.stack_id WHERE b.run_id = ?"
-		       " AND b.at = 'peak' ORDER BY b.bytes DESC, b.stack_id" :
-		       "SELECT b.stack_id, b.bytes, b.blocks, s.frames FROM stack_bytes b JOIN stack s"
-		       " ON s.run_id = b.run_id AND s.id = b.stack_id WHERE b.run_id = ?"
-		       " AND b.at = 'end' ORDER BY b.bytes DESC, b.stack_id",
-		       &id, 1, &stack_rows, &rows, n);
+	static const char *const query[STACK_MOMENTS] = {
+#define STACKS_AT(m) "SELECT b.stack_id, b.bytes, b.blocks, s.frames FROM stack_bytes b JOIN" \
+		     " stack s ON s.run_id = b.run_id AND s.id = b.stack_id WHERE b.run_id = ?" \
+		     " AND b.at = '" m "' ORDER BY b.bytes DESC, b.stack_id"
+		STACKS_AT("peak"), STACKS_AT("end"), STACKS_AT("gpu"),
+#undef STACKS_AT
+	};
+	if ((unsigned)at >= STACK_MOMENTS)
+		return -EINVAL;
+	int e = gather(st, query[at], &id, 1, &stack_rows, &rows, n);
 	if (e == 0)
 		*out = rows;
 	return e;

@@ -159,6 +159,8 @@ struct run {
 	char *stacks;		/* record --stacks: its mode (STACKS_MODE_*); NULL without */
 	int64_t stacks_peak_at;	/* when the stacks' snapshot at the peak was taken
 				   (CLOCK_REALTIME ns); 0: none */
+	int64_t stacks_gpu_peak_at;	/* when the snapshot of GPU memory was taken
+					 * (the driver's probes' peak; 0: none) */
 	double sum_rss;		/* for the mean: sum_rss / samples */
 	uint64_t last_rss;
 	uint64_t mem_total;
@@ -252,8 +254,9 @@ struct stored_stack {
 	char *frames;
 };
 
-/* The moments a run's stacks are stored at. */
-enum stack_moment { STACKS_AT_PEAK, STACKS_AT_END };
+/* The moments a run's stacks are stored at: the peak of its memory, the end, and the
+ * peak of the GPU memory the driver handed out (stack_bytes.at: 'peak', 'end', 'gpu'). */
+enum stack_moment { STACKS_AT_PEAK, STACKS_AT_END, STACKS_AT_GPU_PEAK, STACK_MOMENTS };
 
 #define PEAK_FROM_SAMPLE "sample"	/* a sampled RSS (or a set's sampled total) */
 #define PEAK_FROM_HWM "VmHWM"		/* the kernel's high-water mark, read at a sample */

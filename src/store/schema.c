@@ -205,6 +205,9 @@ const char *const store_migrations[] = {
 	"  run_id INTEGER NOT NULL, at TEXT NOT NULL, stack_id INTEGER NOT NULL,"
 	"  bytes INTEGER NOT NULL, blocks INTEGER NOT NULL,"
 	"  PRIMARY KEY (run_id, at, stack_id)) WITHOUT ROWID;",
+	/* 19: the stacks' snapshot of the GPU memory the CUDA driver handed out, at its
+	 * peak (stack_bytes.at 'gpu'), and when (CLOCK_REALTIME ns; NULL: none) */
+	"ALTER TABLE run ADD COLUMN stacks_gpu_peak_at INTEGER;",
 };
 #define SCHEMA_VERSION ((int)ARRAY_SIZE(store_migrations))
 const int store_schema_version = SCHEMA_VERSION;

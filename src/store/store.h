@@ -93,11 +93,16 @@ int store_add_oom_kill(struct store *st, int64_t run_id, const struct oom_kill *
 /* Writes (or rewrites) the processes p[0..n) of the run, in one transaction (the
  * recorder writes them all when the recording ends). -EBUSY: the database is locked. */
 int store_put_processes(struct store *st, int64_t run_id, const struct proc_summary *p, size_t n);
-/* Writes the run's stacks and what each held at the peak (peak[0..npeak)) and at the
- * end (end[0..nend)), in one transaction; a stack in both lists is written once (the
- * same id has the same frames). -EBUSY: the database is locked. */
-int store_put_stacks(struct store *st, int64_t run_id, const struct stored_stack *peak,
-		     size_t npeak, const struct stored_stack *end, size_t nend);
+/* What the stacks held at one moment: n rows. */
+struct stored_moment {
+	const struct stored_stack *v;
+	size_t n;
+};
+
+/* Writes the run's stacks and what each held at each moment (at[STACKS_AT_*]), in one
+ * transaction; a stack in several lists is written once (the same id has the same
+ * frames). -EBUSY: the database is locked. */
+int store_put_stacks(struct store *st, int64_t run_id, const struct stored_moment *at);
 /* Hands the batch over with the run's running totals (samples, peak, mean, last).
  * Without the writer thread it is written now; with it, it is written by the thread
  * unless the thread is still busy with the last one (then the rows wait, bounded:

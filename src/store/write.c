@@ -917,7 +917,7 @@ int store_put_processes(struct store *st, int64_t run_id, const struct proc_summ
 }
 
 
-static const char *const stack_moments[] = { "peak", "end" };
+static const char *const stack_moments[STACK_MOMENTS] = { "peak", "end", "gpu" };
 
 static int put_stack_list(sqlite3_stmt *ins_stack, sqlite3_stmt *ins_bytes,
 			  int64_t run_id, const char *at, const struct stored_stack *v, size_t n)
@@ -939,8 +939,7 @@ static int put_stack_list(sqlite3_stmt *ins_stack, sqlite3_stmt *ins_bytes,
 	return 0;
 }
 
-int store_put_stacks(struct store *st, int64_t run_id, const struct stored_stack *peak,
-		     size_t npeak, const struct stored_stack *end, size_t nend)
+int store_put_stacks(struct store *st, int64_t run_id, const struct stored_moment *at)
 {
 	sqlite3_stmt *a = NULL, *b = NULL;
 	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
@@ -950,10 +949,8 @@ int store_put_stacks(struct store *st, int64_t run_id, const struct stored_stack
 	if (e == 0)
 		e = prepare(st, "INSERT OR REPLACE INTO stack_bytes (run_id, at, stack_id, bytes,"
 			    " blocks) VALUES (?, ?, ?, ?, ?)", &b);
-	if (e == 0)
-		e = put_stack_list(a, b, run_id, stack_moments[STACKS_AT_PEAK], peak, npeak);
-	if (e == 0)
-		e = put_stack_list(a, b, run_id, stack_moments[STACKS_AT_END], end, nend);
+	for (int m = 0; m < STACK_MOMENTS && e == 0; m++)
+		e = put_stack_list(a, b, run_id, stack_moments[m], at[m].v, at[m].n);
 	sqlite3_finalize(a);
 	sqlite3_finalize(b);
 	if (e < 0 || exec_sql(st->db, "COMMIT") < 0) {

@@ -18,6 +18,11 @@
  *   dlopen LIB N     LIB's lib_alloc(N MiB), kept
  *   garbage N        an N MiB mmap made with the stack pointer on a page of garbage
  *   odd-libc PATH    maps the file PATH (a libc) executable at an odd address
+ *   cuda LIB         loads LIB, a CUDA driver (the stand-in of tests/fake), and cuInit
+ *   gpu-model N      gpu_model: N MiB of device memory from cuMemAlloc_v2, kept
+ *   gpu-batches K N  gpu_batch: K blocks of N MiB from cuMemAllocAsync, kept
+ *   gpu-free-batches frees them (cuMemFree_v2)
+ *   gpu-pool N       gpu_pool: N MiB from cuMemCreate (a handle), kept
  *   touch FILE / await FILE / sleep MS / exec PROG ARGS...
  * Every block but the small ones is malloc'ed at 1 MiB or more, so that glibc maps
  * each with mmap. */
@@ -163,6 +168,52 @@ static void odd_libc(const char *path)
 	close(fd);
 }
 
+/* The CUDA driver's calls, from the library the step "cuda" loaded. */
+typedef int (*cu_alloc_fn)(unsigned long long *out, size_t size);
+typedef int (*cu_alloc_async_fn)(unsigned long long *out, size_t size, void *stream);
+typedef int (*cu_create_fn)(unsigned long long *out, size_t size, const void *prop,
+			    unsigned long long flags);
+typedef int (*cu_free_fn)(unsigned long long block);
+static cu_alloc_fn cu_alloc;
+static cu_alloc_async_fn cu_alloc_async;
+static cu_create_fn cu_create;
+static cu_free_fn cu_free;
+static unsigned long long batches[64];
+static int nbatches;
+
+static int load_cuda(const char *lib)
+{
+	void *h = dlopen(lib, RTLD_NOW);
+	int (*init)(unsigned) = h ? (int (*)(unsigned))dlsym(h, "cuInit") : NULL;
+	if (!init || init(0) != 0) {
+		fprintf(stderr, "prog: no CUDA driver in %s\n", lib);
+		return -1;
+	}
+	cu_alloc = (cu_alloc_fn)dlsym(h, "cuMemAlloc_v2");
+	cu_alloc_async = (cu_alloc_async_fn)dlsym(h, "cuMemAllocAsync");
+	cu_create = (cu_create_fn)dlsym(h, "cuMemCreate");
+	cu_free = (cu_free_fn)dlsym(h, "cuMemFree_v2");
+	return cu_alloc && cu_alloc_async && cu_create && cu_free ? 0 : -1;
+}
+
+__attribute__((noinline)) static unsigned long long gpu_model(size_t n)
+{
+	unsigned long long p = 0;
+	return cu_alloc(&p, n) == 0 ? p : 0;
+}
+
+__attribute__((noinline)) static unsigned long long gpu_batch(size_t n)
+{
+	unsigned long long p = 0;
+	return cu_alloc_async(&p, n, NULL) == 0 ? p : 0;
+}
+
+__attribute__((noinline)) static unsigned long long gpu_pool(size_t n)
+{
+	unsigned long long h = 0;
+	return cu_create(&h, n, NULL, 0) == 0 ? h : 0;
+}
+
 static size_t mib(const char *s)
 {
 	return (size_t)strtoul(s, NULL, 10) * MiB;
@@ -223,6 +274,21 @@ int main(int argc, char **argv)
 			garbage_mmap(mib(argv[++i]));
 		} else if (!strcmp(c, "odd-libc") && i + 1 < argc) {
 			odd_libc(argv[++i]);
+		} else if (!strcmp(c, "cuda") && i + 1 < argc) {
+			if (load_cuda(argv[++i]) < 0)
+				return 1;
+		} else if (!strcmp(c, "gpu-model") && i + 1 < argc && cu_alloc) {
+			keep((void *)(uintptr_t)gpu_model(mib(argv[++i])));
+		} else if (!strcmp(c, "gpu-batches") && i + 2 < argc && cu_alloc) {
+			int k = (int)strtol(argv[++i], NULL, 10);
+			size_t n = mib(argv[++i]);
+			for (int j = 0; j < k && nbatches < 64; j++)
+				batches[nbatches++] = gpu_batch(n);
+		} else if (!strcmp(c, "gpu-free-batches") && cu_alloc) {
+			while (nbatches)
+				cu_free(batches[--nbatches]);
+		} else if (!strcmp(c, "gpu-pool") && i + 1 < argc && cu_alloc) {
+			keep((void *)(uintptr_t)gpu_pool(mib(argv[++i])));
 		} else if (!strcmp(c, "touch") && i + 1 < argc) {
 			int fd = open(argv[++i], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 			if (fd >= 0)

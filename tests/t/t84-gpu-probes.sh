@@ -195,6 +195,58 @@ touch "$T/evil.go"
 wait "$evil"
 check "  and the target was not harmed: it ran on and exited 0" test $? -eq 0
 
+# --- --stacks: each block of device memory charged to the function that asked the
+# driver for it, in the snapshot at the GPU's peak (the batches freed after it are in
+# it); the host's snapshot has none of them. A program of known calls, built without
+# frame pointers (tests/stacks/prog.c).
+# The program stays until the recorder's loop has run (its second sample stored): a
+# stack is walked with the process's maps, which its end takes away (docs/STACKS.md).
+cc -O2 -g -fomit-frame-pointer -o "$T/prog" tests/stacks/prog.c -ldl
+script stacks child
+before=$(last id)
+spawn gstk env $(gpu_env stacks) "$RSW" record -v --stacks -i 100ms -- "$T/prog" cuda "$cuda" \
+	gpu-model 3000 gpu-batches 4 500 gpu-pool 1000 gpu-free-batches gpu-model 100 \
+	touch "$T/gstk.done" await "$T/gstk.go"
+gstk=$!
+at_exit "touch '$T/gstk.go'"
+wait_until 30 test -e "$T/gstk.done"
+two_samples() {
+	[ "$(q "select ifnull(max(samples), 0) from run where id > $before" 2>/dev/null)" -ge 2 ] \
+		2>/dev/null
+}
+wait_until 30 two_samples
+touch "$T/gstk.go"
+finish "$gstk"
+check "--stacks with the GPU probes: the recording exits 0 (got $RC)" test "$RC" -eq 0
+gpu_held() {	# gpu_held FUNCTION: bytes and blocks of the GPU's snapshot charged to it
+	q "select ifnull(sum(b.bytes), 0) || ' ' || ifnull(sum(b.blocks), 0) from stack_bytes b
+		join stack s on s.run_id = b.run_id and s.id = b.stack_id
+		where b.run_id = (select max(id) from run) and b.at = '$2' and s.frames like '$1%'"
+}
+check "--stacks: gpu_model holds 3000 MiB in one block at the GPU's peak (got $(gpu_held gpu_model gpu))" \
+	test "$(gpu_held gpu_model gpu)" = "$((3000 * MiB)) 1"
+check "  gpu_batch 4 blocks of 500 MiB, freed after the peak (got $(gpu_held gpu_batch gpu))" \
+	test "$(gpu_held gpu_batch gpu)" = "$((2000 * MiB)) 4"
+check "  gpu_pool 1000 MiB, a handle of cuMemCreate (got $(gpu_held gpu_pool gpu))" \
+	test "$(gpu_held gpu_pool gpu)" = "$((1000 * MiB)) 1"
+check "  nothing else on the GPU (got $(q "select count(*) from stack_bytes where at = 'gpu'
+	and run_id = (select max(id) from run)") stacks)" \
+	test "$(q "select count(*) from stack_bytes where at = 'gpu'
+		and run_id = (select max(id) from run)")" = 3
+check "  the host's snapshot holds none of the driver's blocks" \
+	test "$(gpu_held gpu_ peak)" = "0 0"
+check "  the snapshot's time is stored, within the run" \
+	test "$(last "stacks_gpu_peak_at >= started_at and stacks_gpu_peak_at <= ended_at")" = 1
+"$RSW" show >"$T/stacks.show"
+check "  show has the GPU's table, gpu_model first" \
+	sh -c "grep -A2 '^on the GPU at its peak' '$T/stacks.show' | grep -q ' gpu_model$'"
+"$RSW" show --json >"$T/stacks.json"
+check "  show --json: at_gpu_peak names the leaf gpu_model first" \
+	test "$(jget "$T/stacks.json" '$.stacks.at_gpu_peak[0].leaf')" = gpu_model
+"$RSW" export --stacks=gpu >"$T/stacks.folded"
+check "  export --stacks=gpu: a folded line ending in gpu_batch with its bytes" \
+	grep -q ";gpu_batch $((2000 * MiB))\$" "$T/stacks.folded"
+
 # --- --no-bpf: no probes, NVML polled every 20ms as before
 script nobpf child
 expect_exit 0 "--no-bpf: a 150ms spike at -i 1s" env $(gpu_env nobpf) \

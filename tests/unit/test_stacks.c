@@ -43,7 +43,14 @@ static struct kstacks_record rec(uint32_t kind, pid_t pid, int64_t at, uint64_t 
 
 static void feed(struct stacks *s, struct kstacks_record r, int64_t peak_at)
 {
-	stacks_feed(s, &r, peak_at);
+	struct stacks_peaks pk = { peak_at, 0 };
+	stacks_feed(s, &r, &pk);
+}
+
+static void feed_gpu(struct stacks *s, struct kstacks_record r, int64_t gpu_peak_at)
+{
+	struct stacks_peaks pk = { 0, gpu_peak_at };
+	stacks_feed(s, &r, &pk);
 }
 
 /* The bytes stack `named` (its leaf's offset) holds in v[0..n). */
@@ -122,7 +129,7 @@ static void test_snapshot_at_the_peak(void **state)
 	assert_int_equal(live_of(s, 3), 0);
 	/* a later, higher peak with no record after it: taken when settled */
 	feed(s, rec(KSTACKS_MAP, 10, 300, 0x100000, 900 * KIB, 5), 150);
-	stacks_settle(s, 350);
+	stacks_settle(s, &(struct stacks_peaks){ 350, 0 });
 	v = stacks_at_peak(s, &n, &at);
 	assert_int_equal(at, 350);
 	assert_int_equal(n, 1);
@@ -177,13 +184,13 @@ static void test_remap_and_brk(void **state)
 	struct kstacks_record r = rec(KSTACKS_REMAP, 10, 2, 0x800000, 1024 * KIB, -1);
 	r.old = 0x100000;
 	r.old_len = 256 * KIB;
-	stacks_feed(s, &r, 0);
+	feed(s, r, 0);
 	assert_int_equal(live_of(s, 3), 1024 * KIB);	/* the block moved and grew: its stack's */
 	/* a remap of what no tracked call mapped (a file's) is not counted */
 	r = rec(KSTACKS_REMAP, 10, 3, 0x3000000, 1024 * KIB, -1);
 	r.old = 0x2000000;
 	r.old_len = 4 * KIB;
-	stacks_feed(s, &r, 0);
+	feed(s, r, 0);
 	assert_int_equal(live_of(s, 3), 1024 * KIB);
 	size_t n;
 	stacks_live(s, &n);
@@ -197,6 +204,71 @@ static void test_remap_and_brk(void **state)
 	stacks_free(s);
 }
 
+/* The driver's blocks count to the GPU's ledger alone, with their own snapshot at the
+ * GPU's peak; a device pointer and a handle of the same value are two blocks; a fork's
+ * child has none of them; the process's end takes them back, not into the end's. */
+static void test_gpu_blocks(void **state)
+{
+	(void)state;
+	struct stacks *s = fresh();
+	feed(s, rec(KSTACKS_MAP, 10, 1, 0x100000, 64 * KIB, 3), 0);
+	feed_gpu(s, rec(KSTACKS_GPU_ALLOC, 10, 2, 0x7f0000000000, 2048 * KIB, 4), 0);
+	struct kstacks_record h = rec(KSTACKS_GPU_ALLOC, 10, 3, 0x7f0000000000, 512 * KIB, 5);
+	h.old = 1;	/* a cuMemCreate handle */
+	feed_gpu(s, h, 0);
+	assert_int_equal(live_of(s, 3), 64 * KIB);
+	assert_int_equal(live_of(s, 4), 0);	/* the host's ledger has none of it */
+	feed(s, rec(KSTACKS_FORK, 11, 4, 10, 0, -1), 0);
+	/* the GPU's peak at 5; the pointer freed at 6 */
+	feed_gpu(s, rec(KSTACKS_GPU_FREE, 10, 6, 0x7f0000000000, 0, -1), 5);
+	size_t n;
+	int64_t at;
+	const struct stack_bytes *v = stacks_at_gpu_peak(s, &n, &at);
+	assert_int_equal(at, 5);
+	assert_int_equal(n, 2);
+	assert_int_equal(held(s, v, n, 4), 2048 * KIB);
+	assert_int_equal(held(s, v, n, 5), 512 * KIB);
+	stacks_at_peak(s, &n, &at);
+	assert_int_equal(n, 0);
+	/* the host's peak, later: its snapshot holds the parent's and the child's host
+	 * blocks, none of the GPU's */
+	feed(s, rec(KSTACKS_EXIT, 10, 8, 0, 0, -1), 7);
+	v = stacks_at_peak(s, &n, &at);
+	assert_int_equal(at, 7);
+	assert_int_equal(held(s, v, n, 3), 128 * KIB);
+	assert_int_equal(held(s, v, n, 5), 0);
+	/* at the end: what the host processes held, the driver's blocks not */
+	v = stacks_at_end(s, &n);
+	assert_int_equal(held(s, v, n, 3), 128 * KIB);
+	assert_int_equal(held(s, v, n, 5), 0);
+	/* the GPU's snapshot stays the peak's */
+	v = stacks_at_gpu_peak(s, &n, &at);
+	assert_int_equal(held(s, v, n, 5), 512 * KIB);
+	stacks_free(s);
+}
+
+/* A process that left the set (moved out of its cgroup) takes its blocks with it: not
+ * live, not at the end, not in a later peak's snapshot. */
+static void test_left(void **state)
+{
+	(void)state;
+	struct stacks *s = fresh();
+	feed(s, rec(KSTACKS_MAP, 10, 1, 0x100000, 64 * KIB, 3), 0);
+	feed(s, rec(KSTACKS_MAP, 11, 2, 0x100000, 32 * KIB, 4), 0);
+	stacks_left(s, 11);
+	feed(s, rec(KSTACKS_MAP, 10, 4, 0x900000, 16 * KIB, 5), 3);
+	assert_int_equal(live_of(s, 4), 0);
+	size_t n;
+	int64_t at;
+	const struct stack_bytes *v = stacks_at_peak(s, &n, &at);
+	assert_int_equal(n, 1);		/* the snapshot at 3: the first block alone */
+	assert_int_equal(held(s, v, n, 3), 64 * KIB);
+	v = stacks_at_end(s, &n);
+	assert_int_equal(held(s, v, n, 4), 0);
+	assert_int_equal(held(s, v, n, 5), 16 * KIB);
+	stacks_free(s);
+}
+
 /* A stack that cannot be walked is charged to the stack of no frames, and counted. */
 static void test_unwalked(void **state)
 {
@@ -204,7 +276,7 @@ static void test_unwalked(void **state)
 	struct stacks *s = fresh();
 	feed(s, rec(KSTACKS_MAP, 10, 1, 0x100000, 64 * KIB, 0), 0);
 	struct kstacks_record r = rec(KSTACKS_MAP, 10, 2, 0x200000, 32 * KIB, -1);	/* no regs */
-	stacks_feed(s, &r, 0);
+	feed(s, r, 0);
 	assert_int_equal(live_of(s, 0), 96 * KIB);
 	struct stacks_counts c;
 	stacks_counts(s, &c);
@@ -221,6 +293,8 @@ int main(void)
 		cmocka_unit_test(test_fork_exec_exit),
 		cmocka_unit_test(test_remap_and_brk),
 		cmocka_unit_test(test_unwalked),
+		cmocka_unit_test(test_gpu_blocks),
+		cmocka_unit_test(test_left),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
