@@ -82,7 +82,9 @@ void rec_stacks_begin(struct recorder *rc)
 	if (!o->kstacks || !rc->kpeak)
 		return;
 	kstacks_counts(o->kstacks, &rc->kstacks_base);
-	if (stacks_new(&rc->stacks, walk, o->unwinder) < 0)
+	int malloc_mode = rc->run->stacks && strcmp(rc->run->stacks, STACKS_MODE_MALLOC) == 0;
+	if (stacks_new(&rc->stacks, walk, o->unwinder,
+		       malloc_mode ? STACKS_BLOCKS_MALLOC : STACKS_BLOCKS_MAPPED) < 0)
 		rc->stacks = NULL;
 	probe(rc, rc->target->pid);	/* -p, -n: a launched command's were held for */
 }

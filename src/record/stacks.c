@@ -7,9 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Bounds: the blocks of every process together, and the distinct stacks; past them a
- * block is not kept (counted), and a stack is charged to the stack of no frames. */
-#define MAX_BLOCKS (1u << 20)
+/* Bound: the distinct stacks; past it a stack is charged to the stack of no frames
+ * (counted). The blocks' bound is the caller's (stacks_new). */
 #define MAX_STACKS (1u << 16)
 
 struct block {
@@ -62,6 +61,7 @@ struct stacks {
 	size_t nst, st_cap;
 	struct stack_frame *frames;
 	size_t nframes, frames_cap;
+	size_t max_blocks;	/* past it a block is not kept (counted) */
 	uint32_t *index;	/* open addressing: stack id + 1, 0 empty */
 	size_t index_cap;
 	struct snap snap[LEDGERS];
@@ -70,11 +70,12 @@ struct stacks {
 	struct stacks_counts c;
 };
 
-int stacks_new(struct stacks **out, stacks_walk_fn walk, void *walk_ctx)
+int stacks_new(struct stacks **out, stacks_walk_fn walk, void *walk_ctx, size_t max_blocks)
 {
 	struct stacks *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	s->max_blocks = max_blocks;
 	s->walk = walk;
 	s->walk_ctx = walk_ctx;
 	s->index_cap = 1024;
@@ -237,7 +238,7 @@ static void unmap(struct stacks *s, struct proc *p, uint64_t a, uint64_t e)
 			struct block tail = { e, b->end, b->stack };
 			b->end = a;
 			charge(s, p, b->stack, 0, 1);
-			if (s->nblocks >= MAX_BLOCKS) {	/* the tail is not kept */
+			if (s->nblocks >= s->max_blocks) {	/* the tail is not kept */
 				charge(s, p, tail.stack, -(int64_t)(tail.end - tail.start), -1);
 				s->c.blocks_dropped++;
 				return;
@@ -263,7 +264,7 @@ static void map(struct stacks *s, struct proc *p, uint64_t a, uint64_t e, uint32
 	if (e <= a)
 		return;
 	unmap(s, p, a, e);	/* MAP_FIXED replaces what was there */
-	if (s->nblocks >= MAX_BLOCKS) {
+	if (s->nblocks >= s->max_blocks) {
 		s->c.blocks_dropped++;
 		return;
 	}
@@ -321,7 +322,7 @@ static void copy_of(struct stacks *s, pid_t child, pid_t parent)
 	if (!from || !from->n)
 		return;
 	size_t keep = from->n;
-	if (s->nblocks + keep > MAX_BLOCKS) {
+	if (s->nblocks + keep > s->max_blocks) {
 		s->c.blocks_dropped += keep;
 		return;
 	}

@@ -60,7 +60,13 @@ struct stacks_peaks {
 
 struct stacks;
 
-int stacks_new(struct stacks **out, stacks_walk_fn walk, void *walk_ctx);
+/* The blocks kept of every process together: at most max_blocks (24 bytes each, as
+ * they come); past it a block is not kept, and counted. */
+#define STACKS_BLOCKS_MAPPED (1u << 20)	/* mappings: 16 processes at the kernel's
+					 * default of 65,530 maps each */
+#define STACKS_BLOCKS_MALLOC (1u << 24)	/* an allocator's blocks (--stacks=malloc):
+					 * 16 M, 384 MiB of table at most */
+int stacks_new(struct stacks **out, stacks_walk_fn walk, void *walk_ctx, size_t max_blocks);
 void stacks_free(struct stacks *s);	/* accepts NULL */
 /* A record, in order, with the peaks as known now. A record after a peak takes that
  * peak's snapshot first. */

@@ -75,7 +75,7 @@ static int64_t live_of(struct stacks *s, uint64_t named)
 static struct stacks *fresh(void)
 {
 	struct stacks *s;
-	assert_int_equal(stacks_new(&s, fake_walk, NULL), 0);
+	assert_int_equal(stacks_new(&s, fake_walk, NULL, 64), 0);
 	return s;
 }
 
@@ -269,6 +269,28 @@ static void test_left(void **state)
 	stacks_free(s);
 }
 
+/* Past the bound (64 blocks here) a block is not kept but counted; a fork whose copy
+ * would pass it copies nothing and counts each block; a block freed makes room. */
+static void test_bound(void **state)
+{
+	(void)state;
+	struct stacks *s = fresh();
+	for (uint64_t i = 0; i < 70; i++)
+		feed(s, rec(KSTACKS_MAP, 10, (int64_t)i + 1, 0x100000 + i * 0x10000, 4 * KIB, 3), 0);
+	struct stacks_counts c;
+	stacks_counts(s, &c);
+	assert_int_equal(c.blocks_dropped, 6);
+	assert_int_equal(live_of(s, 3), 64 * 4 * KIB);
+	feed(s, rec(KSTACKS_FORK, 11, 80, 10, 0, -1), 0);
+	stacks_counts(s, &c);
+	assert_int_equal(c.blocks_dropped, 6 + 64);
+	assert_int_equal(live_of(s, 3), 64 * 4 * KIB);
+	feed(s, rec(KSTACKS_UNMAP, 10, 81, 0x100000, 4 * KIB, -1), 0);
+	feed(s, rec(KSTACKS_MAP, 10, 82, 0x9000000, 8 * KIB, 4), 0);
+	assert_int_equal(live_of(s, 4), 8 * KIB);
+	stacks_free(s);
+}
+
 /* A stack that cannot be walked is charged to the stack of no frames, and counted. */
 static void test_unwalked(void **state)
 {
@@ -295,6 +317,7 @@ int main(void)
 		cmocka_unit_test(test_unwalked),
 		cmocka_unit_test(test_gpu_blocks),
 		cmocka_unit_test(test_left),
+		cmocka_unit_test(test_bound),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
