@@ -166,23 +166,26 @@ int cmd_report(int argc, char **argv)
 	struct loaded_run lr;
 	struct proc_summary *procs = NULL;
 	struct oom_kill *kills = NULL;
-	struct stored_stack *stacks = NULL;
-	size_t np = 0, nk = 0, ns = 0;
+	struct stored_stack *stacks = NULL, *gpu_stacks = NULL;
+	size_t np = 0, nk = 0, ns = 0, ngs = 0;
 	if ((ret = loaded_run_load(st, ref, &lr)) != 0)
 		goto out_store;
 	if (store_processes(st, lr.run.id, &procs, &np) < 0 ||
 	    store_oom_kills(st, lr.run.id, &kills, &nk) < 0 ||
 	    (RUN_HAS_STACKS(&lr.run) &&
-	     store_stacks(st, lr.run.id, STACKS_AT_PEAK, &stacks, &ns) < 0)) {
+	     (store_stacks(st, lr.run.id, STACKS_AT_PEAK, &stacks, &ns) < 0 ||
+	      store_stacks(st, lr.run.id, STACKS_AT_GPU_PEAK, &gpu_stacks, &ngs) < 0))) {
 		cli_error("cannot read run %lld: %s", (long long)lr.run.id, store_errmsg(st));
 		ret = EXIT_FAIL;
 	} else {
-		struct html_procs hp = { procs, np, kills, nk, NULL, NULL, stacks, ns };
+		struct html_procs hp = { procs, np, kills, nk, NULL, NULL, stacks, ns, gpu_stacks,
+					 ngs };
 		ret = report_write(&a, st, &lr, &hp);
 	}
 	free(procs);
 	free(kills);
 	store_free_stacks(stacks, ns);
+	store_free_stacks(gpu_stacks, ngs);
 	loaded_run_release(&lr);
 out_store:
 	store_close(st);

@@ -216,7 +216,7 @@ static double share_of(int64_t bytes, double base)
 	return base > 0 ? 100.0 * (double)bytes / base : 0;
 }
 
-size_t flame_svg(struct buf *b, const struct flame *f, uint64_t base)
+size_t flame_svg(struct buf *b, const struct flame *f, uint64_t base, const char *key)
 {
 	const double w_all = FLAME_WIDTH;
 	const double total = f->total > 0 ? (double)f->total : 1;
@@ -228,10 +228,10 @@ size_t flame_svg(struct buf *b, const struct flame *f, uint64_t base)
 		if ((double)f->nodes[i].bytes / total * w_all >= 1 && f->nodes[i].depth + 1 > rows)
 			rows = f->nodes[i].depth + 1;
 	int height = (int)rows * ROW;
-	buf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"flame-svg\" class=\"rsw-flame\" "
+	buf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"%s-svg\" class=\"rsw-flame\" "
 		      "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"" SVG_FONT
 		      "\" font-size=\"11\" fill=\"#1f2328\" data-base=\"%.0f\" data-of=\"%s\">\n",
-		   FLAME_WIDTH, height, FLAME_WIDTH, height, of, of_words);
+		   key, FLAME_WIDTH, height, FLAME_WIDTH, height, of, of_words);
 	for (size_t i = 0; i < f->n; i++) {
 		const struct flame_node *nd = &f->nodes[i];
 		double w = (double)nd->bytes / total * w_all;
@@ -290,12 +290,13 @@ const char flame_css[] =
  * Only drawn boxes are searched. */
 const char flame_script[] =
 	"(function(){"
-	"var s=document.getElementById('flame-svg'),box=document.getElementById('flame-find');"
-	"if(!s||!box)return;box.hidden=false;"
-	"var q=document.getElementById('flame-q'),m=document.getElementById('flame-m'),"
-	"gs=s.querySelectorAll('g[data-n]'),base=+s.getAttribute('data-base');"
 	"function B(v){var u=['B','KiB','MiB','GiB','TiB'],i=0;while(v>=1024&&i<4){v/=1024;i++;}"
 	"return i?v.toFixed(1)+' '+u[i]:v+' B';}"
+	"['" FLAME_HOST "','" FLAME_GPU "'].forEach(function(k){"
+	"var s=document.getElementById(k+'-svg'),box=document.getElementById(k+'-find');"
+	"if(!s||!box)return;box.hidden=false;"
+	"var q=document.getElementById(k+'-q'),m=document.getElementById(k+'-m'),"
+	"gs=s.querySelectorAll('g[data-n]'),base=+s.getAttribute('data-base');"
 	"function find(){var t=q.value.toLowerCase(),hit=[];"
 	"for(var i=0;i<gs.length;i++){var g=gs[i],on=t!==''&&g.getAttribute('data-n').toLowerCase().indexOf(t)>=0;"
 	"g.classList.toggle('hit',on);if(on)hit.push([+g.getAttribute('data-o'),+g.getAttribute('data-b')]);}"
@@ -304,17 +305,35 @@ const char flame_script[] =
 	"m.textContent=t===''?'':hit.length?hit.length+' frame'+(hit.length>1?'s':'')+' match: '+B(sum)+', '"
 	"+(base>0?(100*sum/base).toFixed(1):'0')+'% of '+s.getAttribute('data-of'):'no frame matches';}"
 	"q.addEventListener('input',find);find();"
-	"})();";
+	"});})();";
 
-void flame_section(struct buf *b, const struct run *r, const struct stored_stack *v, size_t n)
+/* What a graph is of: the host's memory at the run's peak, or the device memory from
+ * the CUDA driver at its own. */
+struct flame_kind {
+	const char *key, *heading, *none, *verb, *moment, *export;
+};
+
+static const struct flame_kind host_kind = {
+	FLAME_HOST, "What held the memory at the peak", "No stack held mapped memory at the peak.",
+	"mapped", "at the peak", "--stacks" };
+static const struct flame_kind gpu_kind = {
+	FLAME_GPU, "Who asked the CUDA driver for the GPU's memory at its peak", NULL,
+	"allocated", "at the GPU's peak", "--stacks=gpu" };
+
+void flame_section(struct buf *b, const struct run *r, const struct stored_stack *v, size_t n,
+		   enum stack_moment m)
 {
-	if (!RUN_HAS_STACKS(r))
+	const struct flame_kind *k = m == STACKS_AT_GPU_PEAK ? &gpu_kind : &host_kind;
+	if (!RUN_HAS_STACKS(r) || (m == STACKS_AT_GPU_PEAK && !n))
 		return;
-	buf_puts(b, "<h2>What held the memory at the peak</h2>\n");
+	uint64_t base = m == STACKS_AT_GPU_PEAK ? (r->peak_gpu > 0 ? (uint64_t)r->peak_gpu : 0) :
+		        r->peak_rss;
+	int64_t at = m == STACKS_AT_GPU_PEAK ? r->stacks_gpu_peak_at : r->stacks_peak_at;
+	buf_printf(b, "<h2>%s</h2>\n", k->heading);
 	struct flame f;
 	flame_build(&f, v, n);
 	if (f.total <= 0) {
-		buf_puts(b, "<p class=\"none\">No stack held mapped memory at the peak.</p>\n");
+		buf_printf(b, "<p class=\"none\">%s</p>\n", k->none ? k->none : "No stack held any.");
 		flame_release(&f);
 		return;
 	}
@@ -323,20 +342,21 @@ void flame_section(struct buf *b, const struct run *r, const struct stored_stack
 	for (size_t i = 0; i < n; i++)
 		stacks += v[i].bytes > 0;
 	fmt_bytes(by, sizeof(by), (uint64_t)f.total);
-	buf_printf(b, "<p class=\"legend\">%s mapped by %zu stack%s at the peak (%s", by, stacks,
-		   stacks == 1 ? "" : "s",
-		   fmt_offset(off, sizeof(off), r->stacks_peak_at - r->started_at));
-	if (r->peak_rss)
-		buf_printf(b, ", %.1f%% of the peak", share_of(f.total, (double)r->peak_rss));
-	buf_puts(b, "). Each box is a function, as wide as the bytes mapped by the calls under "
-		    "it: the outermost frame at the top, its callees below; grey boxes are the "
-		    "allocator's. Hover a box for its figures. The same stacks as folded lines: "
-		    "<code>rsswatch export --stacks</code>.</p>\n"
-		    "<div id=\"flame-find\" class=\"flame-find\" hidden><label>Find a function"
-		    "<input id=\"flame-q\" type=\"search\" autocomplete=\"off\" spellcheck=\"false\">"
-		    "</label> <span id=\"flame-m\"></span></div>\n"
-		    "<figure id=\"flame\" class=\"flame\">\n");
-	size_t folded = flame_svg(b, &f, r->peak_rss);
+	buf_printf(b, "<p class=\"legend\">%s %s by %zu stack%s %s (%s", by, k->verb, stacks,
+		   stacks == 1 ? "" : "s", k->moment,
+		   fmt_offset(off, sizeof(off), at - r->started_at));
+	if (base)
+		buf_printf(b, ", %.1f%% of the peak", share_of(f.total, (double)base));
+	buf_printf(b, "). Each box is a function, as wide as the bytes %s by the calls under "
+		      "it: the outermost frame at the top, its callees below; grey boxes are the "
+		      "allocator's. Hover a box for its figures. The same stacks as folded lines: "
+		      "<code>rsswatch export %s</code>.</p>\n"
+		      "<div id=\"%s-find\" class=\"flame-find\" hidden><label>Find a function"
+		      "<input id=\"%s-q\" type=\"search\" autocomplete=\"off\" spellcheck=\"false\">"
+		      "</label> <span id=\"%s-m\"></span></div>\n"
+		      "<figure id=\"%s\" class=\"flame\">\n", k->verb, k->export, k->key, k->key,
+		   k->key, k->key);
+	size_t folded = flame_svg(b, &f, base, k->key);
 	buf_puts(b, "</figure>\n");
 	if (folded)
 		buf_printf(b, "<p class=\"legend\">%zu frame%s narrower than a pixel not drawn "

@@ -56,13 +56,19 @@ void flame_release(struct flame *f);
  * full, its bytes and its share of base) and its label where it fits, cut short with an
  * ellipsis where only part fits. base is what shares are of (the run's peak; 0: the
  * root's bytes). Returns the number of frames not drawn, narrower than a pixel. */
-size_t flame_svg(struct buf *b, const struct flame *f, uint64_t base);
+/* key names the graph's elements (key-svg, and the section's key-find, key-q, key-m):
+ * one of the two below. */
+#define FLAME_HOST "flame"
+#define FLAME_GPU "flame-gpu"
+size_t flame_svg(struct buf *b, const struct flame *f, uint64_t base, const char *key);
 
-/* The report's section for run r with v[0..n), its stacks at the peak: a heading, a
- * line on what the graph shows, the graph, and a search box (hidden until flame_script
- * shows it) that marks the matching frames and says what share of the peak they hold.
- * Nothing for a run without stacks. */
-void flame_section(struct buf *b, const struct run *r, const struct stored_stack *v, size_t n);
+/* The report's section for run r with v[0..n), its stacks at moment m (STACKS_AT_PEAK,
+ * or STACKS_AT_GPU_PEAK: the device memory from the CUDA driver at its peak): a
+ * heading, a line on what the graph shows, the graph, and a search box (hidden until
+ * flame_script shows it) that marks the matching frames and says what share of the
+ * peak they hold. Nothing for a run without stacks, nor for the GPU without any. */
+void flame_section(struct buf *b, const struct run *r, const struct stored_stack *v, size_t n,
+		   enum stack_moment m);
 
 /* What the page adds for the section: its style (to the page's <style>) and the
  * search's script (to a <script> after it). Both are constant text. */

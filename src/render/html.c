@@ -593,7 +593,8 @@ void html_report(struct buf *b, const struct chart_run *r, const struct chart_op
 	counters_section(b, r);
 	counter_models_section(b, hp->counter_models);
 	by_process_section(b, r, o, hp->stack);
-	flame_section(b, r->run, hp->stacks, hp->nstacks);
+	flame_section(b, r->run, hp->stacks, hp->nstacks, STACKS_AT_PEAK);
+	flame_section(b, r->run, hp->gpu_stacks, hp->ngpu_stacks, STACKS_AT_GPU_PEAK);
 	if (hp->nprocs > 1)
 		procs_section(b, hp->procs, hp->nprocs);
 	if (hp->nkills)

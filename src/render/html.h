@@ -27,6 +27,9 @@ struct html_procs {
 	 * flame graph (render/flame.h); none for a run without. */
 	const struct stored_stack *stacks;
 	size_t nstacks;
+	/* and its device memory from the CUDA driver at that memory's peak (none: 0) */
+	const struct stored_stack *gpu_stacks;
+	size_t ngpu_stacks;
 };
 
 /* r is one run with its samples, marks and events; o the chart's options (its title is

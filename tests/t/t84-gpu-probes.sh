@@ -246,6 +246,10 @@ check "  show --json: at_gpu_peak names the leaf gpu_model first" \
 "$RSW" export --stacks=gpu >"$T/stacks.folded"
 check "  export --stacks=gpu: a folded line ending in gpu_batch with its bytes" \
 	grep -q ";gpu_batch $((2000 * MiB))\$" "$T/stacks.folded"
+"$RSW" report -o "$T/stacks.html"
+check "  report: the GPU's flame graph, a box for gpu_model, and the host's graph too" sh -c \
+	"grep -q 'id=\"flame-gpu-svg\"' '$T/stacks.html' &&
+	 grep -q '<g data-n=\"gpu_model\"' '$T/stacks.html' && grep -q 'id=\"flame-svg\"' '$T/stacks.html'"
 
 # --- --no-bpf: no probes, NVML polled every 20ms as before
 script nobpf child

@@ -70,7 +70,7 @@ check "hover text: the frame whole, its bytes and its share of the peak" grep -E
 	'<title>alloc_buffers \(prog\.c:[0-9]+\) 60\.0 MiB, [0-9.]+% of the peak</title>' "$T/box"
 check "the search box, hidden until its inline script shows it" sh -c \
 	"grep -q '<div id=\"flame-find\" class=\"flame-find\" hidden>' '$html' &&
-	 grep -q \"getElementById('flame-q')\" '$html'"
+	 grep -q \"getElementById(k+'-q')\" '$html'"
 refs=$(grep -Eo '(src|href)=|url\(|@import|https?://[^"'"'"' ]*' "$html" | grep -v '^http://www.w3.org/2000/svg$')
 check "the page still refers to nothing outside itself" test -z "$refs"
 

@@ -86,7 +86,7 @@ static void test_merged_from_the_root(void **state)
 	assert_null(named(&f, "main")->place);
 
 	struct buf b = { 0 };
-	assert_int_equal(flame_svg(&b, &f, 0), 0);
+	assert_int_equal(flame_svg(&b, &f, 0, FLAME_HOST), 0);
 	const char *h = buf_str(&b);
 	assert_true(strncmp(h, "<svg xmlns=\"http://www.w3.org/2000/svg\"", 39) == 0);
 	/* widths proportional to the bytes, across the drawing's width */
@@ -105,7 +105,7 @@ static void test_merged_from_the_root(void **state)
 	assert_int_equal(occurrences(h, "<g data-n="), 6);
 	buf_reset(&b);
 	/* shares of the peak when it is given */
-	flame_svg(&b, &f, (uint64_t)(2000 * MIB));
+	flame_svg(&b, &f, (uint64_t)(2000 * MIB), FLAME_HOST);
 	assert_non_null(strstr(buf_str(&b), "<title>table (b.c:5)\n600.0 MiB, 30.0% of the peak</title>"));
 	buf_release(&b);
 	flame_release(&f);
@@ -122,7 +122,7 @@ static void test_names_escaped(void **state)
 	struct flame f;
 	flame_build(&f, v, ARRAY_SIZE(v));
 	struct buf b = { 0 };
-	flame_svg(&b, &f, 0);
+	flame_svg(&b, &f, 0, FLAME_HOST);
 	const char *h = buf_str(&b);
 	assert_non_null(strstr(h, "<g data-n=\"evil&lt;&amp;&quot;&gt;&#39;x\""));
 	assert_non_null(strstr(h, "<title>evil&lt;&amp;&quot;&gt;&#39;x (&lt;b&gt;.c:1)\n"));
@@ -150,7 +150,7 @@ static void test_labels_fit(void **state)
 	struct flame f;
 	flame_build(&f, v, ARRAY_SIZE(v));
 	struct buf b = { 0 };
-	flame_svg(&b, &f, 0);
+	flame_svg(&b, &f, 0, FLAME_HOST);
 	const char *h = buf_str(&b);
 	/* 40/943 of 1000 px is 42 px: a few characters and the ellipsis */
 	const char *g = strstr(h, "<g data-n=\"a_function_with_a_rather_long_name_indeed\"");
@@ -188,7 +188,7 @@ static void test_tiny_frames_folded(void **state)
 	assert_int_equal(f.total, 1024 * MIB + (int64_t)N * 4096);
 	assert_int_equal(f.n, 4 + 2 * N);	/* root, _start, main, big; two each */
 	struct buf b = { 0 };
-	assert_int_equal(flame_svg(&b, &f, 0), 2 * N);
+	assert_int_equal(flame_svg(&b, &f, 0, FLAME_HOST), 2 * N);
 	const char *h = buf_str(&b);
 	assert_null(strstr(h, "small_1\""));
 	assert_null(strstr(h, "helper_"));
@@ -249,17 +249,17 @@ static void test_section(void **state)
 	memset(&r, 0, sizeof(r));
 	struct stored_stack v[] = { { 1, 100 * MIB, 1, "alloc_table (prog.c:40)\nmain" } };
 	struct buf b = { 0 };
-	flame_section(&b, &r, v, 1);
+	flame_section(&b, &r, v, 1, STACKS_AT_PEAK);
 	assert_int_equal(b.len, 0);
 	r.stacks = (char *)"mmap";
 	r.peak_rss = 200 * MIB;
 	r.started_at = 1000000000;
 	r.stacks_peak_at = r.started_at + 845000000;
-	flame_section(&b, &r, NULL, 0);
+	flame_section(&b, &r, NULL, 0, STACKS_AT_PEAK);
 	assert_non_null(strstr(buf_str(&b), "No stack held"));
 	assert_null(strstr(buf_str(&b), "<svg"));
 	buf_reset(&b);
-	flame_section(&b, &r, v, 1);
+	flame_section(&b, &r, v, 1, STACKS_AT_PEAK);
 	const char *h = buf_str(&b);
 	assert_non_null(strstr(h, "100.0 MiB mapped by 1 stack at the peak (+845ms, 50.0% of the peak)"));
 	assert_non_null(strstr(h, "<div id=\"flame-find\" class=\"flame-find\" hidden>"));
@@ -268,9 +268,22 @@ static void test_section(void **state)
 	assert_null(strstr(h, "<script"));
 	assert_null(strstr(h, "src="));
 	assert_null(strstr(h, "href="));
+	/* the GPU's graph: its own ids and words, and none where the run has no GPU stacks */
+	buf_reset(&b);
+	flame_section(&b, &r, NULL, 0, STACKS_AT_GPU_PEAK);
+	assert_int_equal(b.len, 0);
+	r.peak_gpu = 400 * MIB;
+	r.stacks_gpu_peak_at = r.started_at + 500000000;
+	flame_section(&b, &r, v, 1, STACKS_AT_GPU_PEAK);
+	const char *g = buf_str(&b);
+	assert_non_null(strstr(g, "100.0 MiB allocated by 1 stack at the GPU's peak (+500ms, 25.0% of "
+				  "the peak)"));
+	assert_non_null(strstr(g, "<div id=\"flame-gpu-find\" class=\"flame-find\" hidden>"));
+	assert_non_null(strstr(g, "id=\"flame-gpu-svg\""));
+	assert_non_null(strstr(g, "rsswatch export --stacks=gpu"));
 	buf_release(&b);
 	/* the script reads the attributes the drawing writes */
-	assert_non_null(strstr(flame_script, "'flame-svg'"));
+	assert_non_null(strstr(flame_script, "getElementById(k+'-svg')"));
 	assert_non_null(strstr(flame_script, "g[data-n]"));
 	assert_non_null(strstr(flame_script, "'data-base'"));
 }

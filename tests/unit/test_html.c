@@ -113,7 +113,7 @@ static void test_html_procs(void **state)
 	c.n = 3;
 	struct chart_opts o;
 	memset(&o, 0, sizeof(o));
-	struct html_procs hp = { p, ARRAY_SIZE(p), &k, 1, NULL, NULL, NULL, 0 };
+	struct html_procs hp = { p, ARRAY_SIZE(p), &k, 1, NULL, NULL, NULL, 0, NULL, 0 };
 	struct buf b = { 0 };
 	html_report(&b, &c, &o, &hp, NULL);
 	const char *h = buf_str(&b);
