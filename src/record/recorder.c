@@ -884,7 +884,7 @@ static void last_figures(struct recorder *rc, int e)
 	int64_t gpu_hi_at;
 	int probed;
 	if (sampler_gpu_pending(&rc->sampler, &gpu_hi, &gpu_hi_at, &probed))
-		gpu_peak(run, gpu_hi, run->started_at + (gpu_hi_at - rc->start_mono), probed);
+		gpu_peak(run, gpu_hi, gpu_hi_at + rc->real_off, probed);
 }
 
 /* Everything the recording held, but the run (the caller's). */

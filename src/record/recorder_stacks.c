@@ -173,10 +173,10 @@ void rec_stacks_end(struct recorder *rc)
 	int64_t at;
 	stacks_at_peak(rc->stacks, &n, &at);
 	if (at)
-		rc->run->stacks_peak_at = rc->run->started_at + (at - rc->start_mono);
+		rc->run->stacks_peak_at = at + rc->real_off;
 	stacks_at_gpu_peak(rc->stacks, &n, &at);
 	if (at && n)
-		rc->run->stacks_gpu_peak_at = rc->run->started_at + (at - rc->start_mono);
+		rc->run->stacks_gpu_peak_at = at + rc->real_off;
 	struct stacks_counts c;
 	struct kstacks_counts k;
 	stacks_counts(rc->stacks, &c);

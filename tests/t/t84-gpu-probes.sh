@@ -235,8 +235,8 @@ check "  nothing else on the GPU (got $(q "select count(*) from stack_bytes wher
 		and run_id = (select max(id) from run)")" = 3
 check "  the host's snapshot holds none of the driver's blocks" \
 	test "$(gpu_held gpu_ peak)" = "0 0"
-check "  the snapshot's time is stored, within the run" \
-	test "$(last "stacks_gpu_peak_at >= started_at and stacks_gpu_peak_at <= ended_at")" = 1
+check "  the snapshot's time is the run's GPU peak's, from the driver's allocations (got $(last "stacks_gpu_peak_at - peak_gpu_at") ns apart)" \
+	test "$(last "peak_gpu_source = 'allocations' and stacks_gpu_peak_at = peak_gpu_at")" = 1
 "$RSW" show >"$T/stacks.show"
 check "  show has the GPU's table, gpu_model first" \
 	sh -c "grep -A2 '^on the GPU at its peak' '$T/stacks.show' | grep -q ' gpu_model$'"

@@ -57,6 +57,10 @@ check "each stack is walked through glibc to main: alloc_table, then main" \
 check "the snapshot is the peak's: its time is inside the run" \
 	test "$(q "select stacks_peak_at > started_at and stacks_peak_at <= ended_at from run
 		where id = $(last)")" = 1
+check "and, where the run's peak is from the kernel's page counts, it is its time to the nanosecond (got $(q "select
+	peak_source || ', ' || (stacks_peak_at - peak_rss_at) || ' ns' from run where id = $(last)"))" \
+	test "$(q "select peak_source != 'page counts' or stacks_peak_at = peak_rss_at from run
+		where id = $(last)")" = 1
 check "at the end the buffers are gone (freed, then the process exited)" \
 	test "$(held end '%alloc_buffers%')" = 0
 check "at the end the table is what the process still held when it exited, to the byte" \
