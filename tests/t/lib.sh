@@ -189,6 +189,20 @@ trap '_cleanup' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# require_stacks: ends the suite where record --stacks cannot run: skipped without root,
+# not ok (with the recorder's reason) where it fails as root.
+require_stacks() {
+	if [ "$(id -u)" != 0 ]; then
+		skip "record --stacks needs root"
+		done_testing
+	fi
+	if ! "$RSW" record -q --stacks -- true 2>"$ERR"; then
+		sed 's/^/# /' "$ERR"
+		not_ok "record --stacks runs as root here (kernel $(uname -r))"
+		done_testing
+	fi
+}
+
 done_testing() {
 	echo "1..$_n"
 	[ "$_failed" -eq 0 ]

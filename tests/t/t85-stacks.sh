@@ -24,15 +24,7 @@ blocks() { q "select ifnull(sum(b.blocks), 0) from stack_bytes b join stack s on
 # glibc maps a block of N bytes (a multiple of the page) with one page more: its header
 block() { echo $(($1 * MiB + 4096)); }
 
-if [ "$(id -u)" != 0 ]; then
-	skip "record --stacks needs root"
-	done_testing
-fi
-if ! "$RSW" record -q --stacks -- true 2>"$ERR"; then
-	sed 's/^/# /' "$ERR"
-	not_ok "record --stacks runs as root here (kernel $(uname -r))"
-	done_testing
-fi
+require_stacks
 
 SRC=tests/stacks
 PROG="$T/prog"

@@ -20,15 +20,7 @@ same_ratio() { awk -v a="$1" -v b="$2" -v c="$3" -v d="$4" 'BEGIN {
 	if (a <= 0 || b <= 0 || c <= 0 || d <= 0) exit 1
 	r = (a / b) / (c / d); exit !(r > 0.995 && r < 1.005) }'; }
 
-if [ "$(id -u)" != 0 ]; then
-	skip "record --stacks needs root"
-	done_testing
-fi
-if ! "$RSW" record -q --stacks -- true 2>"$ERR"; then
-	sed 's/^/# /' "$ERR"
-	not_ok "record --stacks runs as root here (kernel $(uname -r))"
-	done_testing
-fi
+require_stacks
 
 PROG="$T/prog"
 check "the test program builds with -O2 -fomit-frame-pointer" \

@@ -20,15 +20,7 @@ row() { sqlite3 :memory: "select json_extract(value, '\$.$2') from json_each(rea
 	where json_extract(value, '\$.leaf') = '$3' and (max(ifnull(json_extract(value,
 	'\$.a_bytes'), 0), ifnull(json_extract(value, '\$.b_bytes'), 0)) >= $MiB)"; }
 
-if [ "$(id -u)" != 0 ]; then
-	skip "record --stacks needs root"
-	done_testing
-fi
-if ! "$RSW" record -q --stacks -- true 2>"$ERR"; then
-	sed 's/^/# /' "$ERR"
-	not_ok "record --stacks runs as root here (kernel $(uname -r))"
-	done_testing
-fi
+require_stacks
 
 SRC=tests/stacks
 mkdir "$T/a" "$T/b"

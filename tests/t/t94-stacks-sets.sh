@@ -49,15 +49,7 @@ set_run() {
 pid_run() { _r=$(q "select id from run where id > $1 and pid = $2 and samples > 0" 2>/dev/null) &&
 	[ -n "$_r" ] && echo "$_r"; }
 
-if [ "$(id -u)" != 0 ]; then
-	skip "record --stacks needs root"
-	done_testing
-fi
-if ! "$RSW" record -q --stacks -- true 2>"$ERR"; then
-	sed 's/^/# /' "$ERR"
-	not_ok "record --stacks runs as root here (kernel $(uname -r))"
-	done_testing
-fi
+require_stacks
 parent=$(memcg_dir)
 if [ -z "$parent" ] || [ ! -d "$parent" ]; then
 	skip "-g needs a memory cgroup controller"
