@@ -18,7 +18,7 @@ __all__ = ["StoreError", "SCHEMA_VERSION", "default_db", "runs", "samples", "mar
 
 # The newest schema (PRAGMA user_version) this package reads: src/store/schema.c's
 # store_migrations[] has this many steps. t90 fails when the C side has more.
-SCHEMA_VERSION = 18
+SCHEMA_VERSION = 19
 APPLICATION_ID = 0x52535731     # "RSW1"
 
 
@@ -111,6 +111,7 @@ _RUN = [
     ("last_rss_bytes", "last_rss", None), ("peak_gpu_bytes", "peak_gpu", None),
     ("peak_gpu_at", "peak_gpu_at", _utc), ("peak_gpu_source", "peak_gpu_source", _text_or_null),
     ("stacks_mode", "stacks", _text_or_null), ("stacks_peak_at", "stacks_peak_at", _utc),
+    ("stacks_gpu_peak_at", "stacks_gpu_peak_at", _utc),
     ("mem_total_bytes", "mem_total", None), ("outcome_note", "outcome_note", None),
     ("cgroup", "cgroup", _text_or_null), ("cgroup_limit_bytes", "cgroup_limit", None),
     ("peak_cgroup_bytes", "peak_cgroup", None),
