@@ -112,8 +112,7 @@ static int64_t total_of(const struct stored_stack *v, size_t n)
 static const struct words gpu_words = {
 	"allocated", "blocks", "allocated in", "allocated from the CUDA driver", "" };
 
-/* The peak a moment's bytes are a share of: the GPU's for its snapshot (0: none). */
-static uint64_t peak_of(const struct run *r, enum stack_moment m)
+uint64_t callstacks_peak_of(const struct run *r, enum stack_moment m)
 {
 	if (m == STACKS_AT_GPU_PEAK)
 		return r->peak_gpu > 0 ? (uint64_t)r->peak_gpu : 0;
@@ -126,7 +125,7 @@ static void table(struct buf *b, const struct run *r, enum stack_moment m,
 	char by[32], leaf[256];
 	size_t shown = all || n <= CALLSTACKS_TOP ? n : CALLSTACKS_TOP;
 	const struct words *w = m == STACKS_AT_GPU_PEAK ? &gpu_words : words_of(r);
-	uint64_t peak = peak_of(r, m);
+	uint64_t peak = callstacks_peak_of(r, m);
 	buf_printf(b, "  %12s %7s %7s  %s\n", w->bytes, "of peak", w->blocks,
 		   all ? "stack (innermost first)" : w->leaf);
 	for (size_t i = 0; i < shown; i++) {
@@ -214,7 +213,7 @@ static void rows_json(struct buf *b, const struct run *r, const struct callstack
 	char leaf[256], name[512];
 	const struct stored_stack *v = cs->v[m];
 	size_t n = cs->n[m];
-	uint64_t peak = peak_of(r, m);
+	uint64_t peak = callstacks_peak_of(r, m);
 	buf_putc(b, '[');
 	for (size_t i = 0; i < n; i++) {
 		callstacks_leaf(v[i].frames, leaf, sizeof(leaf));

@@ -11,6 +11,7 @@
 #define RSW_RENDER_CALLSTACKS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/buf.h"
 #include "store/run.h"
@@ -28,6 +29,9 @@ void callstacks_text(struct buf *b, const struct run *r, const struct callstacks
 void callstacks_json(struct buf *b, const struct run *r, const struct callstacks *cs);
 /* One line per stack, root first: "main;prove;grab BYTES". */
 void callstacks_folded(struct buf *b, const struct stored_stack *v, size_t n);
+/* The peak a moment's bytes are a share of: the run's, or the GPU's for its snapshot
+ * (0: none). */
+uint64_t callstacks_peak_of(const struct run *r, enum stack_moment m);
 /* The leaf's name (see above) into out. */
 void callstacks_leaf(const char *frames, char *out, size_t n);
 

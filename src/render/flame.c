@@ -326,8 +326,7 @@ void flame_section(struct buf *b, const struct run *r, const struct stored_stack
 	const struct flame_kind *k = m == STACKS_AT_GPU_PEAK ? &gpu_kind : &host_kind;
 	if (!RUN_HAS_STACKS(r) || (m == STACKS_AT_GPU_PEAK && !n))
 		return;
-	uint64_t base = m == STACKS_AT_GPU_PEAK ? (r->peak_gpu > 0 ? (uint64_t)r->peak_gpu : 0) :
-		        r->peak_rss;
+	uint64_t base = callstacks_peak_of(r, m);
 	int64_t at = m == STACKS_AT_GPU_PEAK ? r->stacks_gpu_peak_at : r->stacks_peak_at;
 	buf_printf(b, "<h2>%s</h2>\n", k->heading);
 	struct flame f;
