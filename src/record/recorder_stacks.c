@@ -103,8 +103,10 @@ static struct stacks_peaks peaks_now(const struct recorder *rc)
 static int on_record(void *ctx, const struct kstacks_record *r)
 {
 	struct recorder *rc = ctx;
-	if (r->kind == KSTACKS_CODE || r->kind == KSTACKS_EXEC)
-		unwinder_forget(rc->opts->unwinder, r->pid);	/* its code moved */
+	if (r->kind == KSTACKS_EXEC)
+		unwinder_forget(rc->opts->unwinder, r->pid);	/* its code is another's */
+	else if (r->kind == KSTACKS_CODE)
+		unwinder_stale(rc->opts->unwinder, r->pid);	/* more code */
 	follow_allocators(rc, r);
 	struct stacks_peaks pk = peaks_now(rc);
 	stacks_feed(rc->stacks, r, &pk);

@@ -113,6 +113,12 @@ void unwinder_free(struct unwinder *u)
 	(void)u;
 }
 
+void unwinder_stale(struct unwinder *u, pid_t pid)
+{
+	(void)u;
+	(void)pid;
+}
+
 void unwinder_forget(struct unwinder *u, pid_t pid)
 {
 	(void)u;
@@ -192,6 +198,7 @@ struct proc {
 	size_t len;
 	struct uw_frame *out;
 	int max, n, unknown;
+	int stale;			/* read the map again before the next walk */
 };
 
 struct unwinder {
@@ -342,10 +349,9 @@ static int add_mapping(struct proc *p, const struct uw_map *m, size_t *cap, int 
 }
 
 /* Reads /proc/PID/maps into a new Dwfl for p. 0, -ESRCH or -ENOMEM. */
-static int proc_read_map(struct proc *p)
+static int proc_read_map_anew(struct proc *p)
 {
 	char path[PATH_MAX];
-	proc_drop_map(p);
 	p->read_at = now_ns();
 	if (sysroot_path(path, sizeof(path), "/proc/%d/maps", (int)p->pid) < 0)
 		return -ESRCH;
@@ -403,6 +409,26 @@ fail:
 	return err;
 }
 
+/* Reads p's map again, keeping the one it had where the new one cannot be read: a
+ * process that exited (its map now empty) is still walked with its last map, until
+ * unwinder_forget(). 0, -ESRCH or -ENOMEM. */
+static int proc_read_map(struct proc *p)
+{
+	struct proc had = *p;
+	p->dwfl = NULL;
+	p->mods = NULL;
+	p->nmods = 0;
+	int err = proc_read_map_anew(p);
+	if (err < 0 && had.dwfl) {
+		p->dwfl = had.dwfl;
+		p->mods = had.mods;
+		p->nmods = had.nmods;
+		return err;	/* read_at is the try's: the next one waits as long */
+	}
+	proc_drop_map(&had);
+	return err;
+}
+
 static struct proc *proc_find(struct unwinder *u, pid_t pid)
 {
 	for (int i = 0; i < UW_PROCS; i++)
@@ -429,6 +455,7 @@ static struct proc *proc_slot(struct unwinder *u, pid_t pid)
 	p->pid = pid;
 	p->u = u;
 	p->read_at = 0;
+	p->stale = 0;
 	return p;
 }
 
@@ -526,20 +553,26 @@ int unwinder_walk(struct unwinder *u, pid_t pid, const uint64_t regs[UW_NREGS],
 	struct proc *p = proc_slot(u, pid);
 	p->used = ++u->clock;
 	int err;
+	if (p->dwfl && p->stale)
+		proc_read_map(p);	/* where it cannot, the map it had stays */
+	p->stale = 0;
 	if (!p->dwfl && (err = proc_read_map(p)) < 0) {
 		p->pid = 0;
 		return err;
 	}
 	int n = walk_once(p, regs, stack, len, out, max);
 	/* a pc in no file it knew: code mapped since (dlopen); the map once more */
-	if (p->unknown && now_ns() - p->read_at >= UW_REREAD_NS) {
-		if (proc_read_map(p) < 0) {
-			p->pid = 0;
-			return n;	/* gone: the frames of the map it had are lost, these stay */
-		}
+	if (p->unknown && now_ns() - p->read_at >= UW_REREAD_NS && proc_read_map(p) == 0)
 		n = walk_once(p, regs, stack, len, out, max);
-	}
+	/* else gone or unchanged: the walk with the map it had stands */
 	return n;
+}
+
+void unwinder_stale(struct unwinder *u, pid_t pid)
+{
+	struct proc *p = proc_find(u, pid);
+	if (p)
+		p->stale = 1;
 }
 
 void unwinder_forget(struct unwinder *u, pid_t pid)

@@ -37,9 +37,13 @@ int unwinder_new(struct unwinder **out);
 /* Accepts NULL. */
 void unwinder_free(struct unwinder *u);
 /* Drops what the unwinder keeps of pid's memory map: call it when pid exits or execs
- * (after its last event was walked), or maps new code. Frames already returned and
- * their modules stay valid. */
+ * (after its last event was walked). Frames already returned and their modules stay
+ * valid. */
 void unwinder_forget(struct unwinder *u, pid_t pid);
+/* pid mapped new code: its map is read again at its next walk, and the one it had is
+ * kept where it cannot be (pid exited meanwhile: its code before the new is still
+ * named). */
+void unwinder_stale(struct unwinder *u, pid_t pid);
 
 /* Unwinds the stack of pid from regs, with stack the copy of len bytes of its memory
  * from regs[UW_REG_SP] upward. Writes at most max frames into out, the first rip's,
@@ -48,7 +52,8 @@ void unwinder_forget(struct unwinder *u, pid_t pid);
  *
  * The map of pid is read at its first walk and kept (a bounded number of pids, least
  * recently used dropped), so a walk after pid exited still works until
- * unwinder_forget(); it is read again when rip lies in no module it knows. */
+ * unwinder_forget(); it is read again when a pc lies in no module it knows (at most
+ * every 10 ms), keeping the one it had where pid's can no longer be read. */
 int unwinder_walk(struct unwinder *u, pid_t pid, const uint64_t regs[UW_NREGS],
 		  const void *stack, size_t len, struct uw_frame *out, int max);
 

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "source/unwind.h"
@@ -198,6 +200,55 @@ static void test_garbage(void **state)
 	unwinder_free(u);
 }
 
+/* A child's stack, walked while it lives; after it exited and was reaped, a walk that
+ * asks for its map again (new code mapped, a pc in no module) still gives the frames
+ * of the map it had. */
+static void test_a_process_that_exited(void **state)
+{
+	(void)state;
+	struct unwinder *u = new_or_skip();
+	struct copy *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
+			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(c != MAP_FAILED);
+	int ready[2], go[2];
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(go), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char b = 1;
+		close(go[1]);	/* the parent's close is then the end of the pipe */
+		level_one(c);
+		if (write(ready[1], &b, 1) != 1 || read(go[0], &b, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	char b;
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	struct uw_frame f[32], g[32];
+	int n = unwinder_walk(u, pid, c->regs, c->stack, c->len, f, 32);
+	assert_true(n >= 4);
+	close(go[1]);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	unwinder_stale(u, pid);
+	assert_int_equal(unwinder_walk(u, pid, c->regs, c->stack, c->len, g, 32), n);
+	for (int i = 0; i < n; i++)
+		assert_true(f[i].module == g[i].module && f[i].off == g[i].off);
+	char name[1024];
+	name_of(u, &g[2], name, sizeof(name));
+	assert_true(strncmp(name, "level_one", 9) == 0);
+	/* forgotten, it cannot be walked */
+	unwinder_forget(u, pid);
+	assert_int_equal(unwinder_walk(u, pid, c->regs, c->stack, c->len, g, 32), -ESRCH);
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	munmap(c, sizeof(*c));
+	unwinder_free(u);
+}
+
 static void test_a_process_that_is_not_there(void **state)
 {
 	(void)state;
@@ -216,6 +267,7 @@ int main(void)
 		cmocka_unit_test(test_maps_lines),
 		cmocka_unit_test(test_walk_this_process),
 		cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_a_process_that_exited),
 		cmocka_unit_test(test_a_process_that_is_not_there),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
