@@ -22,9 +22,11 @@ static const char *const allocator[] = {
 	"alloc::", "<alloc::", "core::", "<core::",
 	/* where a fault lands (--stacks=faults): the C library's fill and copy */
 	"__memset", "memset", "__memcpy", "memcpy", "__memmove", "memmove", "__GI_mem",
-	/* the GPU's: the CUDA runtime over the driver, and PyTorch's caching allocator */
-	"cudaMalloc", "cudaFree", "cudart::", "libcudart", "c10::cuda::CUDACachingAllocator::",
-	"c10::cuda::MemPool", "at::cuda::CUDAGraph",
+	/* the GPU's: the CUDA runtime over the driver; PyTorch's caching allocator and the
+	 * tensor library under every operator (ATen's at::, c10::), so that the leaf is who
+	 * called the operator: its Python binding (torch::autograd::THPVariable_ones for
+	 * torch.ones) or a libtorch program's own function */
+	"cudaMalloc", "cudaFree", "cudart::", "libcudart", "c10::", "at::",
 };
 
 /* The words of a mode: the mmap mode's blocks are mapped, the faults mode's rises of a

@@ -44,8 +44,13 @@ PY
 	done
 	echo "nvidia-smi: highest $(sort -n "$D/smi.txt" | tail -1) MiB, $base MiB before the run"
 	echo "--- PyTorch"
-	"$B/rsswatch" record -v --stacks -i 1s -- python3 tests/gpu/stacks_torch.py
+	"$B/rsswatch" record -v --stacks -i 1s -- python3 tests/gpu/stacks_torch.py >"$D/torch.txt"
 	echo "record exit $?"
+	cat "$D/torch.txt"
+	reserved=$(sed -n 's/^torch: reserved \([0-9]*\) MiB.*/\1/p' "$D/torch.txt")
+	got=$(held "")
+	if [ "${got% *}" = "$((reserved * MiB))" ]; then echo "ok: the GPU snapshot holds torch's reserved $reserved MiB ($got)"
+	else echo "FAIL: the GPU snapshot holds $got, torch reserved $reserved MiB"; fi
 	"$B/rsswatch" show | sed -n '/^gpu peak/p;/^on the GPU/,/^$/p'
 	"$B/rsswatch" show --stacks | sed -n '/^on the GPU/,/^$/p' | head -60
 	"$B/rsswatch" export --stacks=gpu | cut -c1-400

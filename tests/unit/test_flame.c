@@ -7,6 +7,7 @@
 
 #include "base/buf.h"
 #include "base/util.h"
+#include "render/callstacks.h"
 #include "render/flame.h"
 
 #define MIB (1024LL * 1024)
@@ -288,6 +289,36 @@ static void test_section(void **state)
 	assert_non_null(strstr(flame_script, "'data-base'"));
 }
 
+/* A stack of PyTorch's from the real driver (an H100, torch.ones on the GPU): the leaf
+ * is the operator's Python binding, past the runtime, the caching allocator and ATen. */
+static void test_torch_leaf(void **state)
+{
+	(void)state;
+	const char *frames =
+		"libcudart.so.13+0x41b5e\n"
+		"cudaMalloc\n"
+		"c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::alloc_block("
+		"c10::cuda::CUDACachingAllocator::Native::(anonymous namespace)::AllocParams&)\n"
+		"c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate("
+		"unsigned long)\n"
+		"at::detail::empty_generic(c10::ArrayRef<long>, c10::Allocator*)\n"
+		"at::native::empty_cuda(c10::ArrayRef<long>)\n"
+		"c10::impl::wrap_kernel_functor_unboxed_<at::Tensor>::call()\n"
+		"at::_ops::empty_memory_format::call(c10::ArrayRef<c10::SymInt>)\n"
+		"at::native::full(c10::ArrayRef<long>, c10::Scalar const&)\n"
+		"at::_ops::ones::call(c10::ArrayRef<c10::SymInt>)\n"
+		"torch::autograd::THPVariable_ones(_object*, _object*, _object*)\n"
+		"_PyObject_MakeTpCall\n"
+		"main";
+	char leaf[256];
+	callstacks_leaf(frames, leaf, sizeof(leaf));
+	assert_string_equal(leaf, "torch::autograd::THPVariable_ones(_object*, _object*, _object*)");
+	/* a program's own function that calls ATen */
+	callstacks_leaf("at::empty(c10::ArrayRef<long>)\nbuild_model()\nmain", leaf,
+			sizeof(leaf));
+	assert_string_equal(leaf, "build_model()");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -297,6 +328,7 @@ int main(void)
 		cmocka_unit_test(test_tiny_frames_folded),
 		cmocka_unit_test(test_allocator_and_depth),
 		cmocka_unit_test(test_section),
+		cmocka_unit_test(test_torch_leaf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
