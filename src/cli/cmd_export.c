@@ -149,11 +149,22 @@ static int export_stacks(const struct export_args *a, struct store *st, int64_t 
 		return EXIT_FAIL;
 	}
 	int has = RUN_HAS_STACKS(&r);
+	int no_gpu = !r.stacks_gpu_peak_at;
 	run_release(&r);
 	if (!has) {
 		cli_error("run %lld has no stacks: record with --stacks", (long long)id);
 		return EXIT_FAIL;
 	}
+	static const char *const none[STACK_MOMENTS] = {
+		[STACKS_AT_PEAK] = "no stack held memory at its peak",
+		[STACKS_AT_END] = "no stack held memory at its end",
+		[STACKS_AT_GPU_PEAK] = "no stack held GPU memory",
+	};
+	enum stack_moment at = (enum stack_moment)(a->stacks - 1);
+	if (!n)	/* an empty answer, said: a pipe into flamegraph.pl would say nothing */
+		fprintf(stderr, "rsswatch: run %lld: %s%s\n", (long long)id, none[at],
+			at == STACKS_AT_GPU_PEAK && no_gpu ? " (the GPU probes saw no "
+			"allocation from the CUDA driver)" : "");
 	struct buf b = { 0 };
 	callstacks_folded(&b, v, n);
 	store_free_stacks(v, n);

@@ -82,6 +82,10 @@ check "export --stacks: folded lines, root first, leaf last, bytes" sh -c \
 	 ! grep -Evq '^[^ ]+ [0-9]+\$' '$T/folded'"
 expect_exit 0 "export --stacks=end" "$RSW" export --stacks=end
 check "export --stacks=end: nothing of the buffers" sh -c "! grep -q alloc_buffers '$OUT'"
+expect_exit 0 "export --stacks=gpu of a run without GPU memory" "$RSW" export --stacks=gpu
+check "export --stacks=gpu: nothing out, one line saying why" sh -c \
+	"test ! -s '$OUT' && test \$(wc -l <'$ERR') = 1 &&
+	 grep -q 'no stack held GPU memory (the GPU probes saw no allocation from the CUDA driver)' '$ERR'"
 
 # --- a forked child that exits between samples, a dlopen'ed library
 expect_exit 0 "a forked child of 30 MiB for 200 ms, at -i 1s" "$RSW" record -q --stacks -i 1s -- \
