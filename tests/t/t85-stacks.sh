@@ -191,6 +191,29 @@ else
 	not_ok "Debian's rustc builds the Rust program (make deps installs it)"
 fi
 
+# --- an OOM kill: the snapshot at the peak, and what the killed process held at its death
+. "$(dirname "$0")/memcg.sh"
+cgdir=$(memcg_dir)
+if [ -z "$cgdir" ] || [ ! -d "$cgdir" ]; then
+	skip "an OOM kill under --stacks: needs a memory cgroup controller"
+else
+	expect_exit 137 "a program OOM-killed under --memory-limit 100M, --stacks" "$RSW" record -q \
+		--stacks -i 1s --memory-limit 100M -- "$PROG" table 40 buffers 10 10 sleep 100
+	diag "$(q "select b.at || ' ' || b.bytes || ' ' || b.blocks || ' ' || substr(replace(s.frames,
+		char(10), ';'), 1, 80) from stack_bytes b join stack s on s.run_id = b.run_id and
+		s.id = b.stack_id where b.run_id = $(last) and b.bytes > 1048576")"
+	check "the run's outcome is the OOM kill" test "$(q "select outcome from run where id = $(last)")" = oom_killed
+	check "at the peak alloc_table holds its 40 MiB, to the byte" \
+		test "$(held peak '%alloc_table (prog.c:%')" = "$(block 40)"
+	check "at its death it still held them: the end is the kill's" \
+		test "$(held end '%alloc_table (prog.c:%')" = "$(block 40)"
+	bp=$(held peak '%alloc_buffers (prog.c:%')
+	check "alloc_buffers' blocks made before the kill are in both, the same ($bp bytes)" \
+		test "$bp" -ge "$((4 * $(block 10)))" -a "$(held end '%alloc_buffers (prog.c:%')" = "$bp"
+	check "and fewer than the 10 asked for: the kill came first" \
+		test "$(blocks end '%alloc_buffers (prog.c:%')" -lt 10
+fi
+
 # --- refusals
 expect_exit 2 "--stacks with --no-bpf is refused" "$RSW" record --stacks --no-bpf -- true
 check "and says why" grep -q "needs the eBPF engine" "$ERR"
