@@ -40,21 +40,10 @@ chmod 700 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 seq 1 1000000 >"$tmp/in.txt"
 
-# The program NAME's command line, for eval.
-prog() {
-	case $1 in
-	mmap) echo "$loop 20000 1024" ;;
-	xz) echo "xz -6 -T1 -c $tmp/in.txt" ;;
-	gcc) echo "gcc -O2 -Isrc -I$B/gen -c src/render/svg.c -o $tmp/svg.o" ;;
-	python) echo "/usr/bin/python3 -c 'x = [str(i) * 4 for i in range(2000000)]'" ;;
-	big) echo "/usr/bin/python3 -c 'for i in range(50): b = b\"x\" * (64 << 20)'" ;;
-	esac
-}
-
 # one PROG MODE(alone|bpf|stacks|faults|malloc|heaptrack): "WALL_MS CPU_S MAXRSS_KIB"
 one() {
 	cmd="s=\$(date +%s%N); eval \"\$0\" >/dev/null; e=\$(date +%s%N); echo \$(( (e - s) / 1000000 )) >'$tmp/ms'"
-	pc=$(prog "$1")
+	pc=$(stacks_prog "$1")
 	case $2 in
 	alone) "$ru" sh -c "$cmd" "$pc" 2>"$tmp/ru" ;;
 	bpf) "$ru" "$rsw" record -q --db "$tmp/b.db" -i 1s -- sh -c "$cmd" "$pc" \
@@ -89,7 +78,7 @@ for p in ${PROGS:-mmap xz gcc python big}; do
 	for m in $all_modes; do echo "0 0 0" >"$tmp/$p.$m"; done
 	for m in $modes; do : >"$tmp/$p.$m"; done
 	echo "0 total" >"$tmp/strace"
-	[ "$have_strace" = 0 ] || eval "strace -f -c -e trace=mmap,munmap,mremap,brk -o $tmp/strace $(prog $p)" >/dev/null 2>&1
+	[ "$have_strace" = 0 ] || eval "strace -f -c -e trace=mmap,munmap,mremap,brk -o $tmp/strace $(stacks_prog $p)" >/dev/null 2>&1
 	calls=$(awk '$NF == "total" { print $(NF - 1) }' "$tmp/strace")
 	one $p alone >/dev/null
 	r=0

@@ -37,16 +37,6 @@ trap 'sysctl -q kernel.bpf_stats_enabled="$was"; rm -rf "$tmp"' EXIT
 sysctl -q kernel.bpf_stats_enabled=1
 seq 1 1000000 >"$tmp/in.txt"
 
-prog() {
-	case $1 in
-	mmap) echo "$loop 20000 1024" ;;
-	xz) echo "xz -6 -T1 -c $tmp/in.txt" ;;
-	gcc) echo "gcc -O2 -Isrc -I$B/gen -c src/render/svg.c -o $tmp/svg.o" ;;
-	python) echo "/usr/bin/python3 -c 'x = [str(i) * 4 for i in range(2000000)]'" ;;
-	big) echo "/usr/bin/python3 -c 'for i in range(50): b = b\"x\" * (64 << 20)'" ;;
-	esac
-}
-
 # one PROG MODE(engine|mmap|faults): "CPU_MS BPF_MS HITS" of one run
 one() {
 	flag=$([ "$2" = engine ] && echo "" || echo "--stacks=$2")
@@ -54,7 +44,7 @@ one() {
 	before=$(bpftool -j prog show | python3 -c 'import json, sys; print(max([p["id"] for p in json.load(sys.stdin)] + [0]))')
 	# shellcheck disable=SC2086
 	"$rsw" record -q --db "$tmp/b.db" -i 1s $flag -- sh -c \
-		"/usr/bin/time -f '%U %S' -o '$tmp/cpu' $(prog "$1") >/dev/null &&
+		"/usr/bin/time -f '%U %S' -o '$tmp/cpu' $(stacks_prog "$1") >/dev/null &&
 		 bpftool -j prog show >'$tmp/progs.json'" >/dev/null 2>&1
 	python3 - "$tmp/progs.json" "$tmp/cpu" "$before" <<'PY'
 import json, sys
