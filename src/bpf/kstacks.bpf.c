@@ -400,20 +400,20 @@ static __always_inline __u64 positive(__s64 v)
  * step is sent with the stack of the fault (the task's user registers: where it
  * touched the page, or the system call that did). One CPU of a process's threads
  * takes each rise. */
-SEC("raw_tracepoint/rss_stat")
-int on_rss_stat(struct bpf_raw_tracepoint_args *ctx)
+SEC("tp_btf/rss_stat")
+int BPF_PROG(on_rss_stat, struct mm_struct *mm)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
 	if (!tracked(tgid))
 		return 0;
-	struct mm_struct *mm = (struct mm_struct *)ctx->args[0];
-	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
-	if (BPF_CORE_READ(t, mm) != mm)
+	/* typed pointers (the tracepoint's BTF): plain loads, no probe reads, since this
+	 * runs at every change of a tracked process's resident pages */
+	struct task_struct *t = bpf_get_current_task_btf();
+	if (t->mm != mm)
 		return 0;	/* another process's pages: a fork's copy, a remote access */
-	__u64 now = (positive(BPF_CORE_READ(mm, rss_stat[MM_FILE].count)) +
-		     positive(BPF_CORE_READ(mm, rss_stat[MM_ANON].count)) +
-		     positive(BPF_CORE_READ(mm, rss_stat[MM_SHMEM].count))) * page_size;
+	__u64 now = (positive(mm->rss_stat[MM_FILE].count) + positive(mm->rss_stat[MM_ANON].count) +
+		     positive(mm->rss_stat[MM_SHMEM].count)) * page_size;
 	__u64 step = now >> KS_FAULT_SHIFT;
 	if (step < KS_FAULT_MIN)
 		step = KS_FAULT_MIN;
