@@ -122,6 +122,17 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
+/* The program a change of a process's pages past its fault_next goes on to, by a tail
+ * call (state.rises): the stacks' faults mode (kstacks.bpf.c: on_rise), put here by its
+ * loader. Its test rides on this program's lookups, so the mode adds no program of its
+ * own to every page change. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} rises SEC(".maps");
+
 static __always_inline __u64 positive(__s64 v)
 {
 	return v > 0 ? (__u64)v : 0;
@@ -263,6 +274,8 @@ int on_rss_stat(struct bpf_raw_tracepoint_args *ctx)
 		p = bpf_map_lookup_elem(&procs, &tgid);
 		if (!p || p->mm != key)
 			return 0;
+		seen_event();
+		count(p, resident(mm));
 	} else {
 		/* an mm not known yet: the current process's own, if it is tracked (its
 		 * first change, as one attached or a child that shared its parent's) */
@@ -277,10 +290,9 @@ int on_rss_stat(struct bpf_raw_tracepoint_args *ctx)
 			retire(p, tgid);
 		seen_event();
 		take(p, tgid, mm);
-		return 0;
 	}
-	seen_event();
-	count(p, resident(mm));
+	if (state.rises && *(volatile __u64 *)&p->cur >= *(volatile __u64 *)&p->fault_next)
+		bpf_tail_call(ctx, &rises, 0);
 	return 0;
 }
 
@@ -325,6 +337,7 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 	p->flags &= ~KP_WAIT_EXEC;
 	retire(p, tgid);
 	gpu_retire(p);
+	p->fault_next = 0;	/* a new image: its own highest */
 	take(p, tgid, BPF_CORE_READ(t, mm));
 	return 0;
 }

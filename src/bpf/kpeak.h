@@ -20,6 +20,11 @@ struct kp_proc {
 	 * the driver's allocation entry points begun and not ended */
 	__s64 gpu_cur;
 	__s64 gpu_inflight;
+	/* record --stacks=faults (kstacks.bpf.c: on_rise): the highest resident bytes of
+	 * this image a record covers, and the bytes from which the engine passes a change
+	 * on to that program (0: none yet; an exec starts again) */
+	__u64 fault_high;
+	__u64 fault_next;
 };
 
 /* What the ring buffer carries: a record's first word says which it is. */
@@ -128,7 +133,8 @@ struct kp_state {
 	 * moved out is no longer. */
 	__u64 cg_id;
 	__u32 cg_hierarchy;
-	__u32 pad;
+	__u32 rises;		/* 1: a change past a process's fault_next goes on to the
+				 * program in the engine's rises (record --stacks=faults) */
 	struct kp_gpu gpu;
 };
 

@@ -11,8 +11,8 @@
  *
  * In the faults mode (KS_MODE_FAULTS) the calls that map memory are not followed;
  * instead, each time a process's resident bytes pass its highest so far by a step, the
- * stack of the fault that took them there is sent with the rise (KS_FAULT). Mappings
- * of code are followed in both modes: the recorder's walks need them.
+ * stack of the fault that took them there is sent with the rise (KS_FAULT), from the
+ * engine's own program for page changes (on_rise, below). Mappings of code are followed in both modes: the recorder's walks need them.
  *
  * The malloc mode (KS_MODE_MALLOC) follows the mmap mode's calls and, through uprobes
  * the loader attaches to each tracked process's allocator, every call of malloc,
@@ -38,16 +38,9 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-struct percpu_counter {
-	__s64 count;
-} __attribute__((preserve_access_index));
-
 struct mm_struct {
 	unsigned long brk;
-	struct percpu_counter rss_stat[4];	/* file, anon, swap, shmem */
 } __attribute__((preserve_access_index));
-
-enum { MM_FILE, MM_ANON, MM_SWAP, MM_SHMEM };
 
 struct signal_struct {
 	struct { int counter; } live;
@@ -142,20 +135,6 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 16 * 1024 * 1024);
 } records SEC(".maps");
-
-/* The faults mode: each process's highest resident bytes that a record covers, and the
- * figure that sends the next one. */
-struct ks_mark {
-	__u64 high;
-	__u64 next;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 32768);
-	__type(key, __u32);
-	__type(value, struct ks_mark);
-} marks SEC(".maps");
 
 static __always_inline int tracked(__u32 tgid)
 {
@@ -354,7 +333,6 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *t = (struct task_struct *)ctx->args[0];
 	__u32 tgid = BPF_CORE_READ(t, tgid);
-	bpf_map_delete_elem(&marks, &tgid);	/* a new image: its own highest */
 	if (bpf_map_lookup_elem(&senders, &tgid))
 		send(KS_EXEC, (__u64)tgid << 32 | tgid, 0, 0, 0, 0);
 	return 0;
@@ -382,7 +360,6 @@ int on_exit(struct bpf_raw_tracepoint_args *ctx)
 	if (BPF_CORE_READ(t, signal, live.counter) != 0)
 		return 0;	/* not the process's last thread */
 	__u32 tgid = BPF_CORE_READ(t, tgid);
-	bpf_map_delete_elem(&marks, &tgid);
 	if (!bpf_map_lookup_elem(&senders, &tgid))
 		return 0;
 	send(KS_EXIT, (__u64)tgid << 32 | tgid, 0, 0, 0, 0);
@@ -390,45 +367,35 @@ int on_exit(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
-static __always_inline __u64 positive(__s64 v)
-{
-	return v > 0 ? (__u64)v : 0;
-}
-
-/* The faults mode: a change of an mm's resident pages (the engine's raw tracepoint),
- * in the process whose mm it is. Its first change sets its highest; a rise past it by a
- * step is sent with the stack of the fault (the task's user registers: where it
- * touched the page, or the system call that did). One CPU of a process's threads
- * takes each rise. */
-SEC("tp_btf/rss_stat")
-int BPF_PROG(on_rss_stat, struct mm_struct *mm)
+/* The faults mode: a change of a tracked process's resident pages that reached its
+ * fault_next, passed on by the engine's rss_stat program (a tail call: loaded as a
+ * raw tracepoint's, attached to none). In the process whose mm it is, the first change
+ * of an image sets its highest; a rise past it by a step is sent with the stack of the
+ * fault (the task's user registers: where it touched the page, or the system call
+ * that did). One CPU of a process's threads takes each rise. */
+SEC("raw_tracepoint")
+int on_rise(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
-	if (!tracked(tgid))
-		return 0;
-	/* typed pointers (the tracepoint's BTF): plain loads, no probe reads, since this
-	 * runs at every change of a tracked process's resident pages */
-	struct task_struct *t = bpf_get_current_task_btf();
-	if (t->mm != mm)
+	struct kp_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	if (!p || p->mm != ctx->args[0])
 		return 0;	/* another process's pages: a fork's copy, a remote access */
-	__u64 now = (positive(mm->rss_stat[MM_FILE].count) + positive(mm->rss_stat[MM_ANON].count) +
-		     positive(mm->rss_stat[MM_SHMEM].count)) * page_size;
+	__u64 now = *(volatile __u64 *)&p->cur;
 	__u64 step = now >> KS_FAULT_SHIFT;
 	if (step < KS_FAULT_MIN)
 		step = KS_FAULT_MIN;
-	struct ks_mark *m = bpf_map_lookup_elem(&marks, &tgid);
-	if (!m) {
-		struct ks_mark first = { now, now + step };
-		bpf_map_update_elem(&marks, &tgid, &first, BPF_NOEXIST);
+	__u64 next = *(volatile __u64 *)&p->fault_next;
+	if (!next) {
+		p->fault_high = now;
+		p->fault_next = now + step;
 		return 0;
 	}
-	if (now < *(volatile __u64 *)&m->next)
+	__u64 high = *(volatile __u64 *)&p->fault_high;
+	if (now < next || now <= high ||
+	    __sync_val_compare_and_swap(&p->fault_high, high, now) != high)
 		return 0;
-	__u64 high = *(volatile __u64 *)&m->high;
-	if (now <= high || __sync_val_compare_and_swap(&m->high, high, now) != high)
-		return 0;
-	m->next = now + step;
+	p->fault_next = now + step;
 	send_stacked(KS_FAULT, id, high, (__s64)(now - high), 0);
 	return 0;
 }

@@ -330,6 +330,19 @@ int kpeak_procs_fd(const struct kpeak *k)
 	return bpf_map__fd(k->skel->maps.procs);
 }
 
+int kpeak_rises_to(struct kpeak *k, int prog_fd)
+{
+	__u32 slot = 0;
+	int fd = bpf_map__fd(k->skel->maps.rises);
+	__atomic_store_n(&k->skel->bss->state.rises, 0u, __ATOMIC_SEQ_CST);
+	if (prog_fd < 0)
+		return bpf_map_delete_elem(fd, &slot) < 0 && errno != ENOENT ? -errno : 0;
+	if (bpf_map_update_elem(fd, &slot, &prog_fd, BPF_ANY) < 0)
+		return -errno;
+	__atomic_store_n(&k->skel->bss->state.rises, 1u, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
 /* The id of the hierarchy of this cgroup version, as /proc/self/cgroup numbers them: 0
  * for cgroup v2; for v1 the memory controller's. -1 when not found. */
 static int hierarchy_of(int version)
@@ -599,6 +612,13 @@ void kpeak_follow_forks(struct kpeak *k, int on)
 int kpeak_procs_fd(const struct kpeak *k)
 {
 	(void)k;
+	return -ENOSYS;
+}
+
+int kpeak_rises_to(struct kpeak *k, int prog_fd)
+{
+	(void)k;
+	(void)prog_fd;
 	return -ENOSYS;
 }
 

@@ -81,6 +81,10 @@ void kpeak_follow_forks(struct kpeak *k, int on);
 /* The engine's table of tracked processes, for another program of the engine to share
  * (source/kstacks.c). */
 int kpeak_procs_fd(const struct kpeak *k);
+/* Has the engine's program for page changes pass each change of a process that reached
+ * its fault_next on to the raw tracepoint program prog_fd (record --stacks=faults:
+ * source/kstacks.c); -1 stops it. 0 or -errno. */
+int kpeak_rises_to(struct kpeak *k, int prog_fd);
 /* Why the kernel would not take a program of the engine (e: what libbpf returned), in
  * why; returns e. */
 int kpeak_refusal(int e, char *why, size_t n);

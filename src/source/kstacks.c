@@ -63,6 +63,8 @@ struct probed {
 
 struct kstacks {
 	struct kstacks_bpf *skel;
+	struct kpeak *engine;
+	int rises;	/* the faults mode's program is the engine's to call */
 	enum kstacks_mode mode;
 	int known[KNOWN_MAX];
 	int nknown;
@@ -130,7 +132,8 @@ static void choose_programs(struct kstacks_bpf *b, enum kstacks_mode mode)
 		bpf_program__set_autoload(calls[i], !faults);
 	for (size_t i = 0; i < ARRAY_SIZE(allocs); i++)
 		bpf_program__set_autoload(allocs[i], malloc_mode);
-	bpf_program__set_autoload(b->progs.on_rss_stat, faults);
+	bpf_program__set_autoload(b->progs.on_rise, faults);
+	bpf_program__set_autoattach(b->progs.on_rise, false);	/* the engine calls it */
 	b->rodata->mode = (__u32)mode;
 	long page = sysconf(_SC_PAGESIZE);
 	b->rodata->page_size = page > 0 ? (__u64)page : 4096;
@@ -156,6 +159,7 @@ int kstacks_open(struct kstacks **out, struct kpeak *k, enum kstacks_mode mode, 
 	}
 	choose_programs(s->skel, mode);
 	s->mode = mode;
+	s->engine = k;
 	if ((e = bpf_map__reuse_fd(s->skel->maps.procs, kpeak_procs_fd(k))) < 0 ||
 	    (e = kstacks_bpf__load(s->skel)) < 0) {
 		kstacks_close(s);
@@ -173,6 +177,12 @@ int kstacks_open(struct kstacks **out, struct kpeak *k, enum kstacks_mode mode, 
 	if (e < 0)
 		snprintf(why, whylen, "cannot attach to the system calls' tracepoints: %s",
 			 strerror(-e));
+	else if (mode == KSTACKS_FAULTS &&
+		 (e = kpeak_rises_to(k, bpf_program__fd(s->skel->progs.on_rise))) < 0)
+		snprintf(why, whylen, "cannot give the engine its program for rises: %s",
+			 strerror(-e));
+	else
+		s->rises = mode == KSTACKS_FAULTS;
 	if (mounted)
 		umount2("/sys/kernel/tracing", MNT_DETACH);
 	if (e < 0) {
@@ -432,6 +442,8 @@ void kstacks_close(struct kstacks *s)
 {
 	if (!s)
 		return;
+	if (s->rises)
+		kpeak_rises_to(s->engine, -1);
 	while (s->nprobed > 0)
 		kstacks_unprobe(s, s->probed[0].pid);
 	free(s->probed);
