@@ -24,3 +24,10 @@ int64_t boottime_ns(void)
 {
 	return read_clock(CLOCK_BOOTTIME);
 }
+
+uint64_t tv_ns(const struct timeval *tv)
+{
+	if (tv->tv_sec < 0 || tv->tv_usec < 0)
+		return 0;
+	return (uint64_t)tv->tv_sec * NS_PER_S + (uint64_t)tv->tv_usec * 1000;
+}

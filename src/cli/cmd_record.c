@@ -955,7 +955,6 @@ static int start_run(struct session *s)
 	if (!a->command)
 		return 0;
 	int setup_failed;
-	int64_t exec_at;
 	/* Listening before the launch: the shortest commands end before the recorder
 	 * would have registered (a failure here is the recorder's to meet again). */
 	if (!a->opts.no_exit_records && !*sysroot() && taskstats_fd(&s->ts) < 0 &&
@@ -973,7 +972,7 @@ static int start_run(struct session *s)
 	struct launch_hold hold = { probe_child, &a->opts };
 	pid_t child = target_launch(a->command, &s->old, tc->made ? run_cgroup_join : NULL,
 				    &tc->loc, a->stacks == ENGINE_STACKS_MALLOC ? &hold : NULL,
-				    &setup_failed, &s->t.pre_exec_rss, &exec_at);
+				    &setup_failed, &s->t.launch);
 	if (child < 0) {
 		discard_run(s->st, run);
 		return launch_failed(s, child, setup_failed);
@@ -986,7 +985,7 @@ static int start_run(struct session *s)
 		return s->fail;
 	}
 	run->pid = child;
-	run->started_at = exec_at;	/* the command's start, not the row's */
+	run->started_at = s->t.launch.exec_at;	/* the command's start, not the row's */
 	return 0;
 }
 

@@ -395,6 +395,39 @@ static void check_alerts(struct recorder *rc, const struct sample *s, int64_t t)
 
 /* The sample counted in the run and handed to the store, the exporter and the live
  * line. */
+/* user + sys less the launch's CPU, split as the kernel splits the total now: it
+ * divides a process's exact run time between user and system by the ticks it sampled
+ * in each, which for a few ms can put all of it on either side. */
+static void less_launch(const struct launch_facts *l, uint64_t *user, uint64_t *sys)
+{
+	uint64_t total = *user + *sys, before = l->pre_exec_user_ns + l->pre_exec_sys_ns;
+	if (!total || !before)
+		return;
+	uint64_t left = total > before ? total - before : 0;
+	*user = (uint64_t)((double)left * (double)*user / (double)total);
+	*sys = left - *user;
+}
+
+void rec_cpu_from_exec(const struct recorder *rc, struct sample *s)
+{
+	if (rc->target->is_child && (s->have & SAMPLE_CPU))
+		less_launch(&rc->target->launch, &s->cpu_user_ns, &s->cpu_sys_ns);
+}
+
+void rec_root_cpu_from_exec(struct recorder *rc)
+{
+	long i = rc->target->is_child ? proclog_find(&rc->log, rc->target->pid) : -1;
+	if (i < 0)
+		return;
+	struct proc_summary *p = &rc->log.p[i];
+	if (p->cpu_user_ns < 0 || p->cpu_sys_ns < 0)
+		return;	/* not known */
+	uint64_t user = (uint64_t)p->cpu_user_ns, sys = (uint64_t)p->cpu_sys_ns;
+	less_launch(&rc->target->launch, &user, &sys);
+	p->cpu_user_ns = (int64_t)user;
+	p->cpu_sys_ns = (int64_t)sys;
+}
+
 void rec_hand_over(struct recorder *rc, struct sample *s, int64_t t)
 {
 	struct run *r = rc->run;
@@ -438,6 +471,7 @@ static int take_sample(struct recorder *rc)
 		proclog_read_set(&rc->log, &rc->set, 0);
 		proclog_add_ended(&rc->log, &s);
 	}
+	rec_cpu_from_exec(rc, &s);
 	/* the processes that joined (at this sample, or from exit records) may be those
 	 * of kill lines read before they were known */
 	if (rc->npkills)
@@ -638,9 +672,12 @@ static int setup(struct recorder *rc)
 	if (store_writer_start(rc->st) < 0)
 		flush(rc);	/* no thread: writes wait on the database (never fails here) */
 	rec_note_untracked(rc, 0);
-	rc->start_mono = mono_ns();
-	rc->start_boot = boottime_ns();
-	rc->real_off = real_ns() - rc->start_mono;
+	int64_t now = mono_ns(), exec = rc->target->is_child ? rc->target->launch.exec_mono : 0;
+	rc->real_off = real_ns() - now;
+	/* a launched command's clock starts at its exec, as its run's start does: a
+	 * sample's time is then when it was read, and its CPU over the time since */
+	rc->start_mono = exec > 0 && exec <= now ? exec : now;
+	rc->start_boot = boottime_ns() - (now - rc->start_mono);
 	/* The first sample goes to the store at once: the run's row then holds the
 	 * target's pid (a launched command's is not known before) and a first figure for
 	 * ls, mark -p and a reader, from the start rather than after the first batch. */

@@ -16,6 +16,7 @@
 
 #include "metrics/http.h"
 #include "record/hooks.h"
+#include "record/target.h"
 #include "source/cgroup.h"
 #include "source/client.h"
 #include "source/nvml.h"
@@ -127,8 +128,10 @@ struct record_target {
 	pid_t pid;
 	int pidfd;
 	int is_child;		/* launched by us: we reap it and pass signals on */
-	uint64_t pre_exec_rss;	/* a launched command's footprint before its exec (see
-				 * target_launch()): wait4's peak counts only above it */
+	/* a launched command's child at its exec (target_launch()): wait4's peak counts
+	 * only above its footprint then, its CPU from then, and the run's clock starts
+	 * at its exec */
+	struct launch_facts launch;
 	/* The target's memory cgroup, or NULL: its oom_kill counter is evidence when the
 	 * target dies of SIGKILL. With cg_sample its usage, limit and peak go into every
 	 * sample (and with cg_reset_peak the peak is restarted after each read). cg_path

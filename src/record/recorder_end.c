@@ -430,8 +430,9 @@ void rec_target_ended(struct recorder *rc)
 	 * holds the child's footprint before its exec (a copy of this recorder, which
 	 * still grows by a few pages in the exec), so only a figure above that one by
 	 * PRE_EXEC_SLACK is surely the command's. */
-	if (rc->set_open && rc->target->pre_exec_rss < UINT64_MAX - PRE_EXEC_SLACK &&
-	    maxrss > rc->target->pre_exec_rss + PRE_EXEC_SLACK)
+	uint64_t before = rc->target->launch.pre_exec_rss;
+	if (rc->set_open && before < UINT64_MAX - PRE_EXEC_SLACK &&
+	    maxrss > before + PRE_EXEC_SLACK)
 		rec_run_peak(rc, maxrss, r->ended_at, PEAK_FROM_WAIT);
 	if (rc->root < 0 && rc->target->is_child && maxrss) {
 		/* No sample and no exit record saw the command: it ended while the
@@ -513,11 +514,6 @@ void rec_cgroup_ended(struct recorder *rc)
 	rc->stop = TARGET_ENDED;
 }
 
-static uint64_t tv_ns(const struct timeval *tv)
-{
-	return (uint64_t)tv->tv_sec * NS_PER_S + (uint64_t)tv->tv_usec * 1000;
-}
-
 static uint64_t max_u64(uint64_t a, uint64_t b)
 {
 	return a > b ? a : b;
@@ -566,6 +562,7 @@ static void closing_sample(struct recorder *rc)
 		s.minflt = max_u64(had ? s.minflt : 0, (uint64_t)rc->ru.ru_minflt);
 		s.majflt = max_u64(had ? s.majflt : 0, (uint64_t)rc->ru.ru_majflt);
 	}
+	rec_cpu_from_exec(rc, &s);
 	if (r->samples && same_context(&s, &rc->last))
 		return;
 	int64_t end = rc->end_mono - rc->start_mono;
@@ -662,6 +659,7 @@ int rec_write_end(struct recorder *rc)
 	if (fe == 0)
 		rec_stages_end(rc);	/* every mark is stored now */
 	proclog_order_starts(&rc->log);
+	rec_root_cpu_from_exec(rc);
 	while (fe == 0 && (fe = store_put_processes(rc->st, run->id, rc->log.p, rc->log.n)) < 0 &&
 	       mono_ns() < give_up)
 		poll(NULL, 0, FINISH_RETRY_MS);

@@ -293,6 +293,12 @@ void rec_run_peak(struct recorder *rc, uint64_t bytes, int64_t t, const char *so
 void rec_kernel_peak(struct recorder *rc);
 void rec_proc_peak(struct recorder *rc, size_t i, uint64_t bytes, int64_t t, const char *source);
 void rec_hand_over(struct recorder *rc, struct sample *s, int64_t t);
+/* A launched command's CPU counts from its exec: what its process had used before (the
+ * recorder's copy after the fork: its faults, joining the run's cgroup) is the
+ * launch's, though the kernel's counters hold it. Takes it out of s's. */
+void rec_cpu_from_exec(const struct recorder *rc, struct sample *s);
+/* The same for the command's own figures in the process table, once they are final. */
+void rec_root_cpu_from_exec(struct recorder *rc);
 
 /* recorder_procs.c */
 size_t rec_proc_seen(struct recorder *rc, pid_t pid, const struct proc_status *st,

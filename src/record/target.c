@@ -151,10 +151,11 @@ int target_find_matches(const regex_t *re, struct proc_match **out, size_t *n)
 /* What the child of target_launch() tells its parent through a pipe that closes at
  * the exec. */
 enum { LAUNCH_SETUP = 1, LAUNCH_EXEC, LAUNCH_EXEC_FAILED };
+#define LAUNCH_MSG 6	/* int64_t: the kind and its values */
 
 pid_t target_launch(char *const argv[], const sigset_t *orig_mask,
 		    int (*pre_exec)(void *ctx), void *ctx, const struct launch_hold *hold,
-		    int *setup_failed, uint64_t *pre_exec_rss, int64_t *exec_at)
+		    int *setup_failed, struct launch_facts *facts)
 {
 	int pfd[2], go[2] = { -1, -1 };
 	*setup_failed = 0;
@@ -188,8 +189,9 @@ pid_t target_launch(char *const argv[], const sigset_t *orig_mask,
 			signal(sigs[i], SIG_DFL);
 		close(pfd[0]);
 		/* kind LAUNCH_EXEC: about to exec, value the footprint so far (KiB), then
-		 * the time; LAUNCH_SETUP or LAUNCH_EXEC_FAILED: value the errno */
-		int64_t msg[3] = { LAUNCH_SETUP, 0, 0 };
+		 * the times (real, monotonic) and the CPU used (user, system; ns);
+		 * LAUNCH_SETUP or LAUNCH_EXEC_FAILED: value the errno */
+		int64_t msg[LAUNCH_MSG] = { LAUNCH_SETUP };
 		int se = pre_exec ? pre_exec(ctx) : 0;
 		if (hold) {	/* the parent's hold ends when it closes its end */
 			char c;
@@ -201,8 +203,15 @@ pid_t target_launch(char *const argv[], const sigset_t *orig_mask,
 			struct rusage ru;
 			sigprocmask(SIG_SETMASK, orig_mask, NULL);
 			msg[0] = LAUNCH_EXEC;
-			msg[1] = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
 			msg[2] = real_ns();	/* clock_gettime: safe after fork */
+			msg[3] = mono_ns();
+			/* the CPU after the clocks: what the command is said to use is then
+			 * within the time it is said to run */
+			if (getrusage(RUSAGE_SELF, &ru) == 0) {
+				msg[1] = ru.ru_maxrss;
+				msg[4] = (int64_t)tv_ns(&ru.ru_utime);
+				msg[5] = (int64_t)tv_ns(&ru.ru_stime);
+			}
 			if (write(pfd[1], msg, sizeof(msg)) < 0) {
 				/* the parent then knows no footprint: wait4's peak is not used */
 			}
@@ -222,18 +231,20 @@ pid_t target_launch(char *const argv[], const sigset_t *orig_mask,
 		hold->fn(hold->ctx, pid);
 		close(go[1]);
 	}
-	int64_t msg[3] = { 0, 0, 0 };
+	int64_t msg[LAUNCH_MSG] = { 0 };
 	ssize_t n;
-	*pre_exec_rss = UINT64_MAX;
-	*exec_at = 0;
+	*facts = (struct launch_facts){ .pre_exec_rss = UINT64_MAX };
 	for (;;) {
 		do
 			n = read(pfd[0], msg, sizeof(msg));
 		while (n < 0 && errno == EINTR);
 		if (n != (ssize_t)sizeof(msg) || msg[0] != LAUNCH_EXEC)
 			break;
-		*pre_exec_rss = msg[1] > 0 ? (uint64_t)msg[1] * 1024 : 0;
-		*exec_at = msg[2];
+		facts->pre_exec_rss = msg[1] > 0 ? (uint64_t)msg[1] * 1024 : 0;
+		facts->exec_at = msg[2];
+		facts->exec_mono = msg[3];
+		facts->pre_exec_user_ns = msg[4] > 0 ? (uint64_t)msg[4] : 0;
+		facts->pre_exec_sys_ns = msg[5] > 0 ? (uint64_t)msg[5] : 0;
 	}
 	close(pfd[0]);
 	if (n == (ssize_t)sizeof(msg)) {
@@ -241,8 +252,10 @@ pid_t target_launch(char *const argv[], const sigset_t *orig_mask,
 		*setup_failed = msg[0] == LAUNCH_SETUP;
 		return msg[1] > 0 ? (pid_t)-msg[1] : -EIO;
 	}
-	if (*exec_at <= 0)	/* the child could not write: the parent's time, later */
-		*exec_at = real_ns();
+	if (facts->exec_at <= 0) {	/* the child could not write: the parent's time, later */
+		facts->exec_at = real_ns();
+		facts->exec_mono = 0;
+	}
 	return pid;
 }
 

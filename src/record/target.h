@@ -75,12 +75,7 @@ int target_filter_ok(const struct proc_filter *f, pid_t pid);
  * pid, or -errno of the failed step: *setup_failed is then 1 when pre_exec failed, 0
  * when exec did (-ENOENT: not found; -EACCES, -ENOEXEC: cannot run). A child whose
  * setup or exec failed has been reaped already.
- * *pre_exec_rss is the child's own peak RSS just before its exec, in bytes (a copy of
- * the recorder: the kernel keeps it in the child's ru_maxrss, so a wait4 peak not above
- * it may not be the command's), or UINT64_MAX when unknown.
- * *exec_at is the wall-clock time (ns) the child took just before its exec: the
- * command's start, before anything the command does (a mark it makes as it starts
- * cannot precede it, however late the parent runs again).
+ * The child's figures just before its exec go in *facts (struct launch_facts).
  * With hold, the parent calls hold->fn with the child's pid after the fork, and the
  * child waits for it to return before its exec (record --stacks=malloc attaches its
  * probes to the child then, so that the command's first call is seen). */
@@ -89,9 +84,26 @@ struct launch_hold {
 	void *ctx;
 };
 
+/* A launched command's child just before its exec, as it measured itself then. */
+struct launch_facts {
+	/* its own peak RSS, in bytes (a copy of the recorder: the kernel keeps it in the
+	 * child's ru_maxrss, so a wait4 peak not above it may not be the command's), or
+	 * UINT64_MAX when unknown */
+	uint64_t pre_exec_rss;
+	/* the wall-clock (real) and monotonic times (ns): the command's start, before
+	 * anything the command does (a mark it makes as it starts cannot precede it,
+	 * however late the parent runs again); exec_mono 0 when unknown */
+	int64_t exec_at;
+	int64_t exec_mono;
+	/* the CPU it had used (ns): the launch's (the fork's copies of pages, joining a
+	 * cgroup), not the command's, though the kernel counts it in the process's */
+	uint64_t pre_exec_user_ns;
+	uint64_t pre_exec_sys_ns;
+};
+
 pid_t target_launch(char *const argv[], const sigset_t *orig_mask,
 		    int (*pre_exec)(void *ctx), void *ctx, const struct launch_hold *hold,
-		    int *setup_failed, uint64_t *pre_exec_rss, int64_t *exec_at);
+		    int *setup_failed, struct launch_facts *facts);
 
 /* pidfd_open(2). Returns the fd or -errno. */
 int target_pidfd_open(pid_t pid);

@@ -61,7 +61,9 @@ void live_context(struct buf *b, const struct sample *prev, const struct sample 
 	uint64_t cpu = s->cpu_user_ns + s->cpu_sys_ns, cpu0 = prev->cpu_user_ns + prev->cpu_sys_ns;
 	double pct = cpu > cpu0 ? (double)(cpu - cpu0) * 100.0 / dt : 0;
 	double maj = s->majflt > prev->majflt ? (double)(s->majflt - prev->majflt) * NS_PER_S / dt : 0;
-	buf_printf(b, " cpu %.0f%% majflt %.0f/s", pct, maj);
+	if (dt >= LIVE_CPU_MIN_NS)
+		buf_printf(b, " cpu %.0f%%", pct);
+	buf_printf(b, " majflt %.0f/s", maj);
 }
 
 void live_counter(struct buf *b, const char *name, long long value)

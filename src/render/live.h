@@ -23,7 +23,10 @@ void live_counter(struct buf *b, const char *name, long long value);
 /* " cpu 97% majflt 12/s": CPU use (100% is one CPU's time) and major faults per second
  * between the previous live line's sample prev and s; nothing when either lacks the
  * counters (SAMPLE_CPU) or no time passed. Counters that went down (a set's member
- * that left had not been read) give 0. */
+ * that left had not been read) give 0. The CPU only over LIVE_CPU_MIN_NS or more: the
+ * kernel's counters of a running process move in clock ticks (10 ms), so a shorter
+ * window (a short command's last line) could read 0% or several hundred. */
+#define LIVE_CPU_MIN_NS (100 * 1000 * 1000)
 void live_context(struct buf *b, const struct sample *prev, const struct sample *s);
 
 /* "exited with 3", "killed by SIGKILL", "still running (recording stopped)", ...

@@ -28,6 +28,18 @@ static void test_live_context(void **state)
 	live_context(&b, &p, &s);
 	assert_string_equal(buf_str(&b), " cpu 100% majflt 50/s");
 	buf_reset(&b);
+	/* a short command's last line: 1 ms in which the counters moved by a tick (10 ms)
+	 * would read 1000%; the faults' rate stands, the CPU is not said */
+	p.elapsed_ns = s.elapsed_ns - 1000000;
+	p.cpu_user_ns = s.cpu_user_ns + s.cpu_sys_ns - 10000000;
+	p.majflt = s.majflt;
+	live_context(&b, &p, &s);
+	assert_string_equal(buf_str(&b), " majflt 0/s");
+	buf_reset(&b);
+	p.elapsed_ns = s.elapsed_ns - LIVE_CPU_MIN_NS;	/* from 100 ms on it is */
+	live_context(&b, &p, &s);
+	assert_string_equal(buf_str(&b), " cpu 10% majflt 0/s");
+	buf_reset(&b);
 	p.have = 0;	/* the first line: no rate yet */
 	live_context(&b, &p, &s);
 	assert_string_equal(buf_str(&b), "");
