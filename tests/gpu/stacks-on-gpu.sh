@@ -4,7 +4,7 @@
 # must have each function's bytes exact in the snapshot at the GPU's peak, beside
 # nvidia-smi; then PyTorch (tests/gpu/stacks_torch.py), to see which native frames the
 # caching allocator's segments are charged to. B=DIR holds rsswatch (default build).
-# Writes $OUT/gpu-stacks.log.
+# Writes $OUT/gpu-stacks.log, and PyTorch's run as $OUT/torch-stacks.html.
 set -u
 OUT=${OUT:-/tmp/gpu-out}
 mkdir -p "$OUT"
@@ -54,4 +54,5 @@ PY
 	"$B/rsswatch" show | sed -n '/^gpu peak/p;/^on the GPU/,/^$/p'
 	"$B/rsswatch" show --stacks | sed -n '/^on the GPU/,/^$/p' | head -60
 	"$B/rsswatch" export --stacks=gpu | cut -c1-400
+	"$B/rsswatch" report -o "$OUT/torch-stacks.html" && echo "report: $OUT/torch-stacks.html"
 } 2>&1 | tee "$OUT/gpu-stacks.log"
