@@ -393,8 +393,6 @@ static void check_alerts(struct recorder *rc, const struct sample *s, int64_t t)
 	hooks_poll(rc->opts->hooks, rc->st, r->id);
 }
 
-/* The sample counted in the run and handed to the store, the exporter and the live
- * line. */
 /* user + sys less the launch's CPU, split as the kernel splits the total now: it
  * divides a process's exact run time between user and system by the ticks it sampled
  * in each, which for a few ms can put all of it on either side. */
@@ -428,6 +426,8 @@ void rec_root_cpu_from_exec(struct recorder *rc)
 	p->cpu_sys_ns = (int64_t)sys;
 }
 
+/* The sample counted in the run and handed to the store, the exporter and the live
+ * line. */
 void rec_hand_over(struct recorder *rc, struct sample *s, int64_t t)
 {
 	struct run *r = rc->run;
