@@ -63,8 +63,7 @@ struct probed {
 
 struct kstacks {
 	struct kstacks_bpf *skel;
-	struct kpeak *engine;
-	int rises;	/* the faults mode's program is the engine's to call */
+	struct kpeak *engine;	/* the faults mode gives it its program for rises */
 	enum kstacks_mode mode;
 	int known[KNOWN_MAX];
 	int nknown;
@@ -181,8 +180,6 @@ int kstacks_open(struct kstacks **out, struct kpeak *k, enum kstacks_mode mode, 
 		 (e = kpeak_rises_to(k, bpf_program__fd(s->skel->progs.on_rise))) < 0)
 		snprintf(why, whylen, "cannot give the engine its program for rises: %s",
 			 strerror(-e));
-	else
-		s->rises = mode == KSTACKS_FAULTS;
 	if (mounted)
 		umount2("/sys/kernel/tracing", MNT_DETACH);
 	if (e < 0) {
@@ -442,8 +439,8 @@ void kstacks_close(struct kstacks *s)
 {
 	if (!s)
 		return;
-	if (s->rises)
-		kpeak_rises_to(s->engine, -1);
+	if (s->mode == KSTACKS_FAULTS)
+		kpeak_rises_to(s->engine, -1);	/* also where it was not given yet */
 	while (s->nprobed > 0)
 		kstacks_unprobe(s, s->probed[0].pid);
 	free(s->probed);
