@@ -347,10 +347,14 @@ static void probe_own_driver(struct recorder *rc, const struct sample *s, int64_
 }
 
 /* The run's GPU and cgroup peaks, and the cgroup's limit, from one sample. */
-/* A GPU peak of bytes at t (CLOCK_REALTIME), from the probes or a read. */
+/* A GPU peak of bytes at t (CLOCK_REALTIME), from the probes or a read. The probes'
+ * figure equal to a read's is the same level, at the time it was reached (a read that
+ * a driver call overlapped can see it before the call returns). */
 static void gpu_peak(struct run *r, uint64_t bytes, int64_t t, int probed)
 {
-	if ((int64_t)bytes <= r->peak_gpu)
+	int timed = (int64_t)bytes == r->peak_gpu && probed && r->peak_gpu_source &&
+		    strcmp(r->peak_gpu_source, GPU_FROM_READ) == 0;
+	if ((int64_t)bytes <= r->peak_gpu && !timed)
 		return;
 	r->peak_gpu = (int64_t)bytes;
 	r->peak_gpu_at = t;

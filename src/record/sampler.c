@@ -112,27 +112,52 @@ void sampler_use_gpu_probes(struct sampler *s, struct kpeak *k)
 {
 	s->gpu_probes = k;
 	s->gpu_anchored = 0;
+	s->gpu_pre.have = 0;
+	s->gpu_extra_min = 0;
 }
 
-/* Folds the probes' highest total since the last fold into w, as the figure a read
- * would have given then (see struct sampler). Before the first anchor the probes'
- * window stays open: a block of a process that came and went before the first read
- * that anchors (a short child of a launched command) is the first fold's. */
-static void fold_probes(struct sampler *s, struct gpu_reading *w)
+/* Keeps the probes' total high before the first anchor: a later equal one is the same
+ * peak, held. */
+static void keep_pre(struct sampler *s, uint64_t high, int64_t at)
 {
-	uint64_t high;
-	int64_t at;
-	if (!s->gpu_probes || !s->gpu_anchored)
-		return;
-	kpeak_gpu_window(s->gpu_probes, &high, &at);
-	int64_t v = (int64_t)s->gpu_anchor_read + ((int64_t)high - s->gpu_anchor_live);
-	uint64_t bytes = v > 0 ? (uint64_t)v : 0;
-	if (!w->have || bytes > w->bytes) {
+	if (!s->gpu_pre.have || high > s->gpu_pre.bytes)
+		s->gpu_pre = (struct gpu_high){ 1, high, at };
+}
+
+/* Folds a figure of the probes, reached at `at`, into w. A read's equal figure gives
+ * way to it: the read saw a level the probes know the time of (a read that a call
+ * overlapped may see it before the call returns). */
+static void fold_probed(struct gpu_reading *w, uint64_t bytes, int64_t at)
+{
+	if (!w->have || bytes > w->bytes || (bytes == w->bytes && !w->probed)) {
 		w->have = 1;
 		w->bytes = bytes;
 		w->at = at;
 		w->probed = 1;
 	}
+}
+
+/* The figure a read would have given with the probes' total at high, by the anchor. */
+static uint64_t anchored(const struct sampler *s, uint64_t high)
+{
+	int64_t v = (int64_t)s->gpu_anchor_read + ((int64_t)high - s->gpu_anchor_live);
+	return v > 0 ? (uint64_t)v : 0;
+}
+
+/* Folds the probes' highest total since the last fold into w, as the figure a read
+ * would have given then (see struct sampler). Before the first anchor it is kept in
+ * gpu_pre instead, for the anchor to come or, if none comes, the end. */
+static void fold_probes(struct sampler *s, struct gpu_reading *w)
+{
+	uint64_t high;
+	int64_t at;
+	if (!s->gpu_probes)
+		return;
+	kpeak_gpu_window(s->gpu_probes, &high, &at);
+	if (s->gpu_anchored)
+		fold_probed(w, anchored(s, high), at);
+	else
+		keep_pre(s, high, at);
 }
 
 /* One read of the devices and of the target's use of them: with a process set (--tree,
@@ -213,6 +238,43 @@ static void fold_reading(struct gpu_reading *w, const struct gpu_reading *r)
 	}
 }
 
+/* Anchors the probes' total to read r, taken between the probes' figures before and
+ * after. Only a read that no driver call overlapped anchors: a call under way may have
+ * changed the driver's figure and not yet the probes' (or the other way round). One
+ * that calls overlapped but none was under way at either end still bounds what the
+ * driver charges besides the blocks from below: its figure counted at most the highest
+ * total the probes had meanwhile. Before the first anchor such a read is tried again
+ * soon, not a GPU interval later: the calls of a start come in a burst. */
+static void anchor(struct sampler *s, const struct gpu_reading *r, const struct kpeak_gpu *before,
+		   const struct kpeak_gpu *after, int64_t now)
+{
+	if (!before->inflight && before->calls == after->calls) {
+		/* the driver's figure holds at least the blocks it handed out: a read
+		 * below them did not see the processes (another pid namespace's NVML),
+		 * or not yet */
+		s->gpu_anchored = 1;
+		s->gpu_anchor_read = after->live > 0 && r->bytes < (uint64_t)after->live ?
+				     (uint64_t)after->live : r->bytes;
+		s->gpu_anchor_live = after->live;
+		if (s->gpu_pre.have)	/* what came before the first anchor */
+			fold_probed(&s->gpu_win, anchored(s, s->gpu_pre.bytes), s->gpu_pre.at);
+		s->gpu_pre.have = 0;
+		return;
+	}
+	if (s->gpu_anchored)
+		return;
+	if (!before->inflight && !after->inflight) {
+		uint64_t high;	/* the highest since the fold just before the read */
+		int64_t at;
+		kpeak_gpu_window(s->gpu_probes, &high, &at);
+		keep_pre(s, high, at);
+		if (r->bytes > high && r->bytes - high > s->gpu_extra_min)
+			s->gpu_extra_min = r->bytes - high;
+	}
+	if (s->gpu_next_ns > now + GPU_ANCHOR_RETRY_NS)
+		s->gpu_next_ns = now + GPU_ANCHOR_RETRY_NS;
+}
+
 int sampler_poll_gpu(struct sampler *s, int64_t now)
 {
 	struct gpu_reading r;
@@ -234,17 +296,8 @@ int sampler_poll_gpu(struct sampler *s, int64_t now)
 	if (read_gpus(s, now, &r) < 0)
 		return 0;
 	if (s->gpu_probes && r.have) {
-		/* an anchor only where no call of the driver could have been under way */
 		kpeak_gpu_read(s->gpu_probes, &after);
-		if (!before.inflight && before.calls == after.calls) {
-			/* the driver's figure holds at least the blocks it handed out: a
-			 * read below them did not see the processes (another pid
-			 * namespace's NVML), or not yet */
-			s->gpu_anchored = 1;
-			s->gpu_anchor_read = after.live > 0 && r.bytes < (uint64_t)after.live ?
-					     (uint64_t)after.live : r.bytes;
-			s->gpu_anchor_live = after.live;
-		}
+		anchor(s, &r, &before, &after, now);
 	}
 	s->gpu_last = r;
 	fold_reading(&s->gpu_win, &r);
@@ -255,6 +308,9 @@ int sampler_poll_gpu(struct sampler *s, int64_t now)
 int sampler_gpu_pending(struct sampler *s, uint64_t *bytes, int64_t *at, int *probed)
 {
 	fold_probes(s, &s->gpu_win);
+	if (!s->gpu_anchored && s->gpu_pre.have && s->gpu_pre.bytes)
+		/* no read ever anchored: the least the driver's figure can have been */
+		fold_probed(&s->gpu_win, s->gpu_pre.bytes + s->gpu_extra_min, s->gpu_pre.at);
 	if (!(s->gpu_nread || s->gpu_win.probed) || !s->gpu_win.have)
 		return 0;
 	*bytes = s->gpu_win.bytes;

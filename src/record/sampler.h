@@ -19,6 +19,9 @@
 
 /* Every device NVML can enumerate: none is dropped. */
 #define SAMPLER_MAX_GPUS NVML_MAX_DEVICES
+/* A read that driver calls overlapped, before the first anchor, is tried again this
+ * soon (below): at most ten reads a second, and only until one anchors. */
+#define GPU_ANCHOR_RETRY_NS (100 * 1000 * 1000LL)
 
 /* GPU figures from one NVML read, or the highest of several: have says bytes (the
  * target's total) is known; at is the monotonic time of the read that gave bytes.
@@ -50,9 +53,14 @@ struct gpu_reading {
  * gpu_anchor_live, the probes' total then; a read below that total counts as the
  * total: the driver's figure holds its blocks), and the highest of the probes' total
  * since, h at time t, stands for a figure of anchor_read + h - anchor_live read at t.
- * The window stays open until the first anchor, so what came before it counts too.
- * So a spike of any length between two reads is the next sample's, at its time; what
- * the driver charges besides the blocks (the context) comes from the reads. */
+ * Until the first anchor the probes' highest is kept in gpu_pre, so what came before
+ * it counts too. So a spike of any length between two reads is the next sample's, at
+ * its time; what the driver charges besides the blocks (the context) comes from the
+ * reads. A read that driver calls overlapped does not anchor; before the first anchor
+ * it is tried again GPU_ANCHOR_RETRY_NS later, and it bounds the context from below
+ * (gpu_extra_min). A run that ends with no anchor (a short command whose calls
+ * overlapped every read) takes gpu_pre plus that bound: the least the driver's
+ * figure can have been, and never below a read. */
 struct sampler {
 	pid_t pid;
 	struct proc_reader proc;	/* /proc/PID/status */
@@ -76,6 +84,12 @@ struct sampler {
 	int gpu_anchored;
 	uint64_t gpu_anchor_read;
 	int64_t gpu_anchor_live;
+	struct gpu_high {
+		int have;
+		uint64_t bytes;		/* the probes' highest total before the first anchor */
+		int64_t at;
+	} gpu_pre;
+	uint64_t gpu_extra_min;		/* the driver's figure less the blocks, at least */
 	struct cg_reader *cg;		/* cgroup figures from here (borrowed), or NULL */
 	int cg_reset;			/* restart the cgroup's peak after each read */
 	int cg_peak_exact;		/* its peak covers the run only */

@@ -24,6 +24,8 @@
  *                the script goes on
  *   gpu-         free the most recent kept device block, through the matching free
  *   gpumany N SIZE  N blocks of SIZE through cuMemAlloc_v2, kept and never freed
+ *   gpuchurn SIZE   a thread allocates SIZE through cuMemAlloc_v2 and frees it again,
+ *                every millisecond until the process ends: a driver never quiet
  *   husk         the main thread ends and a second one waits until killed: the process
  *                is alive and listed in its cgroup, but /proc/PID/status has no memory
  *                lines (as for a process in its exit); the rest is not run
@@ -185,6 +187,18 @@ static void gpu_free(int how, uint64_t addr)
 		fprintf(stderr, "memhog: %s: error %d\n", gpu_free_name[how], r);
 }
 
+static void *churn(void *arg)
+{
+	size_t n = *(size_t *)arg;
+	for (;;) {
+		uint64_t addr;
+		if (gpu_alloc(0, n, &addr) == 0)
+			gpu_free(0, addr);
+		sleep_ms(1);
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	void *blocks[256];
@@ -273,6 +287,13 @@ int main(int argc, char **argv)
 				if (gpu_alloc(0, parse_size_arg(argv[i + 2]), &addr) != 0)
 					break;
 			i += 2;
+		} else if (strcmp(a, "gpuchurn") == 0 && i + 1 < argc) {
+			static size_t churn_size;
+			pthread_t t;
+			churn_size = parse_size_arg(arg);
+			if (pthread_create(&t, NULL, churn, &churn_size) != 0)
+				return 99;
+			i++;
 		} else if (strcmp(a, "gpu-") == 0 && ng > 0) {
 			ng--;
 			gpu_free(gpu_kinds[ng], gpu_blocks[ng]);

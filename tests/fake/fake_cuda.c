@@ -14,6 +14,7 @@
  * and cuMemAllocPitch_v2 are device pointers, freed by cuMemFree_v2 or cuMemFreeAsync;
  * cuMemCreate's are handles, freed by cuMemRelease. Addresses are never reused. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -56,6 +57,7 @@ static int nblocks;
 static uint64_t next_addr = 0x7f3200000000ull, live, total = 80ull << 30;
 static uint64_t *live_file;	/* FAKE_CUDA_LIVE, mapped */
 static int initialised;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;	/* a driver is thread-safe */
 
 static uint64_t parse_size(const char *s)
 {
@@ -102,8 +104,11 @@ static CUresult give(unsigned long long *out, size_t size, int handle)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!out || !size)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (size > total - live || nblocks == MAX_BLOCKS)
+	pthread_mutex_lock(&lock);
+	if (size > total - live || nblocks == MAX_BLOCKS) {
+		pthread_mutex_unlock(&lock);
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	struct block *b = &blocks[nblocks++];
 	b->addr = next_addr;
 	b->size = size;
@@ -112,6 +117,7 @@ static CUresult give(unsigned long long *out, size_t size, int handle)
 	live += size;
 	publish();
 	*out = b->addr;
+	pthread_mutex_unlock(&lock);
 	return CUDA_SUCCESS;
 }
 
@@ -119,13 +125,16 @@ static CUresult take_back(uint64_t addr, int handle)
 {
 	if (!initialised)
 		return CUDA_ERROR_NOT_INITIALIZED;
+	pthread_mutex_lock(&lock);
 	for (int i = 0; i < nblocks; i++)
 		if (blocks[i].addr == addr && blocks[i].handle == handle) {
 			live -= blocks[i].size;
 			blocks[i] = blocks[--nblocks];
 			publish();
+			pthread_mutex_unlock(&lock);
 			return CUDA_SUCCESS;
 		}
+	pthread_mutex_unlock(&lock);
 	return CUDA_ERROR_INVALID_VALUE;
 }
 

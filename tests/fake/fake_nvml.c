@@ -22,6 +22,9 @@
  *       driver_not_loaded, reset_required; init and count take no WINDOW
  *   entry32
  *       the _v3 process queries write 32-byte entries, as some R535 drivers did
+ *   slow MS
+ *       a compute process query that answers takes MS milliseconds after its instant,
+ *       as a real driver's can take tens of them
  *
  * WINDOW is any of "from call N", "to call M" (inclusive; calls are counted per device
  * and per query, from 1: memory queries for "used" and "fail memory", compute process
@@ -139,6 +142,7 @@ static int ndev;
 static struct rule rules[MAX_RULES];
 static int nrules;
 static int entry32;
+static long slow_ms;
 static struct timespec t0;
 static FILE *query_log;
 
@@ -278,6 +282,12 @@ static int parse_line(char **tok, int n)
 		entry32 = 1;
 		return 0;
 	}
+	if (strcmp(tok[0], "slow") == 0 && n == 2) {
+		if (parse_num(tok[1], &v) < 0 || v > 60000)
+			return -1;
+		slow_ms = (long)v;
+		return 0;
+	}
 	if (strcmp(tok[0], "device") == 0) {
 		if (n < 2)
 			return -1;
@@ -401,6 +411,7 @@ static int load_script(void)
 {
 	memset(devs, 0, sizeof(devs));
 	ndev = nrules = entry32 = 0;
+	slow_ms = 0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	const char *log = getenv("FAKE_NVML_LOG");
 	if (query_log)
@@ -741,6 +752,11 @@ static nvmlReturn_t procs(nvmlDevice_t h, unsigned int *n, void *infos, int grap
 	}
 	*n = listed;
 	log_call(ms, what, d, 1, listed);
+	if (slow_ms && !graphics) {
+		struct timespec ts = { slow_ms / 1000, slow_ms % 1000 * 1000000 };
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
 	return E_SUCCESS;
 }
 

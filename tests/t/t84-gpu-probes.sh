@@ -132,6 +132,33 @@ check "-p: the peak is the context, the 2 GiB held before and the 6 GiB spike" \
 check "-p: from the driver's allocations" test "$(last peak_gpu_source)" = allocations
 check "-p: its time is inside the spike" inside "$(last peak_gpu_at)" "$T/ast" 1
 
+# --- a driver never quiet: a thread of the target allocates and frees every
+# millisecond and each process query of NVML takes 50ms, so calls overlap the reads
+# and they do not anchor the probes (as at a launched command's start, a burst). The
+# spike is still the peak, at its time, on the context the reads bound from below.
+env FAKE_CUDA_LIVE="$T/churn.live" "$HOG" cuda "$cuda" gpuchurn 4K touch "$T/churning" \
+	await "$T/churn.go" sleep 300ms stamp "$T/cst" gpu alloc 6G gpu- stamp "$T/cst" \
+	sleep 300ms >"$T/churnhog.out" 2>&1 &
+churn=$!
+at_exit "touch '$T/churn.go'; wait $churn 2>/dev/null"
+wait_until 10 test -f "$T/churning"
+script churn "$churn"
+echo 'slow 50' >>"$T/churn.nvml"
+spawn churn env $(gpu_env churn) "$RSW" record -v -i 100ms -p "$churn"
+rec=${_bg##* }
+check "a driver never quiet: the recorder has sampled once" \
+	wait_until 10 grep -q ' rss ' "$T/churn.err"
+touch "$T/churn.go"
+finish "$rec"
+check "  exit 0" test "$RC" -eq 0
+p=$(last peak_gpu)
+check "  the peak is the 6 GiB spike on the 500 MiB context, to a churned block (got $p)" \
+	test "$p" -ge $((500 * MiB + 6 * GiB - 4096)) -a "$p" -le $((500 * MiB + 6 * GiB + 4096))
+check "  from the driver's allocations" test "$(last peak_gpu_source)" = allocations
+check "  at its time" inside "$(last peak_gpu_at)" "$T/cst" 1
+check "  NVML was asked again soon after a read the calls overlapped (got $(queries "$T/churn.log"))" \
+	test "$(queries "$T/churn.log")" -ge 3
+
 # --- a launched command that loads a driver of its own, not the one beside NVML: the
 # probes go on it at its first GPU use
 mkdir -p "$T/own"
@@ -235,6 +262,8 @@ check "  nothing else on the GPU (got $(q "select count(*) from stack_bytes wher
 		and run_id = (select max(id) from run)")" = 3
 check "  the host's snapshot holds none of the driver's blocks" \
 	test "$(gpu_held gpu_ peak)" = "0 0"
+check "  the run's GPU peak is the context and the 6000 MiB of blocks (got $(last peak_gpu))" \
+	test "$(last peak_gpu)" = $((500 * MiB + 6000 * MiB))
 check "  the snapshot's time is the run's GPU peak's, from the driver's allocations (got $(last "stacks_gpu_peak_at - peak_gpu_at") ns apart)" \
 	test "$(last "peak_gpu_source = 'allocations' and stacks_gpu_peak_at = peak_gpu_at")" = 1
 "$RSW" show >"$T/stacks.show"
