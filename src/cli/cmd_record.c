@@ -1089,6 +1089,13 @@ static int run_recording(struct session *s)
 	}
 	if (s->prev_end)
 		note_restart(s);
+	if (e == -ESRCH && !a->cgroup && strcmp(s->run.outcome, OUTCOME_STOPPED) != 0) {
+		/* it ended between the attach and its first read: its end, not an error */
+		if (!a->opts.quiet)
+			fprintf(stderr, "rsswatch: pid %d ended before its first sample\n",
+				(int)s->t.pid);
+		e = 0;
+	}
 	if (e < 0)
 		cli_error("recording of %s ended early: %s", a->cgroup ? "the cgroup" : "the target",
 			  errstr(e));

@@ -956,13 +956,22 @@ static void release(struct recorder *rc)
 		client_page_remove_stale(rc->target->pid);
 }
 
+/* Whether the process of this pidfd has ended (the pidfd is readable then). */
+static int pidfd_ended(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+	return pidfd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
 int record(const struct record_opts *opts, const struct record_target *target, int sigfd,
 	   struct store *st, struct run *run, int *store_err)
 {
 	struct recorder rc;
 	recorder_init(&rc, opts, target, sigfd, st, run);
 	int e = setup(&rc);
-	if (e == 0 && take_sample(&rc) == -ESRCH) {
+	if (e == -ESRCH && !rc.sampler_open && pidfd_ended(target->pidfd))
+		rec_target_ended(&rc);	/* between the attach and the first read of it */
+	else if (e == 0 && take_sample(&rc) == -ESRCH) {
 		if (target->pidfd < 0)
 			rec_cgroup_ended(&rc);
 		else

@@ -38,6 +38,11 @@
  *   proc self device 0 bytes 6G from ms 1300 to ms 1450
  *   proc self device 0 bytes 500M from ms 1450
  *
+ * When FAKE_NVML_INIT_HOLD names a file, nvmlInit creates that name with ".held" added
+ * and waits until the file itself exists: a test does something while a caller is in
+ * its start (between attaching to a process and its first read of it, for a
+ * recorder).
+ *
  * When FAKE_NVML_LOG names a file, every memory and process query appends one line to
  * it: "MS memory DEV USED", "MS procs DEV COUNT" or "MS graphics DEV COUNT" (MS since
  * nvmlInit; USED and COUNT are what the call answered, "-" for an error), so a test
@@ -485,8 +490,24 @@ static struct fake_device *dev_of(nvmlDevice_t h)
 
 static int initialised;
 
+/* FAKE_NVML_INIT_HOLD (above). */
+static void init_hold(void)
+{
+	const char *path = getenv("FAKE_NVML_INIT_HOLD");
+	char held[512];
+	if (!path || !*path || snprintf(held, sizeof(held), "%s.held", path) >= (int)sizeof(held))
+		return;
+	int fd = open(held, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+	struct timespec ms = { 0, 1000000 };
+	while (access(path, F_OK) < 0)
+		nanosleep(&ms, NULL);
+}
+
 nvmlReturn_t nvmlInit(void)
 {
+	init_hold();
 	if (load_script() < 0)
 		return E_UNKNOWN;
 	int e = failure(F_INIT, -1, 0, 0);

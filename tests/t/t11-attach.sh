@@ -186,4 +186,29 @@ check "the target keeps the arguments after the long one" \
 	sh -c 'printf "%s" "$1" | grep -q "x\[+[0-9]* bytes\] after-one after-two$"' - "$target"
 check "the stored command line stays bounded (${#target} bytes)" test "${#target}" -le 4200
 
+# --- the target ends between the attach and the recorder's first read of it (held in
+# the stand-in NVML's start, which comes between the two): its end, not an error
+nvml=$BUILD/fake/cuda/libnvidia-ml.so.1
+if [ -f "$nvml" ]; then
+	printf 'device 0 total 141G\n' >"$T/gap.nvml"
+	spawn gaphog "$HOG" await "$T/gap.go" exit 3
+	hog=$!
+	spawn gap env RSSWATCH_NVML_LIB="$nvml" FAKE_NVML_SCRIPT="$T/gap.nvml" \
+		FAKE_NVML_INIT_HOLD="$T/gap.hold" "$RSW" record --db "$T/gap.db" -i 10ms -p "$hog"
+	rec=$!
+	at_exit "touch '$T/gap.hold' '$T/gap.go'"
+	wait_until 10 test -e "$T/gap.hold.held"
+	touch "$T/gap.go"
+	finish "$hog" 10
+	touch "$T/gap.hold"
+	finish "$rec"
+	check "ended before the first read: exit 0 (got $RC: $(tail -1 "$T/gap.err"))" test "$RC" -eq 0
+	check "  it says so" grep -q "pid $hog ended before its first sample" "$T/gap.err"
+	check "  the run's outcome is its exit, not a stop (got $(sqlite3 "$T/gap.db" \
+		"select outcome || ' ' || ifnull(exit_code, '-') from run"))" \
+		test "$(sqlite3 "$T/gap.db" "select outcome || ' ' || exit_code from run")" = "exited 3"
+else
+	skip "the stand-in NVML is not built"
+fi
+
 done_testing
