@@ -19,8 +19,9 @@
 
 /* Every device NVML can enumerate: none is dropped. */
 #define SAMPLER_MAX_GPUS NVML_MAX_DEVICES
-/* A read that driver calls overlapped, before the first anchor, is tried again this
- * soon (below): at most ten reads a second, and only until one anchors. */
+/* A read that driver calls overlapped, before the first anchor, is due again this
+ * soon (below), at the next sample or GPU tick after it: at most ten reads a second,
+ * and only until one anchors. */
 #define GPU_ANCHOR_RETRY_NS (100 * 1000 * 1000LL)
 
 /* GPU figures from one NVML read, or the highest of several: have says bytes (the
