@@ -133,17 +133,18 @@ check "-p: from the driver's allocations" test "$(last peak_gpu_source)" = alloc
 check "-p: its time is inside the spike" inside "$(last peak_gpu_at)" "$T/ast" 1
 
 # --- a driver never quiet: a thread of the target allocates and frees every
-# millisecond and each process query of NVML takes 50ms, so calls overlap the reads
-# and they do not anchor the probes (as at a launched command's start, a burst). The
-# spike is still the peak, at its time, on the context the reads bound from below.
+# millisecond and each process query of NVML takes 100ms (a thread left without a CPU
+# that long is rare even on a loaded machine), so calls overlap the reads and they do
+# not anchor the probes (as at a launched command's start, a burst). The spike is
+# still the peak, at its time, on the context the reads bound from below.
 env FAKE_CUDA_LIVE="$T/churn.live" "$HOG" cuda "$cuda" gpuchurn 4K touch "$T/churning" \
 	await "$T/churn.go" sleep 300ms stamp "$T/cst" gpu alloc 6G gpu- stamp "$T/cst" \
-	sleep 300ms >"$T/churnhog.out" 2>&1 &
+	sleep 500ms >"$T/churnhog.out" 2>&1 &
 churn=$!
 at_exit "touch '$T/churn.go'; wait $churn 2>/dev/null"
 wait_until 10 test -f "$T/churning"
 script churn "$churn"
-echo 'slow 50' >>"$T/churn.nvml"
+echo 'slow 100' >>"$T/churn.nvml"
 spawn churn env $(gpu_env churn) "$RSW" record -v -i 100ms -p "$churn"
 rec=${_bg##* }
 check "a driver never quiet: the recorder has sampled once" \
