@@ -208,11 +208,18 @@ check "  the run is the instance's end" \
 check "  and says it stopped waiting" grep -q "stopped waiting" "$T/both.err"
 
 # --- -p PID -n PATTERN: PID first, then the pattern --------------------------------
-"$HOG" sleep 400ms &
+# PID ends once its run holds a sample (one that ends before has no run: it is gone)
+"$HOG" await "$T/pn1.go" &
 first=$!
 _bg="$_bg $first"
+at_exit "touch '$T/pn1.go'"
+before=$(sql "$RSSWATCH_DB" "select ifnull(max(id), 0) from run")
 spawn pn "$RSW" record -p "$first" -n "^fsvc-pn-$tag" --follow -i 50ms
 pn=$!
+sampled() { [ "$(sql "$RSSWATCH_DB" "select ifnull(max(samples), 0) from run where id > $before \
+	and pid = $first")" -ge 1 ] 2>/dev/null; }
+wait_until 20 sampled
+touch "$T/pn1.go"
 wait "$first"
 wait_until 10 waiting "$T/pn.err"
 bash -c "exec -a fsvc-pn-$tag '$HOG' +4M sleep 300ms"
