@@ -155,10 +155,17 @@ finish "$pid"
 
 # An attached process that peaked at 200 MiB before the attach, idles, then exits: its
 # exit record says 200 MiB, which is history, not the run's.
-spawn old "$HOG" +200M - sleep 800ms exit 0 "$T"
+# It exits once its run holds a sample (a fixed sleep ended it before a slow attach).
+spawn old "$HOG" +200M - await "$T/old_go" exit 0 "$T"
 pid=$!
+at_exit "touch '$T/old_go'"
 wait_until 5 sh -c "grep -q '^VmHWM:.* [0-9]\{6,\} kB' /proc/$pid/status && [ \$(awk '/^VmRSS/ { print \$2 }' /proc/$pid/status) -lt 51200 ]"
-expect_exit 0 "attach after an old peak: exit 0" "$RSW" record -q -i 100ms -p "$pid"
+spawn oldrec "$RSW" record -q -i 100ms -p "$pid"
+rec=$!
+wait_until 30 stored_sample
+touch "$T/old_go"
+finish "$rec"
+check "attach after an old peak: exit 0 (got $RC)" test "$RC" -eq 0
 check "attach: hwm_before holds the old peak (>= 200 MiB)" \
 	test "$(q "SELECT hwm_before FROM run WHERE id = $last")" -ge $((200 * MiB))
 check "attach: the run's peak is its own (under 50 MiB), not the exit record's history" \

@@ -34,7 +34,10 @@ wait "$locker"
 g=$(q "$L2" "SELECT max(d) / 1000000 FROM (SELECT elapsed_ns - lag(elapsed_ns) OVER (ORDER BY elapsed_ns) AS d FROM sample WHERE run_id = 2)")
 n=$(q "$L2" "SELECT count(*) FROM sample WHERE run_id = 2")
 diag "lock held 2 s of 4: $n samples, the longest gap ${g} ms"
-check "no gap over 100 ms while the lock was held (longest ${g} ms)" test "$g" -lt 100
+# A sampler that waited on the writer would stall for the 2 s the lock is held; a
+# loaded machine can leave the recorder without a CPU for over 100 ms (119 ms seen
+# beside two suites and stress-ng), so the bound is 250 ms.
+check "no gap over 250 ms while the lock was held (longest ${g} ms)" test "$g" -lt 250
 check "sampling went on: at least half of the 4,000 samples ($n)" test "$n" -ge 2000
 check "the run's sample count matches its rows" \
 	test "$(q "$L2" "SELECT samples FROM run WHERE id = 2")" -eq "$n"
@@ -70,9 +73,10 @@ n=$(q "$F/r.db" "SELECT count(*) FROM sample")
 s=$(q "$F/r.db" "SELECT samples FROM run")
 g=$(gap_ms "$F/r.db")
 diag "disk full for a while: $n samples stored, run.samples $s, the longest gap ${g} ms"
-# As for the lock: no stall, and most ticks taken (a loaded machine skips some of a
-# 1 ms timer's ticks, full disk or not: 4296 of 5000 under stress-ng --cpu 2).
-check "disk full: no gap over 100 ms in the sampling (longest ${g} ms)" test "$g" -lt 100
+# As for the lock: no stall (the disk is full for 2.5 s), and most ticks taken (a
+# loaded machine skips some of a 1 ms timer's ticks, full disk or not: 4296 of 5000
+# under stress-ng --cpu 2).
+check "disk full: no gap over 250 ms in the sampling (longest ${g} ms)" test "$g" -lt 250
 check "disk full: sampling went on: at least half of the 5,000 samples ($n)" test "$n" -ge 2500
 check "disk full: every sample taken is stored (run.samples $s = rows $n)" test "$s" -eq "$n"
 check "disk full: the summary's count is the database's" \

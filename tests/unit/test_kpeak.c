@@ -46,8 +46,8 @@ static struct kpeak *open_or_skip(void)
 	return k;
 }
 
-/* What one spike took: its times (from before the first page is touched to just after
- * the last), and the process's resident bytes before it and at its top, as /proc says
+/* What one spike took: its times (from before the first page is touched to just before
+ * the unmap), and the process's resident bytes before it and at its top, as /proc says
  * (under AddressSanitizer the top is about 1/8 above base + spike: the shadow of the
  * pages it checks is resident too). */
 struct took {
@@ -79,8 +79,8 @@ static void spike(size_t bytes, struct took *t)
 	t->at[0] = mono();
 	for (size_t i = 0; i < bytes; i += 4096)
 		p[i] = 1;
-	t->at[1] = mono();
 	t->top = resident_now();
+	t->at[1] = mono();	/* after the read: its stdio's pages may be the top */
 	if (t->top < t->base + bytes)
 		_exit(7);
 	syscall(SYS_munmap, p, bytes);
